@@ -1,0 +1,38 @@
+"""eigenvision: recognise and find things in images with eigenspaces.
+
+Eigenfaces (Turk & Pentland 1991), modular eigenfeatures (Pentland,
+Moghaddam & Starner 1994) and the distance-from-feature-space detector
+(Moghaddam & Pentland 1997), with scikit-learn conventions.
+"""
+
+__version__ = "0.1.0"
+
+from . import datasets, normalize
+from ._errors import (
+    DatasetNotFoundError,
+    EigenvisionError,
+    ImageLoadError,
+    ImageSetError,
+    ModelFileError,
+    NotFittedError,
+)
+from .io import ImageSet, load_image, load_image_set
+from .normalize import PixelStandardizer, normalize_image, normalize_images
+
+__all__ = [
+    "__version__",
+    "datasets",
+    "normalize",
+    "DatasetNotFoundError",
+    "EigenvisionError",
+    "ImageLoadError",
+    "ImageSetError",
+    "ModelFileError",
+    "NotFittedError",
+    "ImageSet",
+    "load_image",
+    "load_image_set",
+    "PixelStandardizer",
+    "normalize_image",
+    "normalize_images",
+]

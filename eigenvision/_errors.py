@@ -1,0 +1,33 @@
+"""The exceptions eigenvision raises.
+
+Every error derives from :class:`EigenvisionError`, so a caller can catch
+everything the library raises on purpose with one ``except`` clause.
+"""
+
+
+class EigenvisionError(Exception):
+    """Base class of every error eigenvision raises on purpose."""
+
+
+class ImageLoadError(EigenvisionError, OSError):
+    """An image file could not be read: missing, empty, corrupt, truncated, too large."""
+
+
+class ImageSetError(EigenvisionError, ValueError):
+    """A set of images is unusable: unreadable files, mixed sizes, no images at all."""
+
+
+class DatasetNotFoundError(EigenvisionError, FileNotFoundError):
+    """A named dataset is not where eigenvision looks for it."""
+
+
+class NotFittedError(EigenvisionError, ValueError, AttributeError):
+    """A model was used before ``fit``.
+
+    Subclasses ``ValueError`` and ``AttributeError`` like scikit-learn's own
+    ``NotFittedError``, so scikit-learn's checks recognise it.
+    """
+
+
+class ModelFileError(EigenvisionError, ValueError):
+    """A model file is corrupt, truncated, hostile or from a newer format version."""

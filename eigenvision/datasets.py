@@ -1,0 +1,303 @@
+"""The named datasets: built-in ones and the real sets under ``$EIGENVISION_DATA``.
+
+Built in (shipped with dependencies, always available):
+:func:`load_digits` (scikit-learn) and :func:`load_lfw_subset` (scikit-image).
+
+Read from ``$EIGENVISION_DATA/<folder>`` (or an explicit ``root``):
+:func:`load_att`, :func:`load_imm`, :func:`load_usps`, :func:`load_mnist_test`.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import re
+from pathlib import Path
+
+import numpy as np
+
+from ._errors import DatasetNotFoundError, ImageSetError
+from .io import ImageSet, load_image, load_image_set
+
+__all__ = [
+    "DATA_ENV",
+    "DATASETS",
+    "data_home",
+    "find_datasets",
+    "load_digits",
+    "load_lfw_subset",
+    "load_att",
+    "load_imm",
+    "load_usps",
+    "load_mnist_test",
+]
+
+#: Environment variable naming the folder that holds the real datasets.
+DATA_ENV = "EIGENVISION_DATA"
+
+#: Dataset name -> (folder under $EIGENVISION_DATA, a file that must exist, expected layout).
+DATASETS = {
+    "att": ("att_faces", "s1/1.pgm", "att_faces/s1/1.pgm ... att_faces/s40/10.pgm"),
+    "imm": ("imm_frontal", "asf/01_01.asf", "imm_frontal/PP_KK.jpg and imm_frontal/asf/PP_KK.asf"),
+    "usps": ("usps", "usps_zip.npz", "usps/usps_zip.npz (x_train, y_train, x_test, y_test)"),
+    "mnist_test": (
+        "mnist_t10k",
+        "t10k-images-idx3-ubyte.gz",
+        "mnist_t10k/t10k-images-idx3-ubyte.gz and t10k-labels-idx1-ubyte.gz",
+    ),
+}
+
+# IMM point indices (image-left = the subject's right).
+IMM_LANDMARKS = {"left_eye": 32, "right_eye": 33, "nose": 45, "mouth_left": 46, "mouth_right": 52}
+IMM_SIZE = (600, 800)
+
+
+def data_home() -> Path | None:
+    """The folder named by ``$EIGENVISION_DATA``, or None when it is not set."""
+    value = os.environ.get(DATA_ENV)
+    return Path(value).expanduser() if value else None
+
+
+def _dataset_dir(name: str, root) -> Path:
+    folder, probe, layout = DATASETS[name]
+    if root is not None:
+        root = Path(root).expanduser()
+        for candidate in (root, root / folder):
+            if (candidate / probe).is_file():
+                return candidate
+        raise DatasetNotFoundError(
+            f"the {name} dataset is not in {root}: expected {layout} (looked for {probe})"
+        )
+    home = data_home()
+    if home is None:
+        raise DatasetNotFoundError(
+            f"the {name} dataset needs ${DATA_ENV}: set it to the folder that holds {folder}/ "
+            f"(expected layout: {layout}), or pass root= to the loader"
+        )
+    directory = home / folder
+    if not (directory / probe).is_file():
+        raise DatasetNotFoundError(
+            f"the {name} dataset is not under ${DATA_ENV}={home}: expected {layout}"
+        )
+    return directory
+
+
+def find_datasets(root=None) -> dict[str, Path | None]:
+    """Which real datasets are present: name -> folder, or None where missing."""
+    found = {}
+    for name in DATASETS:
+        try:
+            found[name] = _dataset_dir(
+                name, None if root is None else Path(root) / DATASETS[name][0]
+            )
+        except DatasetNotFoundError:
+            found[name] = None
+    return found
+
+
+def load_digits() -> ImageSet:
+    """scikit-learn's handwritten digits: 1797 images of 8x8 pixels.
+
+    Returns
+    -------
+    ImageSet
+        ``images`` (1797, 8, 8) float32 in [0, 1] (the 0..16 counts divided
+        by 16), ``labels`` (1797,) int64 in 0..9.
+
+    References
+    ----------
+    UCI ML hand-written digits (Alpaydin & Kaynak, 1998), as shipped by
+    scikit-learn.
+    """
+    from sklearn.datasets import load_digits as sk_load_digits
+
+    bunch = sk_load_digits()
+    images = (bunch.images / 16.0).astype(np.float32)
+    names = np.array([f"digits/{i:04d}" for i in range(len(images))])
+    return ImageSet(images, bunch.target.astype(np.int64), names, description="sklearn digits")
+
+
+def load_lfw_subset() -> ImageSet:
+    """scikit-image's LFW subset: 100 faces and 100 non-faces, 25x25 pixels.
+
+    Returns
+    -------
+    ImageSet
+        ``images`` (200, 25, 25) float32 in [0, 1]; ``labels`` ``"face"``
+        for the first 100, ``"non-face"`` for the rest.
+
+    References
+    ----------
+    Huang et al. (2007), Labeled Faces in the Wild, as shipped by scikit-image.
+    """
+    from skimage.data import lfw_subset
+
+    images = np.asarray(lfw_subset(), dtype=np.float32)
+    labels = np.array(["face"] * 100 + ["non-face"] * 100)
+    names = np.array([f"lfw/{label}/{i:03d}" for i, label in enumerate(labels)])
+    return ImageSet(images, labels, names, description="skimage lfw_subset")
+
+
+def load_att(root=None) -> ImageSet:
+    """The AT&T (ORL) Database of Faces: 40 people x 10 images of 112x92.
+
+    Parameters
+    ----------
+    root : path-like, optional
+        The ``att_faces`` folder; default ``$EIGENVISION_DATA/att_faces``.
+
+    Returns
+    -------
+    ImageSet
+        ``images`` (400, 112, 92) float32 in [0, 1]; ``labels`` the subject
+        folders ``"s1"`` .. ``"s40"``; ``names`` like ``"s1/1.pgm"``, in
+        natural order (image 1 .. 10 of each subject).
+
+    References
+    ----------
+    F. Samaria and A. Harter (1994), Parameterisation of a stochastic model
+    for human face identification, 2nd IEEE Workshop on Applications of
+    Computer Vision. Credit: Olivetti Research Laboratory.
+    """
+    directory = _dataset_dir("att", root)
+    images = load_image_set(directory, pattern="*.pgm")
+    return images.replace(description="AT&T faces")
+
+
+def _read_asf(path: Path) -> np.ndarray:
+    lines = [ln for ln in path.read_text(encoding="latin-1").splitlines() if ln.strip()]
+    content = [ln for ln in lines if not ln.lstrip().startswith("#")]
+    try:
+        count = int(content[0])
+        rows = [ln.split() for ln in content[1 : 1 + count]]
+        points = np.array([[float(r[2]), float(r[3])] for r in rows])
+    except (IndexError, ValueError) as exc:
+        raise ImageSetError(f"{path}: not a valid AAM .asf landmark file ({exc})") from exc
+    if points.shape != (count, 2):
+        raise ImageSetError(f"{path}: declares {count} points but holds {len(points)}")
+    return points
+
+
+def load_imm(root=None, *, as_gray: bool = True) -> ImageSet:
+    """The IMM Frontal Face Database: 12 people x 10 images with 73 landmarks.
+
+    Parameters
+    ----------
+    root : path-like, optional
+        The ``imm_frontal`` folder; default ``$EIGENVISION_DATA/imm_frontal``.
+    as_gray : bool, default True
+        Grey (600, 800) images; with False, RGB (600, 800, 3).
+
+    Returns
+    -------
+    ImageSet
+        ``images`` (120, 600, 800) float32 in [0, 1]; ``labels`` the person
+        ``"01"`` .. ``"12"``; ``points`` (120, 73, 2) all manual landmarks in
+        pixels (relative coordinates times 800 and 600); ``landmarks`` the
+        named ones: ``left_eye`` (point 32, the pupil on the image's left),
+        ``right_eye`` (33), ``nose`` (45, the tip), ``mouth_left`` (46),
+        ``mouth_right`` (52) and ``mouth`` (midpoint of 46 and 52).
+
+    References
+    ----------
+    J. Fagertun and M. B. Stegmann (2005), The IMM Frontal Face Database,
+    Technical University of Denmark, IMM publication no. 3943.
+    """
+    directory = _dataset_dir("imm", root)
+    paths = sorted(p for p in directory.glob("*.jpg") if re.fullmatch(r"\d\d_\d\d\.jpg", p.name))
+    if not paths:
+        raise ImageSetError(f"{directory}: no PP_KK.jpg images found")
+    images, points = [], []
+    for path in paths:
+        image = load_image(path, as_gray=as_gray)
+        if image.shape[:2] != IMM_SIZE:
+            raise ImageSetError(f"{path}: expected 800x600 pixels, got {image.shape[1::-1]}")
+        asf = directory / "asf" / (path.stem + ".asf")
+        if not asf.is_file():
+            raise ImageSetError(f"{path.name} has no landmark file {asf}")
+        images.append(image)
+        points.append(_read_asf(asf) * [IMM_SIZE[1], IMM_SIZE[0]])
+    points = np.stack(points)
+    landmarks = {name: points[:, index] for name, index in IMM_LANDMARKS.items()}
+    landmarks["mouth"] = 0.5 * (points[:, 46] + points[:, 52])
+    labels = np.array([p.name[:2] for p in paths])
+    names = np.array([p.name for p in paths])
+    return ImageSet(
+        np.stack(images), labels, names, landmarks, points, description="IMM frontal faces"
+    )
+
+
+def load_usps(root=None, split: str = "train") -> ImageSet:
+    """USPS handwritten digits (the ESL ``zip.train`` / ``zip.test`` split), 16x16.
+
+    Parameters
+    ----------
+    root : path-like, optional
+        The ``usps`` folder; default ``$EIGENVISION_DATA/usps``.
+    split : {"train", "test"}
+
+    Returns
+    -------
+    ImageSet
+        ``images`` (7291, 16, 16) for train or (2007, 16, 16) for test,
+        float32 in [0, 1] (the original [-1, 1] values mapped by
+        ``(x + 1) / 2``, background 0); ``labels`` int64 in 0..9.
+
+    References
+    ----------
+    Y. LeCun et al. (1990), Handwritten digit recognition with a
+    back-propagation network, NIPS 2; J. J. Hull (1994), A database for
+    handwritten text recognition research, IEEE TPAMI 16(5). Split from
+    Hastie, Tibshirani & Friedman, The Elements of Statistical Learning.
+    """
+    if split not in ("train", "test"):
+        raise ValueError(f"split must be 'train' or 'test', got {split!r}")
+    directory = _dataset_dir("usps", root)
+    with np.load(directory / "usps_zip.npz", allow_pickle=False) as data:
+        X = np.asarray(data[f"x_{split}"], dtype=np.float64)
+        y = np.asarray(data[f"y_{split}"], dtype=np.int64)
+    if X.ndim != 2 or X.shape[1] != 256 or len(X) != len(y):
+        raise ImageSetError(f"usps_zip.npz: unexpected shapes {X.shape}, {y.shape}")
+    images = ((X + 1.0) / 2.0).reshape(-1, 16, 16).astype(np.float32)
+    names = np.array([f"usps/{split}/{i:04d}" for i in range(len(images))])
+    return ImageSet(images, y, names, description=f"USPS {split}")
+
+
+def _read_idx(path: Path, magic: int, ndim: int) -> np.ndarray:
+    with gzip.open(path, "rb") as handle:
+        raw = handle.read()
+    header = 4 + 4 * ndim
+    if len(raw) < header or int.from_bytes(raw[:4], "big") != magic:
+        raise ImageSetError(f"{path}: not an IDX file with magic {magic:#x}")
+    shape = tuple(int.from_bytes(raw[4 + 4 * i : 8 + 4 * i], "big") for i in range(ndim))
+    if len(raw) != header + int(np.prod(shape)):
+        raise ImageSetError(f"{path}: holds {len(raw) - header} bytes, header declares {shape}")
+    return np.frombuffer(raw, dtype=np.uint8, offset=header).reshape(shape)
+
+
+def load_mnist_test(root=None) -> ImageSet:
+    """The MNIST test split: 10000 handwritten digits of 28x28.
+
+    Returns
+    -------
+    ImageSet
+        ``images`` (10000, 28, 28) float32 in [0, 1] (bytes / 255),
+        ``labels`` int64 in 0..9.
+
+    References
+    ----------
+    Y. LeCun, C. Cortes and C. J. C. Burges, The MNIST database of
+    handwritten digits.
+    """
+    directory = _dataset_dir("mnist_test", root)
+    images = _read_idx(directory / "t10k-images-idx3-ubyte.gz", 0x803, 3)
+    labels = _read_idx(directory / "t10k-labels-idx1-ubyte.gz", 0x801, 1)
+    if len(images) != len(labels):
+        raise ImageSetError(f"MNIST: {len(images)} images but {len(labels)} labels")
+    names = np.array([f"mnist/test/{i:05d}" for i in range(len(images))])
+    return ImageSet(
+        images.astype(np.float32) / np.float32(255),
+        labels.astype(np.int64),
+        names,
+        description="MNIST test",
+    )

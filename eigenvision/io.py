@@ -1,0 +1,474 @@
+"""Reading images and labelled image sets from disk.
+
+Pillow is the single decoder. Every image comes back as ``float32`` in
+``[0, 1]``: ``(H, W)`` grey or ``(H, W, 3)`` colour. Every failure to read a
+file raises :class:`~eigenvision.ImageLoadError` naming the file and the
+reason; no other exception escapes :func:`load_image`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Union
+
+import numpy as np
+from PIL import Image, ImageFile, ImageOps
+
+from ._errors import ImageLoadError, ImageSetError
+
+__all__ = ["ImageSet", "load_image", "load_image_set", "IMAGE_EXTENSIONS"]
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+#: File endings treated as images by :func:`load_image_set` (all that Pillow reads).
+IMAGE_EXTENSIONS = frozenset(
+    ext.lower() for ext, fmt in Image.registered_extensions().items() if fmt in Image.OPEN
+)
+
+# ITU-R BT.601 luma, the weights Pillow and OpenCV use for RGB -> L.
+_LUMA = np.array([0.299, 0.587, 0.114], dtype=np.float32)
+
+
+def load_image(
+    source: PathLike | IO[bytes],
+    *,
+    as_gray: bool = True,
+    max_pixels: int | None = None,
+) -> np.ndarray:
+    """Read one image as float32 in ``[0, 1]``.
+
+    Parameters
+    ----------
+    source : str, path-like or binary file object
+        The file to read.
+    as_gray : bool, default True
+        Return ``(H, W)`` luminance (ITU-R BT.601 weights, computed in float,
+        not rounded to 8 bits). With ``False`` colour images come back as
+        ``(H, W, 3)`` RGB and grey images as ``(H, W)``.
+    max_pixels : int, optional
+        Refuse images with more pixels than this (decompression bombs). The
+        default is Pillow's ``Image.MAX_IMAGE_PIXELS`` (about 89 megapixels).
+
+    Returns
+    -------
+    image : (H, W) or (H, W, 3) ndarray of float32
+        Values in ``[0, 1]``; EXIF orientation applied.
+
+    Raises
+    ------
+    ImageLoadError
+        The file is missing, empty, not an image, truncated, has a corrupt
+        header or declares more than ``max_pixels`` pixels.
+
+    Notes
+    -----
+    Modes are mapped as follows. ``1``, ``L``, ``P`` (palette: the colours the
+    indices stand for, not the indices), ``RGB``, ``CMYK``, ``YCbCr``: 8-bit
+    values divided by 255. ``LA``, ``RGBA`` and palettes with transparency
+    are composited on white. ``I;16*`` is divided by 65535. ``I`` (32-bit
+    integers) is divided by 65535 when its values lie in ``[0, 65535]`` (how
+    Pillow reads 16-bit PNGs) and min-max rescaled otherwise. ``F`` is kept
+    when it lies in ``[0, 1]`` and min-max rescaled otherwise. Nothing is
+    clipped.
+
+    Examples
+    --------
+    >>> import io
+    >>> from PIL import Image
+    >>> buffer = io.BytesIO()
+    >>> Image.new("L", (3, 2), color=255).save(buffer, format="PNG")
+    >>> _ = buffer.seek(0)
+    >>> load_image(buffer)
+    array([[1., 1., 1.],
+           [1., 1., 1.]], dtype=float32)
+    """
+    name = _describe(source)
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        if not path.exists():
+            raise ImageLoadError(f"{name}: file not found; check the path")
+        if path.is_dir():
+            raise ImageLoadError(f"{name}: is a folder, not an image file; use load_image_set")
+        if path.stat().st_size == 0:
+            raise ImageLoadError(f"{name}: the file is empty (0 bytes)")
+    limit = Image.MAX_IMAGE_PIXELS if max_pixels is None else int(max_pixels)
+    try:
+        return _decode(source, as_gray=as_gray, max_pixels=limit, name=name)
+    except ImageLoadError:
+        raise
+    except Image.DecompressionBombError as exc:
+        raise ImageLoadError(f"{name}: refused as a decompression bomb ({exc})") from exc
+    except Image.UnidentifiedImageError as exc:
+        raise ImageLoadError(f"{name}: not an image Pillow can identify") from exc
+    except MemoryError as exc:
+        raise ImageLoadError(f"{name}: too large to decode in memory") from exc
+    except Exception as exc:  # noqa: BLE001 - any decoder failure becomes one documented error
+        reason = str(exc) or type(exc).__name__
+        if "truncated" in reason or isinstance(exc, EOFError):
+            reason = f"truncated or incomplete image data ({reason})"
+        raise ImageLoadError(f"{name}: cannot decode image: {reason}") from exc
+
+
+def _describe(source) -> str:
+    if isinstance(source, (str, os.PathLike)):
+        return os.fspath(source)
+    return getattr(source, "name", None) or f"<{type(source).__name__}>"
+
+
+def _decode(source, *, as_gray: bool, max_pixels: int, name: str) -> np.ndarray:
+    with warnings.catch_warnings():
+        # We apply our own limit below; Pillow's warning would only be noise.
+        warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+        previous_limit = Image.MAX_IMAGE_PIXELS
+        previous_truncated = ImageFile.LOAD_TRUNCATED_IMAGES
+        Image.MAX_IMAGE_PIXELS = None  # checked by us, before any decoding
+        ImageFile.LOAD_TRUNCATED_IMAGES = False
+        try:
+            with Image.open(source) as img:
+                width, height = img.size
+                if width <= 0 or height <= 0:
+                    raise ImageLoadError(f"{name}: corrupt header, size {width}x{height}")
+                if width * height > max_pixels:
+                    raise ImageLoadError(
+                        f"{name}: declares {width}x{height} = {width * height} pixels, more "
+                        f"than the limit of {max_pixels} (a possible decompression bomb); "
+                        "pass max_pixels= to allow larger images"
+                    )
+                img.load()  # force the full decode so truncation is found here
+                img = ImageOps.exif_transpose(img)
+                return _to_float(img, as_gray=as_gray)
+        finally:
+            Image.MAX_IMAGE_PIXELS = previous_limit
+            ImageFile.LOAD_TRUNCATED_IMAGES = previous_truncated
+
+
+def _to_float(img: Image.Image, *, as_gray: bool) -> np.ndarray:
+    mode = img.mode
+    if mode == "P":
+        img = img.convert("RGBA" if "transparency" in img.info else "RGB")
+        mode = img.mode
+    if mode == "PA":
+        img = img.convert("RGBA")
+        mode = "RGBA"
+    if mode in ("1", "L"):
+        return np.asarray(img.convert("L"), dtype=np.float32) / np.float32(255)
+    if mode.startswith("I;16"):
+        return np.asarray(img, dtype=np.float32) / np.float32(65535)
+    if mode == "I":
+        values = np.asarray(img, dtype=np.int64)
+        if values.size and values.min() >= 0 and values.max() <= 65535:
+            return (values / 65535.0).astype(np.float32)
+        return _rescale(values)
+    if mode == "F":
+        values = np.asarray(img, dtype=np.float32)
+        if not np.all(np.isfinite(values)):
+            raise ImageLoadError("floating-point image holds NaN or infinite values")
+        if values.size and values.min() >= 0.0 and values.max() <= 1.0:
+            return values
+        return _rescale(values)
+    if mode in ("LA", "RGBA"):
+        rgba = np.asarray(img.convert("RGBA"), dtype=np.float32) / np.float32(255)
+        alpha = rgba[..., 3:]
+        rgb = rgba[..., :3] * alpha + (1.0 - alpha)  # composite on white
+    else:
+        rgb = np.asarray(img.convert("RGB"), dtype=np.float32) / np.float32(255)
+    if as_gray:
+        return np.clip(rgb @ _LUMA, 0.0, 1.0).astype(np.float32)
+    return np.ascontiguousarray(rgb, dtype=np.float32)
+
+
+def resize_plane(image: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
+    """Resize one float ``(H, W)`` plane to ``shape = (H, W)``, antialiased bilinear.
+
+    Pillow widens its kernel when shrinking, so downsampling averages instead
+    of aliasing; the triangle kernel never overshoots. The dtype is kept.
+    """
+    height, width = shape
+    out = Image.fromarray(np.asarray(image, dtype=np.float32), mode="F").resize(
+        (int(width), int(height)), resample=Image.Resampling.BILINEAR
+    )
+    return np.asarray(out, dtype=image.dtype)
+
+
+def _rescale(values: np.ndarray) -> np.ndarray:
+    low, high = float(values.min()), float(values.max())
+    if high == low:
+        return np.zeros(values.shape, dtype=np.float32)
+    return ((values - low) / (high - low)).astype(np.float32)
+
+
+def _natural_key(text: str) -> list:
+    """Sort key putting ``s2`` before ``s10`` and ``2.pgm`` before ``10.pgm``."""
+    return [int(part) if part.isdigit() else part.lower() for part in re.split(r"(\d+)", text)]
+
+
+@dataclass(eq=False)
+class ImageSet:
+    """A labelled stack of equally sized images.
+
+    Parameters
+    ----------
+    images : (n, H, W) or (n, H, W, 3) ndarray of float32
+        Grey (or RGB) images in ``[0, 1]``.
+    labels : (n,) ndarray
+        One label per image (strings for folder sets, integers for digits).
+    names : (n,) ndarray of str
+        Each image's path relative to the dataset root, e.g. ``"s1/1.pgm"``.
+    landmarks : dict of str to (n, 2) ndarray, optional
+        Named points ``(x, y)`` in pixels, origin top-left, pixel centres at
+        integer coordinates. ``"left_eye"`` is the eye on the image's left.
+    points : (n, p, 2) ndarray, optional
+        All annotated points of a dataset (e.g. IMM's 73), same convention.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> s = ImageSet(np.zeros((4, 2, 3), np.float32), np.array([0, 0, 1, 1]))
+    >>> len(s), s.image_shape, s[s.labels == 1].names.tolist()
+    (4, (2, 3), ['2', '3'])
+    """
+
+    images: np.ndarray
+    labels: np.ndarray
+    names: np.ndarray | None = None
+    landmarks: dict[str, np.ndarray] | None = None
+    points: np.ndarray | None = None
+    description: str = field(default="", repr=False)
+
+    def __post_init__(self):
+        images = np.asarray(self.images)
+        if not (images.ndim == 3 or (images.ndim == 4 and images.shape[3] == 3)):
+            raise ImageSetError(
+                "images must be a grey stack (n, H, W) or a colour stack (n, H, W, 3), "
+                f"got an array of shape {images.shape}"
+            )
+        if images.dtype != np.float32:
+            images = images.astype(np.float32)
+        self.images = images
+        n = len(images)
+        self.labels = np.asarray(self.labels)
+        if self.labels.shape != (n,):
+            raise ImageSetError(f"labels must have shape ({n},), got {self.labels.shape}")
+        if self.names is None:
+            self.names = np.array([str(i) for i in range(n)])
+        self.names = np.asarray(self.names, dtype=str)
+        if self.names.shape != (n,):
+            raise ImageSetError(f"names must have shape ({n},), got {self.names.shape}")
+        if self.landmarks is not None:
+            self.landmarks = {k: np.asarray(v, dtype=np.float64) for k, v in self.landmarks.items()}
+            for key, value in self.landmarks.items():
+                if value.shape != (n, 2):
+                    raise ImageSetError(
+                        f"landmark {key!r} must have shape ({n}, 2), got {value.shape}"
+                    )
+        if self.points is not None:
+            self.points = np.asarray(self.points, dtype=np.float64)
+            if self.points.ndim != 3 or self.points.shape[0] != n or self.points.shape[2] != 2:
+                raise ImageSetError(f"points must have shape ({n}, p, 2), got {self.points.shape}")
+
+    def __len__(self) -> int:
+        return len(self.images)
+
+    def __repr__(self) -> str:
+        marks = sorted(self.landmarks) if self.landmarks else None
+        return (
+            f"ImageSet(n={len(self)}, image_shape={self.image_shape}, "
+            f"classes={len(self.classes)}, landmarks={marks})"
+        )
+
+    @property
+    def image_shape(self) -> tuple[int, int]:
+        """``(H, W)`` of every image."""
+        return tuple(self.images.shape[1:3])
+
+    @property
+    def classes(self) -> np.ndarray:
+        """The distinct labels, sorted."""
+        return np.unique(self.labels)
+
+    @property
+    def X(self) -> np.ndarray:  # noqa: N802 - the scikit-learn name for flattened data
+        """The images flattened to ``(n, H * W)`` (a view, no copy)."""
+        return self.images.reshape(len(self), -1)
+
+    def __getitem__(self, index) -> ImageSet:
+        """Select images by integer, slice, index array or boolean mask."""
+        if isinstance(index, (int, np.integer)):
+            index = [int(index)]
+        index = np.arange(len(self))[index]
+        return ImageSet(
+            images=self.images[index],
+            labels=self.labels[index],
+            names=self.names[index],
+            landmarks=None
+            if self.landmarks is None
+            else {k: v[index] for k, v in self.landmarks.items()},
+            points=None if self.points is None else self.points[index],
+            description=self.description,
+        )
+
+    def replace(self, **changes) -> ImageSet:
+        """A copy with some fields replaced (as :func:`dataclasses.replace`)."""
+        fields = dict(
+            images=self.images,
+            labels=self.labels,
+            names=self.names,
+            landmarks=self.landmarks,
+            points=self.points,
+            description=self.description,
+        )
+        fields.update(changes)
+        return ImageSet(**fields)
+
+    def split(
+        self,
+        n_train: int | float,
+        *,
+        order: str = "random",
+        seed: int | None = 0,
+    ) -> tuple[ImageSet, ImageSet]:
+        """Split per class into a training and a test set.
+
+        Parameters
+        ----------
+        n_train : int or float
+            Training images per class: a count (int >= 1), or a fraction in
+            ``(0, 1)`` of each class (rounded, at least one image kept on
+            each side when the class has two or more).
+        order : {"random", "name"}
+            ``"random"`` draws the training images with ``seed``; ``"name"``
+            takes the first ones in natural name order (``2.pgm`` before
+            ``10.pgm``), e.g. images 1-5 of each AT&T subject.
+        seed : int, default 0
+            Seed of the random draw; the same seed gives the same split.
+
+        Returns
+        -------
+        train, test : ImageSet
+        """
+        if order not in ("random", "name"):
+            raise ValueError(f"order must be 'random' or 'name', got {order!r}")
+        if isinstance(n_train, (float, np.floating)) and not float(n_train).is_integer():
+            if not 0.0 < n_train < 1.0:
+                raise ValueError(f"a fractional n_train must lie in (0, 1), got {n_train}")
+        elif int(n_train) < 1:
+            raise ValueError(f"n_train must be at least 1, got {n_train}")
+        rng = np.random.default_rng(seed)
+        train_mask = np.zeros(len(self), dtype=bool)
+        for label in self.classes:
+            members = np.flatnonzero(self.labels == label)
+            if order == "name":
+                keys = [_natural_key(name) for name in self.names[members]]
+                members = members[sorted(range(len(members)), key=keys.__getitem__)]
+            else:
+                members = rng.permutation(members)
+            if isinstance(n_train, (float, np.floating)) and n_train < 1.0:
+                count = int(round(n_train * len(members)))
+                count = min(max(count, 1), max(len(members) - 1, 1))
+            else:
+                count = int(n_train)
+                if count > len(members):
+                    raise ValueError(
+                        f"class {label!r} has {len(members)} images, fewer than n_train={count}"
+                    )
+            train_mask[members[:count]] = True
+        return self[train_mask], self[~train_mask]
+
+
+def load_image_set(
+    folder: PathLike,
+    *,
+    size: tuple[int, int] | None = None,
+    pattern: str = "*",
+    on_error: str = "raise",
+    max_pixels: int | None = None,
+) -> ImageSet:
+    """Read a folder of labelled images: one sub-folder per label.
+
+    Parameters
+    ----------
+    folder : str or path-like
+        ``folder/<label>/<image>``. Images lying directly in ``folder`` get
+        the folder's own name as label.
+    size : (H, W), optional
+        Resize every image to this shape. Without it, images of different
+        sizes are an error.
+    pattern : str, default "*"
+        Glob pattern the file names must match, e.g. ``"*.pgm"``.
+    on_error : {"raise", "skip"}
+        Unreadable images: ``"raise"`` one :class:`ImageSetError` listing
+        every bad file; ``"skip"`` leave them out with a warning.
+    max_pixels : int, optional
+        Passed to :func:`load_image`.
+
+    Returns
+    -------
+    ImageSet
+        Grey images in natural name order (``s2`` before ``s10``); ``names``
+        are paths relative to ``folder``.
+
+    Raises
+    ------
+    ImageSetError
+        No images, unreadable images (with ``on_error="raise"``), or mixed
+        sizes without ``size``.
+    """
+    if on_error not in ("raise", "skip"):
+        raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
+    root = Path(folder)
+    if not root.is_dir():
+        raise ImageSetError(
+            f"{root}: not a folder; pass the folder holding one sub-folder per label"
+        )
+    entries: list[tuple[str, Path]] = []
+    skipped: list[str] = []
+    for label, directory in [(root.name, root)] + [
+        (d.name, d)
+        for d in sorted(root.iterdir(), key=lambda p: _natural_key(p.name))
+        if d.is_dir() and not d.name.startswith(".")
+    ]:
+        for path in sorted(directory.glob(pattern), key=lambda p: _natural_key(p.name)):
+            if not path.is_file() or path.name.startswith("."):
+                continue
+            if path.suffix.lower() not in IMAGE_EXTENSIONS:
+                skipped.append(str(path.relative_to(root)))
+                continue
+            entries.append((label, path))
+    if skipped:
+        warnings.warn(
+            f"skipped {len(skipped)} file(s) that are not images: {', '.join(skipped[:5])}"
+            + (" ..." if len(skipped) > 5 else ""),
+            stacklevel=2,
+        )
+    images, labels, names, failures = [], [], [], []
+    for label, path in entries:
+        try:
+            image = load_image(path, max_pixels=max_pixels)
+        except ImageLoadError as exc:
+            failures.append(str(exc))
+            continue
+        if size is not None:
+            image = resize_plane(image, size)
+        images.append(image)
+        labels.append(label)
+        names.append(path.relative_to(root).as_posix())
+    if failures and on_error == "raise":
+        raise ImageSetError(
+            f"{len(failures)} unreadable image(s) in {root}:\n  "
+            + "\n  ".join(failures)
+            + "\nfix or remove them, or pass on_error='skip'"
+        )
+    if failures:
+        warnings.warn(f"skipped {len(failures)} unreadable image(s): {failures}", stacklevel=2)
+    if not images:
+        raise ImageSetError(f"{root}: no images found matching {pattern!r}")
+    shapes = sorted({im.shape for im in images})
+    if len(shapes) > 1:
+        raise ImageSetError(
+            f"{root}: images have different sizes {shapes[:4]}; pass size=(H, W) to resize them"
+        )
+    return ImageSet(np.stack(images), np.array(labels), np.array(names), description=str(root))

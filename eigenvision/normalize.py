@@ -1,0 +1,495 @@
+"""Geometric and photometric normalisation of images and image sets.
+
+Stateless functions take the image first and options keyword-only. Points
+are ``(x, y)`` pixels, origin top-left, pixel centres at integer
+coordinates (scikit-image's convention).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from skimage import exposure
+from skimage.transform import SimilarityTransform, warp
+
+from ._errors import NotFittedError
+from .io import ImageSet, resize_plane
+
+__all__ = [
+    "to_gray",
+    "resize",
+    "crop",
+    "align",
+    "equalize",
+    "standardize",
+    "mask_ellipse",
+    "normalize_image",
+    "normalize_images",
+    "PixelStandardizer",
+    "DEFAULT_EYE_POSITIONS",
+]
+
+#: Where :func:`align` puts the eyes, as fractions of the output (x / W, y / H).
+DEFAULT_EYE_POSITIONS = ((0.3, 0.4), (0.7, 0.4))
+
+_LUMA = np.array([0.299, 0.587, 0.114])
+
+
+def _as_float_image(image, *, allow_colour: bool = False, name: str = "image") -> np.ndarray:
+    image = np.asarray(image)
+    if image.dtype == np.uint8:
+        image = image.astype(np.float32) / np.float32(255)
+    elif image.dtype not in (np.float32, np.float64):
+        image = image.astype(np.float64)
+    if image.ndim == 3 and allow_colour and image.shape[2] in (3, 4):
+        pass
+    elif image.ndim != 2:
+        expected = "(H, W) or (H, W, 3)" if allow_colour else "(H, W) grey"
+        raise ValueError(
+            f"{name} must be {expected}, got shape {image.shape}; "
+            "convert colour images with to_gray(image) first"
+        )
+    if image.size == 0:
+        raise ValueError(f"{name} is empty (shape {image.shape})")
+    if not np.all(np.isfinite(image)):
+        raise ValueError(f"{name} contains NaN or infinite values; clean or mask them first")
+    return image
+
+
+def to_gray(image: np.ndarray) -> np.ndarray:
+    """Convert an RGB(A) image to grey luminance (ITU-R BT.601 weights).
+
+    Parameters
+    ----------
+    image : (H, W), (H, W, 3) or (H, W, 4) ndarray
+        ``uint8`` or float in ``[0, 1]``. Alpha is composited on white.
+
+    Returns
+    -------
+    (H, W) ndarray
+        float32 for float32 or uint8 input, float64 otherwise.
+
+    Examples
+    --------
+    >>> to_gray(np.array([[[1.0, 0.0, 0.0]]]))
+    array([[0.299]])
+    """
+    image = _as_float_image(image, allow_colour=True)
+    if image.ndim == 2:
+        return image
+    rgb = image[..., :3]
+    if image.shape[2] == 4:
+        alpha = image[..., 3:]
+        rgb = rgb * alpha + (1 - alpha)
+    return (rgb @ _LUMA.astype(image.dtype)).astype(image.dtype)
+
+
+def resize(image: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
+    """Resize to ``shape = (H, W)`` with an antialiased bilinear filter (Pillow's).
+
+    Parameters
+    ----------
+    image : (H, W) or (H, W, C) ndarray
+    shape : (H, W)
+
+    Returns
+    -------
+    ndarray of shape ``shape`` (plus channels), float32 or float64 as the input.
+    """
+    image = _as_float_image(image, allow_colour=True)
+    height, width = _check_shape(shape)
+    if image.shape[:2] == (height, width):
+        return image.copy()
+    if image.ndim == 3:
+        return np.stack([resize(image[..., c], shape) for c in range(image.shape[2])], axis=-1)
+    return resize_plane(image, (height, width))
+
+
+def _check_shape(shape) -> tuple[int, int]:
+    try:
+        height, width = (int(v) for v in shape)
+    except (TypeError, ValueError):
+        raise ValueError(f"shape must be (H, W), got {shape!r}") from None
+    if height < 1 or width < 1:
+        raise ValueError(f"shape must be positive (H, W), got {shape!r}")
+    return height, width
+
+
+def crop(image: np.ndarray, box: tuple[int, int, int, int]) -> np.ndarray:
+    """Cut out ``box = (x, y, width, height)`` (pixels, origin top-left).
+
+    Raises
+    ------
+    ValueError
+        The box is empty or reaches outside the image.
+
+    Examples
+    --------
+    >>> crop(np.arange(12.0).reshape(3, 4), (1, 1, 2, 2))
+    array([[ 5.,  6.],
+           [ 9., 10.]])
+    """
+    image = _as_float_image(image, allow_colour=True)
+    x, y, width, height = (int(round(v)) for v in box)
+    H, W = image.shape[:2]
+    if width < 1 or height < 1:
+        raise ValueError(f"crop box {box} is empty; width and height must be positive")
+    if x < 0 or y < 0 or x + width > W or y + height > H:
+        raise ValueError(
+            f"crop box (x={x}, y={y}, w={width}, h={height}) reaches outside the "
+            f"{W}x{H} image; shrink the box or pad the image first"
+        )
+    return image[y : y + height, x : x + width].copy()
+
+
+def eye_transform(
+    left_eye,
+    right_eye,
+    *,
+    shape: tuple[int, int],
+    eye_positions=DEFAULT_EYE_POSITIONS,
+) -> SimilarityTransform:
+    """The similarity transform taking the eyes to their canonical positions.
+
+    Returns
+    -------
+    skimage.transform.SimilarityTransform
+        Maps input ``(x, y)`` to output ``(x, y)``.
+    """
+    height, width = _check_shape(shape)
+    src = np.array([left_eye, right_eye], dtype=np.float64)
+    if src.shape != (2, 2) or not np.all(np.isfinite(src)):
+        raise ValueError(f"eyes must be two finite (x, y) points, got {left_eye}, {right_eye}")
+    if np.allclose(src[0], src[1]):
+        raise ValueError(f"left and right eye coincide at {tuple(src[0])}; cannot align")
+    relative = np.array(eye_positions, dtype=np.float64)
+    if relative.shape != (2, 2):
+        raise ValueError(f"eye_positions must be ((x, y), (x, y)), got {eye_positions!r}")
+    dst = relative * [width - 1, height - 1]
+    # Two point pairs fix a similarity exactly: in complex numbers z' = a z + b.
+    s0, s1 = complex(*src[0]), complex(*src[1])
+    d0, d1 = complex(*dst[0]), complex(*dst[1])
+    a = (d1 - d0) / (s1 - s0)
+    b = d0 - a * s0
+    matrix = np.array([[a.real, -a.imag, b.real], [a.imag, a.real, b.imag], [0.0, 0.0, 1.0]])
+    return SimilarityTransform(matrix=matrix)
+
+
+def align(
+    image: np.ndarray,
+    left_eye,
+    right_eye,
+    *,
+    shape: tuple[int, int],
+    eye_positions=DEFAULT_EYE_POSITIONS,
+) -> np.ndarray:
+    """Rotate, scale and shift a face so the eyes land at canonical positions.
+
+    Parameters
+    ----------
+    image : (H, W) ndarray
+    left_eye, right_eye : (x, y)
+        Eye centres in ``image`` (left = the image's left).
+    shape : (H, W)
+        Output shape.
+    eye_positions : ((x, y), (x, y)), default ((0.3, 0.4), (0.7, 0.4))
+        Where the eyes go, as fractions of the output's ``(W - 1, H - 1)``.
+
+    Returns
+    -------
+    (H, W) ndarray
+        Bilinear resampling; pixels from outside the input repeat its edge.
+
+    Notes
+    -----
+    Two point pairs determine a similarity transform (rotation, uniform scale,
+    translation) exactly, so the eyes land on their targets up to the
+    interpolation of the image itself.
+    """
+    image = _as_float_image(image)
+    transform = eye_transform(left_eye, right_eye, shape=shape, eye_positions=eye_positions)
+    return _warp(image, transform, shape)
+
+
+def _warp(image: np.ndarray, transform, shape) -> np.ndarray:
+    out = warp(image, transform.inverse, output_shape=_check_shape(shape), order=1, mode="edge")
+    return out.astype(image.dtype, copy=False)
+
+
+def equalize(image: np.ndarray, *, n_bins: int = 256, mask: np.ndarray | None = None) -> np.ndarray:
+    """Histogram equalisation (scikit-image's ``equalize_hist``), keeping the dtype."""
+    image = _as_float_image(image)
+    return exposure.equalize_hist(image, nbins=n_bins, mask=mask).astype(image.dtype)
+
+
+def standardize(image: np.ndarray, *, method: str = "norm") -> np.ndarray:
+    """Photometric normalisation of one image: zero mean, then unit norm or variance.
+
+    Parameters
+    ----------
+    image : (H, W) ndarray
+    method : {"norm", "variance"}
+        ``"norm"``: ``(x - mean) / ||x - mean||``; ``"variance"``:
+        ``(x - mean) / std``. A constant image becomes all zeros.
+
+    Examples
+    --------
+    >>> out = standardize(np.array([[0.0, 2.0]]))
+    >>> out, float(np.linalg.norm(out))
+    (array([[-0.70710678,  0.70710678]]), 1.0)
+    """
+    image = _as_float_image(image)
+    centred = image - image.mean(dtype=np.float64)
+    if method == "norm":
+        scale = np.sqrt(np.sum(centred.astype(np.float64) ** 2))
+    elif method == "variance":
+        scale = centred.astype(np.float64).std()
+    else:
+        raise ValueError(f"method must be 'norm' or 'variance', got {method!r}")
+    if scale == 0:
+        return np.zeros_like(image)
+    return (centred / scale).astype(image.dtype)
+
+
+def mask_ellipse(image: np.ndarray, *, fill: float | None = None) -> np.ndarray:
+    """Blank the corners outside the ellipse inscribed in the image.
+
+    Parameters
+    ----------
+    fill : float, optional
+        Value outside the ellipse; the mean inside it by default, so the
+        mask adds no edge of its own.
+    """
+    image = _as_float_image(image)
+    inside = ellipse_mask(image.shape)
+    out = image.copy()
+    out[~inside] = image[inside].mean() if fill is None else fill
+    return out
+
+
+def ellipse_mask(shape: tuple[int, int]) -> np.ndarray:
+    """Boolean ``(H, W)`` mask of the ellipse inscribed in the image."""
+    height, width = _check_shape(shape)
+    rows = (np.arange(height) - (height - 1) / 2) / (height / 2)
+    cols = (np.arange(width) - (width - 1) / 2) / (width / 2)
+    return rows[:, None] ** 2 + cols[None, :] ** 2 <= 1.0
+
+
+# The pipeline's keyword arguments shadow these function names.
+_equalize_image, _standardize_image = equalize, standardize
+
+
+def normalize_image(
+    image: np.ndarray,
+    *,
+    shape: tuple[int, int] | None = None,
+    eyes=None,
+    eye_positions=DEFAULT_EYE_POSITIONS,
+    equalize: bool = False,
+    standardize: str | None = None,
+    mask: bool = False,
+) -> np.ndarray:
+    """Apply the normalisation pipeline to one image.
+
+    The steps run in this order: grey, align on ``eyes = (left, right)`` or
+    resize to ``shape``, histogram equalisation, elliptical mask, per-image
+    standardisation (``"norm"`` or ``"variance"``).
+    """
+    image, _ = _normalize_one(
+        image,
+        shape=shape,
+        eyes=eyes,
+        eye_positions=eye_positions,
+        equalize=equalize,
+        standardize=standardize,
+        mask=mask,
+    )
+    return image
+
+
+def _normalize_one(image, *, shape, eyes, eye_positions, equalize, standardize, mask):
+    image = to_gray(image)
+    transform = None
+    if eyes is not None:
+        if shape is None:
+            raise ValueError("aligning on the eyes needs an output shape=(H, W)")
+        transform = eye_transform(eyes[0], eyes[1], shape=shape, eye_positions=eye_positions)
+        image = _warp(image, transform, shape)
+    elif shape is not None and tuple(shape) != image.shape:
+        scale = np.array([shape[1] / image.shape[1], shape[0] / image.shape[0]])
+        # Pixel centres: x_out + 0.5 = (x_in + 0.5) * scale.
+        transform = _AffinePoints(scale, 0.5 * scale - 0.5)
+        image = resize(image, shape)
+    if equalize:
+        image = _equalize_image(image)
+    if mask:
+        image = mask_ellipse(image)
+    if standardize is not None:
+        image = _standardize_image(image, method=standardize)
+    return image, transform
+
+
+class _AffinePoints:
+    """Axis-aligned scale + shift of points, the geometry of a plain resize."""
+
+    def __init__(self, scale, shift):
+        self.scale, self.shift = np.asarray(scale), np.asarray(shift)
+
+    def __call__(self, points):
+        return np.asarray(points) * self.scale + self.shift
+
+
+def normalize_images(
+    images,
+    *,
+    shape: tuple[int, int] | None = None,
+    align_on: tuple[str, str] | None = None,
+    eye_positions=DEFAULT_EYE_POSITIONS,
+    equalize: bool = False,
+    standardize: str | None = None,
+    mask: bool = False,
+):
+    """Apply :func:`normalize_image` to a whole set, keeping landmarks consistent.
+
+    Parameters
+    ----------
+    images : ImageSet or (n, H, W) ndarray
+    shape : (H, W), optional
+        Output shape (resize, or the aligned face's shape).
+    align_on : (str, str), optional
+        Names of the two landmarks to align on, e.g. ``("left_eye",
+        "right_eye")``; needs an :class:`ImageSet` with those landmarks.
+    eye_positions, equalize, standardize, mask
+        As :func:`normalize_image`.
+
+    Returns
+    -------
+    ImageSet or ndarray
+        The same kind as the input. For an ImageSet every landmark and point
+        goes through the same geometric transform as its image.
+    """
+    is_set = isinstance(images, ImageSet)
+    stack = images.images if is_set else np.asarray(images)
+    if stack.ndim != 3 or len(stack) == 0:
+        raise ValueError(f"images must be a non-empty (n, H, W) stack, got shape {stack.shape}")
+    if align_on is not None:
+        if not is_set or not images.landmarks or any(k not in images.landmarks for k in align_on):
+            have = sorted(images.landmarks) if is_set and images.landmarks else []
+            raise ValueError(
+                f"align_on={align_on} needs an ImageSet with those landmarks; it has {have}"
+            )
+    outputs, transforms = [], []
+    for i, image in enumerate(stack):
+        eyes = None
+        if align_on is not None:
+            eyes = (images.landmarks[align_on[0]][i], images.landmarks[align_on[1]][i])
+        out, transform = _normalize_one(
+            image,
+            shape=shape,
+            eyes=eyes,
+            eye_positions=eye_positions,
+            equalize=equalize,
+            standardize=standardize,
+            mask=mask,
+        )
+        outputs.append(out)
+        transforms.append(transform)
+    result = np.stack(outputs)
+    if not is_set:
+        return result
+
+    def moved(points: np.ndarray, apply: Callable) -> np.ndarray:
+        return np.stack([apply(t, p) for t, p in zip(transforms, points, strict=True)])
+
+    def apply_point(t, p):
+        return p if t is None else np.asarray(t(np.atleast_2d(p))).reshape(np.shape(p))
+
+    landmarks = None
+    if images.landmarks is not None:
+        landmarks = {k: moved(v, apply_point) for k, v in images.landmarks.items()}
+    points = None if images.points is None else moved(images.points, apply_point)
+    return images.replace(images=result, landmarks=landmarks, points=points)
+
+
+class PixelStandardizer:
+    """Per-pixel standardisation across a set: zero mean, unit variance per feature.
+
+    The pre-processing step of the lecture notes (subtract each feature's
+    mean, divide by its standard deviation) as a fitted transform. Pixels
+    that are constant in the training set keep scale 1.
+
+    Parameters
+    ----------
+    with_mean, with_std : bool, default True
+
+    Attributes
+    ----------
+    mean_ : (d,) ndarray
+    scale_ : (d,) ndarray
+    image_shape_ : (H, W) or None
+
+    Examples
+    --------
+    >>> X = np.array([[0.0, 1.0], [2.0, 1.0]])
+    >>> PixelStandardizer().fit(X).transform(X)
+    array([[-1.,  0.],
+           [ 1.,  0.]])
+    """
+
+    def __init__(self, *, with_mean: bool = True, with_std: bool = True):
+        self.with_mean = with_mean
+        self.with_std = with_std
+
+    def __repr__(self) -> str:
+        return f"PixelStandardizer(with_mean={self.with_mean}, with_std={self.with_std})"
+
+    def fit(self, X, y=None) -> PixelStandardizer:
+        X, shape = _flatten(X)
+        if len(X) == 0:
+            raise ValueError("cannot fit on an empty set; pass at least one sample")
+        self.mean_ = X.mean(axis=0, dtype=np.float64) if self.with_mean else np.zeros(X.shape[1])
+        std = X.std(axis=0, dtype=np.float64) if self.with_std else np.ones(X.shape[1])
+        std[std == 0] = 1.0
+        self.scale_ = std
+        self.image_shape_ = shape
+        return self
+
+    def _check(self, X):
+        if not hasattr(self, "mean_"):
+            raise NotFittedError("this PixelStandardizer is not fitted yet; call fit(X) first")
+        X, shape = _flatten(X)
+        if X.shape[1] != self.mean_.shape[0]:
+            raise ValueError(
+                f"X has {X.shape[1]} features, the standardizer was fitted on {self.mean_.shape[0]}"
+            )
+        return X, shape
+
+    def transform(self, X) -> np.ndarray:
+        X, shape = self._check(X)
+        out = ((X - self.mean_) / self.scale_).astype(X.dtype, copy=False)
+        return out if shape is None else out.reshape((-1, *shape))
+
+    def inverse_transform(self, X) -> np.ndarray:
+        X, shape = self._check(X)
+        out = (X * self.scale_ + self.mean_).astype(X.dtype, copy=False)
+        return out if shape is None else out.reshape((-1, *shape))
+
+    def fit_transform(self, X, y=None) -> np.ndarray:
+        return self.fit(X).transform(X)
+
+
+def _flatten(X):
+    if isinstance(X, ImageSet):
+        X = X.images
+    X = np.asarray(X)
+    if X.dtype not in (np.float32, np.float64):
+        X = X.astype(np.float64)
+    shape = None
+    if X.ndim == 3:
+        X, shape = X.reshape(len(X), -1), X.shape[1:]
+    elif X.ndim != 2:
+        raise ValueError(f"expected (n, d) data or an (n, H, W) stack, got shape {X.shape}")
+    if not np.all(np.isfinite(X)):
+        raise ValueError("X contains NaN or infinite values; clean them first")
+    return X, shape

@@ -1,0 +1,108 @@
+"""The named datasets: counts, shapes, dtypes, labels, landmarks."""
+
+import numpy as np
+import pytest
+
+import eigenvision as ev
+from eigenvision import datasets
+
+
+def test_digits_builtin():
+    digits = datasets.load_digits()
+    assert digits.images.shape == (1797, 8, 8) and digits.images.dtype == np.float32
+    assert 0.0 <= digits.images.min() and digits.images.max() == 1.0
+    assert set(digits.labels.tolist()) == set(range(10))
+
+
+def test_lfw_subset_builtin():
+    lfw = datasets.load_lfw_subset()
+    assert lfw.images.shape == (200, 25, 25) and lfw.images.dtype == np.float32
+    assert (lfw.labels == "face").sum() == 100 and (lfw.labels == "non-face").sum() == 100
+
+
+def test_att(att):
+    assert att.images.shape == (400, 112, 92) and att.images.dtype == np.float32
+    assert len(att.classes) == 40
+    counts = {label: int((att.labels == label).sum()) for label in att.classes}
+    assert set(counts.values()) == {10}
+    assert att.names[0] == "s1/1.pgm" and att.names[9] == "s1/10.pgm"
+    assert 0.0 <= att.images.min() and att.images.max() <= 1.0
+    # pixels of one file read independently of Pillow
+    raw = (datasets.data_home() / "att_faces/s1/1.pgm").read_bytes()
+    pixels = np.frombuffer(raw[-112 * 92 :], np.uint8).reshape(112, 92)
+    np.testing.assert_allclose(att.images[0], pixels / 255.0, atol=1e-7)
+
+
+def test_imm_counts_and_landmarks(imm):
+    assert imm.images.shape == (120, 600, 800) and imm.images.dtype == np.float32
+    assert len(imm.classes) == 12 and imm.points.shape == (120, 73, 2)
+    marks = imm.landmarks
+    assert np.all(marks["left_eye"][:, 0] < marks["right_eye"][:, 0])
+    eye_y = np.maximum(marks["left_eye"][:, 1], marks["right_eye"][:, 1])
+    assert np.all(eye_y < marks["nose"][:, 1])
+    assert np.all(marks["nose"][:, 1] < marks["mouth"][:, 1])
+    assert np.all(marks["mouth_left"][:, 0] < marks["mouth_right"][:, 0])
+    for value in marks.values():
+        assert np.all((value >= 0) & (value[:, :1] < 800) & (value[:, 1:] < 600))
+    inter_ocular = np.linalg.norm(marks["right_eye"] - marks["left_eye"], axis=1)
+    assert 95 < inter_ocular.min() and inter_ocular.max() < 116  # the data README: 98-113 px
+
+
+def test_usps(usps, usps_test):
+    assert usps.images.shape == (7291, 16, 16) and usps_test.images.shape == (2007, 16, 16)
+    assert usps.images.dtype == np.float32
+    assert np.bincount(usps.labels).tolist() == [1194, 1005, 731, 658, 652, 556, 664, 645, 542, 644]
+    assert np.bincount(usps_test.labels).tolist() == [
+        359,
+        264,
+        198,
+        166,
+        200,
+        160,
+        170,
+        147,
+        166,
+        177,
+    ]
+    assert usps.images.min() == 0.0 and usps.images.max() == 1.0
+
+
+def test_mnist_test(mnist_test):
+    assert mnist_test.images.shape == (10000, 28, 28)
+    assert np.bincount(mnist_test.labels).tolist() == [
+        980,
+        1135,
+        1032,
+        1010,
+        982,
+        892,
+        958,
+        1028,
+        974,
+        1009,
+    ]
+
+
+def test_missing_dataset_error_says_what_to_set(tmp_path, monkeypatch):
+    monkeypatch.delenv(datasets.DATA_ENV, raising=False)
+    with pytest.raises(ev.DatasetNotFoundError, match=datasets.DATA_ENV):
+        datasets.load_att()
+    monkeypatch.setenv(datasets.DATA_ENV, str(tmp_path))
+    with pytest.raises(ev.DatasetNotFoundError, match="att_faces/s1/1.pgm"):
+        datasets.load_att()
+    with pytest.raises(ev.DatasetNotFoundError, match="usps_zip.npz"):
+        datasets.load_usps(root=tmp_path)
+    assert all(v is None for v in datasets.find_datasets().values())
+
+
+def test_corrupt_mnist_is_reported(tmp_path):
+    import gzip
+
+    folder = tmp_path / "mnist_t10k"
+    folder.mkdir()
+    with gzip.open(folder / "t10k-images-idx3-ubyte.gz", "wb") as f:
+        f.write(b"\x00\x00\x08\x03" + (5).to_bytes(4, "big") + (28).to_bytes(4, "big") * 2 + b"x")
+    with gzip.open(folder / "t10k-labels-idx1-ubyte.gz", "wb") as f:
+        f.write(b"\x00\x00\x08\x01" + (5).to_bytes(4, "big") + bytes(5))
+    with pytest.raises(ev.ImageSetError, match="declares"):
+        datasets.load_mnist_test(root=tmp_path)

@@ -1,0 +1,266 @@
+"""load_image on good images of every mode and on a corpus of hostile files."""
+
+import io
+import struct
+import warnings
+
+import numpy as np
+import pytest
+from PIL import Image
+
+import eigenvision as ev
+
+
+def _save(img: Image.Image, path, **kwargs):
+    img.save(path, **kwargs)
+    return path
+
+
+@pytest.fixture
+def gradient():
+    return (np.arange(12 * 16, dtype=np.uint8).reshape(12, 16) * 1).astype(np.uint8)
+
+
+def test_grey_png_round_trip(tmp_path, gradient):
+    path = _save(Image.fromarray(gradient, "L"), tmp_path / "g.png")
+    out = ev.load_image(path)
+    assert out.dtype == np.float32 and out.shape == (12, 16)
+    np.testing.assert_allclose(out, gradient / 255.0, atol=1e-7)
+
+
+def test_pgm_matches_numpy_reading(tmp_path, gradient):
+    path = tmp_path / "g.pgm"
+    path.write_bytes(b"P5\n16 12\n255\n" + gradient.tobytes())
+    np.testing.assert_allclose(ev.load_image(path), gradient / 255.0, atol=1e-7)
+
+
+def test_rgb_luma_and_colour(tmp_path, rng):
+    rgb = rng.integers(0, 256, size=(5, 7, 3), dtype=np.uint8)
+    path = _save(Image.fromarray(rgb, "RGB"), tmp_path / "c.png")
+    grey = ev.load_image(path)
+    expected = (rgb / 255.0) @ np.array([0.299, 0.587, 0.114])
+    np.testing.assert_allclose(grey, expected, atol=1e-6)
+    colour = ev.load_image(path, as_gray=False)
+    assert colour.shape == (5, 7, 3) and colour.dtype == np.float32
+    np.testing.assert_allclose(colour, rgb / 255.0, atol=1e-7)
+
+
+def test_rgba_composited_on_white(tmp_path):
+    rgba = np.zeros((2, 2, 4), np.uint8)
+    rgba[..., 0] = 255  # red
+    rgba[0, 0, 3] = 0  # transparent -> white
+    rgba[0, 1, 3] = 255  # opaque red
+    rgba[1, :, 3] = 128
+    path = _save(Image.fromarray(rgba, "RGBA"), tmp_path / "a.png")
+    out = ev.load_image(path, as_gray=False)
+    np.testing.assert_allclose(out[0, 0], [1, 1, 1], atol=1e-6)
+    np.testing.assert_allclose(out[0, 1], [1, 0, 0], atol=1e-6)
+    a = 128 / 255
+    np.testing.assert_allclose(out[1, 0], [1, 1 - a, 1 - a], atol=1e-6)
+
+
+def test_palette_gif_gives_grey_values_not_indices(tmp_path):
+    palette = [0, 0, 0] * 256
+    palette[3 * 1 : 3 * 1 + 3] = [200, 200, 200]  # index 1 is light grey
+    palette[3 * 2 : 3 * 2 + 3] = [50, 50, 50]
+    img = Image.fromarray(np.array([[1, 2], [2, 1]], np.uint8), "P")
+    img.putpalette(palette)
+    path = _save(img, tmp_path / "p.gif")
+    out = ev.load_image(path)
+    np.testing.assert_allclose(out, [[200 / 255, 50 / 255], [50 / 255, 200 / 255]], atol=1e-6)
+
+
+def test_16_bit_png_rescaled_not_clipped(tmp_path):
+    values = np.array([[0, 1000], [40000, 65535]], dtype=np.uint16)
+    path = _save(Image.fromarray(values), tmp_path / "16.png")
+    out = ev.load_image(path)
+    np.testing.assert_allclose(out, values / 65535.0, atol=1e-7)
+    assert len(np.unique(out)) == 4
+
+
+def test_float_tiff_and_bilevel(tmp_path):
+    values = np.array([[0.0, 0.25], [0.5, 1.0]], np.float32)
+    path = _save(Image.fromarray(values, "F"), tmp_path / "f.tif")
+    np.testing.assert_allclose(ev.load_image(path), values)
+    big = np.array([[-2.0, 2.0]], np.float32)
+    path = _save(Image.fromarray(big, "F"), tmp_path / "big.tif")
+    np.testing.assert_allclose(ev.load_image(path), [[0.0, 1.0]])
+    bits = Image.fromarray(np.array([[0, 255]], np.uint8)).convert("1")
+    path = _save(bits, tmp_path / "b.png")
+    np.testing.assert_allclose(ev.load_image(path), [[0.0, 1.0]])
+
+
+def test_exif_orientation_applied(tmp_path):
+    data = np.zeros((10, 20), np.uint8)
+    data[:, :5] = 255  # a bright band on the left of a landscape image
+    img = Image.fromarray(data, "L").convert("RGB")
+    exif = Image.Exif()
+    exif[0x0112] = 6  # rotate 90 CW to display
+    path = tmp_path / "r.jpg"
+    img.save(path, exif=exif, quality=100)
+    out = ev.load_image(path)
+    assert out.shape == (20, 10)
+    assert out[:5].mean() > 0.9 and out[-5:].mean() < 0.1  # band now at the top
+
+
+def test_file_object_is_accepted(gradient):
+    buffer = io.BytesIO()
+    Image.fromarray(gradient).save(buffer, format="PNG")
+    buffer.seek(0)
+    assert ev.load_image(buffer).shape == (12, 16)
+
+
+def _png_bytes(shape=(64, 64)):
+    buffer = io.BytesIO()
+    Image.fromarray(np.random.default_rng(0).integers(0, 255, shape, dtype=np.uint8)).save(
+        buffer, format="PNG"
+    )
+    return buffer.getvalue()
+
+
+def _jpeg_bytes():
+    buffer = io.BytesIO()
+    Image.fromarray(np.random.default_rng(0).integers(0, 255, (64, 64), dtype=np.uint8)).save(
+        buffer, format="JPEG"
+    )
+    return buffer.getvalue()
+
+
+def _huge_png_header():
+    # A valid-looking PNG whose IHDR declares 100000 x 100000 pixels.
+    import zlib
+
+    ihdr = struct.pack(">IIBBBBB", 100_000, 100_000, 8, 0, 0, 0, 0)
+
+    def chunk(kind, data):
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", ihdr)
+        + chunk(b"IDAT", zlib.compress(bytes(1000)))
+        + chunk(b"IEND", b"")
+    )
+
+
+HOSTILE = {
+    "empty.png": (b"", "empty"),
+    "random.png": (np.random.default_rng(1).bytes(500), "identify"),
+    "text.jpg": (b"hello, I am not an image\n" * 10, "identify"),
+    "truncated.png": (_png_bytes()[:200], "decode"),
+    "truncated.jpg": (_jpeg_bytes()[:300], "decode"),
+    "truncated.pgm": (b"P5\n64 64\n255\n" + bytes(100), "decode"),
+    "corrupt_header.pgm": (b"P5\n-3 x\n255\n" + bytes(100), "identify|decode|corrupt"),
+    "bomb.png": (_huge_png_header(), "decompression bomb"),
+    "bomb.pgm": (b"P5\n100000 100000\n255\n" + bytes(64), "decompression bomb"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_hostile_files_raise_image_load_error(tmp_path, name):
+    content, reason = HOSTILE[name]
+    path = tmp_path / name
+    path.write_bytes(content)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing may leak as a warning either
+        with pytest.raises(ev.ImageLoadError, match=reason) as info:
+            ev.load_image(path)
+    assert name in str(info.value)
+
+
+def test_missing_and_folder(tmp_path):
+    with pytest.raises(ev.ImageLoadError, match="not found"):
+        ev.load_image(tmp_path / "nope.png")
+    with pytest.raises(ev.ImageLoadError, match="folder"):
+        ev.load_image(tmp_path)
+
+
+def test_pixel_limit_is_configurable(tmp_path, gradient):
+    path = _save(Image.fromarray(gradient), tmp_path / "g.png")
+    with pytest.raises(ev.ImageLoadError, match="max_pixels"):
+        ev.load_image(path, max_pixels=100)
+    assert ev.load_image(path, max_pixels=12 * 16).shape == (12, 16)
+
+
+def test_image_load_error_is_an_eigenvision_error():
+    assert issubclass(ev.ImageLoadError, ev.EigenvisionError)
+
+
+# ---------------------------------------------------------------- image sets
+
+
+def _write_set(root, sizes=None):
+    rng = np.random.default_rng(0)
+    for label in ("alice", "bob"):
+        (root / label).mkdir(parents=True)
+        for i in (1, 2, 10):
+            shape = (sizes or {}).get((label, i), (6, 5))
+            Image.fromarray(rng.integers(0, 255, shape, dtype=np.uint8)).save(
+                root / label / f"{i}.png"
+            )
+    (root / "README.txt").write_text("not an image")
+    (root / "bob" / "notes.md").write_text("also not an image")
+
+
+def test_load_image_set_labels_names_order(tmp_path):
+    _write_set(tmp_path)
+    with pytest.warns(UserWarning, match="not images"):
+        images = ev.load_image_set(tmp_path)
+    assert images.images.shape == (6, 6, 5) and images.images.dtype == np.float32
+    assert images.labels.tolist() == ["alice"] * 3 + ["bob"] * 3
+    assert images.names.tolist()[:3] == ["alice/1.png", "alice/2.png", "alice/10.png"]
+
+
+def test_load_image_set_reports_every_bad_file(tmp_path):
+    _write_set(tmp_path)
+    (tmp_path / "alice" / "broken.png").write_bytes(b"\x89PNG\r\n\x1a\n garbage")
+    (tmp_path / "bob" / "empty.jpg").write_bytes(b"")
+    with pytest.warns(UserWarning), pytest.raises(ev.ImageSetError) as info:
+        ev.load_image_set(tmp_path)
+    assert "broken.png" in str(info.value) and "empty.jpg" in str(info.value)
+    assert "2 unreadable" in str(info.value)
+    with pytest.warns(UserWarning):
+        images = ev.load_image_set(tmp_path, on_error="skip")
+    assert len(images) == 6
+
+
+def test_load_image_set_mixed_sizes(tmp_path):
+    _write_set(tmp_path, sizes={("bob", 2): (8, 8)})
+    with pytest.warns(UserWarning), pytest.raises(ev.ImageSetError, match="size="):
+        ev.load_image_set(tmp_path)
+    with pytest.warns(UserWarning):
+        images = ev.load_image_set(tmp_path, size=(4, 4))
+    assert images.images.shape == (6, 4, 4)
+
+
+def test_load_image_set_empty_folder(tmp_path):
+    with pytest.raises(ev.ImageSetError, match="no images"):
+        ev.load_image_set(tmp_path)
+
+
+def test_imageset_indexing_and_split():
+    images = np.arange(12 * 4, dtype=np.float32).reshape(12, 2, 2)
+    labels = np.repeat(["a", "b", "c"], 4)
+    names = np.array([f"{lab}/{i}.png" for lab in "abc" for i in (1, 2, 3, 10)])
+    s = ev.ImageSet(images, labels, names, landmarks={"p": np.zeros((12, 2))})
+    sub = s[s.labels == "b"]
+    assert len(sub) == 4 and sub.landmarks["p"].shape == (4, 2)
+    assert len(s[[0, 5]]) == 2 and len(s[3]) == 1
+    train, test = s.split(2, order="name")
+    assert train.names.tolist() == [
+        "a/1.png",
+        "a/2.png",
+        "b/1.png",
+        "b/2.png",
+        "c/1.png",
+        "c/2.png",
+    ]
+    assert len(test) == 6
+    first, second = s.split(0.5, seed=3), s.split(0.5, seed=3)
+    assert first[0].names.tolist() == second[0].names.tolist()
+    assert set(first[0].names) | set(first[1].names) == set(names)
+    with pytest.raises(ValueError, match="fewer than"):
+        s.split(5)
+    with pytest.raises(ev.ImageSetError, match="labels"):
+        ev.ImageSet(images, labels[:3])

@@ -1,0 +1,143 @@
+"""Normalisation: geometry against independent computations, photometry, errors."""
+
+import numpy as np
+import pytest
+from scipy import ndimage
+
+import eigenvision as ev
+from eigenvision import normalize as nz
+
+
+def _blob_image(shape, centres, sigma=2.0):
+    rows, cols = np.mgrid[: shape[0], : shape[1]]
+    image = np.zeros(shape)
+    for x, y in centres:
+        image += np.exp(-((cols - x) ** 2 + (rows - y) ** 2) / (2 * sigma**2))
+    return image
+
+
+def _centroid(image, x, y, radius=6):
+    window = np.zeros_like(image, dtype=bool)
+    rows, cols = np.mgrid[: image.shape[0], : image.shape[1]]
+    window[(cols - x) ** 2 + (rows - y) ** 2 <= radius**2] = True
+    cy, cx = ndimage.center_of_mass(np.where(window, image, 0))
+    return cx, cy
+
+
+@pytest.mark.parametrize(
+    "eyes",
+    [((40.3, 50.2), (80.7, 47.9)), ((35.0, 70.0), (90.0, 40.0)), ((60.5, 60.0), (75.0, 61.0))],
+)
+def test_align_puts_eyes_where_asked(eyes):
+    image = _blob_image((120, 140), eyes, sigma=3.0)
+    shape = (64, 56)
+    out = nz.align(image, *eyes, shape=shape, eye_positions=((0.3, 0.4), (0.7, 0.4)))
+    targets = [(0.3 * 55, 0.4 * 63), (0.7 * 55, 0.4 * 63)]
+    for tx, ty in targets:
+        cx, cy = _centroid(out, tx, ty)
+        assert abs(cx - tx) < 0.5 and abs(cy - ty) < 0.5
+
+
+def test_align_imm_faces_landmarks_follow(imm):
+    faces = ev.normalize_images(imm[:6], shape=(80, 70), align_on=("left_eye", "right_eye"))
+    assert faces.images.shape == (6, 80, 70)
+    np.testing.assert_allclose(faces.landmarks["left_eye"], [[0.3 * 69, 0.4 * 79]] * 6, atol=1e-6)
+    np.testing.assert_allclose(faces.landmarks["right_eye"], [[0.7 * 69, 0.4 * 79]] * 6, atol=1e-6)
+    # the pupils are dark: the darkest spot near each canonical eye lies within 2 px of it
+    for image in faces.images:
+        for tx, ty in [(0.3 * 69, 0.4 * 79), (0.7 * 69, 0.4 * 79)]:
+            r0, c0 = int(round(ty)) - 3, int(round(tx)) - 3
+            patch = ndimage.uniform_filter(image, 3)[r0 : r0 + 7, c0 : c0 + 7]
+            dy, dx = np.unravel_index(np.argmin(patch), patch.shape)
+            assert np.hypot(c0 + dx - tx, r0 + dy - ty) <= 3.0
+    # all 73 points moved by the same similarity transform: distances scale uniformly
+    before = np.linalg.norm(imm.points[:6, 0] - imm.points[:6, 72], axis=1)
+    after = np.linalg.norm(faces.points[:, 0] - faces.points[:, 72], axis=1)
+    eye_scale = (0.4 * 69) / np.linalg.norm(
+        imm.landmarks["right_eye"][:6] - imm.landmarks["left_eye"][:6], axis=1
+    )
+    np.testing.assert_allclose(after, before * eye_scale, rtol=1e-9)
+
+
+def test_resize_keeps_landmarks_on_pixel_centres():
+    image = _blob_image((40, 60), [(20.0, 10.0)], sigma=2.0)
+    s = ev.ImageSet(image[None].astype(np.float32), np.array([0]), landmarks={"p": [[20.0, 10.0]]})
+    out = ev.normalize_images(s, shape=(80, 120))
+    x, y = out.landmarks["p"][0]
+    cx, cy = _centroid(out.images[0], x, y, radius=10)
+    assert abs(cx - x) < 0.25 and abs(cy - y) < 0.25
+
+
+def test_resize_antialiases_and_keeps_dtype():
+    checker = (np.indices((64, 64)).sum(axis=0) % 2).astype(np.float32)
+    small = nz.resize(checker, (8, 8))
+    assert small.dtype == np.float32 and small.shape == (8, 8)
+    np.testing.assert_allclose(small, 0.5, atol=0.02)  # no aliasing into stripes
+    assert nz.resize(checker.astype(np.float64), (32, 16)).dtype == np.float64
+
+
+def test_crop_and_errors():
+    image = np.arange(20.0).reshape(4, 5)
+    np.testing.assert_array_equal(nz.crop(image, (1, 2, 3, 2)), image[2:4, 1:4])
+    with pytest.raises(ValueError, match="outside"):
+        nz.crop(image, (3, 0, 3, 2))
+    with pytest.raises(ValueError, match="empty"):
+        nz.crop(image, (0, 0, 0, 2))
+
+
+def test_equalize_flattens_histogram(rng):
+    image = rng.beta(2, 8, size=(64, 64)).astype(np.float32)
+    out = nz.equalize(image)
+    assert out.dtype == np.float32
+    hist, _ = np.histogram(out, bins=10, range=(0, 1))
+    assert hist.min() > 0.6 * hist.mean()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_standardize(dtype, rng):
+    image = rng.random((10, 12)).astype(dtype)
+    unit = nz.standardize(image, method="norm")
+    assert unit.dtype == dtype
+    assert abs(unit.mean()) < 1e-6 and abs(np.linalg.norm(unit) - 1) < 1e-5
+    var = nz.standardize(image, method="variance")
+    assert abs(var.std() - 1) < 1e-5
+    np.testing.assert_array_equal(nz.standardize(np.ones((3, 3))), np.zeros((3, 3)))
+    with pytest.raises(ValueError, match="method"):
+        nz.standardize(image, method="l1")
+
+
+def test_mask_ellipse():
+    out = nz.mask_ellipse(np.ones((10, 10)), fill=0.0)
+    assert out[0, 0] == 0 and out[5, 5] == 1 and out[5, 0] == 1
+
+
+def test_to_gray_rejects_nan_and_bad_shapes():
+    with pytest.raises(ValueError, match="NaN"):
+        nz.to_gray(np.full((3, 3), np.nan))
+    with pytest.raises(ValueError, match="shape"):
+        nz.resize(np.zeros((2, 3, 4, 5)), (2, 2))
+
+
+def test_pixel_standardizer_matches_sklearn(rng):
+    from sklearn.preprocessing import StandardScaler
+
+    X = rng.normal(size=(30, 8)) * rng.random(8) * 5 + rng.random(8)
+    X[:, 3] = 2.0  # constant pixel
+    ours = ev.PixelStandardizer().fit(X)
+    np.testing.assert_allclose(ours.transform(X), StandardScaler().fit_transform(X), atol=1e-12)
+    np.testing.assert_allclose(ours.inverse_transform(ours.transform(X)), X, atol=1e-12)
+    stack = X.reshape(30, 2, 4)
+    assert ev.PixelStandardizer().fit(stack).transform(stack).shape == (30, 2, 4)
+    with pytest.raises(ev.NotFittedError):
+        ev.PixelStandardizer().transform(X)
+    with pytest.raises(ValueError, match="features"):
+        ours.transform(X[:, :5])
+
+
+def test_normalize_images_pipeline_on_arrays(rng):
+    stack = rng.random((3, 20, 16)).astype(np.float32)
+    out = ev.normalize_images(stack, shape=(10, 8), equalize=True, standardize="norm", mask=True)
+    assert out.shape == (3, 10, 8) and out.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(out.reshape(3, -1), axis=1), 1, atol=1e-5)
+    with pytest.raises(ValueError, match="align_on"):
+        ev.normalize_images(stack, shape=(10, 8), align_on=("left_eye", "right_eye"))
