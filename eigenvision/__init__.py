@@ -16,8 +16,12 @@ from ._errors import (
     ModelFileError,
     NotFittedError,
 )
+from .eigenspace import Eigenspace, RankSelection, select_rank
+from .fisher import FisherSpace
 from .io import ImageSet, load_image, load_image_set
+from .kernel import KernelPCA
 from .normalize import PixelStandardizer, normalize_image, normalize_images
+from .ppca import ProbabilisticPCA
 
 __all__ = [
     "__version__",
@@ -29,6 +33,12 @@ __all__ = [
     "ImageSetError",
     "ModelFileError",
     "NotFittedError",
+    "Eigenspace",
+    "FisherSpace",
+    "KernelPCA",
+    "ProbabilisticPCA",
+    "RankSelection",
+    "select_rank",
     "ImageSet",
     "load_image",
     "load_image_set",

@@ -1,0 +1,82 @@
+"""Validation and helpers shared by every subspace model."""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.utils.validation import validate_data
+
+from ._errors import NotFittedError
+from .io import ImageSet
+
+FLOAT_DTYPES = (np.float64, np.float32)
+
+
+def flatten_images(X):
+    """Return ``(X_2d, image_shape)``: an ``(n, H, W)`` stack or ImageSet becomes ``(n, H*W)``."""
+    if isinstance(X, ImageSet):
+        X = X.images
+    if hasattr(X, "ndim") and X.ndim == 3:
+        X = np.asarray(X)
+        return X.reshape(len(X), -1), tuple(X.shape[1:])
+    return X, None
+
+
+def check_fitted(model, attribute: str = "components_") -> None:
+    if not hasattr(model, attribute):
+        raise NotFittedError(
+            f"this {type(model).__name__} is not fitted yet; call fit(X) before using it"
+        )
+
+
+def sign_flip(components: np.ndarray) -> np.ndarray:
+    """Make the largest-magnitude entry of every row positive (scikit-learn's ``svd_flip`` rule).
+
+    Deterministic output whatever sign the solver returned.
+    """
+    if components.size == 0:
+        return components
+    pivots = np.argmax(np.abs(components), axis=1)
+    signs = np.sign(components[np.arange(len(components)), pivots])
+    signs[signs == 0] = 1
+    return components * signs[:, None].astype(components.dtype)
+
+
+class SubspaceModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    """Base of the fit/transform models: input validation for images and flattened data."""
+
+    def _validate_fit(self, X, y=None, *, allow_nan: bool = False, ensure_min_samples: int = 2):
+        """Validate training data; with ``y`` (supervised models) return ``(X, y)``."""
+        X, image_shape = flatten_images(X)
+        options = dict(
+            dtype=list(FLOAT_DTYPES),
+            ensure_min_samples=ensure_min_samples,
+            ensure_all_finite="allow-nan" if allow_nan else True,
+        )
+        if y is None:
+            result = validate_data(self, X, **options)
+        else:
+            result = validate_data(self, X, y, y_numeric=False, **options)
+        self.image_shape_ = image_shape
+        return result
+
+    def _validate_transform(self, X, *, allow_nan: bool = False):
+        check_fitted(self, "n_features_in_")
+        X, image_shape = flatten_images(X)
+        expected = getattr(self, "image_shape_", None)
+        if image_shape is not None and expected is not None and image_shape != expected:
+            raise ValueError(
+                f"image shape {image_shape} does not match the {type(self).__name__}'s "
+                f"{expected}; call normalize_images(images, shape={expected}) first"
+            )
+        return validate_data(
+            self,
+            X,
+            dtype=list(FLOAT_DTYPES),
+            reset=False,
+            ensure_all_finite="allow-nan" if allow_nan else True,
+        )
+
+    @property
+    def _n_features_out(self):
+        return self.components_.shape[0]

@@ -1,0 +1,114 @@
+"""Fisherfaces: PCA to ``n - c`` dimensions, then Fisher's linear discriminant."""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import linalg
+
+from ._base import SubspaceModel, check_fitted
+from .eigenspace import Eigenspace
+
+__all__ = ["FisherSpace"]
+
+
+class FisherSpace(SubspaceModel):
+    """Fisherfaces (Belhumeur, Hespanha & Kriegman 1997).
+
+    PCA first reduces the data to ``n - c`` dimensions, where the
+    within-class scatter ``S_w`` is non-singular; the generalised eigenproblem
+    ``S_b w = lambda S_w w`` then gives at most ``c - 1`` discriminant
+    directions. The projection is ``z = W^T V (x - m)``.
+
+    Parameters
+    ----------
+    n_components : int, optional
+        Discriminant directions kept, at most ``c - 1`` (the default).
+    pca_components : int, optional
+        Dimension of the PCA step; ``n - c`` by default.
+
+    Attributes
+    ----------
+    mean_ : (d,) ndarray
+    components_ : (k, d) ndarray
+        The "Fisherfaces" ``W^T V``: unit-length rows, ``S_w``-orthogonal
+        (the projected within-class scatter is diagonal), not orthogonal in
+        general.
+    eigenvalues_ : (k,) ndarray
+        The generalised eigenvalues, the ratio of between- to within-class
+        scatter along each direction.
+    classes_ : (c,) ndarray
+    pca_ : Eigenspace
+        The fitted PCA step.
+
+    References
+    ----------
+    P. Belhumeur, J. Hespanha and D. Kriegman (1997), Eigenfaces vs.
+    Fisherfaces: recognition using class specific linear projection, IEEE
+    TPAMI 19(7).
+    """
+
+    def __init__(self, n_components=None, *, pca_components=None):
+        self.n_components = n_components
+        self.pca_components = pca_components
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
+
+    def fit(self, X, y):
+        """Fit on images or flattened data ``X`` with class labels ``y`` (n,)."""
+        if y is None:
+            raise ValueError("FisherSpace requires y to be passed, but the target y is None")
+        X, y = self._validate_fit(X, y)
+        classes, codes = np.unique(y, return_inverse=True)
+        n, c = len(X), len(classes)
+        if c < 2:
+            raise ValueError(f"Fisherfaces need at least 2 classes, got {c}")
+        if n <= c:
+            raise ValueError(
+                f"Fisherfaces need more samples ({n}) than classes ({c}); "
+                "add at least two images of some class"
+            )
+        max_k = c - 1
+        k = max_k if self.n_components is None else int(self.n_components)
+        if not 1 <= k <= max_k:
+            raise ValueError(f"n_components={self.n_components} must lie in [1, c - 1 = {max_k}]")
+        pca_k = min(n - c, X.shape[1]) if self.pca_components is None else self.pca_components
+        pca = Eigenspace(n_components=pca_k).fit(X)
+        Z = pca.transform(X).astype(np.float64)
+        class_means = np.zeros((c, Z.shape[1]))
+        np.add.at(class_means, codes, Z)
+        counts = np.bincount(codes, minlength=c).astype(np.float64)
+        class_means /= counts[:, None]
+        within = Z - class_means[codes]
+        scatter_within = within.T @ within
+        # Z is centred, so the between-class scatter is sum_c n_c m_c m_c^T.
+        scatter_between = (class_means * counts[:, None]).T @ class_means
+        ridge = 1e-12 * np.trace(scatter_within) / len(scatter_within)
+        values, vectors = linalg.eigh(
+            scatter_between,
+            scatter_within + ridge * np.eye(len(scatter_within)),
+            subset_by_index=[len(scatter_within) - k, len(scatter_within) - 1],
+            check_finite=False,
+        )
+        values, vectors = values[::-1], vectors[:, ::-1]
+        # Unit-length directions (Belhumeur et al., OpenCV, facerec). The S_w-orthonormal
+        # scaling of eigh weighs every direction equally, noise-fitted ones included,
+        # and halves nearest-neighbour accuracy on AT&T (41% against 82%).
+        vectors /= np.linalg.norm(vectors, axis=0)
+        vectors *= np.sign(vectors[np.argmax(np.abs(vectors), axis=0), np.arange(k)])
+        self.pca_ = pca
+        self.mean_ = pca.mean_
+        self.components_ = (vectors.T @ pca.components_.astype(np.float64)).astype(X.dtype)
+        self.eigenvalues_ = values
+        self.classes_ = classes
+        self.n_components_ = k
+        return self
+
+    def transform(self, X):
+        """Project onto the Fisherfaces: ``(n, d)`` or ``(n, H, W)`` -> ``(n, k)``."""
+        check_fitted(self)
+        X = self._validate_transform(X)
+        return (X - self.mean_) @ self.components_.T

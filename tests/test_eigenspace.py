@@ -1,0 +1,247 @@
+"""Eigenspace against numpy/scipy/scikit-learn and the lecture's identities and tables."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+from scipy.linalg import subspace_angles
+from sklearn.decomposition import PCA
+
+import eigenvision as ev
+from eigenvision import Eigenspace, select_rank
+
+EXACT_SOLVERS = ["svd", "gram", "covariance"]
+
+
+def _low_rank(rng, n, d, rank, noise=0.05, dtype=np.float64, spectrum=(5.0, 1.0)):
+    spectrum = np.linspace(*spectrum, rank)
+    X = (rng.normal(size=(n, rank)) * spectrum) @ np.linalg.qr(rng.normal(size=(d, rank)))[0].T
+    return (X + noise * rng.normal(size=(n, d)) + rng.normal(size=d)).astype(dtype)
+
+
+def _numpy_pca(X, k):
+    centred = X.astype(np.float64) - X.mean(axis=0, dtype=np.float64)
+    _, s, vt = np.linalg.svd(centred, full_matrices=False)
+    return s, vt[:k]
+
+
+@pytest.mark.parametrize("solver", EXACT_SOLVERS)
+@pytest.mark.parametrize("shape", [(40, 300), (500, 30), (64, 64)])
+def test_subspace_equals_numpy_svd(solver, shape, rng):
+    X = _low_rank(rng, *shape, rank=12)
+    space = Eigenspace(10, solver=solver).fit(X)
+    s, vt = _numpy_pca(X, 10)
+    assert np.max(subspace_angles(space.components_.T, vt.T)) < 1e-6
+    np.testing.assert_allclose(space.singular_values_[:10], s[:10], rtol=1e-10)
+    np.testing.assert_allclose(space.components_ @ space.components_.T, np.eye(10), atol=1e-10)
+    np.testing.assert_allclose(space.mean_, X.mean(axis=0), atol=1e-12)
+
+
+@pytest.mark.parametrize("solver", EXACT_SOLVERS + ["randomized"])
+def test_float32_stays_float32(solver, rng):
+    X = _low_rank(rng, 60, 200, rank=8, dtype=np.float32)
+    space = Eigenspace(8, solver=solver).fit(X)
+    assert space.components_.dtype == np.float32 and space.mean_.dtype == np.float32
+    assert space.transform(X).dtype == np.float32
+    assert space.inverse_transform(space.transform(X)).dtype == np.float32
+    s, vt = _numpy_pca(X, 8)
+    # documented float32 accuracy: principal angles below 1e-3 rad on well-separated spectra
+    assert np.max(subspace_angles(space.components_.T.astype(np.float64), vt.T)) < 1e-3
+
+
+def test_agrees_with_sklearn_pca(rng):
+    X = _low_rank(rng, 200, 40, rank=6, noise=0.3)
+    ours = Eigenspace(6).fit(X)
+    theirs = PCA(6, svd_solver="full").fit(X)
+    np.testing.assert_allclose(ours.components_, theirs.components_, atol=1e-10)  # same sign rule
+    np.testing.assert_allclose(ours.eigenvalues_[:6], theirs.explained_variance_, rtol=1e-10)
+    np.testing.assert_allclose(
+        ours.explained_variance_ratio_, theirs.explained_variance_ratio_, rtol=1e-10
+    )
+    np.testing.assert_allclose(ours.noise_variance_, theirs.noise_variance_, rtol=1e-10)
+    np.testing.assert_allclose(ours.transform(X), theirs.transform(X), atol=1e-10)
+    np.testing.assert_allclose(ours.score_samples(X), theirs.score_samples(X), rtol=1e-10)
+    white = Eigenspace(6, whiten=True).fit(X)
+    np.testing.assert_allclose(
+        white.transform(X), PCA(6, whiten=True).fit(X).transform(X), atol=1e-9
+    )
+    np.testing.assert_allclose(white.inverse_transform(white.transform(X)), ours.reconstruct(X))
+
+
+def test_randomized_is_close(rng):
+    X = _low_rank(rng, 300, 500, rank=10, noise=0.01)
+    space = Eigenspace(10, solver="randomized", seed=3).fit(X)
+    _, vt = _numpy_pca(X, 10)
+    assert np.max(subspace_angles(space.components_.T, vt.T)) < 1e-4
+    again = Eigenspace(10, solver="randomized", seed=3).fit(X)
+    np.testing.assert_array_equal(space.components_, again.components_)
+
+
+def test_lecture_identities(rng):
+    X = _low_rank(rng, 30, 50, rank=20, noise=0.2)
+    full = Eigenspace().fit(X)
+    for r in (1, 5, 15):
+        space = Eigenspace(r).fit(X)
+        residual = np.sum((X - space.reconstruct(X)) ** 2)
+        # ||X - X_hat||_F^2 = sum_{j > r} d_j^2
+        np.testing.assert_allclose(residual, np.sum(full.singular_values_[r:] ** 2), rtol=1e-9)
+        np.testing.assert_allclose(space.dffs(X).sum(), residual, rtol=1e-9)
+        Z, X_hat = space.transform(X), space.reconstruct(X)
+        dist_z = np.linalg.norm(Z[:, None] - Z[None], axis=-1)
+        dist_x = np.linalg.norm(X_hat[:, None] - X_hat[None], axis=-1)
+        np.testing.assert_allclose(dist_z, dist_x, atol=1e-9)
+    # all components: the training data comes back exactly
+    np.testing.assert_allclose(full.reconstruct(X), X, atol=1e-10)
+    np.testing.assert_allclose(full.dffs(X), 0, atol=1e-18)
+
+
+def test_dffs_difs_definitions(rng):
+    X = _low_rank(rng, 80, 20, rank=5, noise=0.5)
+    space = Eigenspace(5).fit(X)
+    probe = rng.normal(size=(7, 20))
+    centred = probe - X.mean(axis=0)
+    Z = centred @ space.components_.T
+    np.testing.assert_allclose(space.dffs(probe), (centred**2).sum(1) - (Z**2).sum(1), rtol=1e-9)
+    np.testing.assert_allclose(space.difs(probe), (Z**2 / space.eigenvalues_[:5]).sum(1))
+    on_space = space.inverse_transform(rng.normal(size=(4, 5)))
+    np.testing.assert_allclose(space.dffs(on_space), 0, atol=1e-20)
+
+
+def test_n_components_fraction_and_images(rng):
+    images = rng.random((30, 6, 5))
+    space = Eigenspace(0.9).fit(images)
+    ratio = np.cumsum(space.eigenvalues_) / space.total_variance_
+    k = space.n_components_
+    assert ratio[k - 1] >= 0.9 > ratio[k - 2]
+    assert space.image_shape_ == (6, 5) and space.eigenimages_.shape == (k, 6, 5)
+    assert space.reconstruct(images).shape == images.shape
+    with pytest.raises(ValueError, match=r"image shape \(5, 6\) does not match"):
+        space.transform(rng.random((2, 5, 6)))
+
+
+@pytest.mark.parametrize(
+    "X, n_components, match",
+    [
+        (np.array([[1.0, np.nan], [2.0, 3.0]]), 1, "NaN"),
+        (np.array([[1.0, np.inf], [2.0, 3.0]]), 1, "infinity"),
+        (np.empty((0, 3)), 1, "0 sample"),
+        (np.ones((1, 3)), 1, "minimum of 2"),
+        (np.ones((5, 3)), 1, "zero variance"),
+        (np.arange(15.0).reshape(5, 3), 4, "out of range"),
+        (np.arange(15.0).reshape(5, 3), 0, "out of range"),
+        (np.arange(15.0).reshape(5, 3), 1.5, "n_components"),
+    ],
+)
+def test_bad_input(X, n_components, match):
+    with pytest.raises((ValueError, ev.EigenvisionError), match=match):
+        Eigenspace(n_components).fit(X)
+
+
+def test_transform_errors(rng):
+    with pytest.raises(ev.NotFittedError, match="fit"):
+        Eigenspace(2).transform(np.ones((2, 3)))
+    space = Eigenspace(2).fit(rng.random((10, 4)))
+    with pytest.raises(ValueError, match="4 features"):
+        space.transform(rng.random((3, 5)))
+    with pytest.raises(ValueError, match=r"shape \(n, 2\)"):
+        space.inverse_transform(np.ones((3, 3)))
+
+
+# The lecture's latent semantic analysis example (Deerwester et al. 1990): terms x titles.
+LSA_TERMS = ["human", "interface", "computer", "user", "system", "response", "time", "EPS",
+             "survey", "trees", "graph", "minors"]  # fmt: skip
+LSA_X = np.array(
+    [
+        [1, 0, 0, 1, 0, 0, 0, 0, 0],
+        [1, 0, 1, 0, 0, 0, 0, 0, 0],
+        [1, 1, 0, 0, 0, 0, 0, 0, 0],
+        [0, 1, 1, 0, 1, 0, 0, 0, 0],
+        [0, 1, 1, 2, 0, 0, 0, 0, 0],
+        [0, 1, 0, 0, 1, 0, 0, 0, 0],
+        [0, 1, 0, 0, 1, 0, 0, 0, 0],
+        [0, 0, 1, 1, 0, 0, 0, 0, 0],
+        [0, 1, 0, 0, 0, 0, 0, 0, 1],
+        [0, 0, 0, 0, 0, 1, 1, 1, 0],
+        [0, 0, 0, 0, 0, 0, 1, 1, 1],
+        [0, 0, 0, 0, 0, 0, 0, 1, 1],
+    ],
+    dtype=float,
+)
+
+
+def test_lsa_example_of_the_lecture():
+    space = Eigenspace(2, center=False).fit(LSA_X)
+    np.testing.assert_allclose(
+        Eigenspace(center=False).fit(LSA_X).singular_values_.round(2),
+        [3.34, 2.54, 2.35, 1.64, 1.50, 1.31, 0.85, 0.56, 0.36],
+    )
+    X_hat = space.reconstruct(LSA_X)
+    corr = np.corrcoef(X_hat)
+    human, user, minors = (LSA_TERMS.index(t) for t in ("human", "user", "minors"))
+    assert round(corr[human, user], 2) == 0.94
+    assert round(corr[human, minors], 2) == -0.83
+    raw = np.corrcoef(LSA_X)
+    assert round(raw[human, user], 2) == -0.38 and round(raw[human, minors], 2) == -0.29
+    # the printed r = 2 reconstruction, e.g. the row "human" and the cell (trees, m4)
+    np.testing.assert_allclose(
+        X_hat[human].round(2), [0.16, 0.40, 0.38, 0.47, 0.18, -0.05, -0.12, -0.16, -0.09]
+    )
+    assert X_hat[LSA_TERMS.index("trees"), 8].round(2) == 0.66
+
+
+# ------------------------------------------------------------ property tests
+finite = st.floats(-10, 10, allow_nan=False, allow_infinity=False)
+
+
+@settings(max_examples=40, deadline=None)
+@given(arrays(np.float64, st.tuples(st.integers(3, 12), st.integers(2, 9)), elements=finite))
+def test_properties_on_arbitrary_data(X):
+    if np.ptp(X, axis=0).max() < 1e-3:
+        return  # (near-)constant data is rejected, tested above
+    space = Eigenspace().fit(X)
+    k = space.n_components_
+    rank = np.linalg.matrix_rank(X - X.mean(axis=0), tol=1e-8 * np.abs(X).max() * max(X.shape))
+    gram = space.components_ @ space.components_.T
+    np.testing.assert_allclose(gram, np.eye(k), atol=1e-6)
+    assert np.all(space.dffs(X) >= 0)
+    if rank == min(X.shape[0] - 1, X.shape[1]):
+        np.testing.assert_allclose(space.reconstruct(X), X, atol=1e-6 * (1 + np.abs(X).max()))
+    assert np.all(np.diff(space.eigenvalues_) <= 1e-9 * space.eigenvalues_[0])
+
+
+# ------------------------------------------------------------ rank selection
+@pytest.mark.parametrize("n, d, rank", [(200, 30, 3), (60, 400, 5), (500, 100, 8)])
+def test_permutation_recovers_rank(n, d, rank, rng):
+    # Parallel analysis compares with permuted copies that keep each column's variance, so
+    # every signal component must stand above the noise *and* the spread-out signal.
+    X = _low_rank(rng, n, d, rank, noise=0.5, spectrum=(4.0, 3.0))
+    result = select_rank(X, method="permutation", n_permutations=10, seed=1)
+    assert result.rank == rank
+    assert (
+        result.reference.shape == (10, min(n, d))
+        and result.threshold.shape == result.spectrum.shape
+    )
+    np.testing.assert_allclose(
+        result.spectrum, np.linalg.svd(X - X.mean(0), compute_uv=False), rtol=1e-10
+    )
+    assert select_rank(X, method="permutation", n_permutations=10, seed=1).rank == result.rank
+
+
+def test_gap_and_variance(rng):
+    X = _low_rank(rng, 300, 40, rank=4, noise=0.05)
+    assert select_rank(X, method="gap").rank == 4
+    result = select_rank(X, method="variance", fraction=0.9)
+    eigen = result.spectrum**2
+    ratio = np.cumsum(eigen) / eigen.sum()
+    assert ratio[result.rank - 1] >= 0.9 > ratio[result.rank - 2]
+    with pytest.raises(ValueError, match="method"):
+        select_rank(X, method="elbow")
+
+
+def test_usps_threes_spectrum_stands_above_permuted(usps):
+    threes = usps.images[usps.labels == 3]
+    assert len(threes) == 658  # the lecture's 658 USPS threes
+    result = select_rank(threes, method="permutation", n_permutations=5, seed=0)
+    assert 5 <= result.rank <= 60
+    assert result.spectrum[0] > 2 * result.threshold[0]
