@@ -129,28 +129,26 @@ class Eigenspace(SubspaceModel):
         solver = self._choose_solver(n, d)
         mean = X.mean(axis=0, dtype=np.float64) if self.center else np.zeros(d)
         ddof = 1 if self.center else 0
-        centred64 = X.astype(np.float64) - mean if self.center else X.astype(np.float64)
-        total_ss = float(np.einsum("ij,ij->", centred64, centred64))
-        if total_ss == 0.0:
+        k_solve = max_components if isinstance(k_request, float) else k_request
+        if solver == "randomized" and isinstance(k_request, float):
+            raise ValueError(
+                "solver='randomized' cannot choose n_components by a variance fraction; "
+                "pass an int or use an exact solver"
+            )
+        if solver == "gram":
+            singular, components, total_ss = _gram_solver(X, mean, k_solve)
+        elif solver == "covariance":
+            singular, components, total_ss = _covariance_solver(X, mean, k_solve)
+        elif solver == "svd":
+            singular, components, total_ss = _svd_solver(X, mean)
+        else:
+            singular, components, total_ss = _randomized_solver(X, mean, k_solve, self.seed)
+        if not total_ss > 0.0:
             raise EigenvisionError(
                 f"X has zero variance: all {n} samples are identical"
                 + ("" if self.center else " zeros")
                 + "; an eigenspace needs varied samples"
             )
-        k_solve = max_components if isinstance(k_request, float) else k_request
-        if solver == "gram":
-            singular, components = _gram_solver(X, centred64, k_solve)
-        elif solver == "covariance":
-            singular, components = _covariance_solver(centred64, k_solve)
-        elif solver == "svd":
-            singular, components = _svd_solver(X, mean)
-        else:
-            if isinstance(k_request, float):
-                raise ValueError(
-                    "solver='randomized' cannot choose n_components by a variance fraction; "
-                    "pass an int or use an exact solver"
-                )
-            singular, components = _randomized_solver(X, mean, k_solve, self.seed)
         eigenvalues = singular.astype(np.float64) ** 2 / (n - ddof)
         total_variance = total_ss / (n - ddof)
         if isinstance(k_request, float):
@@ -319,19 +317,21 @@ class Eigenspace(SubspaceModel):
 
 
 # ------------------------------------------------------------------ solvers
-def _gram_solver(X, centred64, k):
+def _gram_solver(X, mean, k):
     """Snapshot method: eigenvectors of the n x n Gram matrix (Turk & Pentland 1991).
 
-    Eigenvalues of the Gram matrix carry an absolute error of about
-    ``eps * lambda_1``, so singular values below ``sqrt(n eps) s_1`` are
-    round-off: their directions are treated as null space. Components whose
-    singular value is below ``1e-4 s_1`` are re-orthonormalised against the
-    leading ones, where the division by a small singular value amplifies
-    round-off.
+    The Gram matrix is accumulated in float64. Its eigenvalues carry an
+    absolute error of about ``eps * lambda_1``, so singular values below
+    ``sqrt(n eps) s_1`` are round-off: their directions are treated as null
+    space. Components whose singular value is below ``1e-4 s_1`` are
+    re-orthonormalised against the leading ones, where the division by a
+    small singular value amplifies round-off.
     """
+    centred64 = X.astype(np.float64)
+    centred64 -= mean
     gram = centred64 @ centred64.T  # symmetric rank-k update in float64
-    values, vectors = linalg.eigh(gram, overwrite_a=True, driver="evd", check_finite=False)
-    values, vectors = values[::-1], vectors[:, ::-1]
+    total_ss = float(np.trace(gram))
+    values, vectors = _top_eigh(gram, k)
     singular = np.sqrt(np.clip(values, 0.0, None))
     resolution = singular[0] * np.sqrt(len(X) * np.finfo(np.float64).eps) * 10
     usable = max(1, min(k, int(np.sum(singular > resolution))))
@@ -341,37 +341,67 @@ def _gram_solver(X, centred64, k):
     well_conditioned = max(1, int(np.sum(singular[:usable] > 1e-4 * singular[0])))
     if well_conditioned < k:
         components = _orthonormal_tail(components, well_conditioned, k)
-    return singular, components
+    return singular, components, total_ss
 
 
-def _covariance_solver(centred64, k):
-    """Eigenvectors of the d x d scatter matrix, top k only when k < d."""
-    d = centred64.shape[1]
-    scatter = centred64.T @ centred64
-    if k < d:
+def _covariance_solver(X, mean, k):
+    """Eigenvectors of the d x d scatter matrix.
+
+    The scatter is formed in the data's dtype after centring (float32 data:
+    a float32 product, twice as fast, relative accuracy about 1e-6 on the
+    leading eigenpairs) and decomposed in float64.
+    """
+    centred = X - mean.astype(X.dtype)
+    scatter = (centred.T @ centred).astype(np.float64, copy=False)
+    values, vectors = _top_eigh(scatter, k)
+    return np.sqrt(np.clip(values, 0.0, None)), vectors.T, float(np.trace(scatter))
+
+
+def _top_eigh(matrix, k):
+    """The ``k`` largest eigenpairs of a symmetric matrix, largest first.
+
+    LAPACK's divide and conquer (all eigenpairs) is fastest for small
+    matrices or large ``k``; otherwise ARPACK's Lanczos iteration on the
+    formed matrix, run to machine precision (``tol=0``) from a fixed start
+    vector, is several times faster than LAPACK's subset drivers (0.4 s
+    against 3.3 s for the top 50 of 4096) at the same accuracy. Only the
+    top ``k`` eigenvalues come back from ARPACK.
+    """
+    size = len(matrix)
+    if size <= 512 or 4 * k >= size:
+        # numpy's eigh (LAPACK syevd; the matrix is float64 already) rather than scipy's:
+        # on this two-core machine scipy's copy of OpenBLAS spends 8 ms waking threads
+        # for the 64 x 64 scatter of the digits that numpy decomposes in 0.3 ms.
+        values, vectors = np.linalg.eigh(matrix)
+        return values[::-1], vectors[:, ::-1]
+    from scipy.sparse.linalg import ArpackNoConvergence, eigsh
+
+    start = np.random.default_rng(0).normal(size=size)
+    try:
+        values, vectors = eigsh(matrix, k=k, which="LA", v0=start, tol=0)
+    except ArpackNoConvergence:
         values, vectors = linalg.eigh(
-            scatter, subset_by_index=[d - k, d - 1], driver="evr", check_finite=False
+            matrix, subset_by_index=[size - k, size - 1], driver="evx", check_finite=False
         )
-    else:
-        values, vectors = linalg.eigh(scatter, check_finite=False)
-    values, vectors = values[::-1], vectors[:, ::-1]
-    return np.sqrt(np.clip(values, 0.0, None)), vectors.T
+    order = np.argsort(values)[::-1]
+    return values[order], vectors[:, order]
 
 
 def _svd_solver(X, mean):
     centred = X - mean.astype(X.dtype)
     _, singular, vt = linalg.svd(centred, full_matrices=False, check_finite=False)
-    return singular, vt
+    return singular, vt, float(np.sum(singular.astype(np.float64) ** 2))
 
 
 def _randomized_solver(X, mean, k, seed):
     from sklearn.utils.extmath import randomized_svd
 
     centred = X - mean.astype(X.dtype)
+    total_ss = float(np.einsum("ij,ij->", centred, centred, dtype=np.float64))
     _, singular, vt = randomized_svd(
         centred, k, n_oversamples=10, n_iter=7, random_state=seed, flip_sign=False
     )
-    return singular, vt
+    return singular, vt, total_ss
 
 
 def _orthonormal_tail(components, start, k):

@@ -111,7 +111,7 @@ class KernelPCA(SubspaceModel):
         self.X_fit_ = X
         self.eigenvalues_ = values
         self.dual_coef_ = vectors / np.sqrt(values)
-        self._row_means, self._total_mean = row_means, total_mean
+        self.row_means_, self.total_mean_ = row_means, total_mean
         self.n_components_ = len(values)
         self.components_ = self.dual_coef_.T  # so the shared helpers see a fitted model
         return self
@@ -134,8 +134,8 @@ class KernelPCA(SubspaceModel):
         values, vectors = linalg.eigh(self._kernel(landmarks, landmarks), check_finite=False)
         keep = values > values.max() * 1e-10
         self.landmarks_ = landmarks
-        self._feature_map = vectors[:, keep] / np.sqrt(values[keep])
-        features = self._kernel(X, landmarks) @ self._feature_map
+        self.feature_map_ = vectors[:, keep] / np.sqrt(values[keep])
+        features = self._kernel(X, landmarks) @ self.feature_map_
         k = min(self._n_kept(n), features.shape[1])
         self.space_ = Eigenspace(k).fit(features)
         self.eigenvalues_ = self.space_.eigenvalues_[:k] * (n - 1)
@@ -148,7 +148,7 @@ class KernelPCA(SubspaceModel):
         check_fitted(self)
         X = self._validate_transform(X).astype(np.float64)
         if self.n_landmarks is not None:
-            return self.space_.transform(self._kernel(X, self.landmarks_) @ self._feature_map)
+            return self.space_.transform(self._kernel(X, self.landmarks_) @ self.feature_map_)
         K = self._kernel(X, self.X_fit_)
-        centred = K - K.mean(axis=1, keepdims=True) - self._row_means[None, :] + self._total_mean
+        centred = K - K.mean(axis=1, keepdims=True) - self.row_means_[None, :] + self.total_mean_
         return centred @ self.dual_coef_

@@ -1,0 +1,255 @@
+"""Model files: ``.npz`` with a JSON header, no pickle, checked before reading, written atomically.
+
+Layout: an uncompressed zip of ``.npy`` members (numpy's ``.npz``). The
+member ``__header__.npy`` holds UTF-8 JSON: format version, eigenvision
+version, the model's class and parameters, its scalar attributes and, for
+every array member, its dtype and shape. :func:`load` checks the member
+names, every ``.npy`` header (dtype, shape) and sizes against that
+declaration before reading any array, reads with ``allow_pickle=False``, and
+only builds classes from a fixed list.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+from . import __version__
+from ._errors import ModelFileError, NotFittedError
+from .eigenspace import Eigenspace
+from .fisher import FisherSpace
+from .kernel import KernelPCA
+from .normalize import PixelStandardizer
+from .ppca import ProbabilisticPCA
+from .recognize import Recognizer
+
+__all__ = ["save", "load", "FORMAT_VERSION"]
+
+FORMAT_VERSION = 1
+_HEADER = "__header__"
+_MODELS = {
+    cls.__name__: cls
+    for cls in (Eigenspace, FisherSpace, KernelPCA, ProbabilisticPCA, PixelStandardizer, Recognizer)
+}
+_ALLOWED_KINDS = "biufU"  # bool, integers, floats, fixed-width unicode; never objects
+_MAX_HEADER_BYTES = 1 << 20
+
+
+def save(model, path) -> Path:
+    """Write a fitted model to ``path`` (``.npz``), atomically.
+
+    The file is written to a temporary file in the same folder, flushed to
+    disk and renamed over ``path``: a crash mid-save leaves any previous file
+    intact.
+
+    Returns
+    -------
+    Path
+    """
+    name = type(model).__name__
+    if name not in _MODELS:
+        raise TypeError(f"cannot save a {name}; savable models: {sorted(_MODELS)}")
+    arrays: dict[str, np.ndarray] = {}
+    description = _describe(model, "", arrays)
+    header = {
+        "format": "eigenvision-model",
+        "format_version": FORMAT_VERSION,
+        "eigenvision_version": __version__,
+        "model": description,
+        "arrays": {key: [value.dtype.str, list(value.shape)] for key, value in arrays.items()},
+    }
+    payload = np.frombuffer(json.dumps(header).encode("utf-8"), dtype=np.uint8)
+    path = Path(path)
+    folder = path.parent if str(path.parent) else Path(".")
+    handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            np.savez(stream, **{_HEADER: payload}, **arrays)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    try:  # make the rename itself durable
+        directory = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(directory)
+        finally:
+            os.close(directory)
+    except OSError:
+        pass
+    return path
+
+
+def _describe(model, prefix: str, arrays: dict) -> dict:
+    """Class, parameters and fitted state; arrays go to ``arrays`` under ``prefix``."""
+    fitted = {key: value for key, value in vars(model).items() if key.endswith("_")}
+    if not fitted:
+        raise NotFittedError(f"this {type(model).__name__} is not fitted; fit it before saving")
+    params = model.get_params(deep=False) if hasattr(model, "get_params") else {
+        "with_mean": model.with_mean, "with_std": model.with_std
+    }  # fmt: skip
+    state, children = {}, {}
+    for key, value in fitted.items():
+        if type(value).__name__ in _MODELS:
+            children[key] = _describe(value, f"{prefix}{key}/", arrays)
+        elif isinstance(value, np.ndarray):
+            if value.dtype.kind not in _ALLOWED_KINDS:
+                raise TypeError(f"{key} has dtype {value.dtype}; only plain arrays are saved")
+            arrays[f"{prefix}{key}"] = value
+        else:
+            state[key] = _to_json(value)
+    return {
+        "class": type(model).__name__,
+        "params": {k: _to_json(v) for k, v in params.items()},
+        "state": state,
+        "children": children,
+        "prefix": prefix,
+    }
+
+
+def _to_json(value):
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (np.floating,)):
+        return float(value)
+    if isinstance(value, tuple):
+        return {"tuple": [_to_json(v) for v in value]}
+    if isinstance(value, list):
+        return [_to_json(v) for v in value]
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    raise TypeError(f"cannot store {type(value).__name__} in a model file")
+
+
+def _from_json(value):
+    if isinstance(value, dict) and set(value) == {"tuple"}:
+        return tuple(_from_json(v) for v in value["tuple"])
+    if isinstance(value, list):
+        return [_from_json(v) for v in value]
+    return value
+
+
+def load(path, *, max_bytes: int = 4 << 30):
+    """Read a model written by :func:`save`; safe on untrusted files.
+
+    Parameters
+    ----------
+    path : path-like
+    max_bytes : int, default 4 GiB
+        Refuse files whose arrays declare more than this in total.
+
+    Raises
+    ------
+    ModelFileError
+        Not a model file, truncated, corrupt, from a newer format version,
+        declaring unknown classes, object arrays or sizes that do not match.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ModelFileError(f"{path}: no such model file")
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return _load_checked(path, archive, max_bytes)
+    except ModelFileError:
+        raise
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueError) as exc:
+        raise ModelFileError(f"{path}: not a readable eigenvision model file ({exc})") from exc
+
+
+def _load_checked(path, archive: zipfile.ZipFile, max_bytes: int):
+    members = {info.filename: info for info in archive.infolist()}
+    header_info = members.get(f"{_HEADER}.npy")
+    if header_info is None:
+        raise ModelFileError(f"{path}: no {_HEADER} member; not an eigenvision model file")
+    if header_info.file_size > _MAX_HEADER_BYTES:
+        raise ModelFileError(f"{path}: header of {header_info.file_size} bytes is implausible")
+    raw_header = _read_member(archive, header_info, path, max_bytes)
+    if raw_header.dtype != np.uint8 or raw_header.ndim != 1:
+        raise ModelFileError(f"{path}: malformed header")
+    try:
+        header = json.loads(raw_header.tobytes().decode("utf-8"))
+        version = int(header["format_version"])
+        declared = {k: (np.dtype(v[0]), tuple(v[1])) for k, v in header["arrays"].items()}
+        description = header["model"]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ModelFileError(f"{path}: malformed header ({exc})") from exc
+    if header.get("format") != "eigenvision-model":
+        raise ModelFileError(f"{path}: not an eigenvision model file")
+    if version > FORMAT_VERSION:
+        raise ModelFileError(
+            f"{path}: written in model format {version} by eigenvision "
+            f"{header.get('eigenvision_version')}; this eigenvision ({__version__}) reads up "
+            f"to format {FORMAT_VERSION}: upgrade eigenvision"
+        )
+    expected = {f"{key}.npy" for key in declared} | {f"{_HEADER}.npy"}
+    if set(members) != expected:
+        extra, missing = sorted(set(members) - expected), sorted(expected - set(members))
+        raise ModelFileError(
+            f"{path}: members do not match the header (extra {extra}, missing {missing})"
+        )
+    total = 0
+    for key, (dtype, shape) in declared.items():
+        if dtype.kind not in _ALLOWED_KINDS or any(int(s) < 0 for s in shape):
+            raise ModelFileError(f"{path}: member {key} declares {dtype} {shape}")
+        total += int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    if total > max_bytes:
+        raise ModelFileError(f"{path}: arrays declare {total} bytes, above max_bytes={max_bytes}")
+    arrays = {}
+    for key, (dtype, shape) in declared.items():
+        array = _read_member(archive, members[f"{key}.npy"], path, max_bytes, dtype, shape)
+        arrays[key] = array
+    return _build(description, arrays, path)
+
+
+def _read_member(archive, info, path, max_bytes, dtype=None, shape=None) -> np.ndarray:
+    with archive.open(info) as stream:
+        try:
+            major, _ = np.lib.format.read_magic(stream)
+            if major == 1:
+                file_shape, fortran, file_dtype = np.lib.format.read_array_header_1_0(stream)
+            else:
+                file_shape, fortran, file_dtype = np.lib.format.read_array_header_2_0(stream)
+        except ValueError as exc:
+            raise ModelFileError(f"{path}: member {info.filename} is not a .npy array") from exc
+        if file_dtype.kind not in _ALLOWED_KINDS or file_dtype.hasobject:
+            raise ModelFileError(f"{path}: member {info.filename} has dtype {file_dtype}")
+        if dtype is not None and (file_dtype != dtype or tuple(file_shape) != shape):
+            raise ModelFileError(
+                f"{path}: member {info.filename} is {file_dtype} {file_shape}, the header "
+                f"declares {dtype} {shape}"
+            )
+        n_bytes = int(np.prod(file_shape, dtype=np.int64)) * file_dtype.itemsize
+        if n_bytes > max_bytes or info.file_size < n_bytes:
+            raise ModelFileError(f"{path}: member {info.filename} is truncated or oversized")
+    with archive.open(info) as stream:
+        array = np.lib.format.read_array(stream, allow_pickle=False)
+    return array
+
+
+def _build(description: dict, arrays: dict, path):
+    try:
+        cls = _MODELS[description["class"]]
+        params = {k: _from_json(v) for k, v in description["params"].items()}
+        model = cls(**params)
+        for key, value in description["state"].items():
+            if not key.endswith("_"):
+                raise ModelFileError(f"{path}: unexpected attribute {key!r}")
+            setattr(model, key, _from_json(value))
+        prefix = description["prefix"]
+        for key, array in arrays.items():
+            if key.startswith(prefix) and "/" not in key[len(prefix) :]:
+                setattr(model, key[len(prefix) :], array)
+        for key, child in description["children"].items():
+            setattr(model, key, _build(child, arrays, path))
+    except ModelFileError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise ModelFileError(f"{path}: the model description is invalid ({exc})") from exc
+    return model

@@ -1,0 +1,357 @@
+"""Recognition by nearest neighbour in component space: identify, verify, enrol.
+
+A :class:`Recognizer` composes a feature (an eigenspace) and a
+:class:`NearestNeighbor` classifier over a gallery of codes, in the spirit of
+bytefish/facerec's feature + classifier.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.base import BaseEstimator
+
+from ._base import check_fitted, flatten_images
+from .eigenspace import Eigenspace
+from .fisher import FisherSpace
+from .io import ImageSet
+from .normalize import resize
+
+__all__ = ["UNKNOWN", "NearestNeighbor", "Recognizer", "Verification"]
+
+#: The label :meth:`Recognizer.predict` gives a probe farther than the threshold from all.
+UNKNOWN = "unknown"
+
+_METRICS = ("euclidean", "cosine", "mahalanobis")
+_METHODS = ("eigenfaces", "fisherfaces")
+
+
+class NearestNeighbor:
+    """Exact k-nearest-neighbour search over a gallery of codes, in bounded memory.
+
+    Squared Euclidean distances come from one matrix product per gallery
+    chunk, ``||a||^2 - 2 a.b + ||b||^2`` (BLAS in the codes' dtype), and
+    ``argpartition`` keeps the best candidates of each chunk. The expansion
+    loses precision to cancellation, so the ``k + 8`` best candidates are
+    re-ranked by distances computed directly in float64: the result is the
+    exact k nearest unless more than 8 gallery entries lie within round-off
+    of the k-th distance.
+
+    Parameters
+    ----------
+    chunk_size : int, default 8192
+        Gallery entries compared at once; memory is ``O(n_probes *
+        chunk_size)``, whatever the gallery size.
+    """
+
+    _MARGIN = 8
+
+    def __init__(self, *, chunk_size: int = 8192):
+        self.chunk_size = chunk_size
+
+    def __repr__(self) -> str:
+        return f"NearestNeighbor(chunk_size={self.chunk_size})"
+
+    def kneighbors(self, probes: np.ndarray, gallery: np.ndarray, k: int):
+        """Return ``(distances, indices)``, each ``(m, k)``, nearest first.
+
+        Parameters
+        ----------
+        probes : (m, q) ndarray
+        gallery : (n, q) ndarray
+        k : int, 1 <= k <= n
+
+        Returns
+        -------
+        distances : (m, k) ndarray of float64, Euclidean (not squared)
+        indices : (m, k) ndarray of int64
+        """
+        probes, gallery = np.atleast_2d(probes), np.atleast_2d(gallery)
+        n = len(gallery)
+        if not 1 <= k <= n:
+            raise ValueError(f"k={k} must lie in [1, gallery size {n}]")
+        if probes.shape[1] != gallery.shape[1]:
+            raise ValueError(
+                f"probes have {probes.shape[1]} dimensions, the gallery {gallery.shape[1]}"
+            )
+        keep = min(k + self._MARGIN, n)
+        probe_norms = np.einsum("ij,ij->i", probes, probes)[:, None]
+        best_d = np.full((len(probes), 0), np.inf, dtype=probes.dtype)
+        best_i = np.empty((len(probes), 0), dtype=np.int64)
+        for start in range(0, n, self.chunk_size):
+            block = gallery[start : start + self.chunk_size]
+            squared = probe_norms - 2 * (probes @ block.T) + np.einsum("ij,ij->i", block, block)
+            take = min(keep, len(block))
+            part = np.argpartition(squared, take - 1, axis=1)[:, :take]
+            best_d = np.hstack([best_d, np.take_along_axis(squared, part, axis=1)])
+            best_i = np.hstack([best_i, part + start])
+            if best_d.shape[1] > keep:
+                part = np.argpartition(best_d, keep - 1, axis=1)[:, :keep]
+                best_d = np.take_along_axis(best_d, part, axis=1)
+                best_i = np.take_along_axis(best_i, part, axis=1)
+        # Re-rank the candidates by directly computed float64 distances.
+        diff = probes[:, None, :].astype(np.float64) - gallery[best_i].astype(np.float64)
+        exact = np.sqrt(np.einsum("ijk,ijk->ij", diff, diff))
+        order = np.lexsort((best_i, exact), axis=1)[:, :k]
+        return np.take_along_axis(exact, order, axis=1), np.take_along_axis(best_i, order, axis=1)
+
+
+@dataclass(frozen=True)
+class Verification:
+    """The answer to "is this person X?"."""
+
+    accepted: bool
+    distance: float
+    threshold: float | None
+
+
+class Recognizer(BaseEstimator):
+    """Face (or any object) recognition by nearest neighbour in an eigenspace.
+
+    Parameters
+    ----------
+    n_components : int or float, default 20
+        Eigenspace size (for ``"fisherfaces"``: discriminant directions,
+        at most classes - 1; None means all).
+    method : {"eigenfaces", "fisherfaces"}, default "eigenfaces"
+        The feature: :class:`Eigenspace` (Turk & Pentland 1991) or
+        :class:`FisherSpace` (Belhumeur et al. 1997).
+    metric : {"euclidean", "cosine", "mahalanobis"}, default "euclidean"
+        Distance between codes. ``"cosine"`` is ``1 - cos`` (angle between
+        codes); ``"mahalanobis"`` is Euclidean on whitened codes (each
+        component divided by its standard deviation; eigenfaces only).
+    k : int, default 1
+        Neighbours voting in :meth:`predict` (majority; ties go to the
+        nearest).
+    threshold : float, optional
+        Probes whose nearest distance exceeds it are :data:`UNKNOWN`;
+        :meth:`calibrate_threshold` picks one from data.
+    resize : bool, default False
+        Resize probes of another size than the training images (otherwise
+        a clear error).
+    chunk_size : int, default 8192
+        Gallery chunk of the exact search (:class:`NearestNeighbor`).
+
+    Attributes
+    ----------
+    feature_ : Eigenspace or FisherSpace
+    gallery_ : (n, q) ndarray
+        Codes of the enrolled images (normalised for the metric).
+    gallery_labels_ : (n,) ndarray
+    classes_ : ndarray
+    image_shape_ : (H, W)
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> faces = rng.random((6, 4, 4)); labels = np.array([0, 0, 1, 1, 2, 2])
+    >>> rec = Recognizer(n_components=3).fit(faces, labels)
+    >>> rec.predict(faces).tolist()
+    [0, 0, 1, 1, 2, 2]
+    """
+
+    def __init__(
+        self,
+        n_components=20,
+        *,
+        method="eigenfaces",
+        metric="euclidean",
+        k=1,
+        threshold=None,
+        resize=False,
+        chunk_size=8192,
+    ):
+        self.n_components = n_components
+        self.method = method
+        self.metric = metric
+        self.k = k
+        self.threshold = threshold
+        self.resize = resize
+        self.chunk_size = chunk_size
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, images, labels=None):
+        """Train the eigenspace on ``images`` and enrol them with ``labels``.
+
+        Parameters
+        ----------
+        images : (n, H, W) ndarray or ImageSet
+            An ImageSet brings its own labels.
+        labels : (n,) array-like, optional
+        """
+        if self.method not in _METHODS:
+            raise ValueError(f"method must be one of {_METHODS}, got {self.method!r}")
+        if self.metric not in _METRICS:
+            raise ValueError(f"metric must be one of {_METRICS}, got {self.metric!r}")
+        if self.metric == "mahalanobis" and self.method != "eigenfaces":
+            raise ValueError("metric='mahalanobis' needs method='eigenfaces' (its eigenvalues)")
+        stack, labels = _images_and_labels(images, labels)
+        if self.method == "fisherfaces":
+            feature = FisherSpace(n_components=self.n_components).fit(stack, labels)
+        else:
+            n_max = min(len(stack), stack.shape[1] * stack.shape[2])
+            n_components = self.n_components
+            if isinstance(n_components, int) and n_components > n_max:
+                raise ValueError(
+                    f"n_components={n_components} exceeds min(n_images, n_pixels) = {n_max}"
+                )
+            feature = Eigenspace(n_components=n_components).fit(stack)
+        self.feature_ = feature
+        self.image_shape_ = tuple(stack.shape[1:])
+        self.gallery_ = self._codes_for_metric(feature.transform(stack))
+        self.gallery_labels_ = labels
+        self.classes_ = np.unique(labels)
+        return self
+
+    def _codes_for_metric(self, codes):
+        if self.metric == "cosine":
+            norms = np.linalg.norm(codes, axis=1, keepdims=True)
+            return codes / np.where(norms == 0, 1, norms)
+        if self.metric == "mahalanobis":
+            scale = np.sqrt(self.feature_.eigenvalues_[: self.feature_.n_components_])
+            return codes / scale.astype(codes.dtype)
+        return codes
+
+    def _probe_codes(self, images):
+        check_fitted(self, "gallery_")
+        stack = _as_stack(images)
+        if stack.shape[1:] != self.image_shape_:
+            if not self.resize:
+                raise ValueError(
+                    f"probe images are {stack.shape[1:]}, the recognizer was trained on "
+                    f"{self.image_shape_}; pass resize=True or call "
+                    f"normalize_images(images, shape={self.image_shape_}) first"
+                )
+            stack = np.stack([resize(image, self.image_shape_) for image in stack])
+        return self._codes_for_metric(self.feature_.transform(stack))
+
+    def _search(self, codes, k):
+        distances, indices = NearestNeighbor(chunk_size=self.chunk_size).kneighbors(
+            codes, self.gallery_, k
+        )
+        if self.metric == "cosine":
+            distances = distances**2 / 2  # unit vectors: ||a - b||^2 / 2 = 1 - cos
+        return distances, indices
+
+    # --------------------------------------------------------------- queries
+    def kneighbors(self, images, k=5):
+        """The ``k`` nearest enrolled images of each probe (the lecture's top-15 search).
+
+        Returns
+        -------
+        distances : (m, k) ndarray, nearest first
+        labels : (m, k) ndarray
+        """
+        distances, indices = self._search(self._probe_codes(images), min(k, len(self.gallery_)))
+        return distances, self.gallery_labels_[indices]
+
+    def predict(self, images):
+        """Labels of the probes; :data:`UNKNOWN` beyond ``threshold``.
+
+        Returns
+        -------
+        (m,) ndarray
+            With a threshold set and labels that are not strings, the result
+            has dtype object so it can hold :data:`UNKNOWN`.
+        """
+        distances, labels = self.kneighbors(images, k=self.k)
+        predicted = (
+            labels[:, 0].copy()
+            if self.k == 1
+            else np.array([_vote(row) for row in labels], dtype=labels.dtype)
+        )
+        if self.threshold is None:
+            return predicted
+        rejected = distances[:, 0] > self.threshold
+        if predicted.dtype.kind not in "US":
+            predicted = predicted.astype(object)
+        else:
+            predicted = predicted.astype(f"<U{max(predicted.dtype.itemsize // 4, len(UNKNOWN))}")
+        predicted[rejected] = UNKNOWN
+        return predicted
+
+    def verify(self, image, label) -> Verification:
+        """Is ``image`` (H, W) the enrolled ``label``? Uses the nearest image of that label."""
+        check_fitted(self, "gallery_")
+        mask = self.gallery_labels_ == label
+        if not mask.any():
+            raise ValueError(f"label {label!r} is not enrolled; enrol it with add() first")
+        codes = self._probe_codes(np.asarray(image)[None])
+        distances, _ = NearestNeighbor(chunk_size=self.chunk_size).kneighbors(
+            codes, self.gallery_[mask], 1
+        )
+        distance = float(distances[0, 0] ** 2 / 2 if self.metric == "cosine" else distances[0, 0])
+        accepted = self.threshold is None or distance <= self.threshold
+        return Verification(bool(accepted), distance, self.threshold)
+
+    def add(self, images, labels=None):
+        """Enrol images (new people or new views) without refitting the eigenspace."""
+        check_fitted(self, "gallery_")
+        stack, labels = _images_and_labels(images, labels, min_images=1)
+        codes = self._probe_codes(stack)
+        if labels.dtype.kind != self.gallery_labels_.dtype.kind:
+            raise ValueError(
+                f"labels of dtype {labels.dtype} do not match the enrolled "
+                f"{self.gallery_labels_.dtype}; use labels of the same kind"
+            )
+        self.gallery_ = np.vstack([self.gallery_, codes.astype(self.gallery_.dtype)])
+        self.gallery_labels_ = np.concatenate([self.gallery_labels_, labels])
+        self.classes_ = np.unique(self.gallery_labels_)
+        return self
+
+    def calibrate_threshold(self, images, labels, *, far: float = 0.01) -> float:
+        """Set ``threshold`` so that at most ``far`` of impostor probes are accepted.
+
+        Impostors are probes whose label is not enrolled; their nearest
+        distance is what a threshold must reject. Returns the threshold.
+        """
+        if not 0.0 <= far < 1.0:
+            raise ValueError(f"far must lie in [0, 1), got {far}")
+        stack, labels = _images_and_labels(images, labels, min_images=1)
+        impostor = ~np.isin(labels, self.gallery_labels_)
+        if not impostor.any():
+            raise ValueError(
+                "calibration needs impostor probes: images of people who are not enrolled"
+            )
+        distances, _ = self.kneighbors(stack[impostor], k=1)
+        nearest = np.sort(distances[:, 0])
+        allowed = int(np.floor(far * len(nearest)))
+        # Accept distances strictly below the (allowed + 1)-th smallest impostor distance.
+        self.threshold = float(np.nextafter(nearest[allowed], -np.inf))
+        return self.threshold
+
+
+def _vote(labels):
+    counts = Counter(labels.tolist())
+    top = max(counts.values())
+    return next(label for label in labels.tolist() if counts[label] == top)
+
+
+def _as_stack(images) -> np.ndarray:
+    if isinstance(images, ImageSet):
+        images = images.images
+    stack = np.asarray(images)
+    if stack.ndim == 2:
+        stack = stack[None]
+    if stack.ndim != 3:
+        raise ValueError(f"images must be (H, W) or (n, H, W), got shape {stack.shape}")
+    if stack.dtype not in (np.float32, np.float64):
+        stack = stack.astype(np.float64)
+    return stack
+
+
+def _images_and_labels(images, labels, *, min_images=2):
+    if isinstance(images, ImageSet):
+        labels = images.labels if labels is None else labels
+    stack = _as_stack(images)
+    if labels is None:
+        raise ValueError("labels are required: pass labels= or an ImageSet")
+    labels = np.asarray(labels)
+    if labels.shape != (len(stack),):
+        raise ValueError(f"labels must have shape ({len(stack)},), got {labels.shape}")
+    if len(stack) < min_images:
+        raise ValueError(f"need at least {min_images} images, got {len(stack)}")
+    flatten_images(stack)
+    return stack, labels
