@@ -7,7 +7,7 @@ Moghaddam & Starner 1994) and the distance-from-feature-space detector
 
 __version__ = "0.1.0"
 
-from . import datasets, normalize
+from . import datasets, evaluate, normalize
 from ._errors import (
     DatasetNotFoundError,
     EigenvisionError,
@@ -21,11 +21,20 @@ from .fisher import FisherSpace
 from .io import ImageSet, load_image, load_image_set
 from .kernel import KernelPCA
 from .normalize import PixelStandardizer, normalize_image, normalize_images
+from .persist import load, save
 from .ppca import ProbabilisticPCA
+from .recognize import UNKNOWN, NearestNeighbor, Recognizer, Verification
 
 __all__ = [
     "__version__",
     "datasets",
+    "evaluate",
+    "load",
+    "save",
+    "UNKNOWN",
+    "NearestNeighbor",
+    "Recognizer",
+    "Verification",
     "normalize",
     "DatasetNotFoundError",
     "EigenvisionError",

@@ -3,10 +3,46 @@
 from __future__ import annotations
 
 import argparse
+import json
 import platform
 import sys
+from pathlib import Path
+
+import numpy as np
 
 from . import __version__, datasets
+from ._errors import EigenvisionError
+
+BUILTIN_SETS = {
+    "digits": datasets.load_digits,
+    "lfw": datasets.load_lfw_subset,
+    "att": datasets.load_att,
+    "usps": datasets.load_usps,
+    "imm": datasets.load_imm,
+}
+
+
+def _progress(iterable, total, label):
+    """A plain progress bar on stderr for long loops (only when it is a terminal)."""
+    if not sys.stderr.isatty() or total < 20:
+        yield from iterable
+        return
+    width = 30
+    for i, item in enumerate(iterable, 1):
+        filled = int(width * i / total)
+        sys.stderr.write(f"\r{label} [{'#' * filled}{'.' * (width - filled)}] {i}/{total}")
+        sys.stderr.flush()
+        yield item
+    sys.stderr.write("\n")
+
+
+def _load_images(source: str):
+    """An ImageSet from a folder of labelled sub-folders or a dataset name."""
+    from .io import load_image_set
+
+    if source in BUILTIN_SETS and not Path(source).exists():
+        return BUILTIN_SETS[source]()
+    return load_image_set(source, on_error="skip")
 
 
 def _cmd_info(args) -> int:
@@ -28,10 +64,117 @@ def _cmd_info(args) -> int:
         status = f"found at {folder}" if folder else "missing"
         print(f"  {name:<11} {status}")
     if home is None:
+        print(f"set ${datasets.DATA_ENV} to the folder holding att_faces/, imm_frontal/, ...")
+    return 0
+
+
+def _cmd_train(args) -> int:
+    from .persist import save
+    from .recognize import Recognizer
+
+    images = _load_images(args.source)
+    shape = tuple(args.shape) if args.shape else None
+    model = Recognizer(
+        n_components=args.n_components,
+        method=args.method,
+        metric=args.metric,
+        shape=shape,
+        mirror=args.mirror,
+        resize=True,
+    ).fit(images)
+    save(model, args.output)
+    print(
+        f"trained {args.method} ({model.feature_.n_components_} components, {args.metric}) on "
+        f"{len(images)} images of {len(model.classes_)} classes; saved {args.output}"
+    )
+    return 0
+
+
+def _cmd_recognize(args) -> int:
+    from .io import load_image
+    from .persist import load
+
+    model = load(args.model)
+    if args.threshold is not None:
+        model.threshold = args.threshold
+    results = []
+    for path in _progress(args.images, len(args.images), "recognising"):
+        image = load_image(path)
+        distances, labels = model.kneighbors(image, k=args.top)
+        predicted = model.predict(image)[0]
+        results.append(
+            {
+                "image": path,
+                "label": _plain(predicted),
+                "matches": [
+                    {"label": _plain(label), "distance": float(distance)}
+                    for label, distance in zip(labels[0], distances[0], strict=True)
+                ],
+            }
+        )
+    if args.json:
+        print(json.dumps(results, indent=2))
+    else:
+        for result in results:
+            matches = ", ".join(f"{m['label']} ({m['distance']:.4g})" for m in result["matches"])
+            print(f"{result['image']}: {result['label']}    nearest: {matches}")
+    return 0
+
+
+def _plain(value):
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _cmd_enroll(args) -> int:
+    from .persist import load, save
+
+    model = load(args.model)
+    images = _load_images(args.folder)
+    before = len(model.classes_)
+    model.add(images.images, images.labels)
+    save(model, args.output or args.model)
+    print(
+        f"enrolled {len(images)} images; {len(model.classes_)} classes "
+        f"({len(model.classes_) - before} new); saved {args.output or args.model}"
+    )
+    return 0
+
+
+def _cmd_evaluate(args) -> int:
+    from . import evaluate
+    from .recognize import Recognizer
+
+    images = _load_images(args.source)
+    model = Recognizer(
+        n_components=args.n_components, method=args.method, metric=args.metric, mirror=args.mirror
+    )
+    rates = evaluate.cross_validate(
+        model, images, scheme=args.scheme, n_splits=args.folds, k=args.train_per_class,
+        seed=args.seed,
+    )  # fmt: skip
+    summary = {
+        "scheme": args.scheme,
+        "recognition_rate_mean": float(rates.mean()),
+        "recognition_rate_std": float(rates.std()),
+        "folds": rates.tolist(),
+    }
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    else:
         print(
-            f"set ${datasets.DATA_ENV} to the folder holding att_faces/, imm_frontal/, usps/, ..."
+            f"{args.method}/{args.metric}, {args.n_components} components, {args.scheme}: "
+            f"recognition rate {rates.mean():.3f} +- {rates.std():.3f} over {len(rates)} fold(s)"
         )
     return 0
+
+
+def _add_model_options(parser):
+    parser.add_argument("--method", choices=["eigenfaces", "fisherfaces"], default="eigenfaces")
+    parser.add_argument("--n-components", type=int, default=40)
+    parser.add_argument(
+        "--metric", choices=["euclidean", "cosine", "mahalanobis"], default="euclidean"
+    )
+    parser.add_argument("--mirror", action="store_true", help="also use mirrored images")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -41,8 +184,43 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"eigenvision {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
     info = commands.add_parser("info", help="version, data location and the datasets found")
     info.set_defaults(run=_cmd_info)
+
+    sources = f"a folder with one sub-folder per label, or one of {sorted(BUILTIN_SETS)}"
+    train = commands.add_parser("train", help="train a recognizer and save it")
+    train.add_argument("source", help=sources)
+    train.add_argument("-o", "--output", required=True, help="model file to write (.npz)")
+    train.add_argument("--shape", type=int, nargs=2, metavar=("H", "W"), help="working size")
+    _add_model_options(train)
+    train.set_defaults(run=_cmd_train)
+
+    recognize = commands.add_parser("recognize", help="who is in these images?")
+    recognize.add_argument("model", help="model file from 'eigenvision train'")
+    recognize.add_argument("images", nargs="+", help="image files")
+    recognize.add_argument("--top", type=int, default=5, help="nearest matches to list")
+    recognize.add_argument("--threshold", type=float, help="reject matches farther than this")
+    recognize.add_argument("--json", action="store_true", help="print JSON")
+    recognize.set_defaults(run=_cmd_recognize)
+
+    enroll = commands.add_parser("enroll", help="add people or images to a trained model")
+    enroll.add_argument("model")
+    enroll.add_argument("folder", help="one sub-folder per label")
+    enroll.add_argument("-o", "--output", help="write here instead of updating the model")
+    enroll.set_defaults(run=_cmd_enroll)
+
+    evaluate = commands.add_parser("evaluate", help="recognition rate by cross-validation")
+    evaluate.add_argument("source", help=sources)
+    evaluate.add_argument(
+        "--scheme", choices=["kfold", "loo", "first_k_per_class"], default="first_k_per_class"
+    )
+    evaluate.add_argument("--folds", type=int, default=5)
+    evaluate.add_argument("--train-per-class", type=int, default=5)
+    evaluate.add_argument("--seed", type=int, default=0)
+    evaluate.add_argument("--json", action="store_true")
+    _add_model_options(evaluate)
+    evaluate.set_defaults(run=_cmd_evaluate)
     return parser
 
 
@@ -52,7 +230,11 @@ def main(argv: list[str] | None = None) -> int:
     if not hasattr(args, "run"):
         parser.print_help()
         return 0
-    return args.run(args)
+    try:
+        return args.run(args)
+    except (EigenvisionError, ValueError, OSError) as exc:
+        print(f"eigenvision {args.command}: error: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -31,19 +31,29 @@ _METHODS = ("eigenfaces", "fisherfaces")
 class NearestNeighbor:
     """Exact k-nearest-neighbour search over a gallery of codes, in bounded memory.
 
-    Squared Euclidean distances come from one matrix product per gallery
-    chunk, ``||a||^2 - 2 a.b + ||b||^2`` (BLAS in the codes' dtype), and
-    ``argpartition`` keeps the best candidates of each chunk. The expansion
-    loses precision to cancellation, so the ``k + 8`` best candidates are
-    re-ranked by distances computed directly in float64: the result is the
-    exact k nearest unless more than 8 gallery entries lie within round-off
-    of the k-th distance.
+    :meth:`fit` centres the gallery on its mean and stores the squared
+    norms. Squared Euclidean distances then come from one matrix product per
+    gallery chunk, ``||a||^2 - 2 a.b + ||b||^2`` (BLAS in the codes' dtype),
+    and ``argpartition`` keeps the best candidates of each chunk. Centring
+    keeps the norms of the order of the distances, so the expansion loses
+    little to cancellation; the ``k + 8`` best candidates are then re-ranked
+    by distances computed directly in float64. The result is the exact k
+    nearest unless more than 8 entries lie within round-off of the k-th.
 
     Parameters
     ----------
     chunk_size : int, default 8192
         Gallery entries compared at once; memory is ``O(n_probes *
         chunk_size)``, whatever the gallery size.
+
+    Attributes
+    ----------
+    gallery_ : (n, q) ndarray
+        The gallery, centred on ``offset_``.
+    raw_gallery_ : (n, q) ndarray
+        The gallery as given (the same object, not a copy).
+    offset_ : (q,) ndarray
+    squared_norms_ : (n,) ndarray
     """
 
     _MARGIN = 8
@@ -54,13 +64,23 @@ class NearestNeighbor:
     def __repr__(self) -> str:
         return f"NearestNeighbor(chunk_size={self.chunk_size})"
 
-    def kneighbors(self, probes: np.ndarray, gallery: np.ndarray, k: int):
+    def fit(self, gallery: np.ndarray) -> NearestNeighbor:
+        """Index ``gallery`` (n, q)."""
+        gallery = np.atleast_2d(np.asarray(gallery))
+        if len(gallery) == 0:
+            raise ValueError("the gallery is empty; enrol at least one image")
+        self.offset_ = gallery.mean(axis=0, dtype=np.float64).astype(gallery.dtype)
+        self.raw_gallery_ = gallery  # a reference, not a copy: the re-ranking reads it
+        self.gallery_ = gallery - self.offset_
+        self.squared_norms_ = np.einsum("ij,ij->i", self.gallery_, self.gallery_)
+        return self
+
+    def kneighbors(self, probes: np.ndarray, k: int):
         """Return ``(distances, indices)``, each ``(m, k)``, nearest first.
 
         Parameters
         ----------
         probes : (m, q) ndarray
-        gallery : (n, q) ndarray
         k : int, 1 <= k <= n
 
         Returns
@@ -68,21 +88,26 @@ class NearestNeighbor:
         distances : (m, k) ndarray of float64, Euclidean (not squared)
         indices : (m, k) ndarray of int64
         """
-        probes, gallery = np.atleast_2d(probes), np.atleast_2d(gallery)
+        check_fitted(self, "gallery_")
+        gallery = self.gallery_
         n = len(gallery)
+        probes = np.atleast_2d(probes)
         if not 1 <= k <= n:
             raise ValueError(f"k={k} must lie in [1, gallery size {n}]")
         if probes.shape[1] != gallery.shape[1]:
             raise ValueError(
                 f"probes have {probes.shape[1]} dimensions, the gallery {gallery.shape[1]}"
             )
+        raw_probes = probes
+        probes = (probes - self.offset_).astype(gallery.dtype, copy=False)
         keep = min(k + self._MARGIN, n)
         probe_norms = np.einsum("ij,ij->i", probes, probes)[:, None]
-        best_d = np.full((len(probes), 0), np.inf, dtype=probes.dtype)
+        best_d = np.empty((len(probes), 0), dtype=gallery.dtype)
         best_i = np.empty((len(probes), 0), dtype=np.int64)
         for start in range(0, n, self.chunk_size):
             block = gallery[start : start + self.chunk_size]
-            squared = probe_norms - 2 * (probes @ block.T) + np.einsum("ij,ij->i", block, block)
+            squared = probe_norms - 2 * (probes @ block.T)
+            squared += self.squared_norms_[start : start + self.chunk_size]
             take = min(keep, len(block))
             part = np.argpartition(squared, take - 1, axis=1)[:, :take]
             best_d = np.hstack([best_d, np.take_along_axis(squared, part, axis=1)])
@@ -91,8 +116,10 @@ class NearestNeighbor:
                 part = np.argpartition(best_d, keep - 1, axis=1)[:, :keep]
                 best_d = np.take_along_axis(best_d, part, axis=1)
                 best_i = np.take_along_axis(best_i, part, axis=1)
-        # Re-rank the candidates by directly computed float64 distances.
-        diff = probes[:, None, :].astype(np.float64) - gallery[best_i].astype(np.float64)
+        # Re-rank the candidates by float64 distances between the data as given.
+        diff = raw_probes[:, None, :].astype(np.float64) - self.raw_gallery_[best_i].astype(
+            np.float64
+        )
         exact = np.sqrt(np.einsum("ijk,ijk->ij", diff, diff))
         order = np.lexsort((best_i, exact), axis=1)[:, :k]
         return np.take_along_axis(exact, order, axis=1), np.take_along_axis(best_i, order, axis=1)
@@ -128,9 +155,15 @@ class Recognizer(BaseEstimator):
     threshold : float, optional
         Probes whose nearest distance exceeds it are :data:`UNKNOWN`;
         :meth:`calibrate_threshold` picks one from data.
+    shape : (H, W), optional
+        Working resolution: every image (training, enrolled, probe) is
+        resized to it first. Lower resolutions smooth away pixel noise.
+    mirror : bool, default False
+        Also train on and enrol each image's left-right mirror image, a
+        free second view of a roughly symmetric face.
     resize : bool, default False
-        Resize probes of another size than the training images (otherwise
-        a clear error).
+        Without ``shape``: resize probes of another size than the training
+        images (otherwise a clear error).
     chunk_size : int, default 8192
         Gallery chunk of the exact search (:class:`NearestNeighbor`).
 
@@ -160,6 +193,8 @@ class Recognizer(BaseEstimator):
         metric="euclidean",
         k=1,
         threshold=None,
+        shape=None,
+        mirror=False,
         resize=False,
         chunk_size=8192,
     ):
@@ -168,6 +203,8 @@ class Recognizer(BaseEstimator):
         self.metric = metric
         self.k = k
         self.threshold = threshold
+        self.shape = shape
+        self.mirror = mirror
         self.resize = resize
         self.chunk_size = chunk_size
 
@@ -188,6 +225,8 @@ class Recognizer(BaseEstimator):
         if self.metric == "mahalanobis" and self.method != "eigenfaces":
             raise ValueError("metric='mahalanobis' needs method='eigenfaces' (its eigenvalues)")
         stack, labels = _images_and_labels(images, labels)
+        stack = self._working_resolution(stack)
+        stack, labels = self._with_mirrors(stack, labels)
         if self.method == "fisherfaces":
             feature = FisherSpace(n_components=self.n_components).fit(stack, labels)
         else:
@@ -214,9 +253,19 @@ class Recognizer(BaseEstimator):
             return codes / scale.astype(codes.dtype)
         return codes
 
+    def _working_resolution(self, stack):
+        if self.shape is None or stack.shape[1:] == tuple(self.shape):
+            return stack
+        return np.stack([resize(image, self.shape) for image in stack])
+
+    def _with_mirrors(self, stack, labels):
+        if not self.mirror:
+            return stack, labels
+        return np.concatenate([stack, stack[:, :, ::-1]]), np.concatenate([labels, labels])
+
     def _probe_codes(self, images):
         check_fitted(self, "gallery_")
-        stack = _as_stack(images)
+        stack = self._working_resolution(_as_stack(images))
         if stack.shape[1:] != self.image_shape_:
             if not self.resize:
                 raise ValueError(
@@ -227,10 +276,19 @@ class Recognizer(BaseEstimator):
             stack = np.stack([resize(image, self.image_shape_) for image in stack])
         return self._codes_for_metric(self.feature_.transform(stack))
 
+    def _index(self, mask=None) -> NearestNeighbor:
+        """The search index of the gallery (or of ``gallery_[mask]``), built once and cached."""
+        key = (id(self.gallery_), len(self.gallery_), None if mask is None else mask.tobytes())
+        cache = self.__dict__.setdefault("_index_cache", {})
+        if key not in cache:
+            if len(cache) > 64:
+                cache.clear()
+            gallery = self.gallery_ if mask is None else self.gallery_[mask]
+            cache[key] = NearestNeighbor(chunk_size=self.chunk_size).fit(gallery)
+        return cache[key]
+
     def _search(self, codes, k):
-        distances, indices = NearestNeighbor(chunk_size=self.chunk_size).kneighbors(
-            codes, self.gallery_, k
-        )
+        distances, indices = self._index().kneighbors(codes, k)
         if self.metric == "cosine":
             distances = distances**2 / 2  # unit vectors: ||a - b||^2 / 2 = 1 - cos
         return distances, indices
@@ -279,9 +337,7 @@ class Recognizer(BaseEstimator):
         if not mask.any():
             raise ValueError(f"label {label!r} is not enrolled; enrol it with add() first")
         codes = self._probe_codes(np.asarray(image)[None])
-        distances, _ = NearestNeighbor(chunk_size=self.chunk_size).kneighbors(
-            codes, self.gallery_[mask], 1
-        )
+        distances, _ = self._index(mask).kneighbors(codes, 1)
         distance = float(distances[0, 0] ** 2 / 2 if self.metric == "cosine" else distances[0, 0])
         accepted = self.threshold is None or distance <= self.threshold
         return Verification(bool(accepted), distance, self.threshold)
@@ -290,6 +346,7 @@ class Recognizer(BaseEstimator):
         """Enrol images (new people or new views) without refitting the eigenspace."""
         check_fitted(self, "gallery_")
         stack, labels = _images_and_labels(images, labels, min_images=1)
+        stack, labels = self._with_mirrors(self._working_resolution(stack), labels)
         codes = self._probe_codes(stack)
         if labels.dtype.kind != self.gallery_labels_.dtype.kind:
             raise ValueError(

@@ -1,6 +1,8 @@
 import subprocess
 import sys
 
+import numpy as np
+
 import eigenvision as ev
 from eigenvision.cli import main
 
@@ -27,3 +29,46 @@ def test_console_script_runs():
         [sys.executable, "-m", "eigenvision", "--version"], capture_output=True, text=True
     )
     assert result.returncode == 0 and ev.__version__ in result.stdout
+
+
+def _write_people(root, rng):
+    from PIL import Image
+
+    centres = rng.random((3, 12, 10))
+    for person, centre in enumerate(centres):
+        folder = root / f"person{person}"
+        folder.mkdir(parents=True)
+        for i in range(4):
+            noisy = np.clip(centre + 0.03 * rng.normal(size=centre.shape), 0, 1)
+            Image.fromarray((noisy * 255).astype(np.uint8)).save(folder / f"{i}.png")
+    return centres
+
+
+def test_train_recognize_enroll_evaluate(tmp_path, capsys):
+    import json
+
+    rng = np.random.default_rng(0)
+    _write_people(tmp_path / "people", rng)
+    model = tmp_path / "model.npz"
+    assert main(["train", str(tmp_path / "people"), "-o", str(model), "--n-components", "5"]) == 0
+    assert model.is_file() and "3 classes" in capsys.readouterr().out
+    probe = tmp_path / "people" / "person1" / "2.png"
+    assert main(["recognize", str(model), str(probe), "--json", "--top", "2"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result[0]["label"] == "person1" and len(result[0]["matches"]) == 2
+    newcomers = tmp_path / "new"
+    _write_people(newcomers, np.random.default_rng(5))
+    for folder in newcomers.iterdir():
+        folder.rename(newcomers / f"new_{folder.name}")
+    assert main(["enroll", str(model), str(newcomers)]) == 0
+    assert "3 new" in capsys.readouterr().out
+    evaluate = ["evaluate", str(tmp_path / "people"), "--train-per-class", "2", "--json"]
+    assert main(evaluate + ["--n-components", "3"]) == 0
+    assert json.loads(capsys.readouterr().out)["recognition_rate_mean"] == 1.0
+
+
+def test_cli_errors_are_messages_not_tracebacks(tmp_path, capsys):
+    bad = tmp_path / "bad.png"
+    bad.write_bytes(b"not an image")
+    assert main(["recognize", str(tmp_path / "none.npz"), str(bad)]) == 2
+    assert "no such model file" in capsys.readouterr().err

@@ -1,0 +1,70 @@
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn import metrics
+
+import eigenvision as ev
+from eigenvision import evaluate
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_roc_equals_sklearn(seed):
+    rng = np.random.default_rng(seed)
+    y = rng.random(200) < 0.3
+    scores = np.round(rng.normal(size=200) + y, 1)  # rounding makes ties
+    fpr, tpr, thr = evaluate.roc_curve(y, scores)
+    sk_fpr, sk_tpr, sk_thr = metrics.roc_curve(y, scores, drop_intermediate=False)
+    np.testing.assert_allclose(fpr, sk_fpr)
+    np.testing.assert_allclose(tpr, sk_tpr)
+    np.testing.assert_allclose(thr[1:], sk_thr[1:])
+    assert evaluate.auc(fpr, tpr) == pytest.approx(metrics.roc_auc_score(y, scores))
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.floats(-5, 5)), min_size=2, max_size=60))
+def test_roc_properties(pairs):
+    y = np.array([p[0] for p in pairs])
+    scores = np.array([p[1] for p in pairs])
+    if y.all() or not y.any():
+        return
+    fpr, tpr, _ = evaluate.roc_curve(y, scores)
+    assert (fpr[0], tpr[0]) == (0, 0) and (fpr[-1], tpr[-1]) == (1, 1)
+    assert np.all(np.diff(fpr) >= 0) and np.all(np.diff(tpr) >= 0)
+    perfect = evaluate.roc_curve(y, y.astype(float))
+    assert evaluate.auc(perfect[0], perfect[1]) == 1.0
+
+
+def test_degenerate_roc_warns_and_gives_nan():
+    with pytest.warns(RuntimeWarning, match="0 negatives"):
+        fpr, tpr, _ = evaluate.roc_curve([1, 1], [0.2, 0.5])
+    assert np.isnan(fpr).all() and tpr[-1] == 1
+
+
+def test_eer():
+    fpr, tpr, thr = evaluate.roc_curve([0, 0, 0, 0, 1, 1, 1, 1], [1, 2, 3, 6, 4, 5, 7, 8])
+    rate, _ = evaluate.eer(fpr, tpr, thr)
+    assert rate == pytest.approx(0.25)
+
+
+def test_rank_curve_and_rates():
+    truth = np.array(["a", "b", "c"])
+    neighbours = np.array([["a", "b", "c"], ["a", "a", "b"], ["b", "a", "a"]])
+    np.testing.assert_allclose(evaluate.rank_curve(truth, neighbours), [1 / 3, 2 / 3, 2 / 3])
+    assert evaluate.recognition_rate(truth, np.array(["a", "x", "c"])) == pytest.approx(2 / 3)
+
+
+def test_cross_validate_schemes(rng):
+    centres = rng.random((3, 6, 5))
+    images = np.concatenate([c + 0.02 * rng.normal(size=(6, 6, 5)) for c in centres])
+    data = ev.ImageSet(images, np.repeat(["a", "b", "c"], 6))
+    model = ev.Recognizer(n_components=3)
+    assert evaluate.cross_validate(model, data, scheme="kfold", n_splits=3).tolist() == [1.0] * 3
+    assert len(evaluate.cross_validate(model, data, scheme="loo")) == 18
+    assert evaluate.cross_validate(model, data, scheme="first_k_per_class", k=3)[0] == 1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match="scheme"):
+            evaluate.cross_validate(model, data, scheme="bootstrap")

@@ -1,0 +1,143 @@
+"""Model files: round trips, atomic writes and hostile files."""
+
+import io
+import json
+import zipfile
+
+import numpy as np
+import pytest
+
+import eigenvision as ev
+from eigenvision import persist
+
+
+def _models(rng):
+    X = rng.random((30, 4, 5))
+    labels = np.repeat(["a", "b", "c"], 10)
+    return [
+        ev.Eigenspace(3).fit(X),
+        ev.Eigenspace(0.8, whiten=True, center=False).fit(X.reshape(30, -1)),
+        ev.FisherSpace().fit(X, labels),
+        ev.KernelPCA(3).fit(X.reshape(30, -1)),
+        ev.KernelPCA(3, n_landmarks=10).fit(X.reshape(30, -1)),
+        ev.ProbabilisticPCA(2).fit(X.reshape(30, -1)),
+        ev.PixelStandardizer().fit(X),
+        ev.Recognizer(n_components=4, threshold=0.5).fit(X, labels),
+    ]
+
+
+def test_round_trip_every_model(tmp_path, rng):
+    probe = rng.random((3, 4, 5))
+    for i, model in enumerate(_models(rng)):
+        path = ev.save(model, tmp_path / f"m{i}.npz")
+        loaded = ev.load(path)
+        assert type(loaded) is type(model)
+        if isinstance(model, ev.Recognizer):
+            np.testing.assert_array_equal(loaded.predict(probe), model.predict(probe))
+            np.testing.assert_array_equal(loaded.gallery_labels_, model.gallery_labels_)
+        else:
+            data = probe if getattr(model, "image_shape_", None) else probe.reshape(3, -1)
+            np.testing.assert_array_equal(loaded.transform(data), model.transform(data))
+
+
+def test_save_is_atomic(tmp_path, rng, monkeypatch):
+    model = ev.Eigenspace(2).fit(rng.random((10, 6)))
+    path = ev.save(model, tmp_path / "model.npz")
+    before = path.read_bytes()
+
+    def crash(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(persist.np, "savez", crash)
+    with pytest.raises(OSError, match="disk full"):
+        ev.save(ev.Eigenspace(3).fit(rng.random((10, 6))), path)
+    assert path.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["model.npz"]  # no temp file left
+
+
+def _rewrite(path, out, transform):
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(out, "w") as dst:
+        members = {name: src.read(name) for name in src.namelist()}
+        for name, data in transform(members).items():
+            dst.writestr(name, data)
+    return out
+
+
+def _header(members):
+    raw = np.load(io.BytesIO(members["__header__.npy"]))
+    return json.loads(raw.tobytes())
+
+
+def _put_header(members, header):
+    buffer = io.BytesIO()
+    np.save(buffer, np.frombuffer(json.dumps(header).encode(), np.uint8))
+    members["__header__.npy"] = buffer.getvalue()
+    return members
+
+
+def test_hostile_files(tmp_path, rng):
+    good = ev.save(ev.Eigenspace(2).fit(rng.random((10, 6))), tmp_path / "good.npz")
+    raw = good.read_bytes()
+    cases = {}
+    (tmp_path / "truncated.npz").write_bytes(raw[: len(raw) // 2])
+    cases["truncated.npz"] = "not a readable"
+    (tmp_path / "random.npz").write_bytes(rng.bytes(300))
+    cases["random.npz"] = "not a readable"
+    (tmp_path / "empty.npz").write_bytes(b"")
+    cases["empty.npz"] = "not a readable"
+
+    buffer = io.BytesIO()
+    np.save(buffer, np.array([{"evil": 1}], dtype=object), allow_pickle=True)
+    _rewrite(good, tmp_path / "pickle.npz", lambda m: {**m, "components_.npy": buffer.getvalue()})
+    cases["pickle.npz"] = "dtype object|declares"
+
+    def newer(m):
+        header = _header(m)
+        header["format_version"] = 99
+        return _put_header(m, header)
+
+    _rewrite(good, tmp_path / "newer.npz", newer)
+    cases["newer.npz"] = "upgrade eigenvision"
+
+    def extra(m):
+        return {**m, "surprise.npy": m["mean_.npy"]}
+
+    _rewrite(good, tmp_path / "extra.npz", extra)
+    cases["extra.npz"] = "do not match"
+
+    def huge(m):
+        header = _header(m)
+        header["arrays"]["mean_"] = ["<f8", [10**12]]
+        return _put_header(m, header)
+
+    _rewrite(good, tmp_path / "huge.npz", huge)
+    cases["huge.npz"] = "max_bytes"
+
+    def wrong_shape(m):
+        header = _header(m)
+        header["arrays"]["mean_"] = ["<f8", [7]]
+        return _put_header(m, header)
+
+    _rewrite(good, tmp_path / "shape.npz", wrong_shape)
+    cases["shape.npz"] = "declares"
+
+    def unknown_class(m):
+        header = _header(m)
+        header["model"]["class"] = "os.system"
+        return _put_header(m, header)
+
+    _rewrite(good, tmp_path / "class.npz", unknown_class)
+    cases["class.npz"] = "invalid"
+
+    for name, match in cases.items():
+        with pytest.raises(ev.ModelFileError, match=match):
+            ev.load(tmp_path / name)
+    with pytest.raises(ev.ModelFileError, match="no such"):
+        ev.load(tmp_path / "missing.npz")
+
+
+def test_unfitted_and_unknown_models(tmp_path):
+    with pytest.raises(ev.NotFittedError):
+        ev.save(ev.Eigenspace(2), tmp_path / "x.npz")
+    with pytest.raises(TypeError, match="cannot save"):
+        ev.save(object(), tmp_path / "x.npz")

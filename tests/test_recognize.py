@@ -1,0 +1,151 @@
+"""Recognizer and NearestNeighbor: exactness, API, real-data accuracy, OpenCV parity."""
+
+import numpy as np
+import pytest
+
+import eigenvision as ev
+from eigenvision import UNKNOWN, NearestNeighbor, Recognizer
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("chunk_size", [7, 64, 10_000])
+def test_nearest_neighbor_equals_brute_force(dtype, chunk_size, rng):
+    gallery = rng.normal(size=(300, 12)).astype(dtype)
+    probes = rng.normal(size=(25, 12)).astype(dtype)
+    distances, indices = NearestNeighbor(chunk_size=chunk_size).fit(gallery).kneighbors(probes, 5)
+    brute = np.sqrt(((probes[:, None].astype(float) - gallery[None].astype(float)) ** 2).sum(-1))
+    expected = np.argsort(brute, axis=1, kind="stable")[:, :5]
+    np.testing.assert_array_equal(indices, expected)
+    np.testing.assert_allclose(distances, np.take_along_axis(brute, expected, 1), rtol=1e-12)
+
+
+def test_nearest_neighbor_is_exact_where_the_expansion_is_not(rng):
+    # Far from the origin, ||a||^2 - 2ab + ||b||^2 cancels catastrophically in float32.
+    base = np.full(8, 1000.0, np.float32)
+    gallery = base + rng.normal(scale=1e-2, size=(50, 8)).astype(np.float32)
+    probe = base + rng.normal(scale=1e-2, size=(1, 8)).astype(np.float32)
+    _, indices = NearestNeighbor().fit(gallery).kneighbors(probe, 3)
+    brute = np.linalg.norm(gallery.astype(float) - probe.astype(float), axis=1)
+    np.testing.assert_array_equal(indices[0], np.argsort(brute)[:3])
+
+
+def _toy(rng, people=4, per_person=6, shape=(8, 7)):
+    centres = rng.random((people, *shape))
+    images = np.concatenate(
+        [c + 0.05 * rng.normal(size=(per_person, *shape)) for c in centres]
+    ).astype(np.float32)
+    labels = np.repeat([f"p{i}" for i in range(people)], per_person)
+    return images, labels
+
+
+def test_predict_kneighbors_verify_add(rng):
+    images, labels = _toy(rng)
+    rec = Recognizer(n_components=5).fit(images[::2], labels[::2])
+    assert (rec.predict(images[1::2]) == labels[1::2]).all()
+    distances, neighbours = rec.kneighbors(images[1:2], k=4)
+    assert distances.shape == (1, 4) and np.all(np.diff(distances) >= 0)
+    assert neighbours[0, 0] == labels[1]
+    ok = rec.verify(images[1], labels[1])
+    assert ok.accepted and ok.distance == pytest.approx(distances[0, 0])
+    with pytest.raises(ValueError, match="not enrolled"):
+        rec.verify(images[1], "nobody")
+    # enrol a new person without refitting the eigenspace
+    newcomer = images[:3] * 0 + rng.random((1, 8, 7)).astype(np.float32)
+    components = rec.feature_.components_.copy()
+    rec.add(newcomer, ["p9"] * 3)
+    np.testing.assert_array_equal(rec.feature_.components_, components)
+    assert rec.predict(newcomer[:1])[0] == "p9" and "p9" in rec.classes_
+
+
+def test_threshold_rejects_unknown_and_calibration(rng):
+    images, labels = _toy(rng, people=6)
+    known = np.isin(labels, ["p0", "p1", "p2", "p3"])
+    rec = Recognizer(n_components=6).fit(images[known], labels[known])
+    threshold = rec.calibrate_threshold(images, labels, far=0.0)
+    assert rec.threshold == threshold
+    predicted = rec.predict(images)
+    assert np.all(predicted[~known] == UNKNOWN)  # far=0: no impostor accepted
+    nearest = rec.kneighbors(images[~known], k=1)[0][:, 0]
+    assert threshold < nearest.min()
+    assert not rec.verify(images[~known][0], "p0").accepted
+    with pytest.raises(ValueError, match="impostor"):
+        rec.calibrate_threshold(images[known], labels[known])
+
+
+def test_integer_labels_with_threshold_give_object_array(rng):
+    images, _ = _toy(rng)
+    labels = np.repeat(np.arange(4), 6)
+    rec = Recognizer(n_components=4, threshold=1e-3).fit(images, labels)
+    predicted = rec.predict(images[:2] + 0.1)
+    assert predicted.dtype == object and list(predicted) == [UNKNOWN, UNKNOWN]
+
+
+@pytest.mark.parametrize("metric", ["cosine", "mahalanobis"])
+def test_metrics_match_brute_force(metric, rng):
+    images, labels = _toy(rng)
+    rec = Recognizer(n_components=5, metric=metric).fit(images, labels)
+    probe_codes = rec.feature_.transform(images[:3])
+    gallery_codes = rec.feature_.transform(images)
+    if metric == "cosine":
+        a = probe_codes / np.linalg.norm(probe_codes, axis=1, keepdims=True)
+        b = gallery_codes / np.linalg.norm(gallery_codes, axis=1, keepdims=True)
+        brute = 1 - a @ b.T
+    else:
+        scale = np.sqrt(rec.feature_.eigenvalues_[:5])
+        brute = np.linalg.norm((probe_codes / scale)[:, None] - gallery_codes / scale, axis=-1)
+    distances, _ = rec.kneighbors(images[:3], k=4)
+    np.testing.assert_allclose(distances, np.sort(brute, axis=1)[:, :4], atol=1e-5)
+
+
+def test_errors(rng):
+    images, labels = _toy(rng)
+    with pytest.raises(ev.NotFittedError):
+        Recognizer().predict(images)
+    rec = Recognizer(n_components=3).fit(images, labels)
+    with pytest.raises(ValueError, match="resize=True"):
+        rec.predict(rng.random((2, 9, 9)))
+    assert Recognizer(n_components=3, resize=True).fit(images, labels).predict(
+        rng.random((2, 9, 9))
+    ).shape == (2,)
+    with pytest.raises(ValueError, match="labels"):
+        Recognizer().fit(images)
+    with pytest.raises(ValueError, match="method"):
+        Recognizer(method="lbph").fit(images, labels)
+    with pytest.raises(ValueError, match="exceeds"):
+        Recognizer(n_components=500).fit(images, labels)
+
+
+# ------------------------------------------------------------ real data: AT&T
+@pytest.fixture(scope="module")
+def att_split(att):
+    return att.split(5, order="name")  # images 1-5 train, 6-10 test
+
+
+@pytest.mark.parametrize("n_components", [20, 50])
+def test_att_eigenfaces_equal_opencv(att_split, n_components):
+    cv2 = pytest.importorskip("cv2", reason="OpenCV is in the bench extra")
+    if not hasattr(cv2, "face"):
+        pytest.skip("OpenCV without the contrib face module")
+    train, test = att_split
+    ours = Recognizer(n_components=n_components).fit(train)
+    predicted = ours.predict(test.images)
+    codes = {label: i for i, label in enumerate(np.unique(train.labels))}
+    model = cv2.face.EigenFaceRecognizer_create(num_components=n_components)
+    model.train(list(train.images.astype(np.float64)), np.array([codes[x] for x in train.labels]))
+    theirs = np.array([model.predict(image.astype(np.float64))[0] for image in test.images])
+    ours_codes = np.array([codes[x] for x in predicted])
+    accuracy = np.mean(ours_codes == [codes[x] for x in test.labels])
+    assert np.mean(theirs == [codes[x] for x in test.labels]) == pytest.approx(accuracy, abs=0.005)
+    assert np.mean(ours_codes == theirs) >= 0.99  # the same algorithm: the same answers
+
+
+def test_att_recognition_rates(att_split):
+    train, test = att_split
+    eigen = Recognizer(n_components=40).fit(train)
+    rate = ev.evaluate.recognition_rate(test.labels, eigen.predict(test.images))
+    assert rate >= 0.87  # Lawrence et al. (1997) report 89.5% for eigenfaces on this protocol
+    fisher = Recognizer(method="fisherfaces", n_components=None).fit(train)
+    assert ev.evaluate.recognition_rate(test.labels, fisher.predict(test.images)) >= 0.8
+    _, neighbours = eigen.kneighbors(test.images, k=15)
+    curve = ev.evaluate.rank_curve(test.labels, neighbours)
+    assert curve[0] == pytest.approx(rate) and np.all(np.diff(curve) >= 0)
