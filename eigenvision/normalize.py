@@ -12,6 +12,7 @@ from collections.abc import Callable
 import numpy as np
 from skimage import exposure
 from skimage.transform import SimilarityTransform, warp
+from sklearn.base import BaseEstimator, TransformerMixin
 
 from ._errors import NotFittedError
 from .io import ImageSet, resize_plane
@@ -412,7 +413,7 @@ def normalize_images(
     return images.replace(images=result, landmarks=landmarks, points=points)
 
 
-class PixelStandardizer:
+class PixelStandardizer(TransformerMixin, BaseEstimator):
     """Per-pixel standardisation across a set: zero mean, unit variance per feature.
 
     The pre-processing step of the lecture notes (subtract each feature's
@@ -440,9 +441,6 @@ class PixelStandardizer:
     def __init__(self, *, with_mean: bool = True, with_std: bool = True):
         self.with_mean = with_mean
         self.with_std = with_std
-
-    def __repr__(self) -> str:
-        return f"PixelStandardizer(with_mean={self.with_mean}, with_std={self.with_std})"
 
     def fit(self, X, y=None) -> PixelStandardizer:
         X, shape = _flatten(X)
@@ -475,8 +473,6 @@ class PixelStandardizer:
         out = (X * self.scale_ + self.mean_).astype(X.dtype, copy=False)
         return out if shape is None else out.reshape((-1, *shape))
 
-    def fit_transform(self, X, y=None) -> np.ndarray:
-        return self.fit(X).transform(X)
 
 
 def _flatten(X):

@@ -92,9 +92,7 @@ def _describe(model, prefix: str, arrays: dict) -> dict:
     fitted = {key: value for key, value in vars(model).items() if key.endswith("_")}
     if not fitted:
         raise NotFittedError(f"this {type(model).__name__} is not fitted; fit it before saving")
-    params = model.get_params(deep=False) if hasattr(model, "get_params") else {
-        "with_mean": model.with_mean, "with_std": model.with_std
-    }  # fmt: skip
+    params = model.get_params(deep=False)
     state, children = {}, {}
     for key, value in fitted.items():
         if type(value).__name__ in _MODELS:

@@ -141,3 +141,14 @@ def test_normalize_images_pipeline_on_arrays(rng):
     np.testing.assert_allclose(np.linalg.norm(out.reshape(3, -1), axis=1), 1, atol=1e-5)
     with pytest.raises(ValueError, match="align_on"):
         ev.normalize_images(stack, shape=(10, 8), align_on=("left_eye", "right_eye"))
+
+
+def test_pixel_standardizer_in_a_pipeline_before_pca(rng):
+    from sklearn.decomposition import PCA
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X = rng.normal(size=(40, 6)) * [1, 10, 100, 1, 1, 5]
+    ours = make_pipeline(ev.PixelStandardizer(), ev.Eigenspace(3)).fit(X)
+    theirs = make_pipeline(StandardScaler(), PCA(3)).fit(X)
+    np.testing.assert_allclose(ours.transform(X), theirs.transform(X), atol=1e-10)
