@@ -31,48 +31,59 @@ _METHODS = ("eigenfaces", "fisherfaces")
 class NearestNeighbor:
     """Exact k-nearest-neighbour search over a gallery of codes, in bounded memory.
 
-    :meth:`fit` centres the gallery on its mean and stores the squared
-    norms. Squared Euclidean distances then come from one matrix product per
-    gallery chunk, ``||a||^2 - 2 a.b + ||b||^2`` (BLAS in the codes' dtype),
-    and ``argpartition`` keeps the best candidates of each chunk. Centring
-    keeps the norms of the order of the distances, so the expansion loses
-    little to cancellation; the ``k + 8`` best candidates are then re-ranked
-    by distances computed directly in float64. The result is the exact k
-    nearest unless more than 8 entries lie within round-off of the k-th.
+    :meth:`fit` centres the gallery on its mean (so norms are of the order of
+    the distances and the expansion below loses little to cancellation) and
+    stores ``-2 g`` and ``||g||^2``. For a block of probes and a chunk of the
+    gallery, ``||g||^2 - 2 p.g`` (one BLAS product plus one addition; the
+    per-probe ``||p||^2`` does not change the ranking) is compared with each
+    probe's current k-th best value, and only the entries below it are merged
+    into the running best list. Blocks are sized to stay in cache. Finally the
+    best ``k + 8`` candidates are re-ranked by distances computed directly in
+    float64 from the data as given: the result is the exact k nearest unless
+    more than 8 entries lie within round-off of the k-th.
 
     Parameters
     ----------
-    chunk_size : int, default 8192
-        Gallery entries compared at once; memory is ``O(n_probes *
-        chunk_size)``, whatever the gallery size.
+    chunk_size : int, default 1024
+        Gallery entries compared at once.
+    probe_block : int, default 512
+        Probes compared at once. Memory is ``O(probe_block * chunk_size)``,
+        whatever the gallery size.
 
     Attributes
     ----------
-    gallery_ : (n, q) ndarray
-        The gallery, centred on ``offset_``.
     raw_gallery_ : (n, q) ndarray
         The gallery as given (the same object, not a copy).
     offset_ : (q,) ndarray
+        The gallery mean, subtracted before the expansion.
+    scaled_gallery_ : (n, q + 1) ndarray
+        ``[-2 (g - offset_), ||g - offset_||^2]``.
     squared_norms_ : (n,) ndarray
+        ``||g - offset_||^2``.
     """
 
     _MARGIN = 8
 
-    def __init__(self, *, chunk_size: int = 8192):
+    def __init__(self, *, chunk_size: int = 1024, probe_block: int = 512):
         self.chunk_size = chunk_size
+        self.probe_block = probe_block
 
     def __repr__(self) -> str:
-        return f"NearestNeighbor(chunk_size={self.chunk_size})"
+        return f"NearestNeighbor(chunk_size={self.chunk_size}, probe_block={self.probe_block})"
 
     def fit(self, gallery: np.ndarray) -> NearestNeighbor:
         """Index ``gallery`` (n, q)."""
         gallery = np.atleast_2d(np.asarray(gallery))
         if len(gallery) == 0:
             raise ValueError("the gallery is empty; enrol at least one image")
+        if gallery.dtype not in (np.float32, np.float64):
+            gallery = gallery.astype(np.float64)
+        self.raw_gallery_ = gallery
         self.offset_ = gallery.mean(axis=0, dtype=np.float64).astype(gallery.dtype)
-        self.raw_gallery_ = gallery  # a reference, not a copy: the re-ranking reads it
-        self.gallery_ = gallery - self.offset_
-        self.squared_norms_ = np.einsum("ij,ij->i", self.gallery_, self.gallery_)
+        centred = gallery - self.offset_
+        self.squared_norms_ = np.einsum("ij,ij->i", centred, centred)
+        # [-2 g, ||g||^2] so that [p, 1] . row = ||g||^2 - 2 p.g in one product.
+        self.scaled_gallery_ = np.hstack([-2 * centred, self.squared_norms_[:, None]])
         return self
 
     def kneighbors(self, probes: np.ndarray, k: int):
@@ -88,41 +99,59 @@ class NearestNeighbor:
         distances : (m, k) ndarray of float64, Euclidean (not squared)
         indices : (m, k) ndarray of int64
         """
-        check_fitted(self, "gallery_")
-        gallery = self.gallery_
-        n = len(gallery)
+        check_fitted(self, "scaled_gallery_")
+        n, q = self.raw_gallery_.shape
         probes = np.atleast_2d(probes)
         if not 1 <= k <= n:
             raise ValueError(f"k={k} must lie in [1, gallery size {n}]")
-        if probes.shape[1] != gallery.shape[1]:
-            raise ValueError(
-                f"probes have {probes.shape[1]} dimensions, the gallery {gallery.shape[1]}"
-            )
-        raw_probes = probes
-        probes = (probes - self.offset_).astype(gallery.dtype, copy=False)
+        if probes.shape[1] != q:
+            raise ValueError(f"probes have {probes.shape[1]} dimensions, the gallery {q}")
         keep = min(k + self._MARGIN, n)
-        probe_norms = np.einsum("ij,ij->i", probes, probes)[:, None]
-        best_d = np.empty((len(probes), 0), dtype=gallery.dtype)
-        best_i = np.empty((len(probes), 0), dtype=np.int64)
-        for start in range(0, n, self.chunk_size):
-            block = gallery[start : start + self.chunk_size]
-            squared = probe_norms - 2 * (probes @ block.T)
-            squared += self.squared_norms_[start : start + self.chunk_size]
-            take = min(keep, len(block))
-            part = np.argpartition(squared, take - 1, axis=1)[:, :take]
-            best_d = np.hstack([best_d, np.take_along_axis(squared, part, axis=1)])
-            best_i = np.hstack([best_i, part + start])
-            if best_d.shape[1] > keep:
-                part = np.argpartition(best_d, keep - 1, axis=1)[:, :keep]
-                best_d = np.take_along_axis(best_d, part, axis=1)
-                best_i = np.take_along_axis(best_i, part, axis=1)
+        candidates = np.empty((len(probes), keep), dtype=np.int64)
+        for start in range(0, len(probes), self.probe_block):
+            block = probes[start : start + self.probe_block]
+            candidates[start : start + len(block)] = self._candidates(block, keep)
         # Re-rank the candidates by float64 distances between the data as given.
-        diff = raw_probes[:, None, :].astype(np.float64) - self.raw_gallery_[best_i].astype(
+        diff = probes[:, None, :].astype(np.float64) - self.raw_gallery_[candidates].astype(
             np.float64
         )
         exact = np.sqrt(np.einsum("ijk,ijk->ij", diff, diff))
-        order = np.lexsort((best_i, exact), axis=1)[:, :k]
-        return np.take_along_axis(exact, order, axis=1), np.take_along_axis(best_i, order, axis=1)
+        order = np.lexsort((candidates, exact), axis=1)[:, :k]
+        return np.take_along_axis(exact, order, axis=1), np.take_along_axis(
+            candidates, order, axis=1
+        )
+
+    def _candidates(self, probes, keep):
+        """Indices of the ``keep`` smallest ``||g||^2 - 2 p.g`` for each probe (unordered)."""
+        gallery = self.scaled_gallery_
+        m, n = len(probes), len(gallery)
+        augmented = np.ones((m, gallery.shape[1]), dtype=gallery.dtype)
+        augmented[:, :-1] = probes - self.offset_
+        chunk = max(self.chunk_size, keep)
+        scores = augmented @ gallery[:chunk].T  # the first chunk seeds the running lists
+        part = np.argpartition(scores, keep - 1, axis=1)[:, :keep]
+        best_d = np.take_along_axis(scores, part, axis=1)
+        best_i = part
+        worst = best_d.max(axis=1)
+        for start in range(chunk, n, chunk):
+            scores = augmented @ gallery[start : start + chunk].T
+            # One pass finds the few probes with any entry below their current k-th best.
+            rows = np.flatnonzero(scores.min(axis=1) < worst)
+            if rows.size == 0:
+                continue
+            hit_rows, hit_cols = np.nonzero(scores[rows] < worst[rows, None])
+            # Merge: sort (row, value) over the rows' current lists and their hits and keep
+            # the first `keep` of each row (every row has at least its current list).
+            count = len(rows)
+            all_rows = np.concatenate([np.repeat(np.arange(count), keep), hit_rows])
+            all_d = np.concatenate([best_d[rows].ravel(), scores[rows[hit_rows], hit_cols]])
+            all_i = np.concatenate([best_i[rows].ravel(), hit_cols + start])
+            order = np.lexsort((all_d, all_rows))
+            first = np.searchsorted(all_rows[order], np.arange(count))
+            take = order[first[:, None] + np.arange(keep)]
+            best_d[rows], best_i[rows] = all_d[take], all_i[take]
+            worst[rows] = best_d[rows, -1]
+        return best_i
 
 
 @dataclass(frozen=True)
@@ -164,7 +193,7 @@ class Recognizer(BaseEstimator):
     resize : bool, default False
         Without ``shape``: resize probes of another size than the training
         images (otherwise a clear error).
-    chunk_size : int, default 8192
+    chunk_size : int, default 1024
         Gallery chunk of the exact search (:class:`NearestNeighbor`).
 
     Attributes
@@ -196,7 +225,7 @@ class Recognizer(BaseEstimator):
         shape=None,
         mirror=False,
         resize=False,
-        chunk_size=8192,
+        chunk_size=1024,
     ):
         self.n_components = n_components
         self.method = method
