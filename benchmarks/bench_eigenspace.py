@@ -103,9 +103,7 @@ def main(argv=None):
             seconds, model = median_time(fit, repeats)
             accuracy = angle(model.components_, reference)
             results[label] = {"seconds": seconds, "angle": accuracy}
-            print(
-                f"{name:<22} {label:<24} {seconds * 1000:9.1f} ms  angle {accuracy:.1e}"
-            )
+            print(f"{name:<22} {label:<24} {seconds * 1000:9.1f} ms  angle {accuracy:.1e}")
         exact = [
             v for key, v in results.items() if key.startswith("sklearn") and "random" not in key
         ]

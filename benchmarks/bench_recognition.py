@@ -57,7 +57,8 @@ def accuracy_table(train, test):
                         {"method": method, "metric": metric, "n_components": k,
                          "mirror": mirror, "rate": rate}
                     )  # fmt: skip
-                    print(f"accuracy {method:<11} {metric:<11} k={k:<3} mirror={mirror!s:<5} {rate:.3f}")
+                    setting = f"{method:<11} {metric:<11} k={k:<3} mirror={mirror!s:<5}"
+                    print(f"accuracy {setting} {rate:.3f}")
     return rows
 
 
@@ -104,7 +105,8 @@ def opencv_side_by_side(train, test, repeats):
         probes = [(image * 255).astype(np.uint8) if dtype == np.uint8 else image.astype(dtype)
                   for image in test.images]  # fmt: skip
         row["opencv_predict_s"], predicted = median_time(
-            lambda model=model: np.array([model.predict(p)[0] for p in probes]), repeats
+            lambda model=model, probes=probes: np.array([model.predict(p)[0] for p in probes]),
+            repeats,
         )
         row["opencv_rate"] = float(np.mean(predicted == y_test))
         if "eigenvision_predict_s" in row:
@@ -133,13 +135,16 @@ def gallery_search(sizes, rng, k=5, repeats=3):
             model = SkNearestNeighbors(n_neighbors=k, algorithm=algorithm).fit(gallery)
             tracemalloc.start()
             seconds, (_, theirs) = median_time(
-                lambda model=model: model.kneighbors(probes), 1 if algorithm == "kd_tree" else repeats
+                lambda model=model: model.kneighbors(probes),
+                1 if algorithm == "kd_tree" else repeats,
             )
             row[f"sklearn_{algorithm}_qps"] = len(probes) / seconds
             row[f"sklearn_{algorithm}_peak_mb"] = tracemalloc.get_traced_memory()[1] / 2**20
             tracemalloc.stop()
             row[f"agree_{algorithm}"] = float(np.mean(theirs == ours))
-        best = max(v for key, v in row.items() if key.startswith("sklearn") and key.endswith("qps") and v)
+        best = max(
+            v for key, v in row.items() if key.startswith("sklearn") and key.endswith("qps") and v
+        )
         row["speedup_vs_best"] = row["eigenvision_qps"] / best
         rows.append(row)
         print("search", json.dumps(row))

@@ -16,6 +16,7 @@ from ._errors import (
     ModelFileError,
     NotFittedError,
 )
+from .detect import Detection, detect, dffs_map, difs_map, likelihood_map
 from .eigenspace import Eigenspace, RankSelection, select_rank
 from .fisher import FisherSpace
 from .io import ImageSet, load_image, load_image_set
@@ -42,6 +43,11 @@ __all__ = [
     "ImageSetError",
     "ModelFileError",
     "NotFittedError",
+    "Detection",
+    "detect",
+    "dffs_map",
+    "difs_map",
+    "likelihood_map",
     "Eigenspace",
     "FisherSpace",
     "KernelPCA",

@@ -474,7 +474,6 @@ class PixelStandardizer(TransformerMixin, BaseEstimator):
         return out if shape is None else out.reshape((-1, *shape))
 
 
-
 def _flatten(X):
     if isinstance(X, ImageSet):
         X = X.images

@@ -1,0 +1,105 @@
+"""FFT DFFS/DIFS/likelihood maps against a brute-force sliding window; detection mechanics."""
+
+import numpy as np
+import pytest
+from numpy.lib.stride_tricks import sliding_window_view
+
+import eigenvision as ev
+from eigenvision.detect import detect, dffs_map, difs_map, likelihood_map
+
+
+def _windows(image, shape, normalize):
+    windows = sliding_window_view(image.astype(np.float64), shape)
+    flat = windows.reshape(-1, shape[0] * shape[1])
+    if normalize == "window":
+        flat = flat - flat.mean(axis=1, keepdims=True)
+        flat = flat / np.linalg.norm(flat, axis=1, keepdims=True)
+    return flat, windows.shape[:2]
+
+
+@pytest.mark.parametrize("normalize", ["none", "window"])
+@pytest.mark.parametrize("dtype, tolerance", [(np.float64, 1e-9), (np.float32, 1e-4)])
+@pytest.mark.parametrize("window, k", [((12, 10), 1), ((9, 9), 5), ((16, 7), 12)])
+def test_maps_equal_brute_force(normalize, dtype, tolerance, window, k, rng):
+    patches = rng.random((40, *window))
+    if normalize == "window":
+        patches = ev.normalize_images(patches, standardize="norm")
+    space = ev.Eigenspace(k).fit(patches.astype(dtype))
+    image = rng.random((50, 61)).astype(dtype)
+    windows, shape = _windows(image, window, normalize)
+    reference = ev.Eigenspace(k).fit(patches)  # float64 reference model
+    reference.components_ = space.components_.astype(np.float64)
+    reference.mean_ = space.mean_.astype(np.float64)
+    for ours, brute in [
+        (dffs_map(image, space, normalize=normalize), reference.dffs(windows)),
+        (difs_map(image, space, normalize=normalize), reference.difs(windows)),
+        (likelihood_map(image, space, normalize=normalize), reference.score_samples(windows)),
+    ]:
+        assert ours.dtype == dtype and ours.shape == shape
+        brute = brute.reshape(shape)
+        assert np.max(np.abs(ours - brute)) <= tolerance * np.max(np.abs(brute))
+
+
+def test_real_image_and_zero_on_the_subspace(rng):
+    from skimage import data
+
+    camera = data.camera()[100:300, 150:350].astype(np.float64) / 255
+    patches = np.stack([camera[r : r + 15, c : c + 15] for r, c in rng.integers(0, 180, (60, 2))])
+    space = ev.Eigenspace(8).fit(patches)
+    windows, shape = _windows(camera, (15, 15), "none")
+    np.testing.assert_allclose(
+        dffs_map(camera, space), space.dffs(windows).reshape(shape), rtol=1e-9, atol=1e-12
+    )
+    # a window lying in the eigenspace has DFFS 0
+    image = rng.random((40, 40))
+    image[10:25, 5:20] = space.inverse_transform(rng.normal(size=(1, 8))).reshape(15, 15)
+    values = dffs_map(image, space)
+    assert values.min() >= 0 and values[10, 5] < 1e-10 and np.argmin(values) == 10 * 26 + 5
+
+
+def test_same_mode_and_flat_windows(rng):
+    space = ev.Eigenspace(3).fit(rng.random((20, 5, 4)))
+    image = rng.random((30, 20))
+    same = dffs_map(image, space, mode="same")
+    valid = dffs_map(image, space)
+    assert same.shape == image.shape
+    np.testing.assert_array_equal(same[2 : 2 + 26, 1 : 1 + 17], valid)
+    assert np.isnan(same[0, 0])
+    image[:10, :10] = 0.5  # flat windows: no pattern, infinitely far
+    assert np.isinf(dffs_map(image, space, normalize="window")[0, 0])
+
+
+def test_bad_input(rng):
+    space = ev.Eigenspace(2).fit(rng.random((10, 6, 6)))
+    with pytest.raises(ValueError, match="smaller than"):
+        dffs_map(rng.random((5, 40)), space)
+    with pytest.raises(ValueError, match="NaN"):
+        dffs_map(np.full((10, 10), np.nan), space)
+    with pytest.raises(ValueError, match="to_gray"):
+        dffs_map(rng.random((10, 10, 3)), space)
+    with pytest.raises(ValueError, match="flattened"):
+        dffs_map(rng.random((10, 10)), ev.Eigenspace(2).fit(rng.random((10, 36))))
+    with pytest.raises(ValueError, match="normalize"):
+        dffs_map(rng.random((10, 10)), space, normalize="l2")
+    with pytest.raises(ev.NotFittedError):
+        dffs_map(rng.random((10, 10)), ev.Eigenspace(2))
+
+
+def test_detect_finds_a_planted_pattern_at_its_scale(rng):
+    # A class of smooth blob patterns; plant one, twice enlarged, in noise.
+    rows, cols = np.mgrid[:16, :16]
+
+    def blob(cx, cy, sigma):
+        return np.exp(-((cols - cx) ** 2 + (rows - cy) ** 2) / (2 * sigma**2))
+
+    examples = np.stack([blob(*rng.uniform(6.5, 8.5, 2), rng.uniform(2.5, 3.5)) for _ in range(60)])
+    examples = ev.normalize_images(examples, standardize="norm")
+    space = ev.Eigenspace(4).fit(examples)
+    image = 0.3 * rng.random((120, 140))
+    big = ev.normalize.resize(blob(7.5, 7.5, 3.0), (32, 32))
+    image[50:82, 70:102] += big
+    found = detect(image, space, scales=[1, 2**0.5, 2, 2**1.5], max_detections=3)
+    best = found[0]
+    assert best.scale == 2 and abs(best.x - 70) <= 2 and abs(best.y - 50) <= 2
+    assert best.width == pytest.approx(32) and best.score < found[1].score
+    assert all(d.score >= best.score for d in found)
