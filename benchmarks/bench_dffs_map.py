@@ -14,23 +14,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 from pathlib import Path
 
 import numpy as np
+from _timing import median_time
 from numpy.lib.stride_tricks import sliding_window_view
 from skimage.feature import match_template
 
 import eigenvision as ev
-
-
-def median_time(run, repeats):
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return float(np.median(times))
 
 
 def brute_force(image, space):
@@ -58,13 +49,13 @@ def main(argv=None):
                 image = rng.random((size, size)).astype(dtype)
                 patches = rng.random((60, window, window)).astype(dtype)
                 template = patches[0]
-                skimage_s = median_time(
+                skimage_s, _ = median_time(
                     lambda i=image, t=template: match_template(i, t), args.repeats
                 )
                 opencv_s = None
                 if cv2 is not None:
                     image32, template32 = image.astype(np.float32), template.astype(np.float32)
-                    opencv_s = median_time(
+                    opencv_s, _ = median_time(
                         lambda i=image32, t=template32: cv2.matchTemplate(
                             i, t, cv2.TM_CCOEFF_NORMED
                         ),
@@ -73,14 +64,14 @@ def main(argv=None):
                 for k in (1, 5, 10, 20):
                     space = ev.Eigenspace(k).fit(patches)
                     ev.dffs_map(image, space)  # warm the template-spectrum cache
-                    ours = median_time(lambda i=image, s=space: ev.dffs_map(i, s), args.repeats)
+                    ours, _ = median_time(lambda i=image, s=space: ev.dffs_map(i, s), args.repeats)
                     row = {
                         "size": size, "window": window, "dtype": np.dtype(dtype).name, "k": k,
                         "dffs_map_s": ours, "match_template_s": skimage_s, "opencv_s": opencv_s,
                         "ratio_to_match_template": ours / skimage_s,
                     }  # fmt: skip
                     if size == 512 and k == 10:
-                        brute = median_time(lambda i=image, s=space: brute_force(i, s), 1)
+                        brute, _ = median_time(lambda i=image, s=space: brute_force(i, s), 1)
                         row["brute_force_s"] = brute
                         row["speedup_vs_brute"] = brute / ours
                     rows.append(row)

@@ -22,20 +22,12 @@ from pathlib import Path
 import numpy as np
 import scipy
 import sklearn
+from _timing import median_time
 from scipy import linalg
 from sklearn.decomposition import PCA
 
 import eigenvision as ev
 from eigenvision import datasets
-
-
-def median_time(fit, repeats):
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        model = fit()
-        times.append(time.perf_counter() - start)
-    return float(np.median(times)), model
 
 
 def reference_subspace(X, k):

@@ -25,19 +25,11 @@ import tracemalloc
 from pathlib import Path
 
 import numpy as np
+from _timing import median_time
 from sklearn.neighbors import NearestNeighbors as SkNearestNeighbors
 
 import eigenvision as ev
 from eigenvision import datasets, evaluate
-
-
-def median_time(run, repeats):
-    times, result = [], None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = run()
-        times.append(time.perf_counter() - start)
-    return float(np.median(times)), result
 
 
 def accuracy_table(train, test):
