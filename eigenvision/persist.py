@@ -207,6 +207,7 @@ def _load_checked(path, archive: zipfile.ZipFile, max_bytes: int):
 
 
 def _read_member(archive, info, path, max_bytes, dtype=None, shape=None) -> np.ndarray:
+    """Read one ``.npy`` member in one pass: header checked before any data is read."""
     with archive.open(info) as stream:
         try:
             major, _ = np.lib.format.read_magic(stream)
@@ -224,11 +225,20 @@ def _read_member(archive, info, path, max_bytes, dtype=None, shape=None) -> np.n
                 f"declares {dtype} {shape}"
             )
         n_bytes = int(np.prod(file_shape, dtype=np.int64)) * file_dtype.itemsize
-        if n_bytes > max_bytes or info.file_size < n_bytes:
-            raise ModelFileError(f"{path}: member {info.filename} is truncated or oversized")
-    with archive.open(info) as stream:
-        array = np.lib.format.read_array(stream, allow_pickle=False)
-    return array
+        if n_bytes > max_bytes:
+            raise ModelFileError(f"{path}: member {info.filename} declares {n_bytes} bytes")
+        data = stream.read(n_bytes)
+    if len(data) != n_bytes:
+        raise ModelFileError(f"{path}: member {info.filename} is truncated")
+    order = "F" if fortran else "C"
+    return np.frombuffer(data, dtype=file_dtype).reshape(file_shape, order=order).copy()
+
+
+def _attribute_name(name: str, path) -> str:
+    """A fitted attribute's name as a file may give it: public, trailing underscore."""
+    if not (name.isidentifier() and name.endswith("_") and not name.startswith("_")):
+        raise ModelFileError(f"{path}: unexpected attribute {name!r}")
+    return name
 
 
 def _build(description: dict, arrays: dict, path):
@@ -237,15 +247,13 @@ def _build(description: dict, arrays: dict, path):
         params = {k: _from_json(v) for k, v in description["params"].items()}
         model = cls(**params)
         for key, value in description["state"].items():
-            if not key.endswith("_"):
-                raise ModelFileError(f"{path}: unexpected attribute {key!r}")
-            setattr(model, key, _from_json(value))
+            setattr(model, _attribute_name(key, path), _from_json(value))
         prefix = description["prefix"]
         for key, array in arrays.items():
             if key.startswith(prefix) and "/" not in key[len(prefix) :]:
-                setattr(model, key[len(prefix) :], array)
+                setattr(model, _attribute_name(key[len(prefix) :], path), array)
         for key, child in description["children"].items():
-            setattr(model, key, _build(child, arrays, path))
+            setattr(model, _attribute_name(key, path), _build(child, arrays, path))
     except ModelFileError:
         raise
     except (KeyError, TypeError, ValueError, AttributeError) as exc:

@@ -129,6 +129,23 @@ def test_hostile_files(tmp_path, rng):
     _rewrite(good, tmp_path / "class.npz", unknown_class)
     cases["class.npz"] = "invalid"
 
+    def replace_instance_dict(m):
+        header = _header(m)
+        header["model"]["state"]["__dict__"] = {"n_components_": 99, "injected_": "yes"}
+        return _put_header(m, header)
+
+    _rewrite(good, tmp_path / "dict.npz", replace_instance_dict)
+    cases["dict.npz"] = "unexpected attribute '__dict__'"
+
+    def private_array(m):
+        header = _header(m)
+        header["arrays"]["_secret_"] = header["arrays"].pop("mean_")
+        m["_secret_.npy"] = m.pop("mean_.npy")
+        return _put_header(m, header)
+
+    _rewrite(good, tmp_path / "private.npz", private_array)
+    cases["private.npz"] = "unexpected attribute '_secret_'"
+
     for name, match in cases.items():
         with pytest.raises(ev.ModelFileError, match=match):
             ev.load(tmp_path / name)
