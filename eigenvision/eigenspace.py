@@ -39,9 +39,10 @@ class Eigenspace(SubspaceModel):
         ``"svd"``: thin SVD of the centred data. ``"gram"``: eigenvectors of
         the ``n x n`` Gram matrix, accumulated in float64 (the snapshot method
         of Turk & Pentland, fastest when ``n < d``). ``"covariance"``: eigh of
-        the ``d x d`` scatter matrix in float64 (fastest when ``d < n``; only
-        the top ``k`` eigenpairs are computed when the fraction rule does not
-        need them all). ``"randomized"``: Halko et al.'s randomized SVD
+        the ``d x d`` scatter matrix (formed in the data's dtype, decomposed
+        in float64; fastest when ``d < n``). Both exact eigensolvers compute
+        only the top ``k`` eigenpairs with ARPACK when the matrix is larger
+        than 512 and ``k`` below a quarter of it. ``"randomized"``: Halko et al.'s randomized SVD
         (scikit-learn's ``randomized_svd``, 7 power iterations, 10 extra
         samples), approximate. ``"auto"``: ``"gram"`` when ``n <= d``,
         ``"covariance"`` otherwise.
@@ -56,9 +57,10 @@ class Eigenspace(SubspaceModel):
         largest-magnitude entry of each row is positive.
     eigenvalues_ : (m,) ndarray
         Variances along every principal axis the solver produced (``m >=
-        k``; all ``min(n, d)`` for the exact solvers unless the covariance
-        solver computed only the top ``k``), ``singular_values_**2 / (n - 1)``
-        (``/ n`` when ``center=False``).
+        k``; all ``min(n, d)`` unless only the top ``k`` were computed, by
+        ARPACK or the randomized solver), ``singular_values_**2 / (n - 1)``
+        (``/ n`` when ``center=False``). The discarded variance is known in
+        every case from the total (``noise_variance_``).
     singular_values_ : (m,) ndarray
     explained_variance_ratio_ : (k,) ndarray
         Each kept component's share of the total variance.
@@ -198,8 +200,25 @@ class Eigenspace(SubspaceModel):
         return "gram" if n <= d else "covariance"
 
     # ------------------------------------------------------------ projections
+    def _kept_eigenvalues(self):
+        """The kept components' variances, floored away from zero."""
+        return np.maximum(self.eigenvalues_[: self.n_components_], np.finfo(float).tiny)
+
     def _scale(self):
-        return np.sqrt(np.maximum(self.eigenvalues_[: self.n_components_], np.finfo(float).tiny))
+        return np.sqrt(self._kept_eigenvalues())
+
+    def _centred_codes(self, X):
+        X = self._validate_transform(X)
+        centred = X - self.mean_
+        return centred, centred @ self.components_.T
+
+    def _log_likelihood(self, difs, dffs):
+        """Moghaddam-Pentland log-likelihood from DIFS and DFFS (arrays of any shape)."""
+        eigen = self._kept_eigenvalues().astype(np.float64)
+        rho = max(self.noise_variance_, 1e-12 * float(eigen[0]))
+        d, k = self.n_features_in_, self.n_components_
+        log_det = np.sum(np.log(eigen)) + (d - k) * np.log(rho)
+        return -0.5 * (difs + dffs / rho + log_det + d * np.log(2 * np.pi))
 
     def transform(self, X):
         """Project onto the components: ``z = V (x - m)``.
@@ -213,8 +232,7 @@ class Eigenspace(SubspaceModel):
         Z : (n, k) ndarray
             Divided by ``sqrt(eigenvalues_)`` when ``whiten=True``.
         """
-        X = self._validate_transform(X)
-        Z = (X - self.mean_) @ self.components_.T
+        Z = self._centred_codes(X)[1]
         if self.whiten:
             Z = Z / self._scale().astype(Z.dtype)
         return Z
@@ -249,14 +267,6 @@ class Eigenspace(SubspaceModel):
         X_hat = self.inverse_transform(self.transform(X))
         return X_hat if image_shape is None else X_hat.reshape((-1, *image_shape))
 
-    def _codes_and_residual(self, X):
-        X = self._validate_transform(X)
-        centred = X - self.mean_
-        Z = centred @ self.components_.T
-        residual = centred - Z @ self.components_
-        dffs = np.einsum("ij,ij->i", residual, residual)
-        return Z, dffs
-
     def dffs(self, X):
         """Distance from feature space: the squared residual ``||x - x_hat||^2``.
 
@@ -264,7 +274,9 @@ class Eigenspace(SubspaceModel):
         -------
         (n,) ndarray, >= 0 and 0 for points of the eigenspace.
         """
-        return self._codes_and_residual(X)[1]
+        centred, Z = self._centred_codes(X)
+        residual = centred - Z @ self.components_
+        return np.einsum("ij,ij->i", residual, residual)
 
     def difs(self, X):
         """Distance in feature space: ``sum_i z_i^2 / lambda_i`` (Mahalanobis).
@@ -273,8 +285,8 @@ class Eigenspace(SubspaceModel):
         -------
         (n,) ndarray
         """
-        Z = self._codes_and_residual(X)[0]
-        return np.einsum("ij,ij->i", Z, Z / self._scale().astype(Z.dtype) ** 2)
+        Z = self._centred_codes(X)[1]
+        return np.einsum("ij,ij->i", Z, Z / self._kept_eigenvalues().astype(Z.dtype))
 
     def score_samples(self, X):
         """Log-likelihood of each sample under the Moghaddam-Pentland density.
@@ -287,13 +299,12 @@ class Eigenspace(SubspaceModel):
         -------
         (n,) ndarray of float64
         """
-        Z, dffs = self._codes_and_residual(X)
-        eigen = self._scale().astype(np.float64) ** 2
-        rho = max(self.noise_variance_, 1e-12 * float(eigen[0]))
-        difs = np.einsum("ij,ij->i", Z.astype(np.float64), Z / eigen)
-        d, k = self.n_features_in_, self.n_components_
-        log_det = np.sum(np.log(eigen)) + (d - k) * np.log(rho)
-        return -0.5 * (difs + dffs / rho + log_det + d * np.log(2 * np.pi))
+        centred, Z = self._centred_codes(X)
+        residual = centred - Z @ self.components_
+        dffs = np.einsum("ij,ij->i", residual, residual)
+        Z = Z.astype(np.float64)
+        difs = np.einsum("ij,ij->i", Z, Z / self._kept_eigenvalues())
+        return self._log_likelihood(difs, dffs)
 
     def score(self, X, y=None):
         """Mean log-likelihood of the samples."""
@@ -331,7 +342,7 @@ def _gram_solver(X, mean, k):
     centred64 -= mean
     gram = centred64 @ centred64.T  # symmetric rank-k update in float64
     total_ss = float(np.trace(gram))
-    values, vectors = _top_eigh(gram, k)
+    values, vectors = top_eigh(gram, k)
     singular = np.sqrt(np.clip(values, 0.0, None))
     resolution = singular[0] * np.sqrt(len(X) * np.finfo(np.float64).eps) * 10
     usable = max(1, min(k, int(np.sum(singular > resolution))))
@@ -353,12 +364,15 @@ def _covariance_solver(X, mean, k):
     """
     centred = X - mean.astype(X.dtype)
     scatter = (centred.T @ centred).astype(np.float64, copy=False)
-    values, vectors = _top_eigh(scatter, k)
+    values, vectors = top_eigh(scatter, k)
     return np.sqrt(np.clip(values, 0.0, None)), vectors.T, float(np.trace(scatter))
 
 
-def _top_eigh(matrix, k):
-    """The ``k`` largest eigenpairs of a symmetric matrix, largest first.
+def top_eigh(matrix, k):
+    """At least the ``k`` largest eigenpairs of a symmetric matrix, largest first.
+
+    The dense path returns all of them (the solvers keep the whole spectrum
+    for ``eigenvalues_``); slice ``[:k]`` where exactly ``k`` are wanted.
 
     LAPACK's divide and conquer (all eigenpairs) is fastest for small
     matrices or large ``k``; otherwise ARPACK's Lanczos iteration on the

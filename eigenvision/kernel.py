@@ -6,8 +6,8 @@ import numpy as np
 from scipy import linalg
 from sklearn.metrics.pairwise import linear_kernel, polynomial_kernel, rbf_kernel
 
-from ._base import SubspaceModel, check_fitted
-from .eigenspace import Eigenspace
+from ._base import SubspaceModel, check_fitted, sign_flip
+from .eigenspace import Eigenspace, top_eigh
 
 __all__ = ["KernelPCA"]
 
@@ -98,16 +98,12 @@ class KernelPCA(SubspaceModel):
         total_mean = row_means.mean()
         centred = K - row_means[:, None] - row_means[None, :] + total_mean
         k = self._n_kept(n)
-        values, vectors = linalg.eigh(
-            centred, subset_by_index=[n - k, n - 1], driver="evr", check_finite=False
-        )
-        values, vectors = values[::-1], vectors[:, ::-1]
-        positive = values > values[0] * 1e-12 if values[0] > 0 else np.zeros(k, bool)
+        values, vectors = top_eigh(centred, k)
+        values, vectors = values[:k], vectors[:, :k]
+        positive = values > values[0] * 1e-12 if values[0] > 0 else np.zeros(len(values), bool)
         if not positive.any():
             raise ValueError("the centred kernel matrix is zero; change gamma or the kernel")
-        values, vectors = values[positive], vectors[:, positive]
-        pivots = np.argmax(np.abs(vectors), axis=0)
-        vectors = vectors * np.sign(vectors[pivots, np.arange(vectors.shape[1])])
+        values, vectors = values[positive], sign_flip(vectors[:, positive].T).T
         self.X_fit_ = X
         self.eigenvalues_ = values
         self.dual_coef_ = vectors / np.sqrt(values)

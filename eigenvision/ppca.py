@@ -140,28 +140,17 @@ class ProbabilisticPCA(SubspaceModel):
             )
             return W, max(space.noise_variance_, 1e-12)
         rng = np.random.default_rng(self.seed)
-        scale = np.sqrt(filled.var(axis=0).mean())
-        return rng.normal(scale=scale, size=(X.shape[1], k)), filled.var(axis=0).mean()
+        variance = filled.var(axis=0).mean()
+        return rng.normal(scale=np.sqrt(variance), size=(X.shape[1], k)), variance
 
     # ----------------------------------------------------------- inference
     def _posterior(self, X):
-        """Posterior means E[z | observed x], the per-sample M_i and the log-likelihoods."""
+        """``(X, observed mask, E[z | observed x], log-likelihood per sample)``."""
         check_fitted(self)
         X = self._validate_transform(X, allow_nan=True).astype(np.float64)
         observed = ~np.isnan(X)
         centred = np.where(observed, X - self.mean_, 0.0)
-        W, sigma2 = self.W_, self.noise_variance_
-        M = _per_sample_M(observed, W, sigma2)
-        b = centred @ W
-        Ez = np.linalg.solve(M, b[:, :, None])[:, :, 0]
-        log_det_M = np.linalg.slogdet(M)[1]
-        n_obs = observed.sum(axis=1)
-        quadratic = (
-            np.einsum("ij,ij->i", centred, centred) - np.einsum("ij,ij->i", b, Ez)
-        ) / sigma2
-        k = W.shape[1]
-        log_det = (n_obs - k) * np.log(sigma2) + log_det_M
-        log_likelihood = -0.5 * (n_obs * _LOG_2PI + log_det + quadratic)
+        M, Ez, log_likelihood = _e_step(centred, observed, self.W_, self.noise_variance_)
         return X, observed, Ez, log_likelihood
 
     def transform(self, X):
@@ -196,6 +185,21 @@ def _covariance_change(W_old, W_new) -> float:
     old = np.sum((W_old.T @ W_old) ** 2)
     cross = np.sum((W_old.T @ W_new) ** 2)
     return float(np.sqrt(max(new + old - 2 * cross, 0.0) / new))
+
+
+def _e_step(centred, observed, W, sigma2):
+    """Per-sample ``M_i``, posterior means ``E[z_i]`` and observed-data log-likelihoods.
+
+    ``centred`` holds ``x - m`` with zeros at missing pixels.
+    """
+    k = W.shape[1]
+    M = _per_sample_M(observed, W, sigma2)
+    b = centred @ W
+    Ez = np.linalg.solve(M, b[:, :, None])[:, :, 0]
+    n_obs = observed.sum(axis=1)
+    quadratic = (np.einsum("ij,ij->i", centred, centred) - np.einsum("ij,ij->i", b, Ez)) / sigma2
+    log_det = (n_obs - k) * np.log(sigma2) + np.linalg.slogdet(M)[1]
+    return M, Ez, -0.5 * (n_obs * _LOG_2PI + log_det + quadratic)
 
 
 def _per_sample_M(observed, W, sigma2):
@@ -236,15 +240,10 @@ def _em_step_missing(X, observed, W, mean, sigma2):
     values = np.where(observed, X, 0.0)
     centred = np.where(observed, X - mean, 0.0)
     # E step, one k x k system per sample.
-    M = _per_sample_M(observed, W, sigma2)
-    b = centred @ W
-    Ez = np.linalg.solve(M, b[:, :, None])[:, :, 0]
+    M, Ez, per_sample = _e_step(centred, observed, W, sigma2)
     cov = sigma2 * np.linalg.inv(M)
     Ezz = cov + Ez[:, :, None] * Ez[:, None, :]
-    n_obs = mask.sum(axis=1)
-    quadratic = (np.einsum("ij,ij->i", centred, centred) - np.einsum("ij,ij->i", b, Ez)) / sigma2
-    log_det = (n_obs - k) * np.log(sigma2) + np.linalg.slogdet(M)[1]
-    log_likelihood = float(np.sum(-0.5 * (n_obs * _LOG_2PI + log_det + quadratic)))
+    log_likelihood = float(per_sample.sum())
     # M step, one (k+1) x (k+1) regression of pixel j on [E z, 1] per pixel.
     A = np.empty((d, k + 1, k + 1))
     A[:, :k, :k] = (mask.T @ Ezz.reshape(n, k * k)).reshape(d, k, k)
