@@ -144,7 +144,6 @@ def gallery_search(sizes, rng, k=5, repeats=3):
 
 
 def rejection(att):
-    person = np.array([int(label[1:]) for label in att.labels])
     train, test = att.split(5, order="name")
     person_train = np.array([int(label[1:]) for label in train.labels])
     enrolled = train[person_train <= 30]
@@ -155,7 +154,6 @@ def rejection(att):
     rate, threshold = evaluate.eer(fpr, tpr, thresholds)
     within = fpr <= 0.01
     accept_at_1 = float(tpr[within].max())
-    del person
     result = {
         "eer": rate,
         "eer_distance": -threshold,

@@ -68,20 +68,25 @@ def _cmd_info(args) -> int:
     return 0
 
 
-def _cmd_train(args) -> int:
-    from .persist import save
+def _recognizer(args, **options):
+    """The Recognizer the model options of ``train`` and ``evaluate`` describe."""
     from .recognize import Recognizer
 
-    images = _load_images(args.source)
-    shape = tuple(args.shape) if args.shape else None
-    model = Recognizer(
+    return Recognizer(
         n_components=args.n_components,
         method=args.method,
         metric=args.metric,
-        shape=shape,
         mirror=args.mirror,
-        resize=True,
-    ).fit(images)
+        **options,
+    )
+
+
+def _cmd_train(args) -> int:
+    from .persist import save
+
+    images = _load_images(args.source)
+    shape = tuple(args.shape) if args.shape else None
+    model = _recognizer(args, shape=shape, resize=True).fit(images)
     save(model, args.output)
     print(
         f"trained {args.method} ({model.feature_.n_components_} components, {args.metric}) on "
@@ -100,8 +105,9 @@ def _cmd_recognize(args) -> int:
     results = []
     for path in _progress(args.images, len(args.images), "recognising"):
         image = load_image(path)
-        distances, labels = model.kneighbors(image, k=args.top)
-        predicted = model.predict(image)[0]
+        distances, labels = model.kneighbors(image, k=max(args.top, model.k))
+        predicted = model.predict_from_neighbors(distances, labels)[0]
+        distances, labels = distances[:, : args.top], labels[:, : args.top]
         results.append(
             {
                 "image": path,
@@ -142,12 +148,9 @@ def _cmd_enroll(args) -> int:
 
 def _cmd_evaluate(args) -> int:
     from . import evaluate
-    from .recognize import Recognizer
 
     images = _load_images(args.source)
-    model = Recognizer(
-        n_components=args.n_components, method=args.method, metric=args.metric, mirror=args.mirror
-    )
+    model = _recognizer(args)
     rates = evaluate.cross_validate(
         model, images, scheme=args.scheme, n_splits=args.folds, k=args.train_per_class,
         seed=args.seed,

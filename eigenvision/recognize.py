@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from ._base import check_fitted, flatten_images
+from ._base import check_fitted
 from .eigenspace import Eigenspace
 from .fisher import FisherSpace
 from .io import ImageSet
@@ -33,11 +33,12 @@ class NearestNeighbor:
 
     :meth:`fit` centres the gallery on its mean (so norms are of the order of
     the distances and the expansion below loses little to cancellation) and
-    stores ``-2 g`` and ``||g||^2``. For a block of probes and a chunk of the
-    gallery, ``||g||^2 - 2 p.g`` (one BLAS product plus one addition; the
-    per-probe ``||p||^2`` does not change the ranking) is compared with each
-    probe's current k-th best value, and only the entries below it are merged
-    into the running best list. Blocks are sized to stay in cache. Finally the
+    stores the rows ``[-2 g, ||g||^2]``. For a block of probes ``[p, 1]`` and
+    a chunk of the gallery, one BLAS product gives ``||g||^2 - 2 p.g`` (the
+    per-probe ``||p||^2`` does not change the ranking); one row-minimum pass
+    finds the probes with any entry below their current k-th best, and only
+    those entries are merged into the running best lists. Blocks are sized
+    to stay in cache. Finally the
     best ``k + 8`` candidates are re-ranked by distances computed directly in
     float64 from the data as given: the result is the exact k nearest unless
     more than 8 entries lie within round-off of the k-th.
@@ -58,8 +59,6 @@ class NearestNeighbor:
         The gallery mean, subtracted before the expansion.
     scaled_gallery_ : (n, q + 1) ndarray
         ``[-2 (g - offset_), ||g - offset_||^2]``.
-    squared_norms_ : (n,) ndarray
-        ``||g - offset_||^2``.
     """
 
     _MARGIN = 8
@@ -81,9 +80,9 @@ class NearestNeighbor:
         self.raw_gallery_ = gallery
         self.offset_ = gallery.mean(axis=0, dtype=np.float64).astype(gallery.dtype)
         centred = gallery - self.offset_
-        self.squared_norms_ = np.einsum("ij,ij->i", centred, centred)
+        squared_norms = np.einsum("ij,ij->i", centred, centred)
         # [-2 g, ||g||^2] so that [p, 1] . row = ||g||^2 - 2 p.g in one product.
-        self.scaled_gallery_ = np.hstack([-2 * centred, self.squared_norms_[:, None]])
+        self.scaled_gallery_ = np.hstack([-2 * centred, squared_norms[:, None]])
         return self
 
     def kneighbors(self, probes: np.ndarray, k: int):
@@ -259,13 +258,7 @@ class Recognizer(BaseEstimator):
         if self.method == "fisherfaces":
             feature = FisherSpace(n_components=self.n_components).fit(stack, labels)
         else:
-            n_max = min(len(stack), stack.shape[1] * stack.shape[2])
-            n_components = self.n_components
-            if isinstance(n_components, int) and n_components > n_max:
-                raise ValueError(
-                    f"n_components={n_components} exceeds min(n_images, n_pixels) = {n_max}"
-                )
-            feature = Eigenspace(n_components=n_components).fit(stack)
+            feature = Eigenspace(n_components=self.n_components).fit(stack)
         self.feature_ = feature
         self.image_shape_ = tuple(stack.shape[1:])
         self.gallery_ = self._codes_for_metric(feature.transform(stack))
@@ -305,22 +298,19 @@ class Recognizer(BaseEstimator):
             stack = np.stack([resize(image, self.image_shape_) for image in stack])
         return self._codes_for_metric(self.feature_.transform(stack))
 
-    def _index(self, mask=None) -> NearestNeighbor:
-        """The search index of the gallery (or of ``gallery_[mask]``), built once and cached."""
-        key = (id(self.gallery_), len(self.gallery_), None if mask is None else mask.tobytes())
-        cache = self.__dict__.setdefault("_index_cache", {})
-        if key not in cache:
-            if len(cache) > 64:
-                cache.clear()
-            gallery = self.gallery_ if mask is None else self.gallery_[mask]
-            cache[key] = NearestNeighbor(chunk_size=self.chunk_size).fit(gallery)
-        return cache[key]
+    def _index(self) -> NearestNeighbor:
+        """The search index of ``gallery_``, built on first use and again after it changes."""
+        index = getattr(self, "_nn_index", None)
+        if index is None or index.raw_gallery_ is not self.gallery_:
+            index = NearestNeighbor(chunk_size=self.chunk_size).fit(self.gallery_)
+            self._nn_index = index
+        return index
 
-    def _search(self, codes, k):
-        distances, indices = self._index().kneighbors(codes, k)
+    def _metric_distance(self, euclidean):
+        """Distances between metric-normalised codes, in the metric's own units."""
         if self.metric == "cosine":
-            distances = distances**2 / 2  # unit vectors: ||a - b||^2 / 2 = 1 - cos
-        return distances, indices
+            return euclidean**2 / 2  # unit vectors: ||a - b||^2 / 2 = 1 - cos
+        return euclidean
 
     # --------------------------------------------------------------- queries
     def kneighbors(self, images, k=5):
@@ -331,8 +321,9 @@ class Recognizer(BaseEstimator):
         distances : (m, k) ndarray, nearest first
         labels : (m, k) ndarray
         """
-        distances, indices = self._search(self._probe_codes(images), min(k, len(self.gallery_)))
-        return distances, self.gallery_labels_[indices]
+        codes = self._probe_codes(images)
+        distances, indices = self._index().kneighbors(codes, min(k, len(self.gallery_)))
+        return self._metric_distance(distances), self.gallery_labels_[indices]
 
     def predict(self, images):
         """Labels of the probes; :data:`UNKNOWN` beyond ``threshold``.
@@ -343,7 +334,17 @@ class Recognizer(BaseEstimator):
             With a threshold set and labels that are not strings, the result
             has dtype object so it can hold :data:`UNKNOWN`.
         """
-        distances, labels = self.kneighbors(images, k=self.k)
+        return self.predict_from_neighbors(*self.kneighbors(images, k=self.k))
+
+    def predict_from_neighbors(self, distances, labels):
+        """The decision of :meth:`predict` from :meth:`kneighbors`' output, without searching again.
+
+        Parameters
+        ----------
+        distances, labels : (m, r) ndarray
+            Nearest first, ``r >= k``; only the first ``k`` columns vote.
+        """
+        labels = np.asarray(labels)[:, : self.k]
         predicted = (
             labels[:, 0].copy()
             if self.k == 1
@@ -351,7 +352,7 @@ class Recognizer(BaseEstimator):
         )
         if self.threshold is None:
             return predicted
-        rejected = distances[:, 0] > self.threshold
+        rejected = np.asarray(distances)[:, 0] > self.threshold
         if predicted.dtype.kind not in "US":
             predicted = predicted.astype(object)
         else:
@@ -365,9 +366,11 @@ class Recognizer(BaseEstimator):
         mask = self.gallery_labels_ == label
         if not mask.any():
             raise ValueError(f"label {label!r} is not enrolled; enrol it with add() first")
-        codes = self._probe_codes(np.asarray(image)[None])
-        distances, _ = self._index(mask).kneighbors(codes, 1)
-        distance = float(distances[0, 0] ** 2 / 2 if self.metric == "cosine" else distances[0, 0])
+        code = self._probe_codes(np.asarray(image)[None])[0].astype(np.float64)
+        # A person has a handful of codes: the exact distance directly, no index needed.
+        difference = self.gallery_[mask].astype(np.float64) - code
+        euclidean = np.sqrt(np.einsum("ij,ij->i", difference, difference).min())
+        distance = float(self._metric_distance(euclidean))
         accepted = self.threshold is None or distance <= self.threshold
         return Verification(bool(accepted), distance, self.threshold)
 
@@ -439,5 +442,4 @@ def _images_and_labels(images, labels, *, min_images=2):
         raise ValueError(f"labels must have shape ({len(stack)},), got {labels.shape}")
     if len(stack) < min_images:
         raise ValueError(f"need at least {min_images} images, got {len(stack)}")
-    flatten_images(stack)
     return stack, labels

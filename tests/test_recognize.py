@@ -47,6 +47,14 @@ def test_predict_kneighbors_verify_add(rng):
     assert neighbours[0, 0] == labels[1]
     ok = rec.verify(images[1], labels[1])
     assert ok.accepted and ok.distance == pytest.approx(distances[0, 0])
+    # verify against another person equals the nearest of that person's codes
+    all_distances, all_labels = rec.kneighbors(images[1:2], k=len(rec.gallery_))
+    other = all_labels[0][all_labels[0] != labels[1]][0]
+    nearest_other = all_distances[0][all_labels[0] == other][0]
+    assert rec.verify(images[1], other).distance == pytest.approx(nearest_other)
+    np.testing.assert_array_equal(
+        rec.predict_from_neighbors(*rec.kneighbors(images[1::2], k=4)), rec.predict(images[1::2])
+    )
     with pytest.raises(ValueError, match="not enrolled"):
         rec.verify(images[1], "nobody")
     # enrol a new person without refitting the eigenspace
@@ -111,7 +119,7 @@ def test_errors(rng):
         Recognizer().fit(images)
     with pytest.raises(ValueError, match="method"):
         Recognizer(method="lbph").fit(images, labels)
-    with pytest.raises(ValueError, match="exceeds"):
+    with pytest.raises(ValueError, match="out of range"):
         Recognizer(n_components=500).fit(images, labels)
 
 
