@@ -21,6 +21,7 @@ from .eigenspace import Eigenspace, RankSelection, select_rank
 from .fisher import FisherSpace
 from .io import ImageSet, load_image, load_image_set
 from .kernel import KernelPCA
+from .modular import FeatureDetector, FeatureLocations, face_box
 from .normalize import PixelStandardizer, normalize_image, normalize_images
 from .persist import load, save
 from .ppca import ProbabilisticPCA
@@ -51,6 +52,9 @@ __all__ = [
     "Eigenspace",
     "FisherSpace",
     "KernelPCA",
+    "FeatureDetector",
+    "FeatureLocations",
+    "face_box",
     "ProbabilisticPCA",
     "RankSelection",
     "select_rank",

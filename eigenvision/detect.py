@@ -135,7 +135,7 @@ def window_maps(image, space, *, normalize="none", min_contrast=1e-3) -> WindowM
     if normalize not in _NORMALIZATIONS:
         raise ValueError(f"normalize must be one of {_NORMALIZATIONS}, got {normalize!r}")
     image, (h, w) = _check(image, space)
-    components = space.components_.reshape((-1, h, w))
+    components = space.components_.reshape((len(space.components_), h, w))
     mean = space.mean_.reshape(h, w)
     templates = np.concatenate([components, mean[None]]).astype(np.float64)  # exact sums
     # Correlating a centred image keeps the FFT's absolute error small relative to the
@@ -162,7 +162,7 @@ def window_maps(image, space, *, normalize="none", min_contrast=1e-3) -> WindowM
         energy = squares + 2 * level * sums + n_pixels * level**2
     mean_dot = dots[-1]
     mean_norm = float(np.sum(mean.astype(np.float64) ** 2))
-    codes = dots[:-1] - (components.reshape(len(components), -1) @ mean.ravel())[:, None, None]
+    codes = dots[:-1] - (components.reshape(len(components), h * w) @ mean.ravel())[:, None, None]
     residual_energy = energy - 2 * mean_dot + mean_norm
     if normalize == "window":
         # A flat window has no pattern to normalise: infinitely far from any class.

@@ -20,6 +20,10 @@ __all__ = [
     "recognition_rate",
     "rank_curve",
     "cross_validate",
+    "detection_roc",
+    "detection_rate_at",
+    "eye_error",
+    "error_fractions",
 ]
 
 
@@ -195,3 +199,102 @@ def cross_validate(model, imageset: ImageSet, *, scheme="kfold", n_splits=5, k=5
         predicted = fitted.predict(imageset.images[test_index])
         rates.append(recognition_rate(imageset.labels[test_index], predicted))
     return np.array(rates)
+
+
+def detection_roc(minima, errors, *, radius=0.1):
+    """Detection rate against false-alarm rate for "find the feature in each image".
+
+    The criterion of Moghaddam & Pentland (1997) as the lecture states it:
+    per test image the global minimum of the feature's map; for a threshold
+    ``alpha`` the image is a *correct detection* when the minimum is below
+    ``alpha`` and within ``radius`` of the true position, a *false alarm*
+    when below ``alpha`` and farther. Both rates are fractions of all test
+    images, so they sum to at most 1.
+
+    Parameters
+    ----------
+    minima : (n,) array-like
+        The map's global minimum per image (lower is better; ``+inf`` when
+        nothing was searched).
+    errors : (n,) array-like
+        Distance from that minimum's position to the truth, in the unit of
+        ``radius`` (e.g. divided by the inter-ocular distance).
+    radius : float or (n,) array-like, default 0.1
+        Largest error of a correct detection (0.1 inter-ocular distances is
+        about the lecture's 5 pixels).
+
+    Returns
+    -------
+    false_alarm, detection : (m,) ndarray
+        Non-decreasing, from (0, 0) at ``alpha = -inf``.
+    thresholds : (m,) ndarray
+        ``-inf`` then every distinct finite minimum, ascending.
+
+    Examples
+    --------
+    >>> fa, det, alpha = detection_roc([0.1, 0.2, 0.3], [0.05, 0.3, 0.01])
+    >>> fa.tolist(), det.tolist()
+    ([0.0, 0.0, 0.3333333333333333, 0.3333333333333333], [0.0, 0.3333333333333333, \
+0.3333333333333333, 0.6666666666666666])
+    """
+    minima = np.asarray(minima, dtype=np.float64).ravel()
+    errors = np.asarray(errors, dtype=np.float64).ravel()
+    if minima.shape != errors.shape:
+        raise ValueError(f"minima has {minima.size} entries but errors {errors.size}")
+    if minima.size == 0:
+        raise ValueError("no test images: minima is empty")
+    if np.any(np.isnan(minima)) or np.any(np.isnan(errors[np.isfinite(minima)])):
+        raise ValueError("minima or errors contain NaN; use +inf for images with no minimum")
+    correct = errors <= np.broadcast_to(np.asarray(radius, dtype=np.float64), errors.shape)
+    finite = np.isfinite(minima)
+    order = np.argsort(minima[finite], kind="mergesort")
+    values, hits = minima[finite][order], correct[finite][order]
+    last_of_tie = np.r_[np.flatnonzero(np.diff(values)), len(values) - 1] if len(values) else []
+    n = minima.size
+    detections = np.r_[0, np.cumsum(hits)[last_of_tie]] / n
+    alarms = np.r_[0, np.cumsum(~hits)[last_of_tie]] / n
+    return alarms, detections, np.r_[-np.inf, values[last_of_tie]]
+
+
+def detection_rate_at(minima, errors, *, false_alarm=0.06, radius=0.1):
+    """Best detection rate at false alarms of at most ``false_alarm`` (:func:`detection_roc`)."""
+    alarms, detections, _ = detection_roc(minima, errors, radius=radius)
+    return float(detections[alarms <= false_alarm + 1e-12].max())
+
+
+def eye_error(left, right, true_left, true_right):
+    """Jesorsky et al.'s relative eye-pair error ``e = max(d_l, d_r) / ||C_l - C_r||``.
+
+    Parameters
+    ----------
+    left, right, true_left, true_right : (n, 2) array-like
+        Found and true eye centres ``(x, y)``.
+
+    Returns
+    -------
+    (n,) ndarray
+        ``e <= 0.25`` is about "between the eyes", ``<= 0.10`` "within the
+        iris", ``<= 0.05`` "within the pupil" (BioID convention).
+
+    References
+    ----------
+    O. Jesorsky, K. J. Kirchberg and R. W. Frischholz (2001), Robust face
+    detection using the Hausdorff distance, AVBPA.
+    """
+    left, right, true_left, true_right = (
+        np.atleast_2d(np.asarray(a, dtype=np.float64)) for a in (left, right, true_left, true_right)
+    )
+    iod = np.linalg.norm(true_left - true_right, axis=1)
+    if np.any(iod <= 0):
+        raise ValueError("some true eye pairs coincide; the relative error is undefined")
+    worst = np.maximum(np.linalg.norm(left - true_left, axis=1),
+                       np.linalg.norm(right - true_right, axis=1))  # fmt: skip
+    return worst / iod
+
+
+def error_fractions(errors, levels=(0.05, 0.10, 0.25)):
+    """Fraction of ``errors`` at or below each level, as ``{level: fraction}``."""
+    errors = np.asarray(errors, dtype=np.float64).ravel()
+    if errors.size == 0:
+        raise ValueError("no errors given")
+    return {float(level): float(np.mean(errors <= level)) for level in levels}

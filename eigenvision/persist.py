@@ -24,6 +24,7 @@ from ._errors import ModelFileError, NotFittedError
 from .eigenspace import Eigenspace
 from .fisher import FisherSpace
 from .kernel import KernelPCA
+from .modular import FeatureDetector
 from .normalize import PixelStandardizer
 from .ppca import ProbabilisticPCA
 from .recognize import Recognizer
@@ -34,7 +35,15 @@ FORMAT_VERSION = 1
 _HEADER = "__header__"
 _MODELS = {
     cls.__name__: cls
-    for cls in (Eigenspace, FisherSpace, KernelPCA, ProbabilisticPCA, PixelStandardizer, Recognizer)
+    for cls in (
+        Eigenspace,
+        FisherSpace,
+        KernelPCA,
+        ProbabilisticPCA,
+        PixelStandardizer,
+        Recognizer,
+        FeatureDetector,
+    )
 }
 _ALLOWED_KINDS = "biufU"  # bool, integers, floats, fixed-width unicode; never objects
 _MAX_HEADER_BYTES = 1 << 20
@@ -97,6 +106,19 @@ def _describe(model, prefix: str, arrays: dict) -> dict:
     for key, value in fitted.items():
         if type(value).__name__ in _MODELS:
             children[key] = _describe(value, f"{prefix}{key}/", arrays)
+        elif (
+            isinstance(value, dict)
+            and value
+            and all(type(v).__name__ in _MODELS for v in value.values())
+        ):
+            if not all(isinstance(name, str) and name.isidentifier() for name in value):
+                raise TypeError(f"{key}: model dictionaries need identifier keys")
+            children[key] = {
+                "dict": {
+                    name: _describe(v, f"{prefix}{key}/{name}/", arrays)
+                    for name, v in value.items()
+                }
+            }
         elif isinstance(value, np.ndarray):
             if value.dtype.kind not in _ALLOWED_KINDS:
                 raise TypeError(f"{key} has dtype {value.dtype}; only plain arrays are saved")
@@ -121,6 +143,8 @@ def _to_json(value):
         return {"tuple": [_to_json(v) for v in value]}
     if isinstance(value, list):
         return [_to_json(v) for v in value]
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        return {"dict": {k: _to_json(v) for k, v in value.items()}}
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     raise TypeError(f"cannot store {type(value).__name__} in a model file")
@@ -129,6 +153,8 @@ def _to_json(value):
 def _from_json(value):
     if isinstance(value, dict) and set(value) == {"tuple"}:
         return tuple(_from_json(v) for v in value["tuple"])
+    if isinstance(value, dict) and set(value) == {"dict"} and isinstance(value["dict"], dict):
+        return {str(k): _from_json(v) for k, v in value["dict"].items()}
     if isinstance(value, list):
         return [_from_json(v) for v in value]
     return value
@@ -253,7 +279,15 @@ def _build(description: dict, arrays: dict, path):
             if key.startswith(prefix) and "/" not in key[len(prefix) :]:
                 setattr(model, _attribute_name(key[len(prefix) :], path), array)
         for key, child in description["children"].items():
-            setattr(model, _attribute_name(key, path), _build(child, arrays, path))
+            if set(child) == {"dict"}:
+                value = {}
+                for name, member in child["dict"].items():
+                    if not (isinstance(name, str) and name.isidentifier()):
+                        raise ModelFileError(f"{path}: unexpected model key {name!r}")
+                    value[name] = _build(member, arrays, path)
+            else:
+                value = _build(child, arrays, path)
+            setattr(model, _attribute_name(key, path), value)
     except ModelFileError:
         raise
     except (KeyError, TypeError, ValueError, AttributeError) as exc:

@@ -64,3 +64,34 @@ def test_cross_validate_schemes(rng):
     assert evaluate.cross_validate(model, data, scheme="first_k_per_class", k=3)[0] == 1.0
     with pytest.raises(ValueError, match="scheme"):
         evaluate.cross_validate(model, data, scheme="bootstrap")
+
+
+def test_detection_roc_matches_a_loop_over_thresholds(rng):
+    from eigenvision.evaluate import detection_rate_at, detection_roc
+
+    minima = rng.random(200).round(2)  # ties
+    minima[:5] = np.inf  # images where nothing was searched
+    errors = rng.random(200) * 0.3
+    alarms, detections, thresholds = detection_roc(minima, errors, radius=0.1)
+    assert thresholds[0] == -np.inf and np.all(np.diff(thresholds) > 0)
+    for alpha, fa, det in zip(thresholds, alarms, detections, strict=True):
+        below = minima <= alpha
+        assert det == np.mean(below & (errors <= 0.1))
+        assert fa == np.mean(below & (errors > 0.1))
+    best = max(d for f, d in zip(alarms, detections, strict=True) if f <= 0.06)
+    assert detection_rate_at(minima, errors, false_alarm=0.06) == best
+    with pytest.raises(ValueError, match="empty"):
+        detection_roc([], [])
+
+
+def test_eye_error_is_jesorsky_relative_error():
+    from eigenvision.evaluate import error_fractions, eye_error
+
+    true_left, true_right = (
+        np.array([[0.0, 0.0], [10.0, 5.0]]),
+        np.array([[100.0, 0.0], [50.0, 5.0]]),
+    )
+    left = true_left + [[3.0, 4.0], [0.0, 0.0]]
+    right = true_right + [[1.0, 0.0], [0.0, 8.0]]
+    np.testing.assert_allclose(eye_error(left, right, true_left, true_right), [0.05, 0.2])
+    assert error_fractions([0.05, 0.2]) == {0.05: 0.5, 0.1: 0.5, 0.25: 1.0}
