@@ -33,8 +33,8 @@ FEATURES = ("left_eye", "right_eye", "nose", "mouth")
 
 #: Patch (height, width) around each landmark, in inter-ocular distances.
 PATCH_SHAPES = {
-    "left_eye": (0.4, 0.6),
-    "right_eye": (0.4, 0.6),
+    "left_eye": (0.5, 0.8),
+    "right_eye": (0.5, 0.8),
     "nose": (0.4, 0.45),
     "mouth": (0.35, 0.75),
 }
@@ -125,7 +125,7 @@ class FeatureDetector(BaseEstimator):
         Scale factors of the training augmentation.
     mirror : bool, default True
         Also train on mirrored faces (a mirrored left eye is a right eye).
-    search_scales : tuple of float, default (0.8, 0.9, 1.0, 1.1, 1.25)
+    search_scales : tuple of float, default (0.85, 0.92, 1.0, 1.08, 1.17)
         Scales tried around the size the face box predicts.
     search_margin : float, default 0.5
         Half-size of the eyes' search regions, in IODs predicted from the box.
@@ -165,7 +165,7 @@ class FeatureDetector(BaseEstimator):
         rotations=(-10.0, -5.0, 0.0, 5.0, 10.0),
         scales=(0.9, 1.0, 1.1),
         mirror=True,
-        search_scales=(0.8, 0.9, 1.0, 1.1, 1.25),
+        search_scales=(0.85, 0.92, 1.0, 1.08, 1.17),
         search_margin=0.5,
         geometry_weight=0.03,
     ):
@@ -373,9 +373,9 @@ class FeatureDetector(BaseEstimator):
     def feature_minimum(self, face_image, feature, *, box=None, map_function=None):
         """Global minimum of one feature's map over its search region and scales.
 
-        The lecture's detection criterion reads this minimum: the eyes are
-        searched around where the face box puts them, the nose and mouth
-        around where the true... box geometry puts them.
+        The lecture's detection criterion reads this minimum (see
+        :func:`eigenvision.evaluate.detection_roc`). No shape prior: each
+        feature on its own, in :meth:`search_region`.
 
         Parameters
         ----------
@@ -393,7 +393,7 @@ class FeatureDetector(BaseEstimator):
         (x, y, score)
         """
         image, box, iod = self._prepare(face_image, box)
-        center, half = self._region(feature, box, iod)
+        center, half = self.search_region(feature, box)
         found = self._search(image, feature, center, half, self.iod / iod,
                              map_function=map_function, n=1)  # fmt: skip
         if not found:
@@ -401,8 +401,18 @@ class FeatureDetector(BaseEstimator):
         score, x, y, _ = found[0]
         return (x, y, score)
 
-    def _region(self, feature, box, iod):
-        """Search centre and half-size (x, y) of a feature from the face box alone."""
+    def search_region(self, feature, box):
+        """Where a feature is searched from the face box alone: centre ``(x, y)`` and half-size.
+
+        The eyes: a square of half-size ``search_margin`` IODs around where
+        :func:`face_box` puts them. The others: the training faces' mean
+        position relative to the eyes, plus or minus three standard
+        deviations and ``search_margin`` IODs.
+        """
+        check_fitted(self, "spaces_")
+        x, y, w, h = (float(v) for v in box)
+        iod = w / _BOX_WIDTH
+        box = (x, y, w, h)
         eyes = self._eye_prior(box, iod)
         if feature in eyes:
             margin = self.search_margin * iod
@@ -439,7 +449,7 @@ class FeatureDetector(BaseEstimator):
         base = self.iod / iod
         eyes = {}
         for f in ("left_eye", "right_eye"):
-            center, half = self._region(f, box, iod)
+            center, half = self.search_region(f, box)
             eyes[f] = self._search(image, f, center, half, base, n=6) if f in self.features_ \
                 else []  # fmt: skip
         positions, scores = {}, {}

@@ -1,0 +1,91 @@
+"""What every experiment shares: its command line, its outputs, its summary line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ..plot import save_figure
+
+
+def parser(name: str, description: str, *, data: bool = True) -> argparse.ArgumentParser:
+    """The common options: ``--out``, ``--seed`` and (for real data) ``--data``."""
+    command = argparse.ArgumentParser(
+        prog=f"eigenvision experiment {name}", description=description
+    )
+    command.add_argument(
+        "--out",
+        type=Path,
+        default=Path("experiments/out") / name,
+        help="folder for figure.png and results.json (default: %(default)s)",
+    )
+    command.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    if data:
+        command.add_argument(
+            "--data", type=Path, default=None, help="dataset folder (default: $EIGENVISION_DATA)"
+        )
+    return command
+
+
+def data_env(args) -> None:
+    """Point the dataset loaders at ``--data`` when given."""
+    if getattr(args, "data", None) is not None:
+        os.environ["EIGENVISION_DATA"] = str(args.data)
+
+
+class Run:
+    """Collects an experiment's figures and numbers and writes them at the end."""
+
+    def __init__(self, name: str, args: argparse.Namespace):
+        self.name = name
+        self.args = args
+        self.out = Path(args.out)
+        self.out.mkdir(parents=True, exist_ok=True)
+        self.results: dict = {}
+        self.figures: list[str] = []
+        self.started = time.perf_counter()
+
+    def figure(self, figure, filename: str = "figure.png") -> Path:
+        self.figures.append(filename)
+        return save_figure(figure, self.out / filename)
+
+    def finish(self, summary: str) -> dict:
+        """Write ``results.json`` atomically, print the summary line, return the results."""
+        arguments = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(self.args).items()}
+        payload = {
+            "experiment": self.name,
+            "arguments": arguments,
+            "seconds": round(time.perf_counter() - self.started, 2),
+            "figures": self.figures,
+            "summary": summary,
+            "results": _plain(self.results),
+        }
+        path = self.out / "results.json"
+        handle, temporary = tempfile.mkstemp(dir=self.out, prefix=".results.", suffix=".json")
+        with os.fdopen(handle, "w") as stream:
+            json.dump(payload, stream, indent=2)
+        os.replace(temporary, path)
+        print(f"{self.name}: {summary} ({payload['seconds']} s; {self.out})")
+        return payload
+
+
+def _plain(value):
+    """JSON-ready copy: arrays to lists, numpy scalars to Python, non-finite to None."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _plain(value.tolist())
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        value = float(value)
+        return value if np.isfinite(value) else None
+    return value

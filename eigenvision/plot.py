@@ -1,0 +1,327 @@
+"""Figures for eigenspaces and their evaluation (matplotlib, no global state).
+
+Every function returns a :class:`matplotlib.figure.Figure` built without
+``pyplot`` (safe in servers and threads); :func:`save_figure` writes one
+atomically. Images are shown in grey with their own contrast unless said
+otherwise; eigen-images use a diverging map centred on zero.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+
+from ._base import check_fitted
+
+__all__ = [
+    "image_grid",
+    "eigenimages",
+    "reconstructions",
+    "mode_grid",
+    "spectrum",
+    "roc",
+    "rate_curves",
+    "heatmap",
+    "confusion",
+    "save_figure",
+]
+
+_CELL = 1.3  # inches per image cell
+
+
+def save_figure(figure: Figure, path, *, dpi: int = 110) -> Path:
+    """Write ``figure`` to ``path`` (format from the suffix) atomically."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(
+        dir=path.parent, prefix=f".{path.name}.", suffix=path.suffix
+    )
+    os.close(handle)
+    try:
+        figure.savefig(temporary, dpi=dpi, bbox_inches="tight")
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def image_grid(images, *, titles=None, ncols=8, cmap="gray", symmetric=False, suptitle=None):
+    """Images in a grid, each with its own contrast.
+
+    Parameters
+    ----------
+    images : sequence of (h, w) arrays
+    titles : sequence of str, optional
+    ncols : int
+    cmap : str
+    symmetric : bool
+        Centre the colour map on zero (for eigen-images and differences).
+    suptitle : str, optional
+    """
+    images = [np.asarray(image) for image in images]
+    if not images:
+        raise ValueError("no images to show")
+    ncols = max(1, min(ncols, len(images)))
+    nrows = -(-len(images) // ncols)
+    aspect = images[0].shape[0] / images[0].shape[1]
+    figure = Figure(figsize=(_CELL * ncols, _CELL * nrows * aspect + (0.5 if suptitle else 0.2)))
+    axes = figure.subplots(nrows, ncols, squeeze=False)
+    for index, ax in enumerate(axes.flat):
+        ax.set_axis_off()
+        if index >= len(images):
+            continue
+        image = images[index]
+        if symmetric:
+            limit = float(np.max(np.abs(image))) or 1.0
+            ax.imshow(image, cmap="RdBu_r", vmin=-limit, vmax=limit)
+        else:
+            ax.imshow(image, cmap=cmap)
+        if titles is not None:
+            ax.set_title(str(titles[index]), fontsize=8)
+    if suptitle:
+        figure.suptitle(suptitle)
+    return figure
+
+
+def eigenimages(space, *, n=15, ncols=8):
+    """The mean image and the first ``n`` eigen-images of a fitted eigenspace."""
+    check_fitted(space)
+    if getattr(space, "image_shape_", None) is None:
+        raise ValueError("the eigenspace has no image shape; fit it on an (n, h, w) stack")
+    n = min(n, space.n_components_)
+    images = [space.mean_image_, *space.eigenimages_[:n]]
+    ratios = getattr(space, "explained_variance_ratio_", None)
+    titles = ["mean"] + [
+        f"u{i + 1}" + (f" ({100 * ratios[i]:.1f}%)" if ratios is not None else "") for i in range(n)
+    ]
+    figure = image_grid(images, titles=titles, ncols=ncols)
+    for ax in figure.axes[1 : n + 1]:  # eigen-images have a sign: diverging map
+        image = ax.images[0]
+        limit = float(np.max(np.abs(image.get_array()))) or 1.0
+        image.set_cmap("RdBu_r")
+        image.set_clim(-limit, limit)
+    return figure
+
+
+def reconstructions(space, images, ranks):
+    """Rows of images reconstructed from their first r components, for each r in ``ranks``.
+
+    Parameters
+    ----------
+    space : Eigenspace
+        Fitted on ``(n, h, w)`` images.
+    images : (m, h, w) ndarray
+    ranks : sequence of int
+        Each at most ``space.n_components_``.
+    """
+    check_fitted(space)
+    images = np.asarray(images)
+    h, w = space.image_shape_
+    codes = space.transform(images.reshape(len(images), -1))
+    cells, titles = [], []
+    for image, code in zip(images, codes, strict=True):
+        cells.append(image)
+        titles.append("original")
+        for r in ranks:
+            truncated = np.zeros_like(code)
+            truncated[:r] = code[:r]
+            cells.append(space.inverse_transform(truncated[None])[0].reshape(h, w))
+            titles.append(f"r = {r}")
+    return image_grid(cells, titles=titles, ncols=len(ranks) + 1)
+
+
+def mode_grid(space, *, components=(0, 1), steps=(-2, -1, 0, 1, 2)):
+    """Grid of ``m + z_a sqrt(lambda_a) u_a + z_b sqrt(lambda_b) u_b`` over ``steps``.
+
+    Rows vary the first component, columns the second; ``z`` is in standard
+    deviations of the training data along each eigenvector.
+    """
+    check_fitted(space)
+    a, b = components
+    h, w = space.image_shape_
+    scale = np.sqrt(space._kept_eigenvalues())
+    cells, titles = [], []
+    for za in steps:
+        for zb in steps:
+            code = np.zeros(space.n_components_)
+            code[a], code[b] = za * scale[a], zb * scale[b]
+            cells.append(space.inverse_transform(code[None])[0].reshape(h, w))
+            titles.append(f"z{a + 1}={za:+g}, z{b + 1}={zb:+g}")
+    figure = image_grid(cells, titles=titles, ncols=len(steps))
+    for ax in figure.axes:
+        ax.title.set_fontsize(6)
+    return figure
+
+
+def spectrum(
+    values, *, reference=None, rank=None, labels=("data", "permuted"), log=True, title=None
+):
+    """Singular values (or eigenvalues) by index, with an optional null band and chosen rank.
+
+    Parameters
+    ----------
+    values : (m,) array-like
+    reference : (p, m) array-like, optional
+        The same spectrum of ``p`` null copies (e.g. column-permuted data),
+        shown as their median and min-max band.
+    rank : int, optional
+        Marked with a vertical line.
+    """
+    values = np.asarray(values, dtype=float)
+    index = np.arange(1, len(values) + 1)
+    figure = Figure(figsize=(6, 4))
+    ax = figure.subplots()
+    ax.plot(index, values, "o-", ms=3, label=labels[0])
+    if reference is not None:
+        reference = np.atleast_2d(np.asarray(reference, dtype=float))[:, : len(values)]
+        x = index[: reference.shape[1]]
+        ax.fill_between(x, reference.min(0), reference.max(0), alpha=0.3, color="C1")
+        ax.plot(x, np.median(reference, axis=0), "-", color="C1", label=labels[1])
+    if rank is not None:
+        ax.axvline(rank + 0.5, color="k", ls="--", lw=1, label=f"selected rank {rank}")
+    if log:
+        ax.set_yscale("log")
+    ax.set_xlabel("component index")
+    ax.set_ylabel("singular value")
+    ax.legend()
+    ax.grid(alpha=0.3)
+    if title:
+        ax.set_title(title)
+    return figure
+
+
+def roc(
+    curves,
+    *,
+    xlabel="false-positive rate",
+    ylabel="true-positive rate",
+    title=None,
+    marks=None,
+    xlim=None,
+):
+    """ROC-style curves.
+
+    Parameters
+    ----------
+    curves : dict of str to (x, y)
+        Legend label to curve points.
+    marks : dict of str to (x, y), optional
+        Single points to mark (e.g. a published operating point).
+    xlim : (float, float), optional
+    """
+    figure = Figure(figsize=(5.5, 4.5))
+    ax = figure.subplots()
+    styles = ("-", "--", "-.", ":")
+    for index, (label, (x, y)) in enumerate(curves.items()):  # dashes keep overlaps visible
+        ax.step(x, y, where="post", label=label, lw=2, ls=styles[index % len(styles)])
+    for label, (x, y) in (marks or {}).items():
+        ax.plot([x], [y], "k*", ms=10, label=label)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_xlim(*(xlim or (-0.01, 1)))
+    ax.set_ylim(0, 1.02)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right", fontsize=8)
+    if title:
+        ax.set_title(title)
+    return figure
+
+
+def rate_curves(
+    x,
+    curves,
+    *,
+    references=None,
+    xlabel="number of components r",
+    ylabel="recognition rate",
+    title=None,
+    log_x=False,
+):
+    """Rates against a parameter, with horizontal reference lines.
+
+    Parameters
+    ----------
+    x : (m,) array-like
+    curves : dict of str to (m,) array-like
+    references : dict of str to float, optional
+    """
+    figure = Figure(figsize=(6, 4.2))
+    ax = figure.subplots()
+    for index, (label, y) in enumerate(curves.items()):
+        ax.plot(x, y, marker="os^vD"[index % 5], ms=3, label=label)
+    for index, (label, value) in enumerate((references or {}).items()):
+        ax.axhline(value, ls="--", lw=1, color=f"C{len(curves) + index}", label=label)
+    if log_x:
+        ax.set_xscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    if title:
+        ax.set_title(title)
+    return figure
+
+
+def heatmap(image, values, *, detections=(), points=None, title=None, value_label="DFFS"):
+    """An image beside a score map (``mode="same"``), with detections and points drawn on both.
+
+    Parameters
+    ----------
+    image : (H, W) ndarray
+    values : (H, W) ndarray
+        E.g. ``dffs_map(..., mode="same")``; NaN where no window fits.
+    detections : sequence of Detection
+    points : dict of str to (x, y), optional
+    """
+    figure = Figure(figsize=(10, 4.5))
+    left, right = figure.subplots(1, 2)
+    left.imshow(image, cmap="gray")
+    shown = right.imshow(values, cmap="magma_r")
+    figure.colorbar(shown, ax=right, label=value_label, fraction=0.046)
+    for ax in (left, right):
+        ax.set_axis_off()
+        for rank, d in enumerate(detections):
+            colour = "lime" if rank == 0 else "yellow"
+            ax.add_patch(Rectangle((d.x, d.y), d.width, d.height, fill=False, ec=colour, lw=1.5))
+        for name, (x, y) in (points or {}).items():
+            ax.plot([x], [y], "c+", ms=10, mew=2)
+            ax.annotate(
+                name, (x, y), color="cyan", fontsize=7, xytext=(4, 4), textcoords="offset points"
+            )
+    if title:
+        figure.suptitle(title)
+    return figure
+
+
+def confusion(matrix, labels, *, title=None):
+    """A confusion matrix (rows: true class, columns: predicted), counts in the cells."""
+    matrix = np.asarray(matrix)
+    size = 0.45 * len(labels) + 2
+    figure = Figure(figsize=(size, size))
+    ax = figure.subplots()
+    ax.imshow(matrix, cmap="Blues")
+    ax.set_xticks(range(len(labels)), [str(x) for x in labels])
+    ax.set_yticks(range(len(labels)), [str(x) for x in labels])
+    ax.set_xlabel("predicted")
+    ax.set_ylabel("true")
+    threshold = matrix.max() / 2
+    for (i, j), count in np.ndenumerate(matrix):
+        if count:
+            ax.text(
+                j,
+                i,
+                str(count),
+                ha="center",
+                va="center",
+                fontsize=7,
+                color="white" if count > threshold else "black",
+            )
+    if title:
+        ax.set_title(title)
+    return figure
