@@ -127,7 +127,12 @@ def _describe(model, prefix: str, arrays: dict) -> dict:
             state[key] = _to_json(value)
     return {
         "class": type(model).__name__,
-        "params": {k: _to_json(v) for k, v in params.items()},
+        "params": {
+            k: {"model": _describe(v, f"{prefix}@{k}/", arrays)}
+            if type(v).__name__ in _MODELS
+            else _to_json(v)
+            for k, v in params.items()
+        },
         "state": state,
         "children": children,
         "prefix": prefix,
@@ -270,7 +275,12 @@ def _attribute_name(name: str, path) -> str:
 def _build(description: dict, arrays: dict, path):
     try:
         cls = _MODELS[description["class"]]
-        params = {k: _from_json(v) for k, v in description["params"].items()}
+        params = {
+            k: _build(v["model"], arrays, path)
+            if isinstance(v, dict) and set(v) == {"model"}
+            else _from_json(v)
+            for k, v in description["params"].items()
+        }
         model = cls(**params)
         for key, value in description["state"].items():
             setattr(model, _attribute_name(key, path), _from_json(value))

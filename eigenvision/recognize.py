@@ -25,7 +25,8 @@ __all__ = ["UNKNOWN", "NearestNeighbor", "Recognizer", "Verification"]
 UNKNOWN = "unknown"
 
 _METRICS = ("euclidean", "cosine", "mahalanobis")
-_METHODS = ("eigenfaces", "fisherfaces")
+_METHODS = ("eigenfaces", "fisherfaces", "modular", "combined")
+_GLOBAL = "face"  # name of the whole-face block in block_names_
 
 
 class NearestNeighbor:
@@ -170,9 +171,12 @@ class Recognizer(BaseEstimator):
     n_components : int or float, default 20
         Eigenspace size (for ``"fisherfaces"``: discriminant directions,
         at most classes - 1; None means all).
-    method : {"eigenfaces", "fisherfaces"}, default "eigenfaces"
-        The feature: :class:`Eigenspace` (Turk & Pentland 1991) or
-        :class:`FisherSpace` (Belhumeur et al. 1997).
+    method : {"eigenfaces", "fisherfaces", "modular", "combined"}, default "eigenfaces"
+        The feature: :class:`Eigenspace` of the whole face (Turk & Pentland
+        1991), :class:`FisherSpace` (Belhumeur et al. 1997), one eigenspace
+        per facial feature ("eigenfeatures": the eyes, nose and mouth cut by
+        ``detector``; Pentland, Moghaddam & Starner 1994), or both whole
+        face and features ("combined").
     metric : {"euclidean", "cosine", "mahalanobis"}, default "euclidean"
         Distance between codes. ``"cosine"`` is ``1 - cos`` (angle between
         codes); ``"mahalanobis"`` is Euclidean on whitened codes (each
@@ -194,10 +198,42 @@ class Recognizer(BaseEstimator):
         images (otherwise a clear error).
     chunk_size : int, default 1024
         Gallery chunk of the exact search (:class:`NearestNeighbor`).
+    detector : FeatureDetector, optional
+        A fitted :class:`~eigenvision.FeatureDetector`; required by
+        ``"modular"`` and ``"combined"``. It cuts the feature patches at the
+        images' landmarks when an ImageSet has them, else where it locates
+        the features (the whole image taken as the face box).
+    modular_components : int, optional
+        Components per feature eigenspace (default ``n_components``).
+    global_weight : float, default 0.5
+        ``"combined"``: share of the whole face in the fused distance.
+    face_box : (x, y, w, h), optional
+        Where the face (brows to chin, see :func:`~eigenvision.face_box`)
+        lies in every image at the working resolution, for locating the
+        features; default the whole image. For a cropped set such as AT&T
+        (92 x 112, head and shoulders) about ``(10, 34, 72, 75)``.
+
+    Notes
+    -----
+    Modular and combined distances fuse blocks (the whole face, each
+    feature) by one rule: each block's codes are divided by that block's
+    root-mean-square distance between training images (so every block has
+    unit typical distance) and by the square root of its weight, and
+    concatenated. The Euclidean distance between concatenations is then
+    ``d^2 = w_face d_face^2 / s_face^2 + sum_f w_f d_f^2 / s_f^2`` with
+    ``w_face = global_weight`` and the features sharing the rest equally
+    (all of it for ``"modular"``), and the exact search runs unchanged.
 
     Attributes
     ----------
-    feature_ : Eigenspace or FisherSpace
+    feature_ : Eigenspace, FisherSpace or None
+        The whole-face space (None for ``"modular"``).
+    feature_spaces_ : dict of str to Eigenspace
+        ``"modular"``/``"combined"``: one eigenspace per facial feature.
+    block_names_ : tuple of str
+    block_scales_ : (n_blocks,) ndarray
+        Divisor of each block's codes (RMS training distance over the
+        square root of the block's weight).
     gallery_ : (n, q) ndarray
         Codes of the enrolled images (normalised for the metric).
     gallery_labels_ : (n,) ndarray
@@ -225,6 +261,10 @@ class Recognizer(BaseEstimator):
         mirror=False,
         resize=False,
         chunk_size=1024,
+        detector=None,
+        modular_components=None,
+        global_weight=0.5,
+        face_box=None,
     ):
         self.n_components = n_components
         self.method = method
@@ -235,6 +275,10 @@ class Recognizer(BaseEstimator):
         self.mirror = mirror
         self.resize = resize
         self.chunk_size = chunk_size
+        self.detector = detector
+        self.modular_components = modular_components
+        self.global_weight = global_weight
+        self.face_box = face_box
 
     # ------------------------------------------------------------------ fit
     def fit(self, images, labels=None):
@@ -250,44 +294,125 @@ class Recognizer(BaseEstimator):
             raise ValueError(f"method must be one of {_METHODS}, got {self.method!r}")
         if self.metric not in _METRICS:
             raise ValueError(f"metric must be one of {_METRICS}, got {self.metric!r}")
-        if self.metric == "mahalanobis" and self.method != "eigenfaces":
-            raise ValueError("metric='mahalanobis' needs method='eigenfaces' (its eigenvalues)")
+        if self.metric == "mahalanobis" and self.method == "fisherfaces":
+            raise ValueError(
+                "metric='mahalanobis' needs eigenspaces (their eigenvalues), not fisherfaces"
+            )
+        modular = self.method in ("modular", "combined")
+        if modular and (self.detector is None or not hasattr(self.detector, "spaces_")):
+            raise ValueError(
+                f"method={self.method!r} needs a fitted FeatureDetector: "
+                "Recognizer(method=..., detector=FeatureDetector().fit(load_imm()))"
+            )
+        if self.method == "combined" and not 0.0 <= self.global_weight <= 1.0:
+            raise ValueError(f"global_weight must lie in [0, 1], got {self.global_weight}")
         stack, labels = _images_and_labels(images, labels)
-        stack = self._working_resolution(stack)
-        stack, labels = self._with_mirrors(stack, labels)
-        if self.method == "fisherfaces":
-            feature = FisherSpace(n_components=self.n_components).fit(stack, labels)
-        else:
-            feature = Eigenspace(n_components=self.n_components).fit(stack)
-        self.feature_ = feature
+        landmarks = _landmarks(images) if modular else None
+        stack, landmarks = self._working_resolution(stack, landmarks)
+        stack, labels, landmarks = self._with_mirrors(stack, labels, landmarks)
         self.image_shape_ = tuple(stack.shape[1:])
-        self.gallery_ = self._codes_for_metric(feature.transform(stack))
+        self.feature_ = None
+        self.feature_spaces_ = {}
+        names, weights = [], []
+        if self.method == "fisherfaces":
+            self.feature_ = FisherSpace(n_components=self.n_components).fit(stack, labels)
+        elif self.method in ("eigenfaces", "combined"):
+            self.feature_ = Eigenspace(n_components=self.n_components).fit(stack)
+        if self.feature_ is not None:
+            names.append(_GLOBAL)
+            weights.append(self.global_weight if self.method == "combined" else 1.0)
+        patches = self._patches(stack, landmarks) if modular else {}
+        k = self.n_components if self.modular_components is None else self.modular_components
+        share = (1.0 - self.global_weight) if self.method == "combined" else 1.0
+        for name, stack_f in patches.items():
+            self.feature_spaces_[name] = Eigenspace(n_components=k).fit(stack_f)
+            names.append(name)
+            weights.append(share / len(patches))
+        blocks = self._blocks(stack, patches)
+        self.block_names_ = tuple(names)
+        if modular:
+            spread = np.array(
+                [np.sqrt(2 * np.mean(np.sum((b - b.mean(0)) ** 2, axis=1))) for b in blocks]
+            )
+            weights = np.asarray(weights)
+            self.block_scales_ = np.where(
+                weights > 0, spread / np.sqrt(np.where(weights > 0, weights, 1)), np.inf
+            )
+        else:
+            self.block_scales_ = np.ones(1)
+        self.gallery_ = self._join(blocks)
         self.gallery_labels_ = labels
         self.classes_ = np.unique(labels)
         return self
 
-    def _codes_for_metric(self, codes):
+    def _join(self, blocks):
+        """Concatenate block codes, each divided by its scale (see Notes)."""
+        if len(blocks) == 1 and self.block_scales_[0] == 1:
+            return blocks[0]
+        return np.hstack(
+            [b / b.dtype.type(scale) for b, scale in zip(blocks, self.block_scales_, strict=True)]
+        )
+
+    def _patches(self, stack, landmarks):
+        """``{feature: (n, h, w)}`` patches of every image, at its landmarks or where located."""
+        detector = self.detector
+        cut = {f: [] for f in detector.features_}
+        for i, image in enumerate(stack):
+            positions = (
+                None if landmarks is None else {f: landmarks[f][i] for f in detector.features_}
+            )
+            found = detector.patches(image, box=self.face_box, locations=positions)
+            for f, patch in found.items():
+                cut[f].append(patch)
+        return {f: np.stack(v) for f, v in cut.items()}
+
+    def _codes_for_metric(self, codes, space):
         if self.metric == "cosine":
             norms = np.linalg.norm(codes, axis=1, keepdims=True)
             return codes / np.where(norms == 0, 1, norms)
         if self.metric == "mahalanobis":
-            scale = np.sqrt(self.feature_.eigenvalues_[: self.feature_.n_components_])
-            return codes / scale.astype(codes.dtype)
+            return codes / space._scale().astype(codes.dtype)
         return codes
 
-    def _working_resolution(self, stack):
+    def _working_resolution(self, stack, landmarks=None):
         if self.shape is None or stack.shape[1:] == tuple(self.shape):
-            return stack
-        return np.stack([resize(image, self.shape) for image in stack])
+            return stack, landmarks
+        if landmarks is not None:
+            fy, fx = self.shape[0] / stack.shape[1], self.shape[1] / stack.shape[2]
+            landmarks = {k: (v + 0.5) * (fx, fy) - 0.5 for k, v in landmarks.items()}
+        return np.stack([resize(image, self.shape) for image in stack]), landmarks
 
-    def _with_mirrors(self, stack, labels):
+    def _with_mirrors(self, stack, labels, landmarks=None):
         if not self.mirror:
-            return stack, labels
-        return np.concatenate([stack, stack[:, :, ::-1]]), np.concatenate([labels, labels])
+            return stack, labels, landmarks
+        if landmarks is not None:
+            swap = {"left_eye": "right_eye", "right_eye": "left_eye"}
+            width = stack.shape[2]
+            mirrored = {
+                swap.get(k, k): np.c_[width - 1 - v[:, 0], v[:, 1]] for k, v in landmarks.items()
+            }
+            landmarks = {k: np.concatenate([landmarks[k], mirrored[k]]) for k in landmarks}
+        both = np.concatenate([stack, stack[:, :, ::-1]])
+        return both, np.concatenate([labels, labels]), landmarks
+
+    def _blocks(self, stack, patches):
+        """Metric-normalised codes of each block: the whole face, then each feature."""
+        blocks = []
+        if self.feature_ is not None:
+            blocks.append(self._codes_for_metric(self.feature_.transform(stack), self.feature_))
+        for name, space in self.feature_spaces_.items():
+            blocks.append(self._codes_for_metric(space.transform(patches[name]), space))
+        return blocks
+
+    def _encode(self, stack, landmarks=None):
+        """Gallery-ready codes of images at the working resolution."""
+        patches = self._patches(stack, landmarks) if self.feature_spaces_ else {}
+        return self._join(self._blocks(stack, patches))
 
     def _probe_codes(self, images):
         check_fitted(self, "gallery_")
-        stack = self._working_resolution(_as_stack(images))
+        landmarks = _landmarks(images) if self.feature_spaces_ else None
+        stack, landmarks = self._working_resolution(_as_stack(images), landmarks)
         if stack.shape[1:] != self.image_shape_:
             if not self.resize:
                 raise ValueError(
@@ -295,8 +420,14 @@ class Recognizer(BaseEstimator):
                     f"{self.image_shape_}; pass resize=True or call "
                     f"normalize_images(images, shape={self.image_shape_}) first"
                 )
+            if landmarks is not None:
+                fy, fx = (
+                    self.image_shape_[0] / stack.shape[1],
+                    self.image_shape_[1] / stack.shape[2],
+                )
+                landmarks = {k: (v + 0.5) * (fx, fy) - 0.5 for k, v in landmarks.items()}
             stack = np.stack([resize(image, self.image_shape_) for image in stack])
-        return self._codes_for_metric(self.feature_.transform(stack))
+        return self._encode(stack, landmarks)
 
     def _index(self) -> NearestNeighbor:
         """The search index of ``gallery_``, built on first use and again after it changes."""
@@ -377,9 +508,11 @@ class Recognizer(BaseEstimator):
     def add(self, images, labels=None):
         """Enrol images (new people or new views) without refitting the eigenspace."""
         check_fitted(self, "gallery_")
+        landmarks = _landmarks(images) if self.feature_spaces_ else None
         stack, labels = _images_and_labels(images, labels, min_images=1)
-        stack, labels = self._with_mirrors(self._working_resolution(stack), labels)
-        codes = self._probe_codes(stack)
+        stack, landmarks = self._working_resolution(stack, landmarks)
+        stack, labels, landmarks = self._with_mirrors(stack, labels, landmarks)
+        codes = self._probe_codes(_with_landmarks(stack, landmarks))
         if labels.dtype.kind != self.gallery_labels_.dtype.kind:
             raise ValueError(
                 f"labels of dtype {labels.dtype} do not match the enrolled "
@@ -416,6 +549,20 @@ def _vote(labels):
     counts = Counter(labels.tolist())
     top = max(counts.values())
     return next(label for label in labels.tolist() if counts[label] == top)
+
+
+def _landmarks(images):
+    """An ImageSet's landmarks as ``{name: (n, 2)}``, or None."""
+    if isinstance(images, ImageSet) and images.landmarks:
+        return {k: np.asarray(v, dtype=np.float64) for k, v in images.landmarks.items()}
+    return None
+
+
+def _with_landmarks(stack, landmarks):
+    """Carry landmarks with a plain stack through the probe path."""
+    if landmarks is None:
+        return stack
+    return ImageSet(images=stack, labels=np.zeros(len(stack), dtype=int), landmarks=landmarks)
 
 
 def _as_stack(images) -> np.ndarray:

@@ -157,3 +157,58 @@ def test_att_recognition_rates(att_split):
     _, neighbours = eigen.kneighbors(test.images, k=15)
     curve = ev.evaluate.rank_curve(test.labels, neighbours)
     assert curve[0] == pytest.approx(rate) and np.all(np.diff(curve) >= 0)
+
+
+@pytest.fixture(scope="module")
+def imm_split(imm):
+    number = np.array([int(name.split("_")[1].split(".")[0]) for name in imm.names])
+    small = ev.normalize_images(imm, shape=(150, 200))  # landmarks move with the images
+    return small[number <= 5], small[number > 5]
+
+
+@pytest.fixture(scope="module")
+def feature_detector(imm_split):
+    return ev.FeatureDetector(rotations=(0.0,), scales=(1.0,)).fit(imm_split[0])
+
+
+def test_combined_distance_is_the_documented_fusion(imm_split, feature_detector):
+    train, test = imm_split
+    recognizer = ev.Recognizer(8, method="combined", detector=feature_detector, global_weight=0.6,
+                               modular_components=5).fit(train)  # fmt: skip
+    assert recognizer.block_names_ == ("face", *feature_detector.features_)
+
+    # Recompute the fused distance of one probe to every training image by hand.
+    def blocks(images):
+        out = [recognizer.feature_.transform(images.images)]
+        for name, space in recognizer.feature_spaces_.items():
+            cut = []
+            for i, image in enumerate(images.images):
+                where = {f: images.landmarks[f][i] for f in feature_detector.features_}
+                cut.append(feature_detector.patches(image, locations=where)[name])
+            out.append(space.transform(np.stack(cut)))
+        return out
+
+    gallery, probe = blocks(train), blocks(test[:1])
+    weights = [0.6] + [0.4 / 4] * 4
+    squared = np.zeros(len(train))
+    for g, p, w in zip(gallery, probe, weights, strict=True):
+        spread = np.mean(np.sum((g - g.mean(0)) ** 2, axis=1)) * 2
+        squared += w * np.sum((g - p) ** 2, axis=1) / spread
+    distances, labels = recognizer.kneighbors(test[:1], k=3)
+    order = np.argsort(squared)[:3]
+    np.testing.assert_allclose(distances[0], np.sqrt(squared[order]), rtol=1e-4)
+    np.testing.assert_array_equal(labels[0], train.labels[order])
+
+
+def test_modular_needs_a_detector_and_roundtrips(imm_split, feature_detector, tmp_path):
+    train, test = imm_split
+    with pytest.raises(ValueError, match="FeatureDetector"):
+        ev.Recognizer(5, method="modular").fit(train)
+    recognizer = ev.Recognizer(5, method="modular", detector=feature_detector).fit(train)
+    assert recognizer.feature_ is None and len(recognizer.feature_spaces_) == 4
+    loaded = ev.load(ev.save(recognizer, tmp_path / "modular.npz"))
+    np.testing.assert_array_equal(loaded.predict(test), recognizer.predict(test))
+    assert isinstance(loaded.detector, ev.FeatureDetector)
+    # Images without landmarks: the detector locates the features itself.
+    located = recognizer.predict(test.images[:4])
+    assert located.shape == (4,)
