@@ -72,11 +72,28 @@ def _recognizer(args, **options):
     """The Recognizer the model options of ``train`` and ``evaluate`` describe."""
     from .recognize import Recognizer
 
+    detector = None
+    if args.method in ("modular", "combined"):
+        if not args.detector:
+            raise ValueError(
+                f"--method {args.method} needs --detector FEATURES.npz "
+                "(make one with 'eigenvision features -o features.npz')"
+            )
+        from .modular import FeatureDetector
+        from .persist import load
+
+        detector = load(args.detector)
+        if not isinstance(detector, FeatureDetector):
+            raise ValueError(
+                f"{args.detector} holds a {type(detector).__name__}, not a FeatureDetector"
+            )
     return Recognizer(
         n_components=args.n_components,
         method=args.method,
         metric=args.metric,
         mirror=args.mirror,
+        detector=detector,
+        face_box=tuple(args.face_box) if args.face_box else None,
         **options,
     )
 
@@ -89,7 +106,7 @@ def _cmd_train(args) -> int:
     model = _recognizer(args, shape=shape, resize=True).fit(images)
     save(model, args.output)
     print(
-        f"trained {args.method} ({model.feature_.n_components_} components, {args.metric}) on "
+        f"trained {args.method} ({args.n_components} components, {args.metric}) on "
         f"{len(images)} images of {len(model.classes_)} classes; saved {args.output}"
     )
     return 0
@@ -171,8 +188,65 @@ def _cmd_evaluate(args) -> int:
     return 0
 
 
+def _cmd_features(args) -> int:
+    from .modular import FeatureDetector
+    from .persist import save
+
+    faces = datasets.load_imm()
+    detector = FeatureDetector(n_components=args.n_components).fit(faces)
+    save(detector, args.output)
+    print(f"trained eye/nose/mouth eigenspaces on {len(faces)} IMM faces; saved {args.output}")
+    return 0
+
+
+def _cmd_locate(args) -> int:
+    from .io import load_image
+    from .modular import FeatureDetector
+    from .persist import load
+
+    detector = load(args.model)
+    if not isinstance(detector, FeatureDetector):
+        raise ValueError(f"{args.model} holds a {type(detector).__name__}, not a FeatureDetector")
+    report = {}
+    for path in args.images:
+        found = detector.locate(load_image(path, as_gray=True), box=args.box)
+        report[path] = {
+            f: {"x": x, "y": y, "score": found.scores[f], "confidence": found.confidence[f]}
+            for f, (x, y) in found.positions.items()
+        }
+        if not args.json:
+            cells = "  ".join(
+                f"{f} ({v['x']:.1f}, {v['y']:.1f}) conf {v['confidence']:.2f}"
+                for f, v in report[path].items()
+            )
+            print(f"{path}: {cells}")
+    if args.json:
+        print(json.dumps(report, indent=2))
+    return 0
+
+
+def _cmd_experiment(args) -> int:
+    import importlib
+
+    module = importlib.import_module(f".experiments.{args.name}", __package__)
+    module.main(args.arguments)
+    return 0
+
+
 def _add_model_options(parser):
-    parser.add_argument("--method", choices=["eigenfaces", "fisherfaces"], default="eigenfaces")
+    parser.add_argument(
+        "--method",
+        choices=["eigenfaces", "fisherfaces", "modular", "combined"],
+        default="eigenfaces",
+    )
+    parser.add_argument("--detector", help="FeatureDetector model file (modular, combined)")
+    parser.add_argument(
+        "--face-box",
+        type=float,
+        nargs=4,
+        metavar=("X", "Y", "W", "H"),
+        help="where the face lies in every image, for locating features",
+    )
     parser.add_argument("--n-components", type=int, default=40)
     parser.add_argument(
         "--metric", choices=["euclidean", "cosine", "mahalanobis"], default="euclidean"
@@ -224,6 +298,27 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--json", action="store_true")
     _add_model_options(evaluate)
     evaluate.set_defaults(run=_cmd_evaluate)
+
+    features = commands.add_parser("features", help="train the eye/nose/mouth detector on IMM")
+    features.add_argument("-o", "--output", required=True, help="model file to write (.npz)")
+    features.add_argument("--n-components", type=int, default=10)
+    features.set_defaults(run=_cmd_features)
+
+    locate = commands.add_parser("locate", help="find eyes, nose and mouth in face images")
+    locate.add_argument("model", help="model file from 'eigenvision features'")
+    locate.add_argument("images", nargs="+", help="face images (brows to chin, or use --box)")
+    locate.add_argument("--box", type=float, nargs=4, metavar=("X", "Y", "W", "H"))
+    locate.add_argument("--json", action="store_true", help="print JSON")
+    locate.set_defaults(run=_cmd_locate)
+
+    from .experiments import EXPERIMENTS
+
+    experiment = commands.add_parser(
+        "experiment", help="run one of the lecture's experiments (figure.png + results.json)"
+    )
+    experiment.add_argument("name", choices=EXPERIMENTS)
+    experiment.add_argument("arguments", nargs=argparse.REMAINDER, help="the experiment's options")
+    experiment.set_defaults(run=_cmd_experiment)
     return parser
 
 
