@@ -30,6 +30,7 @@ __all__ = [
     "load_imm",
     "load_usps",
     "load_mnist_test",
+    "load_lsa_example",
 ]
 
 #: Environment variable naming the folder that holds the real datasets.
@@ -301,3 +302,39 @@ def load_mnist_test(root=None) -> ImageSet:
         names,
         description="MNIST test",
     )
+
+
+def load_lsa_example():
+    """The lecture's latent semantic analysis example (Deerwester et al. 1990).
+
+    Twelve terms in nine technical-memo titles (c1-c5 about human-computer
+    interaction, m1-m4 about graphs).
+
+    Returns
+    -------
+    X : (12, 9) ndarray
+        Term counts, terms x titles.
+    terms : list of str
+    titles : list of str
+    """
+    terms = ["human", "interface", "computer", "user", "system", "response", "time", "EPS",
+             "survey", "trees", "graph", "minors"]  # fmt: skip
+    titles = ["c1", "c2", "c3", "c4", "c5", "m1", "m2", "m3", "m4"]
+    X = np.array(
+        [
+            [1, 0, 0, 1, 0, 0, 0, 0, 0],
+            [1, 0, 1, 0, 0, 0, 0, 0, 0],
+            [1, 1, 0, 0, 0, 0, 0, 0, 0],
+            [0, 1, 1, 0, 1, 0, 0, 0, 0],
+            [0, 1, 1, 2, 0, 0, 0, 0, 0],
+            [0, 1, 0, 0, 1, 0, 0, 0, 0],
+            [0, 1, 0, 0, 1, 0, 0, 0, 0],
+            [0, 0, 1, 1, 0, 0, 0, 0, 0],
+            [0, 1, 0, 0, 0, 0, 0, 0, 1],
+            [0, 0, 0, 0, 0, 1, 1, 1, 0],
+            [0, 0, 0, 0, 0, 0, 1, 1, 1],
+            [0, 0, 0, 0, 0, 0, 0, 1, 1],
+        ],
+        dtype=float,
+    )
+    return X, terms, titles

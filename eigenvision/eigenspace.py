@@ -476,6 +476,7 @@ def select_rank(
     fraction: float = 0.95,
     center: bool = True,
     seed: int = 0,
+    max_rank: int | None = None,
 ) -> RankSelection:
     """Choose the number of principal components.
 
@@ -496,6 +497,10 @@ def select_rank(
     fraction : float, default 0.95
     center : bool, default True
     seed : int, default 0
+    max_rank : int, optional
+        ``"gap"``: look for the gap among the first ``max_rank`` values only
+        (a near-singular tail, e.g. always-blank border pixels, has huge
+        ratios that say nothing about the signal).
 
     Returns
     -------
@@ -536,6 +541,8 @@ def select_rank(
     if method == "gap":
         positive = eigen > eigen[0] * 1e-12
         m = int(positive.sum())
+        if max_rank is not None:
+            m = min(m, int(max_rank) + 1)
         if m < 2:
             return RankSelection(1, method, spectrum)
         ratios = eigen[: m - 1] / eigen[1:m]

@@ -51,7 +51,9 @@ def save_figure(figure: Figure, path, *, dpi: int = 110) -> Path:
     return path
 
 
-def image_grid(images, *, titles=None, ncols=8, cmap="gray", symmetric=False, suptitle=None):
+def image_grid(
+    images, *, titles=None, ncols=8, cmap="gray", symmetric=False, shared=False, suptitle=None
+):
     """Images in a grid, each with its own contrast.
 
     Parameters
@@ -62,6 +64,8 @@ def image_grid(images, *, titles=None, ncols=8, cmap="gray", symmetric=False, su
     cmap : str
     symmetric : bool
         Centre the colour map on zero (for eigen-images and differences).
+    shared : bool
+        One grey scale for all images (to compare them), not one each.
     suptitle : str, optional
     """
     images = [np.asarray(image) for image in images]
@@ -80,6 +84,10 @@ def image_grid(images, *, titles=None, ncols=8, cmap="gray", symmetric=False, su
         if symmetric:
             limit = float(np.max(np.abs(image))) or 1.0
             ax.imshow(image, cmap="RdBu_r", vmin=-limit, vmax=limit)
+        elif shared:
+            low = min(float(np.min(i)) for i in images)
+            high = max(float(np.max(i)) for i in images)
+            ax.imshow(image, cmap=cmap, vmin=low, vmax=high)
         else:
             ax.imshow(image, cmap=cmap)
         if titles is not None:
@@ -153,7 +161,7 @@ def mode_grid(space, *, components=(0, 1), steps=(-2, -1, 0, 1, 2)):
             code[a], code[b] = za * scale[a], zb * scale[b]
             cells.append(space.inverse_transform(code[None])[0].reshape(h, w))
             titles.append(f"z{a + 1}={za:+g}, z{b + 1}={zb:+g}")
-    figure = image_grid(cells, titles=titles, ncols=len(steps))
+    figure = image_grid(cells, titles=titles, ncols=len(steps), shared=True)
     for ax in figure.axes:
         ax.title.set_fontsize(6)
     return figure

@@ -149,25 +149,7 @@ def test_transform_errors(rng):
 
 
 # The lecture's latent semantic analysis example (Deerwester et al. 1990): terms x titles.
-LSA_TERMS = ["human", "interface", "computer", "user", "system", "response", "time", "EPS",
-             "survey", "trees", "graph", "minors"]  # fmt: skip
-LSA_X = np.array(
-    [
-        [1, 0, 0, 1, 0, 0, 0, 0, 0],
-        [1, 0, 1, 0, 0, 0, 0, 0, 0],
-        [1, 1, 0, 0, 0, 0, 0, 0, 0],
-        [0, 1, 1, 0, 1, 0, 0, 0, 0],
-        [0, 1, 1, 2, 0, 0, 0, 0, 0],
-        [0, 1, 0, 0, 1, 0, 0, 0, 0],
-        [0, 1, 0, 0, 1, 0, 0, 0, 0],
-        [0, 0, 1, 1, 0, 0, 0, 0, 0],
-        [0, 1, 0, 0, 0, 0, 0, 0, 1],
-        [0, 0, 0, 0, 0, 1, 1, 1, 0],
-        [0, 0, 0, 0, 0, 0, 1, 1, 1],
-        [0, 0, 0, 0, 0, 0, 0, 1, 1],
-    ],
-    dtype=float,
-)
+LSA_X, LSA_TERMS, _ = ev.datasets.load_lsa_example()
 
 
 def test_lsa_example_of_the_lecture():

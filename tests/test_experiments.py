@@ -1,0 +1,117 @@
+"""Smoke tests of every experiment, reduced; their numbers against independent computations."""
+
+import json
+
+import numpy as np
+import pytest
+from scipy.linalg import svdvals
+from sklearn.decomposition import PCA
+from sklearn.metrics import roc_auc_score
+
+from eigenvision import datasets
+from eigenvision.cli import main as cli
+from eigenvision.experiments import EXPERIMENTS
+
+
+def _run(name, tmp_path, *options):
+    out = tmp_path / name
+    assert cli(["experiment", name, "--out", str(out), *options]) == 0
+    payload = json.loads((out / "results.json").read_text())
+    for figure in payload["figures"]:
+        assert (out / figure).stat().st_size > 5000  # a real PNG, not an empty canvas
+    return payload["results"]
+
+
+def _digits():
+    digits = datasets.load_digits()
+    return digits[:898], digits[898:]
+
+
+def test_every_experiment_is_listed_and_importable():
+    import importlib
+
+    for name in EXPERIMENTS:
+        assert callable(importlib.import_module(f"eigenvision.experiments.{name}").main)
+
+
+def test_spectrum_equals_numpy(tmp_path):
+    results = _run("spectrum", tmp_path, "--n-permutations", "3")
+    train, _ = _digits()
+    X = train.images.reshape(len(train), -1).astype(np.float64)
+    np.testing.assert_allclose(results["singular_values"], svdvals(X - X.mean(0)), rtol=1e-10)
+    assert 1 <= results["rank_permutation"] < 64
+
+
+def test_eigendigits_eigenvalues_equal_sklearn(tmp_path):
+    results = _run("eigendigits", tmp_path, "--steps", "-1", "0", "1")
+    train, _ = _digits()
+    threes = train.images[train.labels == 3].reshape(-1, 64).astype(np.float64)
+    pca = PCA(10).fit(threes)
+    np.testing.assert_allclose(results["eigenvalues"], pca.explained_variance_, rtol=1e-4)
+    assert results["n_images"] == len(threes)
+
+
+def test_recognition_rate_against_brute_force(tmp_path):
+    results = _run("recognition_rate", tmp_path, "--ranks", "5", "10")
+    train, test = _digits()
+    a = train.images.reshape(len(train), -1).astype(np.float64)
+    b = test.images.reshape(len(test), -1).astype(np.float64)
+    nearest = np.argmin(((b[:, None] - a[None]) ** 2).sum(-1), axis=1)
+    assert results["pixels_1nn"] == pytest.approx(np.mean(train.labels[nearest] == test.labels))
+    assert results["pixels_1nn_error"] == pytest.approx(0.039, abs=0.005)  # the published 3.9%
+    pca = PCA(10).fit(a)
+    za, zb = pca.transform(a), pca.transform(b)
+    nearest = np.argmin(((zb[:, None] - za[None]) ** 2).sum(-1), axis=1)
+    assert results["nearest_neighbour"][1] == pytest.approx(
+        np.mean(train.labels[nearest] == test.labels)
+    )
+
+
+def test_novelty_auc_equals_sklearn(tmp_path):
+    results = _run("novelty_roc", tmp_path)
+    positive = np.array(results["labels"]) == 3
+    for name, scores in results["scores"].items():
+        assert results["auc"][name] == pytest.approx(roc_auc_score(positive, scores), abs=1e-12)
+    assert np.sum(results["confusion"]) == len(positive)
+
+
+def test_lsa_reproduces_the_lecture(tmp_path):
+    results = _run("lsa", tmp_path)
+    assert np.round(results["singular_values"][0], 2) == 3.34
+    assert np.round(results["correlations"]["human-user"]["reduced"], 2) == 0.94
+    assert np.round(results["correlations"]["human-minors"]["reduced"], 2) == -0.83
+
+
+def test_eigenfaces_on_the_builtin_faces(tmp_path):
+    results = _run("eigenfaces", tmp_path, "--dataset", "lfw", "--top", "5")
+    faces = datasets.load_lfw_subset()
+    train = faces[faces.labels == "face"][::2]
+    pca = PCA().fit(train.images.reshape(len(train), -1).astype(np.float64))
+    np.testing.assert_allclose(results["explained_variance_ratio"][:10],
+                               pca.explained_variance_ratio_[:10], rtol=1e-4)  # fmt: skip
+    assert np.all(np.diff(results["top"]["distances"]) >= 0)
+
+
+def test_feature_detection_roc_small(tmp_path, imm):
+    results = _run("feature_detection_roc", tmp_path, "--limit", "4")
+    roc = results["roc"]
+    # SSD to the mean of normalised patches is an affine function of NCC: identical ROC.
+    assert roc["SSD to mean eye"] == roc["NCC (skimage match_template)"]
+    assert roc["DFFS(10)"]["located_within_radius"] >= 0.75
+    assert results["n_test_faces"] == 8
+
+
+def test_face_recognition_rate_small(tmp_path, att, imm):
+    results = _run("face_recognition_rate", tmp_path, "--limit", "6", "--ranks", "5", "10")
+    number = np.array([int(n.split("/")[1].split(".")[0]) for n in att.names])
+    people = np.unique(att.labels)[:6]
+    keep = np.isin(att.labels, people)
+    train, test = att[keep & (number <= 5)], att[keep & (number > 5)]
+    a = train.images.reshape(len(train), -1).astype(np.float64)
+    b = test.images.reshape(len(test), -1).astype(np.float64)
+    pca = PCA(10).fit(a)
+    za, zb = pca.transform(a), pca.transform(b)
+    nearest = np.argmin(((zb[:, None] - za[None]) ** 2).sum(-1), axis=1)
+    expected = np.mean(train.labels[nearest] == test.labels)
+    assert results["rates"]["eigenfaces"][1] == pytest.approx(expected)
+    assert set(results["rates"]) == {"eigenfaces", "eigenfeatures", "combined", "Fisherfaces"}
