@@ -1,4 +1,4 @@
-"""Run the `eigendigits` experiment: `python experiments/eigendigits.py --help` (or `eigenvision experiment eigendigits`)."""
+"""The eigendigits experiment; same as `eigenvision experiment eigendigits` (see --help)."""
 
 from eigenvision.experiments.eigendigits import main
 

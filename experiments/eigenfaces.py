@@ -1,4 +1,4 @@
-"""Run the `eigenfaces` experiment: `python experiments/eigenfaces.py --help` (or `eigenvision experiment eigenfaces`)."""
+"""The eigenfaces experiment; same as `eigenvision experiment eigenfaces` (see --help)."""
 
 from eigenvision.experiments.eigenfaces import main
 

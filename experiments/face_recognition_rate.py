@@ -1,4 +1,4 @@
-"""Run the `face_recognition_rate` experiment: `python experiments/face_recognition_rate.py --help` (or `eigenvision experiment face_recognition_rate`)."""
+"""The face_recognition_rate experiment; same as `eigenvision experiment face_recognition_rate` (see --help)."""
 
 from eigenvision.experiments.face_recognition_rate import main
 

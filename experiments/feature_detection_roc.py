@@ -1,4 +1,4 @@
-"""Run the `feature_detection_roc` experiment: `python experiments/feature_detection_roc.py --help` (or `eigenvision experiment feature_detection_roc`)."""
+"""The feature_detection_roc experiment; same as `eigenvision experiment feature_detection_roc` (see --help)."""
 
 from eigenvision.experiments.feature_detection_roc import main
 

@@ -1,4 +1,4 @@
-"""Run the `lsa` experiment: `python experiments/lsa.py --help` (or `eigenvision experiment lsa`)."""
+"""The lsa experiment; same as `eigenvision experiment lsa` (see --help)."""
 
 from eigenvision.experiments.lsa import main
 

@@ -1,4 +1,4 @@
-"""Run the `novelty_roc` experiment: `python experiments/novelty_roc.py --help` (or `eigenvision experiment novelty_roc`)."""
+"""The novelty_roc experiment; same as `eigenvision experiment novelty_roc` (see --help)."""
 
 from eigenvision.experiments.novelty_roc import main
 

@@ -1,4 +1,4 @@
-"""Run the `recognition_rate` experiment: `python experiments/recognition_rate.py --help` (or `eigenvision experiment recognition_rate`)."""
+"""The recognition_rate experiment; same as `eigenvision experiment recognition_rate` (see --help)."""
 
 from eigenvision.experiments.recognition_rate import main
 

@@ -1,4 +1,4 @@
-"""Run the `spectrum` experiment: `python experiments/spectrum.py --help` (or `eigenvision experiment spectrum`)."""
+"""The spectrum experiment; same as `eigenvision experiment spectrum` (see --help)."""
 
 from eigenvision.experiments.spectrum import main
 
