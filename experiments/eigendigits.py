@@ -1,4 +1,4 @@
-"""The eigendigits experiment; same as `eigenvision experiment eigendigits` (see --help)."""
+"""Same as `eigenvision experiment eigendigits` (options: --help)."""
 
 from eigenvision.experiments.eigendigits import main
 

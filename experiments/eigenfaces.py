@@ -1,4 +1,4 @@
-"""The eigenfaces experiment; same as `eigenvision experiment eigenfaces` (see --help)."""
+"""Same as `eigenvision experiment eigenfaces` (options: --help)."""
 
 from eigenvision.experiments.eigenfaces import main
 

@@ -1,4 +1,4 @@
-"""The face_recognition_rate experiment; same as `eigenvision experiment face_recognition_rate` (see --help)."""
+"""Same as `eigenvision experiment face_recognition_rate` (options: --help)."""
 
 from eigenvision.experiments.face_recognition_rate import main
 

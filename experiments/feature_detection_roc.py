@@ -1,4 +1,4 @@
-"""The feature_detection_roc experiment; same as `eigenvision experiment feature_detection_roc` (see --help)."""
+"""Same as `eigenvision experiment feature_detection_roc` (options: --help)."""
 
 from eigenvision.experiments.feature_detection_roc import main
 

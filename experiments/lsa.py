@@ -1,4 +1,4 @@
-"""The lsa experiment; same as `eigenvision experiment lsa` (see --help)."""
+"""Same as `eigenvision experiment lsa` (options: --help)."""
 
 from eigenvision.experiments.lsa import main
 

@@ -1,4 +1,4 @@
-"""The novelty_roc experiment; same as `eigenvision experiment novelty_roc` (see --help)."""
+"""Same as `eigenvision experiment novelty_roc` (options: --help)."""
 
 from eigenvision.experiments.novelty_roc import main
 

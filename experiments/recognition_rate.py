@@ -1,4 +1,4 @@
-"""The recognition_rate experiment; same as `eigenvision experiment recognition_rate` (see --help)."""
+"""Same as `eigenvision experiment recognition_rate` (options: --help)."""
 
 from eigenvision.experiments.recognition_rate import main
 

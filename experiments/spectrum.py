@@ -1,4 +1,4 @@
-"""The spectrum experiment; same as `eigenvision experiment spectrum` (see --help)."""
+"""Same as `eigenvision experiment spectrum` (options: --help)."""
 
 from eigenvision.experiments.spectrum import main
 
