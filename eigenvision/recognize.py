@@ -444,17 +444,21 @@ class Recognizer(BaseEstimator):
         return euclidean
 
     # --------------------------------------------------------------- queries
-    def kneighbors(self, images, k=5):
+    def kneighbors(self, images, k=5, *, return_indices=False):
         """The ``k`` nearest enrolled images of each probe (the lecture's top-15 search).
 
         Returns
         -------
         distances : (m, k) ndarray, nearest first
         labels : (m, k) ndarray
+        indices : (m, k) ndarray
+            Only with ``return_indices=True``: rows of ``gallery_`` (the
+            enrolment order; mirrored copies follow the originals).
         """
         codes = self._probe_codes(images)
         distances, indices = self._index().kneighbors(codes, min(k, len(self.gallery_)))
-        return self._metric_distance(distances), self.gallery_labels_[indices]
+        result = (self._metric_distance(distances), self.gallery_labels_[indices])
+        return (*result, indices) if return_indices else result
 
     def predict(self, images):
         """Labels of the probes; :data:`UNKNOWN` beyond ``threshold``.

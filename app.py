@@ -1,0 +1,398 @@
+"""eigenvision web demo: explore eigenspaces, recognise, detect, evaluate.
+
+Run with ``streamlit run app.py``. Every number and figure comes from
+``eigenvision``; this file only lays them out.
+"""
+
+from __future__ import annotations
+
+import io
+import tempfile
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import streamlit as st
+
+import eigenvision as ev
+from eigenvision import datasets, plot
+from eigenvision.experiments._common import class_dffs_predict
+
+MAX_UPLOAD_PIXELS = 16_000_000  # refuse larger images before decoding them
+MAX_ZIP_FILES = 5000
+MAX_ZIP_BYTES = 200 << 20
+
+st.set_page_config(page_title="eigenvision", page_icon=":material/face:", layout="wide")
+
+
+# ------------------------------------------------------------------ data
+def available_sets() -> list[str]:
+    names = ["digits (built in)", "LFW faces (built in)"]
+    found = datasets.find_datasets()
+    if found.get("att"):
+        names.insert(0, "AT&T faces")
+    if found.get("usps"):
+        names.append("USPS digits")
+    return names
+
+
+@st.cache_resource(show_spinner="Loading the dataset ...")
+def load_set(name: str) -> ev.ImageSet:
+    if name == "AT&T faces":
+        return datasets.load_att()
+    if name == "USPS digits":
+        return datasets.load_usps()
+    if name == "LFW faces (built in)":
+        faces = datasets.load_lfw_subset()
+        return faces[faces.labels == "face"]
+    return datasets.load_digits()
+
+
+@st.cache_resource(show_spinner="Reading the zip ...")
+def load_zip(data: bytes) -> ev.ImageSet:
+    """An ImageSet from a zip of labelled folders; refuses junk, traversal and zip bombs."""
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+    except zipfile.BadZipFile as exc:
+        raise ValueError(f"not a zip file ({exc}); upload a .zip of one folder per label") from exc
+    members = [m for m in archive.infolist() if not m.is_dir()]
+    if len(members) > MAX_ZIP_FILES:
+        raise ValueError(f"the zip holds {len(members)} files; at most {MAX_ZIP_FILES} are read")
+    if sum(m.file_size for m in members) > MAX_ZIP_BYTES:
+        raise ValueError(f"the zip unpacks to more than {MAX_ZIP_BYTES >> 20} MB")
+    folder = Path(tempfile.mkdtemp(prefix="eigenvision-upload-"))
+    kept = 0
+    for member in members:
+        parts = Path(member.filename).parts
+        if len(parts) < 2 or any(p in ("..", "") or p.startswith("/") for p in parts):
+            continue  # files outside a label folder, or paths that try to escape
+        if Path(parts[-1]).suffix.lower() not in ev.io.IMAGE_EXTENSIONS:
+            continue
+        target = folder / parts[-2] / parts[-1]
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(archive.read(member))
+        kept += 1
+    if kept == 0:
+        raise ValueError("the zip holds no images in label folders (label/image.png)")
+    return ev.load_image_set(folder, size=(64, 64), on_error="skip", max_pixels=MAX_UPLOAD_PIXELS)
+
+
+def choose_set(key: str) -> ev.ImageSet | None:
+    choice = st.sidebar.selectbox("Dataset", [*available_sets(), "upload a zip"], key=f"{key}-set")
+    if choice != "upload a zip":
+        return load_set(choice)
+    upload = st.sidebar.file_uploader("zip of label folders", type=["zip"], key=f"{key}-zip")
+    if upload is None:
+        st.info("Upload a .zip with one folder per label (e.g. alice/1.png, bob/1.png).")
+        return None
+    try:
+        return load_zip(upload.getvalue())
+    except (ValueError, OSError, ev.EigenvisionError) as exc:
+        st.error(f"Could not read that zip: {exc}")
+        return None
+
+
+def read_upload(upload) -> np.ndarray | None:
+    try:
+        return ev.load_image(io.BytesIO(upload.getvalue()), max_pixels=MAX_UPLOAD_PIXELS)
+    except (ev.ImageLoadError, ValueError, OSError) as exc:
+        st.error(f"Could not read {upload.name}: {exc}. Upload a PNG, JPEG, PGM or TIFF image.")
+        return None
+
+
+@st.cache_resource(show_spinner="Fitting the eigenspace ...")
+def fitted_space(name: str, _images: np.ndarray, n_components: int) -> ev.Eigenspace:
+    return ev.Eigenspace(n_components).fit(_images)
+
+
+@st.cache_resource(show_spinner="Training the recognizer ...")
+def fitted_recognizer(name: str, _train: ev.ImageSet, n_components: int, metric: str):
+    return ev.Recognizer(n_components, metric=metric).fit(_train)
+
+
+@st.cache_resource(show_spinner="Training the face space on the LFW faces ...")
+def face_space(n_components: int) -> ev.Eigenspace:
+    faces = datasets.load_lfw_subset()
+    faces = faces.images[faces.labels == "face"]
+    faces = np.concatenate([faces, faces[:, :, ::-1]])
+    return ev.Eigenspace(n_components).fit(ev.normalize_images(faces, standardize="norm"))
+
+
+@st.cache_resource(show_spinner="Training the eye, nose and mouth detector on IMM ...")
+def feature_detector() -> ev.FeatureDetector | None:
+    if not datasets.find_datasets().get("imm"):
+        return None
+    return ev.FeatureDetector().fit(datasets.load_imm())
+
+
+def to_display(image: np.ndarray) -> np.ndarray:
+    low, high = float(image.min()), float(image.max())
+    return (image - low) / (high - low) if high > low else np.zeros_like(image)
+
+
+def halves(images: ev.ImageSet) -> tuple[ev.ImageSet, ev.ImageSet]:
+    """Half of each class to enrol, the rest to probe with (in file order)."""
+    return images.split(0.5, order="name") if len(images.classes) > 1 else (images, images)
+
+
+def model_download(model, name: str) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        path = ev.save(model, Path(folder) / name)
+        st.download_button("Download the model (.npz)", path.read_bytes(), file_name=name)
+
+
+# ----------------------------------------------------------------- pages
+def explorer() -> None:
+    st.header("Eigenspace explorer")
+    images = choose_set("explore")
+    if images is None:
+        return
+    largest = int(min(100, len(images) - 1, np.prod(images.image_shape)))
+    k = st.sidebar.slider("Components", 1, largest, min(20, largest), key="explore-k")
+    space = fitted_space(images.description or str(images.image_shape), images.images, k)
+    st.caption(
+        f"{len(images)} images of {images.image_shape[0]} x {images.image_shape[1]} pixels; "
+        f"{k} components keep {100 * space.explained_variance_ratio_.sum():.1f}% of the variance."
+    )
+    left, right = st.columns([3, 2])
+    with left:
+        st.subheader("Mean and eigen-images")
+        st.pyplot(plot.eigenimages(space, n=min(11, k), ncols=6))
+    with right:
+        st.subheader("Spectrum")
+        rank = ev.select_rank(images, n_permutations=5)
+        shown = min(60, len(rank.spectrum))
+        st.pyplot(
+            plot.spectrum(
+                rank.spectrum[:shown],
+                reference=rank.reference[:, :shown],
+                rank=rank.rank,
+                labels=("data", "column-permuted"),
+            )
+        )
+        st.caption(f"Parallel analysis keeps {rank.rank} components.")
+    st.subheader("Morph: m + z1 s1 u1 + ... + z5 s5 u5")
+    n_sliders = min(5, k)
+    columns = st.columns(n_sliders + 1)
+    z = np.zeros(k)
+    for i in range(n_sliders):
+        with columns[i]:
+            z[i] = st.slider(f"z{i + 1} (std)", -3.0, 3.0, 0.0, 0.1, key=f"z{i + 1}")
+    codes = (z * np.sqrt(space.eigenvalues_[:k]))[None]
+    morph = space.inverse_transform(codes)[0].reshape(space.image_shape_)
+    with columns[-1]:
+        st.image(np.clip(to_display(morph), 0, 1), caption="reconstruction", width=160)
+    model_download(space, "eigenspace.npz")
+
+
+def recognise() -> None:
+    st.header("Recognise")
+    images = choose_set("recognise")
+    if images is None:
+        return
+    if len(images.classes) < 2:
+        st.warning("Recognition needs at least two labels; pick another dataset.")
+        return
+    gallery, probes = halves(images)
+    largest = int(min(150, len(gallery) - 1))
+    k = st.sidebar.slider("Components", 1, largest, min(40, largest), key="recognise-k")
+    metric = st.sidebar.selectbox("Metric", ["euclidean", "cosine", "mahalanobis"], key="metric")
+    uploaded_model = st.sidebar.file_uploader("or use a model file (.npz)", type=["npz"])
+    recognizer = fitted_recognizer(images.description or "upload", gallery, k, metric)
+    if uploaded_model is not None:
+        try:
+            with tempfile.TemporaryDirectory() as folder:
+                path = Path(folder) / "model.npz"
+                path.write_bytes(uploaded_model.getvalue())
+                candidate = ev.load(path)
+            if not isinstance(candidate, ev.Recognizer):
+                raise ev.ModelFileError(f"it holds a {type(candidate).__name__}, not a Recognizer")
+            recognizer = candidate
+        except ev.ModelFileError as exc:
+            st.error(f"That model file was refused: {exc}. Using the model trained here.")
+    source = st.radio("Probe", ["a held-out image", "upload an image"], horizontal=True)
+    if source == "upload an image":
+        upload = st.file_uploader(
+            "probe image", type=["png", "jpg", "jpeg", "pgm", "bmp", "tif", "tiff"]
+        )
+        if upload is None:
+            return
+        probe = read_upload(upload)
+        if probe is None:
+            return
+        probe = ev.normalize.resize(probe, recognizer.image_shape_)
+        truth = None
+    else:
+        index = st.slider("Held-out image", 0, len(probes) - 1, 0, key="probe-index")
+        probe, truth = probes.images[index], probes.labels[index]
+    distances, labels, indices = recognizer.kneighbors(
+        probe[None], k=min(15, len(recognizer.gallery_)), return_indices=True
+    )
+    default = float(np.round(np.median(distances[0]), 2))
+    threshold = st.slider(
+        "Unknown beyond distance",
+        0.0,
+        float(distances[0].max() * 2 + 1e-6),
+        default,
+        key="threshold",
+    )
+    decision = labels[0, 0] if distances[0, 0] <= threshold else ev.UNKNOWN
+    verdict = f"**{decision}**" + ("" if truth is None else f" (truth: {truth})")
+    st.markdown(f"Decision: {verdict}, nearest distance {distances[0, 0]:.3f}")
+    space = recognizer.feature_
+    if isinstance(space, ev.Eigenspace):
+        flat = probe.reshape(1, -1)
+        reconstruction = space.reconstruct(flat)[0].reshape(recognizer.image_shape_)
+        a, b = st.columns(2)
+        a.image(to_display(probe), caption="probe", width=140)
+        b.image(
+            np.clip(to_display(reconstruction), 0, 1),
+            caption=f"reconstruction (DFFS {space.dffs(flat)[0]:.3f})",
+            width=140,
+        )
+    st.subheader("Nearest enrolled images")
+    columns = st.columns(5)
+    trained_here = recognizer is fitted_recognizer(
+        images.description or "upload", gallery, k, metric
+    )
+    for rank, (label, distance, index) in enumerate(
+        zip(labels[0], distances[0], indices[0], strict=True)
+    ):
+        with columns[rank % 5]:
+            if trained_here and index < len(gallery):
+                st.image(to_display(gallery.images[index]), width=90)
+            st.caption(f"{rank + 1}. {label}: {distance:.3f}")
+    model_download(recognizer, "recognizer.npz")
+
+
+def detect_page() -> None:
+    st.header("Detect")
+    upload = st.sidebar.file_uploader(
+        "image", type=["png", "jpg", "jpeg", "pgm", "bmp", "tif", "tiff"], key="detect-upload"
+    )
+    if upload is None:
+        from skimage import data
+
+        image = ev.normalize.to_gray(data.astronaut()).astype(np.float64)
+        st.caption("scikit-image's astronaut() (upload your own in the sidebar)")
+    else:
+        image = read_upload(upload)
+        if image is None:
+            return
+    k = st.sidebar.slider("Face-space components", 1, 30, 10, key="detect-k")
+    smallest = st.sidebar.slider("Smallest face (pixels)", 25, 400, 25, 5, key="smallest")
+    space = face_space(k)
+    h, w = space.image_shape_
+    largest = min(image.shape[0] / h, image.shape[1] / w)
+    if largest < 1:
+        st.error(
+            f"The image {image.shape} is smaller than the {h} x {w} face window; use a larger one."
+        )
+        return
+    scales = [s for s in 2.0 ** np.arange(0, np.log2(largest) + 1e-9, 0.25) if s * w >= smallest]
+    found = ev.detect(image, space, scales=scales or [largest], max_detections=5)
+    best_scale = found[0].scale if found else 1.0
+    small = ev.normalize.resize(
+        image, (int(image.shape[0] / best_scale), int(image.shape[1] / best_scale))
+    )
+    heat = ev.dffs_map(small, space, normalize="window", mode="same")
+    finite = np.isfinite(heat)  # NaN where no window fits, +inf on flat windows
+    heat = np.where(finite, heat, heat[finite].max() if finite.any() else 0.0)
+    heat = ev.normalize.resize(heat, image.shape)
+    st.pyplot(
+        plot.heatmap(
+            image,
+            heat,
+            detections=found,
+            title=f"DFFS at the best detection's scale ({best_scale:.2f})",
+        )
+    )
+    rows = [
+        {"x": round(d.x), "y": round(d.y), "size": round(d.width), "DFFS": round(d.score, 4)}
+        for d in found
+    ]
+    st.dataframe(rows)
+    st.subheader("Eyes, nose and mouth")
+    detector = feature_detector()
+    if detector is None:
+        st.info(
+            "Set EIGENVISION_DATA to the folder with imm_frontal/ to train the feature detector."
+        )
+        return
+    if not found:
+        return
+    box_choice = st.selectbox("Face", [f"detection {i + 1}" for i in range(len(found))])
+    d = found[int(box_choice.split()[-1]) - 1]
+    # A face window spans about brows to chin; widen it to the detector's face box.
+    located = detector.locate(image, box=(d.x, d.y, d.width, d.height))
+    figure = plot.heatmap(
+        image,
+        heat,
+        points=located.positions,
+        detections=[d],
+        title="located features (confidence in the table)",
+    )
+    st.pyplot(figure)
+    st.dataframe(
+        [
+            {
+                "feature": f,
+                "x": round(x, 1),
+                "y": round(y, 1),
+                "confidence": round(located.confidence[f], 3),
+            }
+            for f, (x, y) in located.positions.items()
+        ]
+    )
+
+
+def evaluate_page() -> None:
+    st.header("Evaluate")
+    images = choose_set("evaluate")
+    if images is None:
+        return
+    if len(images.classes) < 2:
+        st.warning("Evaluation needs at least two labels; pick another dataset.")
+        return
+    train, test = halves(images)
+    largest = int(min(60, len(train) - 1, np.prod(images.image_shape) - 1))
+    ranks = sorted({r for r in (1, 2, 5, 10, 20, 40, 60) if r <= largest})
+    if not st.button("Run the studies", type="primary"):
+        st.caption(
+            f"Recognition rate against r for r in {ranks}, and the ROC of 'is it class "
+            f"{train.classes[0]}?' by DFFS, on {len(train)} training / {len(test)} test images."
+        )
+        return
+    progress = st.progress(0.0, text="recognition rate ...")
+    nearest, per_class = [], []
+    for i, r in enumerate(ranks):
+        recognizer = ev.Recognizer(r).fit(train)
+        nearest.append(ev.evaluate.recognition_rate(test.labels, recognizer.predict(test)))
+        predicted, _ = class_dffs_predict(train, test, r)
+        per_class.append(ev.evaluate.recognition_rate(test.labels, predicted))
+        progress.progress((i + 1) / (len(ranks) + 1), text=f"recognition rate, r = {r}")
+    left, right = st.columns(2)
+    left.pyplot(
+        plot.rate_curves(
+            ranks, {"1-NN in component space": nearest, "per-class eigenspace": per_class}
+        )
+    )
+    target = train.classes[0]
+    space = ev.Eigenspace(min(10, largest)).fit(train[train.labels == target])
+    flat = test.images.reshape(len(test), -1)
+    fpr, tpr, _ = ev.evaluate.roc_curve(test.labels == target, -space.dffs(flat))
+    area = ev.evaluate.auc(fpr, tpr)
+    progress.progress(1.0, text="done")
+    right.pyplot(plot.roc({f"DFFS (AUC {area:.3f})": (fpr, tpr)}, title=f"is it {target}?"))
+
+
+PAGES = {
+    "Explore": explorer,
+    "Recognise": recognise,
+    "Detect": detect_page,
+    "Evaluate": evaluate_page,
+}
+
+st.sidebar.title("eigenvision")
+page = st.sidebar.radio("Page", list(PAGES), key="page")
+PAGES[page]()

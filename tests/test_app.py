@@ -1,0 +1,204 @@
+"""The Streamlit demo: every page through AppTest, then a real browser (Chromium + Selenium)."""
+
+import io
+import os
+import socket
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+from conftest import IN_CI
+from PIL import Image
+
+pytest.importorskip("streamlit")
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = str(ROOT / "app.py")
+TIMEOUT = 120
+
+
+def _app(page, monkeypatch=None):
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    at.sidebar.radio(key="page").set_value(page).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _png(array):
+    buffer = io.BytesIO()
+    Image.fromarray(array).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def test_explorer_sliders_change_the_morph():
+    at = _app("Explore")
+    at.sidebar.selectbox(key="explore-set").set_value("digits (built in)").run()
+    before = at.get("image")[-1].proto.imgs[0].url
+    at.slider(key="z1").set_value(2.5).run()
+    assert not at.exception
+    after = at.get("image")[-1].proto.imgs[0].url
+    assert before != after
+    assert any("components keep" in c.value for c in at.caption)
+
+
+def test_recognise_decides_and_rejects():
+    at = _app("Recognise")
+    at.sidebar.selectbox(key="recognise-set").set_value("digits (built in)").run()
+    assert any("Decision" in m.value for m in at.markdown)
+    at.slider(key="threshold").set_value(0.0).run()
+    assert not at.exception
+    assert any("**unknown**" in m.value for m in at.markdown)
+
+
+def test_evaluate_runs_the_studies():
+    at = _app("Evaluate")
+    at.sidebar.selectbox(key="evaluate-set").set_value("digits (built in)").run()
+    at.button[0].click().run()
+    assert not at.exception
+    assert len(at.get("image")) == 2  # the recognition-rate curves and the ROC
+
+
+def test_detect_page_shows_detections():
+    at = _app("Detect")
+    assert not at.exception
+    assert at.dataframe  # the detection table
+
+
+def test_bad_zip_is_an_error_not_a_crash():
+    from app import load_zip  # noqa: F401 -- imported only to check the helper directly below
+
+    bomb = io.BytesIO()
+    with zipfile.ZipFile(bomb, "w") as archive:
+        archive.writestr("../evil.png", b"x")
+        archive.writestr("a/readme.txt", b"not an image")
+    with pytest.raises(ValueError, match="no images"):
+        load_zip(bomb.getvalue())
+    with pytest.raises(ValueError, match="not a zip"):
+        load_zip(b"plain bytes")
+
+
+# ----------------------------------------------------------- real browser
+CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
+
+
+def _free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def served_app(tmp_path_factory):
+    if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
+        message = "needs Debian's browser: apt-get install chromium chromium-driver"
+        if IN_CI:
+            pytest.fail(message)
+        pytest.skip(message)
+    pytest.importorskip("selenium")
+    port = _free_port()
+    log = tmp_path_factory.mktemp("streamlit") / "server.log"
+    with open(log, "w") as stream:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", APP, "--server.port", str(port),
+             "--server.address", "127.0.0.1", "--server.headless", "true",
+             "--browser.gatherUsageStats", "false"],
+            cwd=ROOT, stdout=stream, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    try:
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.5)
+        else:
+            pytest.fail(f"streamlit did not start: {log.read_text()}")
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+@pytest.fixture
+def browser(served_app, tmp_path):
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--no-first-run", "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}",
+                 "--window-size=1400,1000"):  # fmt: skip
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver.get(served_app)
+    yield driver
+    driver.quit()
+
+
+def _wait(driver, condition, timeout=TIMEOUT):
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, timeout, poll_frequency=0.5).until(condition)
+
+
+def _idle(driver):
+    """Wait until Streamlit has finished the current run."""
+    from selenium.webdriver.common.by import By
+
+    time.sleep(0.5)
+    _wait(driver, lambda d: not d.find_elements(By.CSS_SELECTOR, '[data-testid="stStatusWidget"]'))
+
+
+def _screenshot(driver, name):
+    folder = Path(
+        os.environ.get("EIGENVISION_SCREENSHOTS", ROOT / "experiments" / "out" / "screenshots")
+    )
+    folder.mkdir(parents=True, exist_ok=True)
+    driver.save_screenshot(str(folder / name))
+    return folder / name
+
+
+def test_browser_slider_morphs_and_upload_detects(browser, tmp_path):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+
+    z1 = 'input[type="range"][aria-label="z1 (std)"]'
+    _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, z1))
+    _idle(browser)
+
+    def morph_source():
+        images = browser.find_elements(By.CSS_SELECTOR, '[data-testid="stImage"] img')
+        return images[-1].get_attribute("src")
+
+    before = morph_source()
+    slider = browser.find_element(By.CSS_SELECTOR, z1)
+    browser.execute_script("arguments[0].focus();", slider)  # the range input is visually hidden
+    ActionChains(browser).send_keys(Keys.ARROW_RIGHT * 10).perform()
+    _wait(browser, lambda d: morph_source() != before)
+    _idle(browser)
+    _screenshot(browser, "explore.png")
+
+    # the Detect page, with an uploaded image
+    page = browser.find_element(By.XPATH, "//label[.//p[text()='Detect']]")
+    page.click()
+    _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, 'input[type="file"]'))
+    _idle(browser)
+    from skimage import data
+
+    upload = tmp_path / "coins.png"
+    Image.fromarray(data.coins()).save(upload)
+    browser.find_element(By.CSS_SELECTOR, 'input[type="file"]').send_keys(str(upload))
+    _wait(browser, lambda d: "coins.png" in d.page_source)
+    _idle(browser)
+    _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, '[data-testid="stDataFrame"]'))
+    assert "Traceback" not in browser.page_source
+    assert _screenshot(browser, "detect.png").stat().st_size > 10000
