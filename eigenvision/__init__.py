@@ -19,7 +19,7 @@ from ._errors import (
 from .detect import Detection, detect, dffs_map, difs_map, likelihood_map
 from .eigenspace import Eigenspace, RankSelection, select_rank
 from .fisher import FisherSpace
-from .io import ImageSet, load_image, load_image_set
+from .io import ImageSet, iter_image_batches, load_image, load_image_set
 from .kernel import KernelPCA
 from .modular import FeatureDetector, FeatureLocations, face_box
 from .normalize import PixelStandardizer, normalize_image, normalize_images
@@ -61,6 +61,7 @@ __all__ = [
     "ImageSet",
     "load_image",
     "load_image_set",
+    "iter_image_batches",
     "PixelStandardizer",
     "normalize_image",
     "normalize_images",

@@ -7,11 +7,13 @@ likelihood that combines them.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
 from scipy import linalg
+from sklearn.utils.validation import validate_data
 
 from ._base import SubspaceModel, check_fitted, flatten_images, sign_flip
 from ._errors import EigenvisionError
@@ -125,12 +127,12 @@ class Eigenspace(SubspaceModel):
         self
         """
         X = self._validate_fit(X)
+        self._stream = None  # a later partial_fit starts a new stream
         n, d = X.shape
         max_components = min(n, d)
         k_request = self._requested_components(max_components)
         solver = self._choose_solver(n, d)
         mean = X.mean(axis=0, dtype=np.float64) if self.center else np.zeros(d)
-        ddof = 1 if self.center else 0
         k_solve = max_components if isinstance(k_request, float) else k_request
         if solver == "randomized" and isinstance(k_request, float):
             raise ValueError(
@@ -145,6 +147,14 @@ class Eigenspace(SubspaceModel):
             singular, components, total_ss = _svd_solver(X, mean)
         else:
             singular, components, total_ss = _randomized_solver(X, mean, k_solve, self.seed)
+        return self._set_spectrum(
+            singular, components, total_ss, mean, n, d, k_request, X.dtype, solver
+        )
+
+    def _set_spectrum(self, singular, components, total_ss, mean, n, d, k_request, dtype, solver):
+        """Fitted attributes from a solver's singular values and components (any solver)."""
+        ddof = 1 if self.center else 0
+        max_components = min(n, d)
         if not total_ss > 0.0:
             raise EigenvisionError(
                 f"X has zero variance: all {n} samples are identical"
@@ -162,8 +172,8 @@ class Eigenspace(SubspaceModel):
         kept = eigenvalues[:k]
         n_discarded = max_components - k
         tail = max(total_variance - float(kept.sum()), 0.0)
-        self.mean_ = mean.astype(X.dtype)
-        self.components_ = sign_flip(components[:k]).astype(X.dtype, copy=False)
+        self.mean_ = mean.astype(dtype)
+        self.components_ = sign_flip(components[:k]).astype(dtype, copy=False)
         self.eigenvalues_ = eigenvalues
         self.singular_values_ = singular.astype(np.float64)
         self.total_variance_ = total_variance
@@ -173,6 +183,113 @@ class Eigenspace(SubspaceModel):
         self.n_samples_ = n
         self.solver_ = solver
         return self
+
+    # ------------------------------------------------------------ streaming
+    def partial_fit(self, X, y=None):
+        """Add a batch to a streaming fit and update the eigenspace.
+
+        Keeps the count, the sum and the scatter of everything seen so far
+        (float64, ``d x d``) and re-solves the eigenproblem after each batch:
+        exactly the subspace a batch fit of all the data gives. Solving costs
+        one eigendecomposition of ``d x d`` per call; :meth:`fit_stream`
+        solves once at the end.
+
+        Parameters
+        ----------
+        X : (b, d) ndarray, (b, H, W) image stack or ImageSet
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
+        self._accumulate(X)
+        return self._solve_stream()
+
+    def fit_stream(self, batches, *, progress=False):
+        """Fit from an iterable of batches, holding one batch and the ``d x d`` scatter at a time.
+
+        Parameters
+        ----------
+        batches : iterable of (b, d) ndarrays or (b, H, W) image stacks
+            E.g. :func:`eigenvision.io.iter_image_batches` over a folder,
+            slices of a ``numpy.memmap``, or a generator.
+        progress : bool, default False
+            Print images seen so far to stderr.
+
+        Returns
+        -------
+        self
+
+        Notes
+        -----
+        The scatter of each batch is formed in the batch's dtype around a
+        fixed shift (the first image), so float32 batches use float32 BLAS,
+        and summed in float64: the same subspace as :meth:`fit` up to
+        float32 round-off (float64 batches: to 1e-10 radians). For
+        ``d`` above ``max_scatter_features`` (10,000: an 800 MB scatter) it
+        refuses; fit such data with the Dask backend or a randomized solver.
+        """
+        self._stream = None
+        seen = 0
+        for batch in batches:
+            seen += self._accumulate(batch)
+            if progress:
+                print(f"\rEigenspace.fit_stream: {seen} images", end="", file=sys.stderr)
+        if progress:
+            print(file=sys.stderr)
+        if seen == 0:
+            raise ValueError("fit_stream got no batches; give it at least one non-empty batch")
+        return self._solve_stream()
+
+    max_scatter_features = 10_000
+
+    def _accumulate(self, X) -> int:
+        state = getattr(self, "_stream", None)
+        first = state is None
+        X, image_shape = flatten_images(X)
+        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=first,
+                          ensure_min_samples=1)  # fmt: skip
+        d = X.shape[1]
+        if first:
+            if d > self.max_scatter_features:
+                raise ValueError(
+                    f"{d} features need a {d} x {d} scatter ({8 * d * d / 1e9:.1f} GB); streaming "
+                    f"is limited to {self.max_scatter_features} features: use fit() with "
+                    "solver='randomized' or the Dask backend"
+                )
+            shift = X[0].astype(np.float64) if self.center else np.zeros(d)
+            state = self._stream = {"n": 0, "shift": shift, "sum": np.zeros(d),
+                                    "scatter": np.zeros((d, d)), "dtype": X.dtype,
+                                    "image_shape": image_shape}  # fmt: skip
+        elif image_shape is not None and state["image_shape"] not in (None, image_shape):
+            raise ValueError(f"batch images are {image_shape}, earlier ones {state['image_shape']}")
+        centred = X - state["shift"].astype(X.dtype)
+        state["sum"] += centred.sum(axis=0, dtype=np.float64)
+        state["scatter"] += centred.T @ centred
+        state["n"] += len(X)
+        if X.dtype == np.float64:
+            state["dtype"] = np.dtype(np.float64)
+        return len(X)
+
+    def _solve_stream(self):
+        state = self._stream
+        n, d = state["n"], len(state["shift"])
+        if self.center and n < 2:
+            raise ValueError("an eigenspace needs at least 2 samples; stream more images")
+        offset = state["sum"] / n
+        scatter = state["scatter"]
+        if self.center:
+            scatter = scatter - n * np.outer(offset, offset)
+        mean = state["shift"] + offset if self.center else np.zeros(d)
+        k_request = self._requested_components(min(n, d))
+        k_solve = min(n, d) if isinstance(k_request, float) else k_request
+        values, vectors = top_eigh(scatter, k_solve)
+        total_ss = float(np.trace(scatter))
+        singular = np.sqrt(np.clip(values, 0.0, None))
+        self.image_shape_ = state["image_shape"]
+        return self._set_spectrum(singular, vectors.T, total_ss, mean, n, d, k_request,
+                                  state["dtype"], "stream")  # fmt: skip
 
     def _requested_components(self, max_components: int):
         value = self.n_components

@@ -20,7 +20,7 @@ from PIL import Image, ImageFile, ImageOps
 
 from ._errors import ImageLoadError, ImageSetError
 
-__all__ = ["ImageSet", "load_image", "load_image_set", "IMAGE_EXTENSIONS"]
+__all__ = ["ImageSet", "load_image", "load_image_set", "iter_image_batches", "IMAGE_EXTENSIONS"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -424,26 +424,7 @@ def load_image_set(
         raise ImageSetError(
             f"{root}: not a folder; pass the folder holding one sub-folder per label"
         )
-    entries: list[tuple[str, Path]] = []
-    skipped: list[str] = []
-    for label, directory in [(root.name, root)] + [
-        (d.name, d)
-        for d in sorted(root.iterdir(), key=lambda p: _natural_key(p.name))
-        if d.is_dir() and not d.name.startswith(".")
-    ]:
-        for path in sorted(directory.glob(pattern), key=lambda p: _natural_key(p.name)):
-            if not path.is_file() or path.name.startswith("."):
-                continue
-            if path.suffix.lower() not in IMAGE_EXTENSIONS:
-                skipped.append(str(path.relative_to(root)))
-                continue
-            entries.append((label, path))
-    if skipped:
-        warnings.warn(
-            f"skipped {len(skipped)} file(s) that are not images: {', '.join(skipped[:5])}"
-            + (" ..." if len(skipped) > 5 else ""),
-            stacklevel=2,
-        )
+    entries = _image_entries(root, pattern)
     images, labels, names, failures = [], [], [], []
     for label, path in entries:
         try:
@@ -472,3 +453,82 @@ def load_image_set(
             f"{root}: images have different sizes {shapes[:4]}; pass size=(H, W) to resize them"
         )
     return ImageSet(np.stack(images), np.array(labels), np.array(names), description=str(root))
+
+
+def _image_entries(root: Path, pattern: str) -> list[tuple[str, Path]]:
+    """``(label, path)`` of the images under ``root`` in natural order; warns about non-images."""
+    entries: list[tuple[str, Path]] = []
+    skipped: list[str] = []
+    for label, directory in [(root.name, root)] + [
+        (d.name, d)
+        for d in sorted(root.iterdir(), key=lambda p: _natural_key(p.name))
+        if d.is_dir() and not d.name.startswith(".")
+    ]:
+        for path in sorted(directory.glob(pattern), key=lambda p: _natural_key(p.name)):
+            if not path.is_file() or path.name.startswith("."):
+                continue
+            if path.suffix.lower() not in IMAGE_EXTENSIONS:
+                skipped.append(str(path.relative_to(root)))
+                continue
+            entries.append((label, path))
+    if skipped:
+        warnings.warn(
+            f"skipped {len(skipped)} file(s) that are not images: {', '.join(skipped[:5])}"
+            + (" ..." if len(skipped) > 5 else ""),
+            stacklevel=3,
+        )
+    return entries
+
+
+def iter_image_batches(folder: PathLike, *, batch_size: int = 256, size=None, pattern="*",
+                       max_pixels: int | None = None):  # fmt: skip
+    """Read a folder of images lazily, ``batch_size`` at a time (for streaming fits).
+
+    Parameters
+    ----------
+    folder : path-like
+        Laid out as for :func:`load_image_set`.
+    batch_size : int, default 256
+    size : (H, W), optional
+        Resize every image; without it all images must share the first one's size.
+    pattern : str, default "*"
+    max_pixels : int, optional
+
+    Yields
+    ------
+    (b, H, W) float32 ndarray
+        Only one batch is in memory at a time. Unreadable files raise
+        :class:`ImageLoadError` naming them.
+
+    Examples
+    --------
+    >>> batches = iter_image_batches("faces/", size=(64, 64))  # doctest: +SKIP
+    >>> space = Eigenspace(50).fit_stream(batches)  # doctest: +SKIP
+    """
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    root = Path(folder)
+    if not root.is_dir():
+        raise ImageSetError(f"{root}: not a folder")
+    entries = _image_entries(root, pattern)
+    if not entries:
+        raise ImageSetError(f"{root}: no images found matching {pattern!r}")
+    shape = None if size is None else tuple(size)
+    batch = []
+    for _, path in entries:
+        image = load_image(path, max_pixels=max_pixels)
+        if shape is None:
+            shape = image.shape
+        if image.shape != shape:
+            if size is None:
+                raise ImageSetError(
+                    f"{path}: {image.shape} differs from the first image's {shape}; "
+                    "pass size=(H, W)"
+                )
+            image = resize_plane(image, shape)
+        batch.append(image.astype(np.float32, copy=False))
+        if len(batch) == batch_size:
+            yield np.stack(batch)
+            batch = []
+    if batch:
+        yield np.stack(batch)

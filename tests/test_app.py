@@ -167,8 +167,8 @@ def _screenshot(driver, name):
 
 
 def test_browser_slider_morphs_and_upload_detects(browser, tmp_path):
-    from selenium.webdriver.common.by import By
     from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
 
     z1 = 'input[type="range"][aria-label="z1 (std)"]'
