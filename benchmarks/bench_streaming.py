@@ -1,4 +1,4 @@
-"""Streaming fit against scikit-learn's IncrementalPCA and the in-memory fit (time, peak memory, accuracy).
+"""Streaming fit against IncrementalPCA and the in-memory fit: time, peak memory, accuracy.
 
 Run: python benchmarks/bench_streaming.py [--rows 60000 --features 784 --batch 2000]
 """
@@ -64,7 +64,8 @@ def main(argv=None):
         f"{'sklearn IncrementalPCA':<24}{t_ipca:9.2f}{m_ipca:9.1f}{angle(ipca.components_):17.1e}"
     )
     print(
-        f"{'eigenvision fit (RAM)':<24}{t_mem:9.2f}{m_mem:9.1f}{'(X held: %.0f MB)' % (X.nbytes / 1e6):>17}"
+        f"{'eigenvision fit (RAM)':<24}{t_mem:9.2f}{m_mem:9.1f}"
+        f"{'(X held: %.0f MB)' % (X.nbytes / 1e6):>17}"
     )
     print(f"speed-up over IncrementalPCA: {t_ipca / t_ours:.1f}x")
 
