@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import io
 import tempfile
-import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -16,11 +15,8 @@ import streamlit as st
 
 import eigenvision as ev
 from eigenvision import datasets, plot
-from eigenvision.experiments._common import class_dffs_predict
 
 MAX_UPLOAD_PIXELS = 16_000_000  # refuse larger images before decoding them
-MAX_ZIP_FILES = 5000
-MAX_ZIP_BYTES = 200 << 20
 
 st.set_page_config(page_title="eigenvision", page_icon=":material/face:", layout="wide")
 
@@ -50,31 +46,7 @@ def load_set(name: str) -> ev.ImageSet:
 
 @st.cache_resource(show_spinner="Reading the zip ...")
 def load_zip(data: bytes) -> ev.ImageSet:
-    """An ImageSet from a zip of labelled folders; refuses junk, traversal and zip bombs."""
-    try:
-        archive = zipfile.ZipFile(io.BytesIO(data))
-    except zipfile.BadZipFile as exc:
-        raise ValueError(f"not a zip file ({exc}); upload a .zip of one folder per label") from exc
-    members = [m for m in archive.infolist() if not m.is_dir()]
-    if len(members) > MAX_ZIP_FILES:
-        raise ValueError(f"the zip holds {len(members)} files; at most {MAX_ZIP_FILES} are read")
-    if sum(m.file_size for m in members) > MAX_ZIP_BYTES:
-        raise ValueError(f"the zip unpacks to more than {MAX_ZIP_BYTES >> 20} MB")
-    folder = Path(tempfile.mkdtemp(prefix="eigenvision-upload-"))
-    kept = 0
-    for member in members:
-        parts = Path(member.filename).parts
-        if len(parts) < 2 or any(p in ("..", "") or p.startswith("/") for p in parts):
-            continue  # files outside a label folder, or paths that try to escape
-        if Path(parts[-1]).suffix.lower() not in ev.io.IMAGE_EXTENSIONS:
-            continue
-        target = folder / parts[-2] / parts[-1]
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(archive.read(member))
-        kept += 1
-    if kept == 0:
-        raise ValueError("the zip holds no images in label folders (label/image.png)")
-    return ev.load_image_set(folder, size=(64, 64), on_error="skip", max_pixels=MAX_UPLOAD_PIXELS)
+    return ev.io.load_image_zip(data, size=(64, 64), on_error="skip", max_pixels=MAX_UPLOAD_PIXELS)
 
 
 def choose_set(key: str) -> ev.ImageSet | None:
@@ -87,7 +59,7 @@ def choose_set(key: str) -> ev.ImageSet | None:
         return None
     try:
         return load_zip(upload.getvalue())
-    except (ValueError, OSError, ev.EigenvisionError) as exc:
+    except (ev.ImageSetError, ev.ImageLoadError) as exc:
         st.error(f"Could not read that zip: {exc}")
         return None
 
@@ -130,9 +102,15 @@ def to_display(image: np.ndarray) -> np.ndarray:
     return (image - low) / (high - low) if high > low else np.zeros_like(image)
 
 
-def halves(images: ev.ImageSet) -> tuple[ev.ImageSet, ev.ImageSet]:
-    """Half of each class to enrol, the rest to probe with (in file order)."""
-    return images.split(0.5, order="name") if len(images.classes) > 1 else (images, images)
+def labelled_halves(key: str, purpose: str):
+    """The chosen set and its halves (first half of each class, the rest), or None."""
+    images = choose_set(key)
+    if images is None:
+        return None
+    if len(images.classes) < 2:
+        st.warning(f"{purpose} needs at least two labels; pick another dataset.")
+        return None
+    return (images, *images.split(0.5, order="name"))
 
 
 def model_download(model, name: str) -> None:
@@ -187,18 +165,16 @@ def explorer() -> None:
 
 def recognise() -> None:
     st.header("Recognise")
-    images = choose_set("recognise")
-    if images is None:
+    chosen = labelled_halves("recognise", "Recognition")
+    if chosen is None:
         return
-    if len(images.classes) < 2:
-        st.warning("Recognition needs at least two labels; pick another dataset.")
-        return
-    gallery, probes = halves(images)
+    images, gallery, probes = chosen
     largest = int(min(150, len(gallery) - 1))
     k = st.sidebar.slider("Components", 1, largest, min(40, largest), key="recognise-k")
     metric = st.sidebar.selectbox("Metric", ["euclidean", "cosine", "mahalanobis"], key="metric")
     uploaded_model = st.sidebar.file_uploader("or use a model file (.npz)", type=["npz"])
-    recognizer = fitted_recognizer(images.description or "upload", gallery, k, metric)
+    trained = fitted_recognizer(images.description or "upload", gallery, k, metric)
+    recognizer = trained
     if uploaded_model is not None:
         try:
             with tempfile.TemporaryDirectory() as folder:
@@ -252,14 +228,11 @@ def recognise() -> None:
         )
     st.subheader("Nearest enrolled images")
     columns = st.columns(5)
-    trained_here = recognizer is fitted_recognizer(
-        images.description or "upload", gallery, k, metric
-    )
     for rank, (label, distance, index) in enumerate(
         zip(labels[0], distances[0], indices[0], strict=True)
     ):
         with columns[rank % 5]:
-            if trained_here and index < len(gallery):
+            if recognizer is trained and index < len(gallery):
                 st.image(to_display(gallery.images[index]), width=90)
             st.caption(f"{rank + 1}. {label}: {distance:.3f}")
     model_download(recognizer, "recognizer.npz")
@@ -323,7 +296,7 @@ def detect_page() -> None:
         return
     box_choice = st.selectbox("Face", [f"detection {i + 1}" for i in range(len(found))])
     d = found[int(box_choice.split()[-1]) - 1]
-    # A face window spans about brows to chin; widen it to the detector's face box.
+    # The face window is the detector's face box, roughly brows to chin.
     located = detector.locate(image, box=(d.x, d.y, d.width, d.height))
     figure = plot.heatmap(
         image,
@@ -348,13 +321,10 @@ def detect_page() -> None:
 
 def evaluate_page() -> None:
     st.header("Evaluate")
-    images = choose_set("evaluate")
-    if images is None:
+    chosen = labelled_halves("evaluate", "Evaluation")
+    if chosen is None:
         return
-    if len(images.classes) < 2:
-        st.warning("Evaluation needs at least two labels; pick another dataset.")
-        return
-    train, test = halves(images)
+    images, train, test = chosen
     largest = int(min(60, len(train) - 1, np.prod(images.image_shape) - 1))
     ranks = sorted({r for r in (1, 2, 5, 10, 20, 40, 60) if r <= largest})
     if not st.button("Run the studies", type="primary"):
@@ -368,7 +338,7 @@ def evaluate_page() -> None:
     for i, r in enumerate(ranks):
         recognizer = ev.Recognizer(r).fit(train)
         nearest.append(ev.evaluate.recognition_rate(test.labels, recognizer.predict(test)))
-        predicted, _ = class_dffs_predict(train, test, r)
+        predicted, _ = ev.nearest_subspace(train, test, r)
         per_class.append(ev.evaluate.recognition_rate(test.labels, predicted))
         progress.progress((i + 1) / (len(ranks) + 1), text=f"recognition rate, r = {r}")
     left, right = st.columns(2)

@@ -25,7 +25,7 @@ from .modular import FeatureDetector, FeatureLocations, face_box
 from .normalize import PixelStandardizer, normalize_image, normalize_images
 from .persist import load, save
 from .ppca import ProbabilisticPCA
-from .recognize import UNKNOWN, NearestNeighbor, Recognizer, Verification
+from .recognize import UNKNOWN, NearestNeighbor, Recognizer, Verification, nearest_subspace
 
 __all__ = [
     "__version__",
@@ -37,6 +37,7 @@ __all__ = [
     "NearestNeighbor",
     "Recognizer",
     "Verification",
+    "nearest_subspace",
     "normalize",
     "DatasetNotFoundError",
     "EigenvisionError",

@@ -68,6 +68,16 @@ def _cmd_info(args) -> int:
     return 0
 
 
+def _load_model(path, cls):
+    """A model file's model, refused unless it is a ``cls``."""
+    from .persist import load
+
+    model = load(path)
+    if not isinstance(model, cls):
+        raise ValueError(f"{path} holds a {type(model).__name__}, not a {cls.__name__}")
+    return model
+
+
 def _recognizer(args, **options):
     """The Recognizer the model options of ``train`` and ``evaluate`` describe."""
     from .recognize import Recognizer
@@ -80,13 +90,8 @@ def _recognizer(args, **options):
                 "(make one with 'eigenvision features -o features.npz')"
             )
         from .modular import FeatureDetector
-        from .persist import load
 
-        detector = load(args.detector)
-        if not isinstance(detector, FeatureDetector):
-            raise ValueError(
-                f"{args.detector} holds a {type(detector).__name__}, not a FeatureDetector"
-            )
+        detector = _load_model(args.detector, FeatureDetector)
     return Recognizer(
         n_components=args.n_components,
         method=args.method,
@@ -114,9 +119,9 @@ def _cmd_train(args) -> int:
 
 def _cmd_recognize(args) -> int:
     from .io import load_image
-    from .persist import load
+    from .recognize import Recognizer
 
-    model = load(args.model)
+    model = _load_model(args.model, Recognizer)
     if args.threshold is not None:
         model.threshold = args.threshold
     results = []
@@ -149,9 +154,10 @@ def _plain(value):
 
 
 def _cmd_enroll(args) -> int:
-    from .persist import load, save
+    from .persist import save
+    from .recognize import Recognizer
 
-    model = load(args.model)
+    model = _load_model(args.model, Recognizer)
     images = _load_images(args.folder)
     before = len(model.classes_)
     model.add(images.images, images.labels)
@@ -202,11 +208,8 @@ def _cmd_features(args) -> int:
 def _cmd_locate(args) -> int:
     from .io import load_image
     from .modular import FeatureDetector
-    from .persist import load
 
-    detector = load(args.model)
-    if not isinstance(detector, FeatureDetector):
-        raise ValueError(f"{args.model} holds a {type(detector).__name__}, not a FeatureDetector")
+    detector = _load_model(args.model, FeatureDetector)
     report = {}
     for path in args.images:
         found = detector.locate(load_image(path, as_gray=True), box=args.box)

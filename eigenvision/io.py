@@ -8,11 +8,12 @@ reason; no other exception escapes :func:`load_image`.
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import warnings
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import IO, Union
 
 import numpy as np
@@ -20,7 +21,14 @@ from PIL import Image, ImageFile, ImageOps
 
 from ._errors import ImageLoadError, ImageSetError
 
-__all__ = ["ImageSet", "load_image", "load_image_set", "iter_image_batches", "IMAGE_EXTENSIONS"]
+__all__ = [
+    "ImageSet",
+    "load_image",
+    "load_image_set",
+    "load_image_zip",
+    "iter_image_batches",
+    "IMAGE_EXTENSIONS",
+]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -532,3 +540,71 @@ def iter_image_batches(folder: PathLike, *, batch_size: int = 256, size=None, pa
             batch = []
     if batch:
         yield np.stack(batch)
+
+
+def load_image_zip(
+    source,
+    *,
+    size: tuple[int, int] | None = None,
+    max_files: int = 5000,
+    max_bytes: int = 200 << 20,
+    max_pixels: int | None = None,
+    on_error: str = "raise",
+) -> ImageSet:
+    """Read a zip of labelled folders (``label/image.png``), e.g. an upload; safe on hostile zips.
+
+    Members outside a label folder, paths that try to leave the archive
+    (``..``, absolute) and non-images are ignored; more than ``max_files``
+    members or more than ``max_bytes`` unpacked is refused before anything
+    is unpacked. The images are read through a temporary folder that is
+    removed before returning.
+
+    Parameters
+    ----------
+    source : path-like, bytes or binary file
+    size, max_pixels, on_error
+        As :func:`load_image_set`.
+    max_files : int, default 5000
+    max_bytes : int, default 200 MiB
+
+    Returns
+    -------
+    ImageSet
+        Labels from the folder names, names ``label/file``.
+
+    Raises
+    ------
+    ImageSetError
+        Not a zip, too large, or no images in label folders.
+    """
+    import tempfile
+    import zipfile
+
+    if isinstance(source, (bytes, bytearray)):
+        source = io.BytesIO(source)
+    try:
+        archive = zipfile.ZipFile(source)
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise ImageSetError(f"not a zip file ({exc}); give a .zip of one folder per label") from exc
+    with archive:
+        members = [m for m in archive.infolist() if not m.is_dir()]
+        if len(members) > max_files:
+            raise ImageSetError(f"the zip holds {len(members)} files; at most {max_files} are read")
+        if sum(m.file_size for m in members) > max_bytes:
+            raise ImageSetError(f"the zip unpacks to more than {max_bytes >> 20} MiB")
+        with tempfile.TemporaryDirectory(prefix="eigenvision-zip-") as folder:
+            kept = 0
+            for member in members:
+                parts = PurePosixPath(member.filename).parts
+                if len(parts) < 2 or member.filename.startswith("/") or ".." in parts:
+                    continue
+                if PurePosixPath(parts[-1]).suffix.lower() not in IMAGE_EXTENSIONS:
+                    continue
+                target = Path(folder) / parts[-2] / parts[-1]
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(archive.read(member))
+                kept += 1
+            if kept == 0:
+                raise ImageSetError("the zip holds no images in label folders (label/image.png)")
+            images = load_image_set(folder, size=size, max_pixels=max_pixels, on_error=on_error)
+    return images.replace(description="zip")

@@ -24,7 +24,7 @@ from ._base import check_fitted
 from .detect import window_maps
 from .eigenspace import Eigenspace
 from .io import ImageSet
-from .normalize import resize, to_gray
+from .normalize import resize, resize_points, to_gray
 
 __all__ = ["FeatureDetector", "FeatureLocations", "face_box", "FEATURES", "PATCH_SHAPES"]
 
@@ -453,19 +453,13 @@ class FeatureDetector(BaseEstimator):
             eyes[f] = self._search(image, f, center, half, base, n=6) if f in self.features_ \
                 else []  # fmt: skip
         positions, scores = {}, {}
-        pair = self._best_eye_pair(eyes, iod)
-        if pair is None:
-            prior = self._eye_prior(box, iod)
-            left, right = np.array(prior["left_eye"]), np.array(prior["right_eye"])
-            for f in ("left_eye", "right_eye"):
-                if f in self.features_:
-                    positions[f], scores[f] = prior[f], np.inf
-        else:
-            for f, c in zip(("left_eye", "right_eye"), pair, strict=True):
-                if c is not None:
-                    positions[f], scores[f] = (c[1], c[2]), c[0]
-            left, right = (np.array(positions.get(f, self._eye_prior(box, iod)[f]))
-                           for f in ("left_eye", "right_eye"))  # fmt: skip
+        pair = self._best_eye_pair(eyes)
+        prior = self._eye_prior(box, iod)
+        for f, candidate in zip(("left_eye", "right_eye"), pair or (None, None), strict=True):
+            if f in self.features_:  # no pair found: the prior, scored as not found
+                found = prior[f] if candidate is None else (candidate[1], candidate[2])
+                positions[f], scores[f] = found, np.inf if candidate is None else candidate[0]
+        left, right = (np.array(positions.get(f, prior[f])) for f in ("left_eye", "right_eye"))
         origin, ex, ey, found_iod = _eye_frame(left, right)
         for f in self.features_:
             if f in ("left_eye", "right_eye"):
@@ -482,7 +476,7 @@ class FeatureDetector(BaseEstimator):
         confidence = {f: self._confidence(f, scores[f]) for f in positions}
         return FeatureLocations(positions, scores, confidence, float(found_iod))
 
-    def _best_eye_pair(self, eyes, iod):
+    def _best_eye_pair(self, eyes):
         lefts, rights = eyes.get("left_eye", []), eyes.get("right_eye", [])
         if not lefts or not rights:
             return None
@@ -535,8 +529,14 @@ class FeatureDetector(BaseEstimator):
         _, ex, _, iod = _eye_frame(left, right)
         angle = np.degrees(np.arctan2(ex[1], ex[0]))
         factor = self.iod / iod
-        canonical, points = _rescale(image, {f: np.asarray(positions[f], float)
-                                             for f in self.features_}, factor)  # fmt: skip
+        points = np.array([positions[f] for f in self.features_], dtype=np.float64)
+        # Resample only the part of the image the patches reach (any rotation), not all of it.
+        reach = np.hypot(*self.patch_shapes_.max(axis=0)) / (2 * factor) + 2
+        x0, y0 = np.maximum(np.floor(points.min(axis=0) - reach).astype(int), 0)
+        x1, y1 = np.ceil(points.max(axis=0) + reach).astype(int) + 1
+        crop = image[y0:y1, x0:x1]
+        shifted = dict(zip(self.features_, points - (x0, y0), strict=True))
+        canonical, points = _rescale(crop, shifted, factor)
         out = {}
         for f in self.features_:
             shape = tuple(self.patch_shapes_[self.features_.index(f)])
@@ -594,17 +594,28 @@ def _rescale(image, points, factor):
         max(1, int(round(image.shape[1] * factor))),
     )
     scaled = resize(image.astype(np.float64), shape)
-    fy, fx = shape[0] / image.shape[0], shape[1] / image.shape[1]
-    moved = {k: (np.asarray(p) + 0.5) * (fx, fy) - 0.5 for k, p in points.items()}
-    return scaled, moved
+    return scaled, {k: resize_points(p, image.shape, shape) for k, p in points.items()}
+
+
+def mirror_landmarks(landmarks, width):
+    """Landmarks of the left-right mirrored image: x flipped, left and right eye swapped.
+
+    Parameters
+    ----------
+    landmarks : dict of str to (..., 2) array-like
+    width : int
+        Image width ``W``; ``x`` becomes ``W - 1 - x``.
+    """
+    mirrored = {}
+    for name, points in landmarks.items():
+        flipped = np.array(points, dtype=np.float64)
+        flipped[..., 0] = width - 1 - flipped[..., 0]
+        mirrored[_MIRRORED.get(name, name)] = flipped
+    return mirrored
 
 
 def _mirror(image, points):
-    width = image.shape[1]
-    mirrored = {}
-    for name, (x, y) in points.items():
-        mirrored[_MIRRORED.get(name, name)] = np.array([width - 1 - x, y])
-    return image[:, ::-1], mirrored
+    return image[:, ::-1], mirror_landmarks(points, image.shape[1])
 
 
 def _cut(image, center, shape, angle, scale):

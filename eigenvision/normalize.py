@@ -8,6 +8,7 @@ coordinates (scikit-image's convention).
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 import numpy as np
 from skimage import exposure
@@ -29,6 +30,7 @@ __all__ = [
     "normalize_images",
     "PixelStandardizer",
     "DEFAULT_EYE_POSITIONS",
+    "resize_points",
 ]
 
 #: Where :func:`align` puts the eyes, as fractions of the output (x / W, y / H).
@@ -318,9 +320,7 @@ def _normalize_one(image, *, shape, eyes, eye_positions, equalize, standardize, 
         transform = eye_transform(eyes[0], eyes[1], shape=shape, eye_positions=eye_positions)
         image = _warp(image, transform, shape)
     elif shape is not None and tuple(shape) != image.shape:
-        scale = np.array([shape[1] / image.shape[1], shape[0] / image.shape[0]])
-        # Pixel centres: x_out + 0.5 = (x_in + 0.5) * scale.
-        transform = _AffinePoints(scale, 0.5 * scale - 0.5)
+        transform = partial(resize_points, from_shape=image.shape, to_shape=tuple(shape))
         image = resize(image, shape)
     if equalize:
         image = _equalize_image(image)
@@ -331,14 +331,23 @@ def _normalize_one(image, *, shape, eyes, eye_positions, equalize, standardize, 
     return image, transform
 
 
-class _AffinePoints:
-    """Axis-aligned scale + shift of points, the geometry of a plain resize."""
+def resize_points(points, from_shape, to_shape) -> np.ndarray:
+    """Move ``(x, y)`` points with an image resized from ``from_shape`` to ``to_shape``.
 
-    def __init__(self, scale, shift):
-        self.scale, self.shift = np.asarray(scale), np.asarray(shift)
+    Pixel centres map to pixel centres: ``x_out + 0.5 = (x_in + 0.5) * W_out / W_in``.
 
-    def __call__(self, points):
-        return np.asarray(points) * self.scale + self.shift
+    Parameters
+    ----------
+    points : (..., 2) array-like
+    from_shape, to_shape : (H, W)
+
+    Examples
+    --------
+    >>> resize_points([[0.0, 0.0], [3.0, 1.0]], (2, 4), (4, 8)).tolist()
+    [[0.5, 0.5], [6.5, 2.5]]
+    """
+    scale = np.array([to_shape[1] / from_shape[1], to_shape[0] / from_shape[0]])
+    return (np.asarray(points, dtype=np.float64) + 0.5) * scale - 0.5
 
 
 def normalize_images(

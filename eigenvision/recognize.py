@@ -17,9 +17,10 @@ from ._base import check_fitted
 from .eigenspace import Eigenspace
 from .fisher import FisherSpace
 from .io import ImageSet
-from .normalize import resize
+from .modular import mirror_landmarks
+from .normalize import resize, resize_points
 
-__all__ = ["UNKNOWN", "NearestNeighbor", "Recognizer", "Verification"]
+__all__ = ["UNKNOWN", "NearestNeighbor", "Recognizer", "Verification", "nearest_subspace"]
 
 #: The label :meth:`Recognizer.predict` gives a probe farther than the threshold from all.
 UNKNOWN = "unknown"
@@ -375,22 +376,15 @@ class Recognizer(BaseEstimator):
         return codes
 
     def _working_resolution(self, stack, landmarks=None):
-        if self.shape is None or stack.shape[1:] == tuple(self.shape):
+        if self.shape is None:
             return stack, landmarks
-        if landmarks is not None:
-            fy, fx = self.shape[0] / stack.shape[1], self.shape[1] / stack.shape[2]
-            landmarks = {k: (v + 0.5) * (fx, fy) - 0.5 for k, v in landmarks.items()}
-        return np.stack([resize(image, self.shape) for image in stack]), landmarks
+        return _resized(stack, landmarks, tuple(self.shape))
 
     def _with_mirrors(self, stack, labels, landmarks=None):
         if not self.mirror:
             return stack, labels, landmarks
         if landmarks is not None:
-            swap = {"left_eye": "right_eye", "right_eye": "left_eye"}
-            width = stack.shape[2]
-            mirrored = {
-                swap.get(k, k): np.c_[width - 1 - v[:, 0], v[:, 1]] for k, v in landmarks.items()
-            }
+            mirrored = mirror_landmarks(landmarks, stack.shape[2])
             landmarks = {k: np.concatenate([landmarks[k], mirrored[k]]) for k in landmarks}
         both = np.concatenate([stack, stack[:, :, ::-1]])
         return both, np.concatenate([labels, labels]), landmarks
@@ -420,13 +414,7 @@ class Recognizer(BaseEstimator):
                     f"{self.image_shape_}; pass resize=True or call "
                     f"normalize_images(images, shape={self.image_shape_}) first"
                 )
-            if landmarks is not None:
-                fy, fx = (
-                    self.image_shape_[0] / stack.shape[1],
-                    self.image_shape_[1] / stack.shape[2],
-                )
-                landmarks = {k: (v + 0.5) * (fx, fy) - 0.5 for k, v in landmarks.items()}
-            stack = np.stack([resize(image, self.image_shape_) for image in stack])
+            stack, landmarks = _resized(stack, landmarks, self.image_shape_)
         return self._encode(stack, landmarks)
 
     def _index(self) -> NearestNeighbor:
@@ -555,6 +543,15 @@ def _vote(labels):
     return next(label for label in labels.tolist() if counts[label] == top)
 
 
+def _resized(stack, landmarks, shape):
+    """Resize every image to ``shape`` and move the landmarks with them."""
+    if stack.shape[1:] == tuple(shape):
+        return stack, landmarks
+    if landmarks is not None:
+        landmarks = {k: resize_points(v, stack.shape[1:], shape) for k, v in landmarks.items()}
+    return np.stack([resize(image, shape) for image in stack]), landmarks
+
+
 def _landmarks(images):
     """An ImageSet's landmarks as ``{name: (n, 2)}``, or None."""
     if isinstance(images, ImageSet) and images.landmarks:
@@ -594,3 +591,39 @@ def _images_and_labels(images, labels, *, min_images=2):
     if len(stack) < min_images:
         raise ValueError(f"need at least {min_images} images, got {len(stack)}")
     return stack, labels
+
+
+def nearest_subspace(train, images, n_components):
+    """The per-class eigenspace classifier: each image goes to the class that reconstructs it best.
+
+    One :class:`Eigenspace` per class of ``train``; an image's label is the
+    class with the smallest distance from feature space (DFFS). The
+    lecture's "assign to the class whose eigenspace reconstructs best"
+    (CLAFIC, Watanabe 1967).
+
+    Parameters
+    ----------
+    train : ImageSet
+        Labelled training images.
+    images : (m, H, W) ndarray or ImageSet
+    n_components : int
+        Components per class (at most the class size minus one).
+
+    Returns
+    -------
+    labels : (m,) ndarray
+    dffs : (m, n_classes) ndarray
+        Columns in the order of ``np.unique(train.labels)``.
+    """
+    stack = _as_stack(images)
+    classes = np.unique(train.labels)
+    dffs = np.empty((len(stack), len(classes)))
+    flat = stack.reshape(len(stack), -1)
+    for j, label in enumerate(classes):
+        members = train.images[train.labels == label]
+        if len(members) < 2:
+            raise ValueError(
+                f"class {label!r} has {len(members)} image; each class needs two or more"
+            )
+        dffs[:, j] = Eigenspace(min(n_components, len(members) - 1)).fit(members).dffs(flat)
+    return classes[np.argmin(dffs, axis=1)], dffs

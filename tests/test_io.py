@@ -264,3 +264,32 @@ def test_imageset_indexing_and_split():
         s.split(5)
     with pytest.raises(ev.ImageSetError, match="labels"):
         ev.ImageSet(images, labels[:3])
+
+
+def test_load_image_zip_reads_labels_and_refuses_hostile_zips(rng, tmp_path):
+    import io
+    import zipfile
+
+    def png():
+        buffer = io.BytesIO()
+        Image.fromarray((rng.random((6, 5)) * 255).astype(np.uint8)).save(buffer, format="PNG")
+        return buffer.getvalue()
+
+    data = io.BytesIO()
+    with zipfile.ZipFile(data, "w") as archive:
+        archive.writestr("alice/1.png", png())
+        archive.writestr("bob/2.png", png())
+        archive.writestr("../escape.png", png())  # leaves the archive: ignored
+        archive.writestr("loose.png", png())  # no label folder: ignored
+        archive.writestr("bob/notes.txt", b"not an image")
+    images = ev.io.load_image_zip(data.getvalue())
+    assert images.labels.tolist() == ["alice", "bob"] and images.images.shape == (2, 6, 5)
+    with pytest.raises(ev.ImageSetError, match="not a zip"):
+        ev.io.load_image_zip(b"plain bytes")
+    junk = io.BytesIO()
+    with zipfile.ZipFile(junk, "w") as archive:
+        archive.writestr("a/readme.txt", b"x")
+    with pytest.raises(ev.ImageSetError, match="no images"):
+        ev.io.load_image_zip(junk.getvalue())
+    with pytest.raises(ev.ImageSetError, match="at most 1 "):
+        ev.io.load_image_zip(data.getvalue(), max_files=1)

@@ -212,3 +212,20 @@ def test_modular_needs_a_detector_and_roundtrips(imm_split, feature_detector, tm
     # Images without landmarks: the detector locates the features itself.
     located = recognizer.predict(test.images[:4])
     assert located.shape == (4,)
+
+
+def test_nearest_subspace_is_the_smallest_reconstruction_error():
+    from sklearn.decomposition import PCA
+
+    digits = ev.datasets.load_digits()
+    train, test = digits[:600], digits[600:700]
+    labels, dffs = ev.nearest_subspace(train, test, 5)
+    flat = test.images.reshape(len(test), -1).astype(np.float64)
+    errors = []
+    for label in np.unique(train.labels):
+        members = train.images[train.labels == label].reshape(-1, 64).astype(np.float64)
+        pca = PCA(5).fit(members)
+        errors.append(np.sum((flat - pca.inverse_transform(pca.transform(flat))) ** 2, axis=1))
+    errors = np.array(errors).T
+    np.testing.assert_allclose(dffs, errors, rtol=1e-3, atol=1e-4)
+    np.testing.assert_array_equal(labels, np.unique(train.labels)[np.argmin(errors, axis=1)])

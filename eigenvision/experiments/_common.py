@@ -61,25 +61,6 @@ def add_digit_options(command, *, digit: bool = False) -> None:
         command.add_argument("--digit", type=int, default=3, help="the digit (default: 3)")
 
 
-def class_dffs_predict(train, test, n_components):
-    """The per-class eigenspace classifier: the class whose eigenspace reconstructs best.
-
-    Returns predicted labels of ``test`` (minimum DFFS over one
-    :class:`~eigenvision.Eigenspace` per class of ``train``) and the
-    ``(n_test, n_classes)`` DFFS matrix.
-    """
-    from ..eigenspace import Eigenspace
-
-    classes = np.unique(train.labels)
-    scores = np.empty((len(test), len(classes)))
-    flat = test.images.reshape(len(test), -1)
-    for j, label in enumerate(classes):
-        members = train.images[train.labels == label]
-        space = Eigenspace(min(n_components, len(members) - 1)).fit(members)
-        scores[:, j] = space.dffs(flat)
-    return classes[np.argmin(scores, axis=1)], scores
-
-
 def data_env(args) -> None:
     """Point the dataset loaders at ``--data`` when given."""
     if getattr(args, "data", None) is not None:

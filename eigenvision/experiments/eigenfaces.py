@@ -59,10 +59,8 @@ def main(argv=None):
         )
     recognizer = Recognizer(space.n_components_).fit(train)
     probe = test[args.probe : args.probe + 1]
-    distances, labels = recognizer.kneighbors(probe, k=args.top)
-    # the images behind the labels kneighbors returns (same codes, same order)
-    probe_code = space.transform(probe.images.reshape(1, -1))[0]
-    nearest = np.argsort(np.sum((recognizer.gallery_ - probe_code) ** 2, axis=1))[: args.top]
+    distances, labels, nearest = recognizer.kneighbors(probe, k=args.top, return_indices=True)
+    nearest = nearest[0]
     cells = [probe.images[0], *train.images[nearest]]
     titles = [f"probe {probe.labels[0]}"] + [
         f"{train.labels[i]}: {d:.2f}" for i, d in zip(nearest, distances[0], strict=True)

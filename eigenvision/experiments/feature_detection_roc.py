@@ -58,6 +58,16 @@ def haar_candidates(haar, image, center, half, iod):
     return sorted(found, key=lambda c: c[2])
 
 
+def haar_eyes(haar, detector, image, box, iod):
+    """Haar's best eye in each of the detector's two eye regions (the region centre if none)."""
+    eyes = []
+    for feature in ("left_eye", "right_eye"):
+        center, half = detector.search_region(feature, box)
+        found = haar_candidates(haar, image, center, half, iod)
+        eyes.append(found[0][:2] if found else center)
+    return eyes
+
+
 def _perturb(image, left, right, rng):
     """A "wild" copy: rotation, low resolution, a lighting ramp, noise; eyes moved with it."""
     from skimage.transform import rotate
@@ -170,12 +180,8 @@ def main(argv=None):
                 if example is None and name == f"DFFS({k})":
                     example = (image, box, d, located)
             if haar is not None:
-                for side, f in enumerate(("left_eye", "right_eye")):
-                    center, half = best.search_region(f, box)
-                    found = haar_candidates(haar, image, center, half, iod)
-                    pairs["Haar eye cascade (OpenCV)"][side].append(
-                        found[0][:2] if found else center
-                    )
+                for side, eye in enumerate(haar_eyes(haar, best, image, box, iod)):
+                    pairs["Haar eye cascade (OpenCV)"][side].append(eye)
             # the same face "in the wild"
             noisy, wl, wr = _perturb(image, left, right, rng)
             x, y, w, h = face_box(wl, wr)
@@ -187,14 +193,10 @@ def main(argv=None):
             wild[f"DFFS({k})"][0].append(located["left_eye"])
             wild[f"DFFS({k})"][1].append(located["right_eye"])
             if haar is not None:
-                for side, f in enumerate(("left_eye", "right_eye")):
-                    center, half = best.search_region(f, loose)
-                    found = haar_candidates(
-                        haar, noisy, center, half, float(np.linalg.norm(wr - wl))
-                    )
-                    wild["Haar eye cascade (OpenCV)"][side].append(
-                        found[0][:2] if found else center
-                    )
+                for side, eye in enumerate(
+                    haar_eyes(haar, best, noisy, loose, float(np.linalg.norm(wr - wl)))
+                ):
+                    wild["Haar eye cascade (OpenCV)"][side].append(eye)
 
     curves, table = {}, {}
     for name in methods:

@@ -7,7 +7,8 @@ import numpy as np
 from ..eigenspace import Eigenspace
 from ..evaluate import auc, roc_curve
 from ..plot import confusion, roc
-from ._common import Run, add_digit_options, class_dffs_predict, data_env, digits_split, parser
+from ..recognize import nearest_subspace
+from ._common import Run, add_digit_options, data_env, digits_split, parser
 
 NAME = "novelty_roc"
 
@@ -36,7 +37,7 @@ def main(argv=None):
     run.figure(
         roc(curves, title=f"{args.dataset}: is it a {args.digit}? (r = {args.n_components})")
     )
-    predicted, _ = class_dffs_predict(train, test, args.n_components)
+    predicted, _ = nearest_subspace(train, test, args.n_components)
     classes = np.unique(train.labels)
     matrix = np.array(
         [[np.sum((test.labels == a) & (predicted == b)) for b in classes] for a in classes]

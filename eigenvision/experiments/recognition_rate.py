@@ -10,8 +10,8 @@ import numpy as np
 from sklearn.neighbors import KNeighborsClassifier
 
 from ..plot import rate_curves
-from ..recognize import Recognizer
-from ._common import Run, add_digit_options, class_dffs_predict, data_env, digits_split, parser
+from ..recognize import Recognizer, nearest_subspace
+from ._common import Run, add_digit_options, data_env, digits_split, parser
 
 NAME = "recognition_rate"
 
@@ -34,7 +34,7 @@ def main(argv=None):
     for r in ranks:
         recognizer = Recognizer(r).fit(train)
         nearest.append(float(np.mean(recognizer.predict(test) == test.labels)))
-        predicted, _ = class_dffs_predict(train, test, r)
+        predicted, _ = nearest_subspace(train, test, r)
         per_class.append(float(np.mean(predicted == test.labels)))
     figure = rate_curves(
         ranks,
