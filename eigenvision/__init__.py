@@ -7,7 +7,7 @@ Moghaddam & Starner 1994) and the distance-from-feature-space detector
 
 __version__ = "0.1.0"
 
-from . import datasets, evaluate, normalize
+from . import dask_engine, datasets, evaluate, normalize
 from ._errors import (
     DatasetNotFoundError,
     EigenvisionError,
@@ -29,6 +29,7 @@ from .recognize import UNKNOWN, NearestNeighbor, Recognizer, Verification, neare
 
 __all__ = [
     "__version__",
+    "dask_engine",
     "datasets",
     "evaluate",
     "load",

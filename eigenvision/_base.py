@@ -22,6 +22,11 @@ def flatten_images(X):
     return X, None
 
 
+def is_dask_array(X) -> bool:
+    """True for a ``dask.array.Array`` (checked without importing dask)."""
+    return type(X).__module__.startswith("dask.array")
+
+
 def check_fitted(model, attribute: str = "components_") -> None:
     if not hasattr(model, attribute):
         raise NotFittedError(

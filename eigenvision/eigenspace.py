@@ -15,7 +15,7 @@ import numpy as np
 from scipy import linalg
 from sklearn.utils.validation import validate_data
 
-from ._base import SubspaceModel, check_fitted, flatten_images, sign_flip
+from ._base import SubspaceModel, check_fitted, flatten_images, is_dask_array, sign_flip
 from ._errors import EigenvisionError
 
 __all__ = ["Eigenspace", "RankSelection", "select_rank"]
@@ -50,6 +50,14 @@ class Eigenspace(SubspaceModel):
         ``"covariance"`` otherwise.
     seed : int, default 0
         Seed of the randomized solver.
+    backend : {"auto", "numpy", "dask"}, default "auto"
+        ``"dask"`` fits with :mod:`eigenvision.dask_engine` (on the current
+        ``distributed.Client`` if there is one), converting in-memory input to
+        a Dask array chunked by rows; ``"auto"`` does so when ``X`` is a Dask
+        array. Dask solvers: ``"covariance"`` (the scatter as a Dask
+        reduction; exact), ``"svd"`` (tsqr; exact), ``"randomized"``
+        (``svd_compressed``; approximate); ``"auto"`` picks ``"covariance"``
+        up to ``max_scatter_features`` features and ``"svd"`` above.
 
     Attributes
     ----------
@@ -101,12 +109,16 @@ class Eigenspace(SubspaceModel):
     (array([[0.]]), array([2.]))
     """
 
-    def __init__(self, n_components=None, *, center=True, whiten=False, solver="auto", seed=0):
+    def __init__(
+        self, n_components=None, *, center=True, whiten=False, solver="auto", seed=0,
+        backend="auto",
+    ):  # fmt: skip
         self.n_components = n_components
         self.center = center
         self.whiten = whiten
         self.solver = solver
         self.seed = seed
+        self.backend = backend
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -126,8 +138,12 @@ class Eigenspace(SubspaceModel):
         -------
         self
         """
-        X = self._validate_fit(X)
         self._stream = None  # a later partial_fit starts a new stream
+        if self._use_dask(X):
+            from .dask_engine import fit_eigenspace
+
+            return fit_eigenspace(self, X)
+        X = self._validate_fit(X)
         n, d = X.shape
         max_components = min(n, d)
         k_request = self._requested_components(max_components)
@@ -226,9 +242,19 @@ class Eigenspace(SubspaceModel):
         The scatter of each batch is formed in the batch's dtype around a
         fixed shift (the first image), so float32 batches use float32 BLAS,
         and summed in float64: the same subspace as :meth:`fit` up to
-        float32 round-off (float64 batches: to 1e-10 radians). For
-        ``d`` above ``max_scatter_features`` (10,000: an 800 MB scatter) it
-        refuses; fit such data with the Dask backend or a randomized solver.
+        float32 round-off (float64 batches: to 1e-10 radians).
+
+        Above ``max_scatter_features`` (10,000 features: an 800 MB scatter)
+        the fit is an incremental SVD (Ross et al. 2008) that keeps
+        ``n_components + max(n_components, incremental_extra_rank)`` (100)
+        directions: exact while the data's rank fits in them, approximate
+        beyond; ``solver_`` is then ``"incremental-svd"``. Measured against
+        the batch fit: 30 directions of signal plus isotropic noise in 12,000
+        features, 2e-10 rad; AT&T faces (10,304 pixels, batches of 50, a
+        slowly decaying spectrum) 0.008 rad at ``n_components=20`` and 0.04
+        rad at 50, where scikit-learn's ``IncrementalPCA`` is 0.9 and 1.5 rad
+        off. It needs an int ``n_components``. Exact alternatives for such
+        data: :meth:`fit` in memory or the Dask backend's tsqr.
         """
         self._stream = None
         seen = 0
@@ -243,6 +269,7 @@ class Eigenspace(SubspaceModel):
         return self._solve_stream()
 
     max_scatter_features = 10_000
+    incremental_extra_rank = 100
 
     def _accumulate(self, X) -> int:
         state = getattr(self, "_stream", None)
@@ -252,44 +279,65 @@ class Eigenspace(SubspaceModel):
                           ensure_min_samples=1)  # fmt: skip
         d = X.shape[1]
         if first:
-            if d > self.max_scatter_features:
-                raise ValueError(
-                    f"{d} features need a {d} x {d} scatter ({8 * d * d / 1e9:.1f} GB); streaming "
-                    f"is limited to {self.max_scatter_features} features: use fit() with "
-                    "solver='randomized' or the Dask backend"
-                )
-            shift = X[0].astype(np.float64) if self.center else np.zeros(d)
-            state = self._stream = {"n": 0, "shift": shift, "sum": np.zeros(d),
-                                    "scatter": np.zeros((d, d)), "dtype": X.dtype,
-                                    "image_shape": image_shape}  # fmt: skip
+            state = self._stream = {"n": 0, "dtype": X.dtype, "image_shape": image_shape}
+            if d <= self.max_scatter_features:
+                shift = X[0].astype(np.float64) if self.center else np.zeros(d)
+                state.update(shift=shift, sum=np.zeros(d), scatter=np.zeros((d, d)))
+            else:
+                state.update(incremental=_IncrementalSVD(self._incremental_rank(d), self.center))
         elif image_shape is not None and state["image_shape"] not in (None, image_shape):
             raise ValueError(f"batch images are {image_shape}, earlier ones {state['image_shape']}")
-        centred = X - state["shift"].astype(X.dtype)
-        state["sum"] += centred.sum(axis=0, dtype=np.float64)
-        state["scatter"] += centred.T @ centred
+        if "incremental" in state:
+            state["incremental"].update(X)
+        else:
+            _, batch_sum, batch_scatter = shifted_moments(X, state["shift"])
+            state["sum"] += batch_sum
+            state["scatter"] += batch_scatter
         state["n"] += len(X)
         if X.dtype == np.float64:
             state["dtype"] = np.dtype(np.float64)
         return len(X)
 
+    def _incremental_rank(self, d):
+        k = self.n_components
+        if not isinstance(k, Integral) or isinstance(k, bool) or k < 1:
+            raise ValueError(
+                f"streaming {d} features (above max_scatter_features={self.max_scatter_features}) "
+                f"uses an incremental SVD, which needs an int n_components, got {k!r}"
+            )
+        return int(k) + max(int(k), self.incremental_extra_rank)
+
     def _solve_stream(self):
         state = self._stream
-        n, d = state["n"], len(state["shift"])
+        self.image_shape_ = state["image_shape"]
+        if "incremental" in state:
+            tracker = state["incremental"]
+            if self.center and tracker.n < 2:
+                raise ValueError("an eigenspace needs at least 2 samples; stream more images")
+            k_request = self._requested_components(min(tracker.n, self.n_features_in_))
+            return self._set_spectrum(tracker.singular, tracker.components, tracker.total_ss,
+                                      tracker.mean, tracker.n, self.n_features_in_, k_request,
+                                      state["dtype"], "incremental-svd")  # fmt: skip
+        return self._solve_scatter(state["n"], state["shift"], state["sum"], state["scatter"],
+                                   state["dtype"], "stream")  # fmt: skip
+
+    def _solve_scatter(self, n, shift, shifted_sum, shifted_scatter, dtype, solver):
+        """Fit from the count, sum and scatter of ``X - shift`` (float64): exact."""
+        d = len(shift)
         if self.center and n < 2:
             raise ValueError("an eigenspace needs at least 2 samples; stream more images")
-        offset = state["sum"] / n
-        scatter = state["scatter"]
+        offset = shifted_sum / n
+        scatter = shifted_scatter
         if self.center:
             scatter = scatter - n * np.outer(offset, offset)
-        mean = state["shift"] + offset if self.center else np.zeros(d)
+        mean = shift + offset if self.center else np.zeros(d)
         k_request = self._requested_components(min(n, d))
         k_solve = min(n, d) if isinstance(k_request, float) else k_request
         values, vectors = top_eigh(scatter, k_solve)
         total_ss = float(np.trace(scatter))
         singular = np.sqrt(np.clip(values, 0.0, None))
-        self.image_shape_ = state["image_shape"]
-        return self._set_spectrum(singular, vectors.T, total_ss, mean, n, d, k_request,
-                                  state["dtype"], "stream")  # fmt: skip
+        return self._set_spectrum(singular, vectors.T, total_ss, mean, n, d, k_request, dtype,
+                                  solver)  # fmt: skip
 
     def _requested_components(self, max_components: int):
         value = self.n_components
@@ -308,6 +356,13 @@ class Eigenspace(SubspaceModel):
             f"n_components must be an int >= 1, a variance fraction in (0, 1) or None, "
             f"got {value!r}"
         )
+
+    def _use_dask(self, X) -> bool:
+        if self.backend not in ("auto", "numpy", "dask"):
+            raise ValueError(f"backend must be 'auto', 'numpy' or 'dask', got {self.backend!r}")
+        if self.backend == "auto":
+            return is_dask_array(X)
+        return self.backend == "dask"
 
     def _choose_solver(self, n: int, d: int) -> str:
         if self.solver not in _SOLVERS:
@@ -516,6 +571,67 @@ def top_eigh(matrix, k):
         )
     order = np.argsort(values)[::-1]
     return values[order], vectors[:, order]
+
+
+def shifted_moments(X, shift):
+    """``(count, sum, scatter)`` of ``X - shift``; sum and scatter in float64.
+
+    The scatter product runs in ``X``'s dtype (float32 BLAS for float32 data)
+    and is accumulated by the caller in float64. Shifting by a sample near the
+    data (the first image) keeps the later subtraction of ``n m m^T`` from
+    cancelling the digits of the scatter.
+
+    Parameters
+    ----------
+    X : (b, d) ndarray of float32 or float64
+    shift : (d,) ndarray of float64
+
+    Returns
+    -------
+    count : int
+    sum : (d,) ndarray of float64
+    scatter : (d, d) ndarray of float64
+    """
+    centred = X - shift.astype(X.dtype)
+    scatter = (centred.T @ centred).astype(np.float64, copy=False)
+    return len(X), centred.sum(axis=0, dtype=np.float64), scatter
+
+
+class _IncrementalSVD:
+    """Rank-``r`` SVD of the centred data seen so far, updated batch by batch.
+
+    The update of Ross, Lim, Lin & Yang (2008), Incremental learning for
+    robust visual tracking, IJCV 77: the SVD of ``[diag(s) V; B - m_B;
+    sqrt(n b / (n + b)) (m - m_B)]`` gives the SVD of all centred rows seen,
+    exactly as long as their rank stays within ``r``; beyond that each update
+    discards the variance below the ``r``-th singular value, so the subspace
+    is approximate (measured in ``tests/test_streaming.py``). The mean and
+    the total sum of squares are updated exactly.
+    """
+
+    def __init__(self, rank: int, center: bool):
+        self.rank, self.center = rank, center
+        self.n, self.total_ss = 0, 0.0
+        self.mean = self.singular = self.components = None
+
+    def update(self, X):
+        X = X.astype(np.float64)
+        b = len(X)
+        batch_mean = X.mean(axis=0) if self.center else np.zeros(X.shape[1])
+        centred = X - batch_mean
+        batch_ss = float(np.einsum("ij,ij->", centred, centred))
+        if self.n == 0:
+            stack, mean, total = centred, batch_mean, batch_ss
+        else:
+            n = self.n + b
+            correction = np.sqrt(self.n * b / n) * (self.mean - batch_mean)
+            stack = np.vstack([self.singular[:, None] * self.components, centred, correction])
+            mean = self.mean + (b / n) * (batch_mean - self.mean)
+            total = self.total_ss + batch_ss + float(correction @ correction)
+        _, singular, vt = linalg.svd(stack, full_matrices=False, check_finite=False)
+        r = min(self.rank, len(singular))
+        self.singular, self.components = singular[:r], vt[:r]
+        self.mean, self.total_ss, self.n = mean, total, self.n + b
 
 
 def _svd_solver(X, mean):

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from ._base import check_fitted
+from ._base import check_fitted, is_dask_array
 from .eigenspace import Eigenspace
 from .fisher import FisherSpace
 from .io import ImageSet
@@ -73,7 +73,19 @@ class NearestNeighbor:
         return f"NearestNeighbor(chunk_size={self.chunk_size}, probe_block={self.probe_block})"
 
     def fit(self, gallery: np.ndarray) -> NearestNeighbor:
-        """Index ``gallery`` (n, q)."""
+        """Index ``gallery`` (n, q).
+
+        A Dask array is kept where it lives, chunked by rows (each chunk a
+        shard): :meth:`kneighbors` then searches the shards in parallel on
+        the active Dask scheduler and merges their lists exactly
+        (:func:`eigenvision.dask_engine.kneighbors_sharded`).
+        """
+        if is_dask_array(gallery):
+            from .dask_engine import as_row_chunked
+
+            self.raw_gallery_, _ = as_row_chunked(gallery)
+            self.offset_ = self.scaled_gallery_ = None
+            return self
         gallery = np.atleast_2d(np.asarray(gallery))
         if len(gallery) == 0:
             raise ValueError("the gallery is empty; enrol at least one image")
@@ -101,6 +113,10 @@ class NearestNeighbor:
         indices : (m, k) ndarray of int64
         """
         check_fitted(self, "scaled_gallery_")
+        if self.scaled_gallery_ is None:
+            from .dask_engine import kneighbors_sharded
+
+            return kneighbors_sharded(probes, self.raw_gallery_, k)
         n, q = self.raw_gallery_.shape
         probes = np.atleast_2d(probes)
         if not 1 <= k <= n:

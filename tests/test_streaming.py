@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from PIL import Image
 from scipy.linalg import subspace_angles
-from sklearn.decomposition import PCA
+from sklearn.decomposition import PCA, IncrementalPCA
 
 import eigenvision as ev
 
@@ -89,3 +89,32 @@ def test_iter_image_batches_reads_lazily(tmp_path, rng):
     )
     with pytest.raises(ValueError, match="no batches"):
         ev.Eigenspace(2).fit_stream(iter([]))
+
+
+def test_incremental_svd_beyond_the_scatter_limit(att):
+    """10,304 pixels exceed max_scatter_features: the incremental SVD, measured against batch."""
+    X = att.images.reshape(len(att), -1).astype(np.float64)
+    X = X[np.random.default_rng(0).permutation(len(X))]
+    batch = ev.Eigenspace(20).fit(X)
+    stream = ev.Eigenspace(20).fit_stream(_batches(X, 50))
+    assert stream.solver_ == "incremental-svd" and stream.image_shape_ is None
+    assert _angle(stream.components_, batch.components_) < 0.02  # documented: 0.008 rad
+    np.testing.assert_allclose(stream.eigenvalues_[:20], batch.eigenvalues_[:20], rtol=0.01)
+    np.testing.assert_allclose(stream.mean_, batch.mean_, atol=1e-9)
+    np.testing.assert_allclose(stream.total_variance_, batch.total_variance_, rtol=1e-12)
+    ipca = IncrementalPCA(20, batch_size=50).fit(X)
+    assert _angle(ipca.components_, batch.components_) > 0.5  # the peer keeps only 20 directions
+    with pytest.raises(ValueError, match="int n_components"):
+        ev.Eigenspace(0.9).fit_stream(_batches(X, 50))
+
+
+def test_incremental_svd_is_exact_within_its_rank():
+    rng = np.random.default_rng(4)
+    X = 2.0 + rng.normal(size=(900, 40)) @ rng.normal(size=(40, 300))  # rank 40 < 20 + 100
+    space = ev.Eigenspace(20)
+    space.max_scatter_features = 100
+    space.fit_stream(_batches(X, 128))
+    reference = ev.Eigenspace(20).fit(X)
+    assert space.solver_ == "incremental-svd"
+    assert _angle(space.components_, reference.components_) < 1e-8
+    np.testing.assert_allclose(space.noise_variance_, reference.noise_variance_, rtol=1e-9)
