@@ -84,7 +84,7 @@ def _tree_reduce(parts, combine):
 
 # --------------------------------------------------------------- eigenspaces
 def _add_moments(a, b):
-    return a[0] + b[0], a[1] + b[1], a[2] + b[2]
+    return a[0] + b[0], a[1] + b[1], np.add(a[2], b[2], dtype=np.float64)
 
 
 def fit_eigenspace(space, X):
@@ -96,8 +96,8 @@ def fit_eigenspace(space, X):
     the caller: exactly a batch fit's subspace. ``"svd"``: Dask's tsqr SVD of
     the centred data (Benson, Gleich & Demmel 2013), exact, for any ``d``
     whose ``d x d`` triangular factors fit a worker. ``"randomized"``: Dask's
-    ``svd_compressed`` (Halko et al. 2011; 7 power iterations, 10 extra
-    samples), approximate. ``"auto"``: covariance up to
+    ``svd_compressed`` (Halko et al. 2011; 7 QR-orthonormalised power
+    iterations, 10 extra samples), approximate. ``"auto"``: covariance up to
     ``space.max_scatter_features`` features, svd above.
 
     Parameters
@@ -152,8 +152,9 @@ def fit_eigenspace(space, X):
         _, singular, vt = da.linalg.svd(centred)
     else:
         k = min(int(k_request) + 10, min(n, d))
+        # QR between power iterations: plain powers overflow float32 (s_1^15 > 3e38)
         _, singular, vt = da.linalg.svd_compressed(
-            centred, k, n_power_iter=7, seed=space.seed, compute=False
+            centred, k, iterator="QR", n_power_iter=7, seed=space.seed, compute=False
         )
     singular, vt, total_ss = dask.compute(singular, vt, total_ss)
     return space._set_spectrum(singular.astype(np.float64), vt, float(total_ss), mean, n, d,
