@@ -97,6 +97,7 @@ def _recognizer(args, **options):
         method=args.method,
         metric=args.metric,
         mirror=args.mirror,
+        jitter=args.jitter,
         detector=detector,
         face_box=tuple(args.face_box) if args.face_box else None,
         **options,
@@ -255,6 +256,13 @@ def _add_model_options(parser):
         "--metric", choices=["euclidean", "cosine", "mahalanobis"], default="euclidean"
     )
     parser.add_argument("--mirror", action="store_true", help="also use mirrored images")
+    parser.add_argument(
+        "--jitter",
+        type=int,
+        default=0,
+        metavar="PIXELS",
+        help="also use copies shifted by this many pixels (8 per image; try 2 with --mirror)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
