@@ -75,17 +75,29 @@ def _check(image, space):
 
 
 def _box_sum(values, h, w):
-    """Sums of ``values`` over every h x w window (valid positions), from an integral image."""
-    integral = np.zeros((values.shape[0] + 1, values.shape[1] + 1), dtype=np.float64)
-    np.cumsum(np.cumsum(values, axis=0, dtype=np.float64), axis=1, out=integral[1:, 1:])
-    return integral[h:, w:] - integral[:-h, w:] - integral[h:, :-w] + integral[:-h, :-w]
+    """Sums of ``values`` over every h x w window (valid positions), in float64.
+
+    Running sums down the rows (a loop of row additions: numpy's ``cumsum``
+    along the first axis is several times slower), differenced, then along
+    each row.
+    """
+    running = values.astype(np.float64)
+    for row in range(1, len(running)):
+        running[row] += running[row - 1]
+    columns = running[h - 1 :].copy()
+    columns[1:] -= running[:-h]
+    np.cumsum(columns, axis=1, out=columns)
+    sums = columns[:, w - 1 :].copy()
+    sums[:, 1:] -= columns[:, :-w]
+    return sums
 
 
 @lru_cache(maxsize=16)
 def _template_spectra(templates_bytes, shape, dtype_str, fft_shape):
-    """Spectra of the templates, cached per model and image size (keyed on their bytes)."""
+    """Conjugated spectra of the templates, cached per model and image size (keyed on bytes)."""
     templates = np.frombuffer(templates_bytes, dtype=dtype_str).reshape((-1, *shape))
-    return fft.rfft2(templates, s=fft_shape, axes=(-2, -1))
+    spectra = fft.rfft2(templates, s=fft_shape, axes=(-2, -1))
+    return np.conj(spectra, out=spectra)
 
 
 def _correlations(image, templates):
@@ -100,10 +112,8 @@ def _correlations(image, templates):
     fft_shape = (fft.next_fast_len(H, real=True), fft.next_fast_len(W, real=True))
     templates = np.ascontiguousarray(templates)
     spectra = _template_spectra(templates.tobytes(), (h, w), templates.dtype.str, fft_shape)
-    image_spectrum = fft.rfft2(image, s=fft_shape)
-    product = np.conj(spectra)
-    product *= image_spectrum
-    full = fft.irfft2(product, s=fft_shape, axes=(-2, -1), workers=-1)
+    product = fft.rfft2(image, s=fft_shape, workers=-1) * spectra
+    full = fft.irfft2(product, s=fft_shape, axes=(-2, -1), workers=-1, overwrite_x=True)
     return full[:, : H - h + 1, : W - w + 1]
 
 
@@ -148,28 +158,39 @@ def window_maps(image, space, *, normalize="none", min_contrast=1e-3) -> WindowM
     squares = _box_sum(shifted.astype(np.float64) ** 2, h, w)
     template_sums = templates.reshape(len(templates), -1).sum(axis=1)
     # Undo the shift: t . x = t . (x - level) + level * sum(t).
-    dots = correlations.astype(np.float64) + level * template_sums[:, None, None]
+    # Each map is finished in float64, one at a time (cache-sized, no (k+1)-map temporaries).
+    mean_shift = components.reshape(len(components), h * w) @ mean.ravel()
     if normalize == "window":
         window_mean = sums / n_pixels + level
         centred_energy = np.maximum(squares - sums**2 / n_pixels, 0.0)
         scale = np.sqrt(centred_energy)
         flat = scale <= min_contrast * np.sqrt(n_pixels)
         inverse = np.where(flat, 0.0, 1.0 / np.where(flat, 1.0, scale))
-        dots = (dots - window_mean * template_sums[:, None, None]) * inverse
         energy = 1.0
     else:
         # ||x||^2 = sum (x - level)^2 + 2 level sum(x - level) + n level^2
         energy = squares + 2 * level * sums + n_pixels * level**2
-    mean_dot = dots[-1]
+    work = np.empty(correlations.shape[1:])
+
+    def finished_dot(index):
+        """``t . x`` (of the normalised window with ``"window"``) for template ``index``."""
+        np.add(correlations[index], level * template_sums[index], out=work)
+        if normalize == "window":
+            np.subtract(work, window_mean * template_sums[index], out=work)
+            np.multiply(work, inverse, out=work)
+        return work
+
     mean_norm = float(np.sum(mean.astype(np.float64) ** 2))
-    codes = dots[:-1] - (components.reshape(len(components), h * w) @ mean.ravel())[:, None, None]
-    residual_energy = energy - 2 * mean_dot + mean_norm
+    residual_energy = energy - 2 * finished_dot(-1) + mean_norm
+    codes = np.empty((len(components), *work.shape), dtype=image.dtype)
+    for index in range(len(components)):
+        np.subtract(finished_dot(index), mean_shift[index], out=codes[index], casting="same_kind")
     if normalize == "window":
         # A flat window has no pattern to normalise: infinitely far from any class.
         residual_energy[flat] = np.inf
         codes[:, flat] = 0.0
     dtype = image.dtype
-    return WindowMaps(codes.astype(dtype, copy=False), residual_energy.astype(dtype, copy=False))
+    return WindowMaps(codes, residual_energy.astype(dtype, copy=False))
 
 
 def _finish(values, space, mode):
