@@ -9,12 +9,12 @@ Run: python benchmarks/bench_dask.py [--workers 2]
 import argparse
 import json
 import platform
-import time
 from pathlib import Path
 
 import dask
 import dask.array as da
 import numpy as np
+from _timing import median_time
 from dask.distributed import Client, LocalCluster, wait
 from scipy.linalg import subspace_angles
 
@@ -46,15 +46,6 @@ def codes(seed, rows, features):
     return np.random.default_rng(seed).normal(size=(rows, features)).astype(np.float32)
 
 
-def timed(run, repeats=3):
-    times, result = [], None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = run()
-        times.append(time.perf_counter() - start)
-    return float(np.median(times)), result
-
-
 def angle(a, b):
     return float(np.max(subspace_angles(a.T.astype(np.float64), b.T.astype(np.float64))))
 
@@ -81,12 +72,12 @@ def main(argv=None):
             X = lazy_matrix(rows, features, chunk).persist()  # held by the workers
             wait(X)
             local = X.compute()
-            t_memory, reference = timed(lambda: ev.Eigenspace(args.k).fit(local))  # noqa: B023
+            t_memory, reference = median_time(lambda: ev.Eigenspace(args.k).fit(local), 3)  # noqa: B023
             row = {"data": f"{rows}x{features}", "memory_s": t_memory}
             # tsqr is for tall-skinny data: at n/d = 5 its final QR of the stacked 4096 x 4096
             # factors runs on one single-threaded worker for minutes, so it is timed on 784 only
             for solver in ("covariance", "svd", "randomized")[: 3 if features < 1000 else 1]:
-                t, space = timed(lambda: ev.Eigenspace(args.k, solver=solver).fit(X))  # noqa: B023
+                t, space = median_time(lambda: ev.Eigenspace(args.k, solver=solver).fit(X), 3)  # noqa: B023
                 row[solver] = {"s": t, "angle": angle(space.components_, reference.components_)}
             results["fit"].append(row)
             print(row, flush=True)
@@ -96,11 +87,12 @@ def main(argv=None):
             gallery = lazy_matrix(size, 50, chunk, make=codes).persist()
             wait(gallery)
             local = gallery.compute()
-            t_memory, expected = timed(
-                lambda: ev.NearestNeighbor().fit(local).kneighbors(probes, 5)  # noqa: B023
+            t_memory, expected = median_time(
+                lambda: ev.NearestNeighbor().fit(local).kneighbors(probes, 5),  # noqa: B023
+                3,
             )
             sharded = ev.NearestNeighbor().fit(gallery)
-            t_dask, found = timed(lambda: sharded.kneighbors(probes, 5))  # noqa: B023
+            t_dask, found = median_time(lambda: sharded.kneighbors(probes, 5), 3)  # noqa: B023
             row = {"gallery": size, "shards": 8, "memory_s": t_memory, "dask_s": t_dask,
                    "identical": bool(np.array_equal(found[1], expected[1]))}  # fmt: skip
             results["search"].append(row)

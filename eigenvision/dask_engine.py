@@ -142,8 +142,9 @@ def fit_eigenspace(space, X):
             "solver='randomized' cannot choose n_components by a variance fraction; "
             "pass an int or use an exact solver"
         )
-    mean = X.mean(axis=0, dtype=np.float64).compute() if space.center else np.zeros(d)
-    _check_finite(mean if space.center else X.sum(axis=0, dtype=np.float64).compute())
+    column_sums = X.sum(axis=0, dtype=np.float64).compute()  # one pass: the mean and a NaN check
+    _check_finite(column_sums)
+    mean = column_sums / n if space.center else np.zeros(d)
     centred = X - mean.astype(dtype)
     total_ss = (centred.astype(np.float64) ** 2).sum()
     if solver == "svd":

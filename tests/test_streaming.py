@@ -118,3 +118,18 @@ def test_incremental_svd_is_exact_within_its_rank():
     assert space.solver_ == "incremental-svd"
     assert _angle(space.components_, reference.components_) < 1e-8
     np.testing.assert_allclose(space.noise_variance_, reference.noise_variance_, rtol=1e-9)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_shifted_moments_give_the_centred_scatter(dtype):
+    """syrk fills one triangle; symmetric_scatter mirrors it and removes the mean (row blocks)."""
+    from eigenvision.eigenspace import shifted_moments, symmetric_scatter
+
+    X = np.random.default_rng(5).normal(3.0, 1.0, size=(700, 600)).astype(dtype)
+    count, total, upper = shifted_moments(X, X[0].astype(np.float64))
+    scatter = symmetric_scatter(count, total, upper)
+    centred = X.astype(np.float64) - X.astype(np.float64).mean(axis=0)
+    reference = centred.T @ centred
+    tolerance = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(scatter, reference, atol=tolerance * np.abs(reference).max())
+    np.testing.assert_array_equal(scatter, scatter.T)
