@@ -130,6 +130,16 @@ def opencv_side_by_side(train, test, repeats):
     return rows
 
 
+def _peak_mb(call):
+    """Peak traced memory of one ``call()``, in MiB (traced apart from the timing:
+    tracemalloc slows every allocation)."""
+    tracemalloc.start()
+    call()
+    peak = tracemalloc.get_traced_memory()[1] / 2**20
+    tracemalloc.stop()
+    return peak
+
+
 def gallery_search(sizes, rng, k=5, repeats=3):
     rows = []
     probes = rng.normal(size=(1000, 50)).astype(np.float32)
@@ -137,24 +147,23 @@ def gallery_search(sizes, rng, k=5, repeats=3):
         gallery = rng.normal(size=(size, 50)).astype(np.float32)
         row = {"gallery": size}
         index = ev.NearestNeighbor().fit(gallery)
-        tracemalloc.start()
         seconds, (_, ours) = median_time(lambda index=index: index.kneighbors(probes, k), repeats)
         row["eigenvision_qps"] = len(probes) / seconds
-        row["eigenvision_peak_mb"] = tracemalloc.get_traced_memory()[1] / 2**20
-        tracemalloc.stop()
+        row["eigenvision_peak_mb"] = _peak_mb(lambda index=index: index.kneighbors(probes, k))
         for algorithm in ("brute", "kd_tree"):
             if algorithm == "kd_tree" and size > 100_000:
                 row[f"sklearn_{algorithm}_qps"] = None  # minutes in 50 dimensions
                 continue
             model = SkNearestNeighbors(n_neighbors=k, algorithm=algorithm).fit(gallery)
-            tracemalloc.start()
             seconds, (_, theirs) = median_time(
                 lambda model=model: model.kneighbors(probes),
                 1 if algorithm == "kd_tree" else repeats,
             )
             row[f"sklearn_{algorithm}_qps"] = len(probes) / seconds
-            row[f"sklearn_{algorithm}_peak_mb"] = tracemalloc.get_traced_memory()[1] / 2**20
-            tracemalloc.stop()
+            if algorithm == "brute":
+                row["sklearn_brute_peak_mb"] = _peak_mb(
+                    lambda model=model: model.kneighbors(probes)
+                )
             row[f"agree_{algorithm}"] = float(np.mean(theirs == ours))
         best = max(
             v for key, v in row.items() if key.startswith("sklearn") and key.endswith("qps") and v

@@ -171,7 +171,7 @@ def _check_finite(values):
 def _shard_top_k(probes, shard, k, start):
     from .recognize import NearestNeighbor
 
-    distances, indices = NearestNeighbor().fit(np.asarray(shard)).kneighbors(probes, k)
+    distances, indices = NearestNeighbor(n_jobs=1).fit(np.asarray(shard)).kneighbors(probes, k)
     return distances, indices + start
 
 

@@ -7,7 +7,12 @@ bytefish/facerec's feature + classifier.
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import os
+import threading
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -37,21 +42,28 @@ class NearestNeighbor:
     the distances and the expansion below loses little to cancellation) and
     stores the rows ``[-2 g, ||g||^2]``. For a block of probes ``[p, 1]`` and
     a chunk of the gallery, one BLAS product gives ``||g||^2 - 2 p.g`` (the
-    per-probe ``||p||^2`` does not change the ranking); one row-minimum pass
-    finds the probes with any entry below their current k-th best, and only
-    those entries are merged into the running best lists. Blocks are sized
-    to stay in cache. Finally the
-    best ``k + 8`` candidates are re-ranked by distances computed directly in
-    float64 from the data as given: the result is the exact k nearest unless
-    more than 8 entries lie within round-off of the k-th.
+    per-probe ``||p||^2`` does not change the ranking). Each probe keeps its
+    ``k + 8`` best entries so far; the first chunk's ``k + 8``-th smallest
+    score (a value-only partition) is the starting bound, and every chunk
+    costs one comparison pass against the bounds: only the few entries below
+    them are merged, all rows at once, by one stable sort by (row, score)
+    keys. Blocks of probes run on parallel threads (BLAS single-threaded
+    inside each), the way a compiled k-selection would use the cores.
+    Finally the best ``k + 8`` candidates are re-ranked by distances computed
+    directly in float64 from the data as given: the result is the exact k
+    nearest unless more than 8 entries lie within round-off of the k-th.
+    Equal distances go to the lower gallery index.
 
     Parameters
     ----------
     chunk_size : int, default 1024
         Gallery entries compared at once.
     probe_block : int, default 512
-        Probes compared at once. Memory is ``O(probe_block * chunk_size)``,
-        whatever the gallery size.
+        Probes compared at once. Memory is ``O(n_jobs * probe_block *
+        chunk_size)``, whatever the gallery size.
+    n_jobs : int or None, default None
+        Threads searching probe blocks in parallel; ``None`` uses every core
+        this process may run on, ``1`` searches in the calling thread.
 
     Attributes
     ----------
@@ -64,13 +76,18 @@ class NearestNeighbor:
     """
 
     _MARGIN = 8
+    _PARALLEL_SCORES = 1 << 22
 
-    def __init__(self, *, chunk_size: int = 1024, probe_block: int = 512):
+    def __init__(self, *, chunk_size: int = 1024, probe_block: int = 512, n_jobs=None):
         self.chunk_size = chunk_size
         self.probe_block = probe_block
+        self.n_jobs = n_jobs
 
     def __repr__(self) -> str:
-        return f"NearestNeighbor(chunk_size={self.chunk_size}, probe_block={self.probe_block})"
+        return (
+            f"NearestNeighbor(chunk_size={self.chunk_size}, probe_block={self.probe_block}, "
+            f"n_jobs={self.n_jobs})"
+        )
 
     def fit(self, gallery: np.ndarray) -> NearestNeighbor:
         """Index ``gallery`` (n, q).
@@ -123,15 +140,24 @@ class NearestNeighbor:
             raise ValueError(f"k={k} must lie in [1, gallery size {n}]")
         if probes.shape[1] != q:
             raise ValueError(f"probes have {probes.shape[1]} dimensions, the gallery {q}")
-        keep = min(k + self._MARGIN, n)
-        candidates = np.empty((len(probes), keep), dtype=np.int64)
-        for start in range(0, len(probes), self.probe_block):
-            block = probes[start : start + self.probe_block]
-            candidates[start : start + len(block)] = self._candidates(block, keep)
+        m = len(probes)
+        # Threads pay off from a few million scores on; below, their start-up dominates.
+        threads = _n_threads(self.n_jobs)
+        workers = min(threads, m) if m * n >= self._PARALLEL_SCORES else 1
+        blocks = np.array_split(probes, max(-(-m // self.probe_block), workers))
+        if workers == 1:
+            results = [self._block_kneighbors(block, k) for block in blocks]
+        else:
+            with _single_threaded_blas(), ThreadPoolExecutor(workers) as pool:
+                results = list(pool.map(lambda block: self._block_kneighbors(block, k), blocks))
+        return tuple(np.vstack(parts) for parts in zip(*results, strict=True))
+
+    def _block_kneighbors(self, probes, k):
+        """:meth:`kneighbors` of one block of probes (one thread's work)."""
+        candidates = self._candidates(probes, min(k + self._MARGIN, len(self.raw_gallery_)))
         # Re-rank the candidates by float64 distances between the data as given.
-        diff = probes[:, None, :].astype(np.float64) - self.raw_gallery_[candidates].astype(
-            np.float64
-        )
+        diff = self.raw_gallery_[candidates].astype(np.float64)
+        diff -= probes[:, None, :]
         exact = np.sqrt(np.einsum("ijk,ijk->ij", diff, diff))
         order = np.lexsort((candidates, exact), axis=1)[:, :k]
         return np.take_along_axis(exact, order, axis=1), np.take_along_axis(
@@ -145,30 +171,90 @@ class NearestNeighbor:
         augmented = np.ones((m, gallery.shape[1]), dtype=gallery.dtype)
         augmented[:, :-1] = probes - self.offset_
         chunk = max(self.chunk_size, keep)
-        scores = augmented @ gallery[:chunk].T  # the first chunk seeds the running lists
-        part = np.argpartition(scores, keep - 1, axis=1)[:, :keep]
-        best_d = np.take_along_axis(scores, part, axis=1)
-        best_i = part
-        worst = best_d.max(axis=1)
-        for start in range(chunk, n, chunk):
+        best_d = np.full((m, keep), np.inf, dtype=gallery.dtype)
+        best_i = np.zeros((m, keep), dtype=np.int64)
+        bound = None
+        for start in range(0, n, chunk):
             scores = augmented @ gallery[start : start + chunk].T
-            # One pass finds the few probes with any entry below their current k-th best.
-            rows = np.flatnonzero(scores.min(axis=1) < worst)
-            if rows.size == 0:
+            if bound is None:  # the first chunk's keep-th smallest: >= keep entries reach it
+                bound = np.nextafter(np.partition(scores, keep - 1, axis=1)[:, keep - 1], np.inf)
+            below = scores < bound[:, None]
+            hits = np.flatnonzero(below)
+            if hits.size == 0:
                 continue
-            hit_rows, hit_cols = np.nonzero(scores[rows] < worst[rows, None])
-            # Merge: sort (row, value) over the rows' current lists and their hits and keep
-            # the first `keep` of each row (every row has at least its current list).
-            count = len(rows)
-            all_rows = np.concatenate([np.repeat(np.arange(count), keep), hit_rows])
-            all_d = np.concatenate([best_d[rows].ravel(), scores[rows[hit_rows], hit_cols]])
-            all_i = np.concatenate([best_i[rows].ravel(), hit_cols + start])
-            order = np.lexsort((all_d, all_rows))
-            first = np.searchsorted(all_rows[order], np.arange(count))
-            take = order[first[:, None] + np.arange(keep)]
-            best_d[rows], best_i[rows] = all_d[take], all_i[take]
-            worst[rows] = best_d[rows, -1]
+            hit_rows, hit_cols = np.divmod(hits, scores.shape[1])
+            rows = np.flatnonzero(below.any(axis=1))
+            # Merge each hit row's list with its hits: one stable sort by (row, score) keeps
+            # the current entries (lower indices) first among equal scores.
+            counts = np.bincount(hit_rows, minlength=m)[rows] + keep
+            merged_rows = np.concatenate([np.repeat(rows, keep), hit_rows])
+            merged_d = np.concatenate([best_d[rows].ravel(), scores.ravel()[hits]])
+            merged_i = np.concatenate([best_i[rows].ravel(), hit_cols + start])
+            order = _row_value_order(merged_rows, merged_d)
+            take = order[(np.cumsum(counts) - counts)[:, None] + np.arange(keep)]
+            best_d[rows], best_i[rows] = merged_d[take], merged_i[take]
+            bound[rows] = best_d[rows, -1]
         return best_i
+
+
+def _row_value_order(rows, values):
+    """Stable order of entries by ``rows`` (< 2**31), then ``values``.
+
+    Float32 values take one sort of uint64 keys (ten times faster than
+    ``lexsort``): float32 bits read as unsigned integers sort like the floats
+    once negative numbers have all their bits flipped and positive ones their
+    sign bit. Float64 values keep ``lexsort``.
+    """
+    if values.dtype != np.float32:
+        return np.lexsort((values, rows))
+    bits = values.view(np.uint32)
+    flip = (bits.view(np.int32) >> 31).view(np.uint32) | np.uint32(0x80000000)
+    keys = (rows.astype(np.uint64) << np.uint64(32)) | (bits ^ flip)
+    return np.argsort(keys, kind="stable")
+
+
+def _n_threads(n_jobs) -> int:
+    """Threads for ``n_jobs``: ``None`` or -1 = every core this process may use."""
+    if n_jobs is None or n_jobs == -1:
+        return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    if n_jobs < 1:
+        raise ValueError(f"n_jobs={n_jobs} must be a positive number of threads, -1 or None")
+    return int(n_jobs)
+
+
+@functools.cache
+def _blas_controller():
+    """The BLAS libraries loaded (numpy's among them), found once: finding them costs 0.3 ms."""
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController().select(user_api="blas")
+
+
+_blas_lock = threading.Lock()
+_blas_users = 0
+_blas_limit = None
+
+
+@contextlib.contextmanager
+def _single_threaded_blas():
+    """Context in which BLAS runs on one thread (our threads share the cores instead).
+
+    The limit is process-wide, so concurrent searches share it: the first to
+    enter sets it, the last to leave restores the previous setting.
+    """
+    global _blas_users, _blas_limit
+    with _blas_lock:
+        if _blas_users == 0:
+            _blas_limit = _blas_controller().limit(limits=1)
+        _blas_users += 1
+    try:
+        yield
+    finally:
+        with _blas_lock:
+            _blas_users -= 1
+            if _blas_users == 0:
+                _blas_limit.restore_original_limits()
+                _blas_limit = None
 
 
 @dataclass(frozen=True)

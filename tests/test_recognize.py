@@ -19,6 +19,50 @@ def test_nearest_neighbor_equals_brute_force(dtype, chunk_size, rng):
     np.testing.assert_allclose(distances, np.take_along_axis(brute, expected, 1), rtol=1e-12)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(("n_jobs", "probe_block"), [(1, 4), (2, 512), (3, 5)])
+def test_nearest_neighbor_threads_and_ties(dtype, n_jobs, probe_block, rng, monkeypatch):
+    monkeypatch.setattr(NearestNeighbor, "_PARALLEL_SCORES", 0)  # threads even for tiny work
+    # 30 copies of one row spread over chunks of 7: equal distances go to the lower index,
+    # whichever thread and chunk saw them; other probes check the threaded merge itself.
+    gallery = rng.normal(size=(400, 6)).astype(dtype)
+    gallery[np.arange(30) * 13] = gallery[0]
+    probes = np.vstack([gallery[:1], rng.normal(size=(40, 6)).astype(dtype)])
+    index = NearestNeighbor(chunk_size=7, probe_block=probe_block, n_jobs=n_jobs).fit(gallery)
+    distances, indices = index.kneighbors(probes, 9)
+    np.testing.assert_array_equal(indices[0], np.arange(9) * 13)
+    np.testing.assert_array_equal(distances[0], 0)
+    brute = np.linalg.norm(probes[:, None].astype(float) - gallery[None].astype(float), axis=2)
+    np.testing.assert_array_equal(indices[1:], np.argsort(brute[1:], axis=1, kind="stable")[:, :9])
+
+
+def test_concurrent_searches_restore_blas_threads(rng, monkeypatch):
+    # The single-threaded BLAS limit is process-wide: overlapping searches from several
+    # threads (a web app, Dask's threaded scheduler) must leave the setting as it was.
+    from concurrent.futures import ThreadPoolExecutor
+
+    from threadpoolctl import threadpool_info
+
+    monkeypatch.setattr(NearestNeighbor, "_PARALLEL_SCORES", 0)
+    before = [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+    gallery = rng.normal(size=(5000, 16)).astype(np.float32)
+    probes = rng.normal(size=(64, 16)).astype(np.float32)
+    index = NearestNeighbor(chunk_size=256, probe_block=8, n_jobs=2).fit(gallery)
+    expected = index.kneighbors(probes, 3)[1]
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda _: index.kneighbors(probes, 3)[1], range(16)))
+    for indices in results:
+        np.testing.assert_array_equal(indices, expected)
+    after = [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+    assert after == before
+
+
+def test_nearest_neighbor_refuses_bad_n_jobs(rng):
+    index = NearestNeighbor(n_jobs=0).fit(rng.normal(size=(10, 3)))
+    with pytest.raises(ValueError, match="n_jobs=0"):
+        index.kneighbors(rng.normal(size=(2, 3)), 1)
+
+
 def test_nearest_neighbor_is_exact_where_the_expansion_is_not(rng):
     # Far from the origin, ||a||^2 - 2ab + ||b||^2 cancels catastrophically in float32.
     base = np.full(8, 1000.0, np.float32)
