@@ -78,18 +78,30 @@ def _box_sum(values, h, w):
     """Sums of ``values`` over every h x w window (valid positions), in float64.
 
     Running sums down the rows (a loop of row additions: numpy's ``cumsum``
-    along the first axis is 8x slower on 512 x 512), differenced, then
-    along each row.
+    along the first axis is 8x slower on 512 x 512), differenced, then the
+    same along each row, all in one float64 array (fresh memory costs page
+    faults: as much as the sums themselves). Returns a view into it.
     """
     running = values.astype(np.float64)
     for row in range(1, len(running)):
         running[row] += running[row - 1]
-    columns = running[h - 1 :].copy()
-    columns[1:] -= running[:-h]
+    _difference_in_place(running, h, axis=0)
+    columns = running[h - 1 :]
     np.cumsum(columns, axis=1, out=columns)
-    sums = columns[:, w - 1 :].copy()
-    sums[:, 1:] -= columns[:, :-w]
-    return sums
+    _difference_in_place(columns, w, axis=1)
+    return columns[:, w - 1 :]
+
+
+def _difference_in_place(running, size, axis):
+    """``running[i] -= running[i - size]`` for ``i >= size`` along ``axis``, without a copy.
+
+    Blocks of ``size`` are updated from the far end, so each reads entries
+    not yet changed (numpy would copy an overlapping operand).
+    """
+    view = np.moveaxis(running, axis, 0)
+    for end in range(len(view), size, -size):
+        start = max(end - size, size)
+        view[start:end] -= view[start - size : end - size]
 
 
 @lru_cache(maxsize=16)
@@ -100,21 +112,31 @@ def _template_spectra(templates_bytes, shape, dtype_str, fft_shape):
     return np.conj(spectra, out=spectra)
 
 
-def _correlations(image, templates):
+def _correlator(image, templates):
     """Valid cross-correlations of ``image`` with each template, one image transform shared.
 
-    ``out[t, i, j] = sum_ab image[i + a, j + b] * templates[t, a, b]``. A
-    circular correlation of size >= the image has no wrap-around at valid
-    positions, so the transform size is ``next_fast_len`` of the image's.
+    Returns ``correlation(t)`` giving ``out[i, j] = sum_ab image[i + a, j + b] *
+    templates[t, a, b]`` (a view into a fresh array). A circular
+    correlation of size >= the image has no wrap-around at valid positions,
+    so the transform size is ``next_fast_len`` of the image's. One map is
+    transformed at a time through one reused spectrum buffer: the
+    ``(k + 1)``-map temporaries of a batched transform cost more in fresh
+    memory (page faults, measured 2x the whole map) than they saved.
     """
     H, W = image.shape
     h, w = templates.shape[1:]
     fft_shape = (fft.next_fast_len(H, real=True), fft.next_fast_len(W, real=True))
     templates = np.ascontiguousarray(templates)
     spectra = _template_spectra(templates.tobytes(), (h, w), templates.dtype.str, fft_shape)
-    product = fft.rfft2(image, s=fft_shape, workers=-1) * spectra
-    full = fft.irfft2(product, s=fft_shape, axes=(-2, -1), workers=-1, overwrite_x=True)
-    return full[:, : H - h + 1, : W - w + 1]
+    image_spectrum = fft.rfft2(image, s=fft_shape, workers=-1)
+    product = np.empty_like(image_spectrum)
+
+    def correlation(index):
+        np.multiply(image_spectrum, spectra[index], out=product)
+        full = fft.irfft2(product, s=fft_shape, workers=-1, overwrite_x=True)
+        return full[: H - h + 1, : W - w + 1]
+
+    return correlation
 
 
 def window_maps(image, space, *, normalize="none", min_contrast=1e-3) -> WindowMaps:
@@ -142,9 +164,29 @@ def window_maps(image, space, *, normalize="none", min_contrast=1e-3) -> WindowM
     WindowMaps
         ``codes`` (k, H-h+1, W-w+1) and ``residual_energy`` (H-h+1, W-w+1).
     """
+    image, _ = _check(image, space)
+    residual_energy, code_maps, flat = _projections(image, space, normalize, min_contrast)
+    codes = np.empty((space.n_components_, *residual_energy.shape), dtype=image.dtype)
+    for index, code in enumerate(code_maps):
+        np.copyto(codes[index], code, casting="same_kind")
+    if flat is not None:
+        codes[:, flat] = 0.0
+    return WindowMaps(codes, residual_energy.astype(image.dtype, copy=False))
+
+
+def _projections(image, space, normalize, min_contrast):
+    """``(residual_energy, code_maps, flat)`` of every window of ``image``, in float64.
+
+    ``residual_energy`` is ``||x - m||^2`` (``+inf`` at flat windows);
+    ``code_maps`` yields ``z_i`` one map at a time, in one float64 array
+    that the next map overwrites; ``flat`` is the flat-window mask with
+    ``normalize="window"``, else None. ``image`` has passed :func:`_check`.
+    One map at a time and in place:
+    fresh full-size arrays cost page faults comparable to the FFTs.
+    """
     if normalize not in _NORMALIZATIONS:
         raise ValueError(f"normalize must be one of {_NORMALIZATIONS}, got {normalize!r}")
-    image, (h, w) = _check(image, space)
+    h, w = space.image_shape_
     components = space.components_.reshape((len(space.components_), h, w))
     mean = space.mean_.reshape(h, w)
     templates = np.concatenate([components, mean[None]]).astype(np.float64)  # exact sums
@@ -152,45 +194,51 @@ def window_maps(image, space, *, normalize="none", min_contrast=1e-3) -> WindowM
     # window contrast (the DC level would otherwise dominate).
     level = float(image.mean())
     shifted = image - level
-    correlations = _correlations(shifted, templates.astype(image.dtype))
+    correlation = _correlator(shifted, templates.astype(image.dtype))
     n_pixels = h * w
     sums = _box_sum(shifted, h, w)
-    squares = _box_sum(shifted.astype(np.float64) ** 2, h, w)
+    squares = _box_sum(np.square(shifted, dtype=np.float64), h, w)
     template_sums = templates.reshape(len(templates), -1).sum(axis=1)
-    # Undo the shift: t . x = t . (x - level) + level * sum(t).
-    # Each map is finished in float64, one at a time (cache-sized, no (k+1)-map temporaries).
     mean_shift = components.reshape(len(components), h * w) @ mean.ravel()
+    work, scratch = np.empty(sums.shape), np.empty(sums.shape)
     if normalize == "window":
-        window_mean = sums / n_pixels + level
-        centred_energy = np.maximum(squares - sums**2 / n_pixels, 0.0)
-        scale = np.sqrt(centred_energy)
+        # ||x - mean(x)|| = sqrt(squares - sums^2 / n), kept in `squares`
+        scale = np.subtract(squares, np.divide(np.square(sums, out=scratch), n_pixels, out=scratch),
+                            out=squares)  # fmt: skip
+        np.sqrt(np.maximum(scale, 0.0, out=scale), out=scale)
         flat = scale <= min_contrast * np.sqrt(n_pixels)
-        inverse = np.where(flat, 0.0, 1.0 / np.where(flat, 1.0, scale))
-        energy = 1.0
+        inverse = np.divide(1.0, scale, out=scale, where=~flat)
+        inverse[flat] = 0.0
+        window_mean = np.add(np.divide(sums, n_pixels, out=sums), level, out=sums)
+        residual_energy = np.ones(sums.shape)  # ||x~||^2
     else:
+        flat = None
         # ||x||^2 = sum (x - level)^2 + 2 level sum(x - level) + n level^2
-        energy = squares + 2 * level * sums + n_pixels * level**2
-    work = np.empty(correlations.shape[1:])
+        residual_energy = squares
+        residual_energy += np.multiply(sums, 2 * level, out=scratch)
+        residual_energy += n_pixels * level**2
 
     def finished_dot(index):
         """``t . x`` (of the normalised window with ``"window"``) for template ``index``."""
-        np.add(correlations[index], level * template_sums[index], out=work)
+        # Undo the shift: t . x = t . (x - level) + level * sum(t).
+        np.add(correlation(index), level * template_sums[index], out=work)
         if normalize == "window":
-            np.subtract(work, window_mean * template_sums[index], out=work)
+            np.subtract(work, np.multiply(window_mean, template_sums[index], out=scratch), out=work)
             np.multiply(work, inverse, out=work)
         return work
 
     mean_norm = float(np.sum(mean.astype(np.float64) ** 2))
-    residual_energy = energy - 2 * finished_dot(-1) + mean_norm
-    codes = np.empty((len(components), *work.shape), dtype=image.dtype)
-    for index in range(len(components)):
-        np.subtract(finished_dot(index), mean_shift[index], out=codes[index], casting="same_kind")
+    residual_energy -= np.multiply(finished_dot(-1), 2.0, out=work)
+    residual_energy += mean_norm
     if normalize == "window":
         # A flat window has no pattern to normalise: infinitely far from any class.
         residual_energy[flat] = np.inf
-        codes[:, flat] = 0.0
-    dtype = image.dtype
-    return WindowMaps(codes, residual_energy.astype(dtype, copy=False))
+
+    def code_maps():
+        for index in range(len(components)):
+            yield np.subtract(finished_dot(index), mean_shift[index], out=work)
+
+    return residual_energy, code_maps(), flat
 
 
 def _finish(values, space, mode):
@@ -241,8 +289,12 @@ def dffs_map(image, space, *, normalize="none", mode="valid", min_contrast=1e-3)
     B. Moghaddam and A. Pentland (1997), Probabilistic visual learning for
     object representation, IEEE TPAMI 19(7).
     """
-    maps = window_maps(image, space, normalize=normalize, min_contrast=min_contrast)
-    return _finish(maps.dffs, space, mode)
+    image, _ = _check(image, space)
+    dffs, code_maps, _ = _projections(image, space, normalize, min_contrast)
+    for code in code_maps:
+        dffs -= np.square(code, out=code)
+    np.maximum(dffs, 0.0, out=dffs)  # clip round-off below zero
+    return _finish(dffs.astype(image.dtype, copy=False), space, mode)
 
 
 def _difs(codes, space):
