@@ -15,14 +15,7 @@ import numpy as np
 from scipy import linalg
 from sklearn.utils.validation import validate_data
 
-from ._base import (
-    SubspaceModel,
-    centred_projection,
-    check_fitted,
-    flatten_images,
-    is_dask_array,
-    sign_flip,
-)
+from ._base import SubspaceModel, check_fitted, flatten_images, is_dask_array, sign_flip
 from ._errors import EigenvisionError
 
 __all__ = ["Eigenspace", "RankSelection", "select_rank"]
@@ -408,7 +401,7 @@ class Eigenspace(SubspaceModel):
         Z : (n, k) ndarray
             Divided by ``sqrt(eigenvalues_)`` when ``whiten=True``.
         """
-        Z = centred_projection(self._validate_transform(X), self.mean_, self.components_)
+        Z = self._centred_codes(X)[1]
         if self.whiten:
             Z = Z / self._scale().astype(Z.dtype)
         return Z

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import linalg
 
-from ._base import SubspaceModel, centred_projection, check_fitted, sign_flip
+from ._base import SubspaceModel, check_fitted, sign_flip
 from .eigenspace import Eigenspace
 
 __all__ = ["FisherSpace"]
@@ -110,4 +110,4 @@ class FisherSpace(SubspaceModel):
         """Project onto the Fisherfaces: ``(n, d)`` or ``(n, H, W)`` -> ``(n, k)``."""
         check_fitted(self)
         X = self._validate_transform(X)
-        return centred_projection(X, self.mean_, self.components_)
+        return (X - self.mean_) @ self.components_.T

@@ -227,19 +227,3 @@ def test_usps_threes_spectrum_stands_above_permuted(usps):
     result = select_rank(threes, method="permutation", n_permutations=5, seed=0)
     assert 5 <= result.rank <= 60
     assert result.spectrum[0] > 2 * result.threshold[0]
-
-
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_centred_projection_equals_the_expression(dtype, rng):
-    from eigenvision._base import centred_projection
-
-    X = rng.normal(size=(103, 300)).astype(dtype)
-    mean = rng.normal(size=300).astype(dtype)
-    components = rng.normal(size=(7, 300)).astype(dtype)
-    expected = (X.astype(float) - mean) @ components.T.astype(float)
-    # 1000 bytes: blocks of 3 or 1 rows, with a short last block
-    for block_bytes in (1000, 1 << 20):
-        out = centred_projection(X, mean, components, block_bytes=block_bytes)
-        assert out.dtype == dtype and out.shape == (103, 7)
-        np.testing.assert_allclose(out, expected, rtol=1e-4 if dtype == np.float32 else 1e-12,
-                                   atol=1e-3 if dtype == np.float32 else 1e-10)  # fmt: skip
