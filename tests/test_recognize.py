@@ -36,15 +36,33 @@ def test_nearest_neighbor_threads_and_ties(dtype, n_jobs, probe_block, rng, monk
     np.testing.assert_array_equal(indices[1:], np.argsort(brute[1:], axis=1, kind="stable")[:, :9])
 
 
-def test_concurrent_searches_restore_blas_threads(rng, monkeypatch):
-    # The single-threaded BLAS limit is process-wide: overlapping searches from several
-    # threads (a web app, Dask's threaded scheduler) must leave the setting as it was.
-    from concurrent.futures import ThreadPoolExecutor
-
+def _blas_threads():
     from threadpoolctl import threadpool_info
 
+    return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+
+
+def test_overlapping_blas_limits_restore_the_setting_once():
+    # The single-threaded BLAS limit is process-wide: overlapping searches from several
+    # threads (a web app, Dask's threaded scheduler) share it. Enter A, enter B, leave A:
+    # B must still run single-threaded; leave B: the original setting is back.
+    from eigenvision.recognize import _single_threaded_blas
+
+    before = _blas_threads()
+    first, second = _single_threaded_blas(), _single_threaded_blas()
+    first.__enter__()
+    second.__enter__()
+    first.__exit__(None, None, None)
+    assert set(_blas_threads()) == {1}
+    second.__exit__(None, None, None)
+    assert _blas_threads() == before
+
+
+def test_concurrent_searches_agree(rng, monkeypatch):
+    from concurrent.futures import ThreadPoolExecutor
+
     monkeypatch.setattr(NearestNeighbor, "_PARALLEL_SCORES", 0)
-    before = [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+    before = _blas_threads()
     gallery = rng.normal(size=(5000, 16)).astype(np.float32)
     probes = rng.normal(size=(64, 16)).astype(np.float32)
     index = NearestNeighbor(chunk_size=256, probe_block=8, n_jobs=2).fit(gallery)
@@ -53,8 +71,7 @@ def test_concurrent_searches_restore_blas_threads(rng, monkeypatch):
         results = list(pool.map(lambda _: index.kneighbors(probes, 3)[1], range(16)))
     for indices in results:
         np.testing.assert_array_equal(indices, expected)
-    after = [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
-    assert after == before
+    assert _blas_threads() == before
 
 
 def test_nearest_neighbor_refuses_bad_n_jobs(rng):
