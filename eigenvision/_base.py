@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
-from sklearn.utils.validation import validate_data
+from sklearn.utils.validation import assert_all_finite, validate_data
 
 from ._errors import NotFittedError
 from .io import ImageSet
@@ -65,7 +65,8 @@ class SubspaceModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         self.image_shape_ = image_shape
         return result
 
-    def _validate_transform(self, X, *, allow_nan: bool = False):
+    def _validate_transform(self, X, *, allow_nan: bool = False, check_finite: bool = True):
+        """Validate data to project; ``check_finite=False`` leaves NaN/inf to :meth:`_project`."""
         check_fitted(self, "n_features_in_")
         X, image_shape = flatten_images(X)
         expected = getattr(self, "image_shape_", None)
@@ -79,8 +80,32 @@ class SubspaceModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
             X,
             dtype=list(FLOAT_DTYPES),
             reset=False,
-            ensure_all_finite="allow-nan" if allow_nan else True,
+            ensure_all_finite="allow-nan" if allow_nan else check_finite,
         )
+
+    def _project(self, X):
+        """``(X - mean_, (X - mean_) @ components_.T)`` of validated ``X``.
+
+        Finiteness is checked on the codes rather than the input: a NaN or
+        infinite pixel makes its row's codes NaN or infinite (IEEE arithmetic
+        propagates it through every product and sum), and the ``(n, k)``
+        codes are cheaper to scan than the ``(n, d)`` data (a quarter of
+        Fisherfaces' predict time on AT&T). Only on failure is the input
+        scanned, for the exact message.
+        """
+        X = self._validate_transform(X, check_finite=False)
+        centred = X - self.mean_
+        codes = centred @ self.components_.T
+        with np.errstate(invalid="ignore", over="ignore"):
+            suspect = codes.size == 0 or not np.isfinite(codes.sum())
+        if suspect:
+            assert_all_finite(X, input_name="X")
+            if not np.isfinite(codes).all():
+                raise ValueError(
+                    f"projecting X overflowed {codes.dtype} (its values reach "
+                    f"{np.abs(X).max():.3g}); rescale the data, e.g. to [0, 1]"
+                )
+        return centred, codes
 
     @property
     def _n_features_out(self):

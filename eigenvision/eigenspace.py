@@ -376,11 +376,6 @@ class Eigenspace(SubspaceModel):
     def _scale(self):
         return np.sqrt(self._kept_eigenvalues())
 
-    def _centred_codes(self, X):
-        X = self._validate_transform(X)
-        centred = X - self.mean_
-        return centred, centred @ self.components_.T
-
     def _log_likelihood(self, difs, dffs):
         """Moghaddam-Pentland log-likelihood from DIFS and DFFS (arrays of any shape)."""
         eigen = self._kept_eigenvalues().astype(np.float64)
@@ -401,7 +396,7 @@ class Eigenspace(SubspaceModel):
         Z : (n, k) ndarray
             Divided by ``sqrt(eigenvalues_)`` when ``whiten=True``.
         """
-        Z = self._centred_codes(X)[1]
+        Z = self._project(X)[1]
         if self.whiten:
             Z = Z / self._scale().astype(Z.dtype)
         return Z
@@ -443,7 +438,7 @@ class Eigenspace(SubspaceModel):
         -------
         (n,) ndarray, >= 0 and 0 for points of the eigenspace.
         """
-        centred, Z = self._centred_codes(X)
+        centred, Z = self._project(X)
         residual = centred - Z @ self.components_
         return np.einsum("ij,ij->i", residual, residual)
 
@@ -454,7 +449,7 @@ class Eigenspace(SubspaceModel):
         -------
         (n,) ndarray
         """
-        Z = self._centred_codes(X)[1]
+        Z = self._project(X)[1]
         return np.einsum("ij,ij->i", Z, Z / self._kept_eigenvalues().astype(Z.dtype))
 
     def score_samples(self, X):
@@ -468,7 +463,7 @@ class Eigenspace(SubspaceModel):
         -------
         (n,) ndarray of float64
         """
-        centred, Z = self._centred_codes(X)
+        centred, Z = self._project(X)
         residual = centred - Z @ self.components_
         dffs = np.einsum("ij,ij->i", residual, residual)
         Z = Z.astype(np.float64)

@@ -68,6 +68,25 @@ def test_fisher_matches_sklearn_lda(rng, data):
         ev.FisherSpace().fit(X, np.zeros(150))
 
 
+def test_generalized_eigh_matches_scipy(rng):
+    from scipy.linalg import eigh
+
+    from eigenvision.fisher import _generalized_eigh
+
+    a = rng.normal(size=(40, 12)) @ rng.normal(size=(12, 40))
+    a = a @ a.T  # rank 12: many zero eigenvalues, as S_b has
+    root = rng.normal(size=(40, 40)) * np.logspace(0, -4, 40)  # condition number ~1e8
+    b = root @ root.T + 1e-6 * np.eye(40)
+    values, vectors = _generalized_eigh(a, b)
+    expected_values, expected_vectors = eigh(a, b)
+    np.testing.assert_allclose(values, expected_values, rtol=1e-7, atol=1e-9 * values[-1])
+    top = slice(-12, None)  # the distinct eigenvalues; the null space has no unique basis
+    _match_up_to_sign(
+        vectors[:, top], expected_vectors[:, top], atol=1e-6 * np.abs(expected_vectors).max()
+    )
+    np.testing.assert_allclose(a @ vectors, b @ vectors * values, atol=1e-8 * np.abs(a).max())
+
+
 def test_fisher_on_att_faces_beats_chance_by_far(att):
     train, test = att.split(5, order="name")
     space = ev.FisherSpace().fit(train.images, train.labels)
