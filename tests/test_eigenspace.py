@@ -138,6 +138,30 @@ def test_bad_input(X, n_components, match):
         Eigenspace(n_components).fit(X)
 
 
+@pytest.mark.parametrize(
+    "value, match", [(np.nan, "NaN"), (np.inf, "infinity"), (-np.inf, "infinity")]
+)
+@pytest.mark.parametrize("model", ["eigenspace", "fisher", "recognizer"])
+def test_non_finite_probes_are_refused(rng, model, value, match):
+    # Finiteness is checked on the codes: every non-finite pixel must still be caught,
+    # also where a component is zero (NaN * 0 is NaN) and in a float32 stack.
+    images = rng.random((12, 4, 5)).astype(np.float32)
+    labels = np.repeat([0, 1, 2], 4)
+    fitted = {
+        "eigenspace": lambda: Eigenspace(3).fit(images),
+        "fisher": lambda: ev.FisherSpace().fit(images, labels),
+        "recognizer": lambda: ev.Recognizer(3).fit(images, labels),
+    }[model]()
+    if model == "eigenspace":
+        fitted.components_[:, 0] = 0.0
+    for index in [(0, 0, 0), (11, 3, 4)]:
+        probes = images.copy()
+        probes[index] = value
+        project = fitted.predict if model == "recognizer" else fitted.transform
+        with pytest.raises(ValueError, match=match):
+            project(probes)
+
+
 def test_transform_errors(rng):
     with pytest.raises(ev.NotFittedError, match="fit"):
         Eigenspace(2).transform(np.ones((2, 3)))
