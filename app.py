@@ -82,12 +82,23 @@ def fitted_recognizer(name: str, _train: ev.ImageSet, n_components: int, metric:
     return ev.Recognizer(n_components, metric=metric).fit(_train)
 
 
-@st.cache_resource(show_spinner="Training the face space on the LFW faces ...")
-def face_space(n_components: int) -> ev.Eigenspace:
-    faces = datasets.load_lfw_subset()
-    faces = faces.images[faces.labels == "face"]
-    faces = np.concatenate([faces, faces[:, :, ::-1]])
-    return ev.Eigenspace(n_components).fit(ev.normalize_images(faces, standardize="norm"))
+@st.cache_resource(show_spinner="Training the face space ...")
+def face_space(n_components: int) -> tuple[ev.Eigenspace, bool]:
+    """The face space for detection and whether it is the IMM face-window space.
+
+    With IMM: the aligned face interiors of :func:`ev.face_windows` (finds the
+    astronaut's face); without: scikit-image's 25 x 25 LFW crops (weaker).
+    """
+    if datasets.find_datasets().get("imm"):
+        windows = ev.face_windows(datasets.load_imm())
+        aligned = True
+    else:
+        faces = datasets.load_lfw_subset()
+        faces = faces.images[faces.labels == "face"]
+        windows = np.concatenate([faces, faces[:, :, ::-1]])
+        aligned = False
+    space = ev.Eigenspace(n_components).fit(ev.normalize_images(windows, standardize="norm"))
+    return space, aligned
 
 
 @st.cache_resource(show_spinner="Training the eye, nose and mouth detector on IMM ...")
@@ -254,7 +265,12 @@ def detect_page() -> None:
             return
     k = st.sidebar.slider("Face-space components", 1, 30, 10, key="detect-k")
     smallest = st.sidebar.slider("Smallest face (pixels)", 25, 400, 25, 5, key="smallest")
-    space = face_space(k)
+    space, aligned = face_space(k)
+    if not aligned:
+        st.info(
+            "Face space: scikit-image's LFW crops. Set EIGENVISION_DATA to the folder with "
+            "imm_frontal/ for the aligned IMM face space, which finds faces far better."
+        )
     h, w = space.image_shape_
     largest = min(image.shape[0] / h, image.shape[1] / w)
     if largest < 1:
@@ -296,8 +312,9 @@ def detect_page() -> None:
         return
     box_choice = st.selectbox("Face", [f"detection {i + 1}" for i in range(len(found))])
     d = found[int(box_choice.split()[-1]) - 1]
-    # The face window is the detector's face box, roughly brows to chin.
-    located = detector.locate(image, box=(d.x, d.y, d.width, d.height))
+    # An IMM face window knows where the eyes are; an LFW window is roughly the face box.
+    box = ev.face_box(*ev.window_eyes(d)) if aligned else (d.x, d.y, d.width, d.height)
+    located = detector.locate(image, box=box)
     figure = plot.heatmap(
         image,
         heat,

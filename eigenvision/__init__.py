@@ -21,7 +21,7 @@ from .eigenspace import Eigenspace, RankSelection, select_rank
 from .fisher import FisherSpace
 from .io import ImageSet, iter_image_batches, load_image, load_image_set
 from .kernel import KernelPCA
-from .modular import FeatureDetector, FeatureLocations, face_box
+from .modular import FeatureDetector, FeatureLocations, face_box, face_windows, window_eyes
 from .normalize import PixelStandardizer, normalize_image, normalize_images
 from .persist import load, save
 from .ppca import ProbabilisticPCA
@@ -57,6 +57,8 @@ __all__ = [
     "FeatureDetector",
     "FeatureLocations",
     "face_box",
+    "face_windows",
+    "window_eyes",
     "ProbabilisticPCA",
     "RankSelection",
     "select_rank",

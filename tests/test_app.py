@@ -178,6 +178,8 @@ def test_browser_slider_morphs_and_upload_detects(browser, tmp_path):
     page.click()
     _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, 'input[type="file"]'))
     _idle(browser)
+    _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, '[data-testid="stDataFrame"]'))
+    _screenshot(browser, "detect-astronaut.png")  # the built-in image (docs/app-detect.png)
     from skimage import data
 
     upload = tmp_path / "coins.png"

@@ -105,3 +105,59 @@ def test_detect_finds_a_planted_pattern_at_its_scale(rng):
     assert best.scale == 2 and abs(best.x - 70) <= 2 and abs(best.y - 50) <= 2
     assert best.width == pytest.approx(32) and best.score < found[1].score
     assert all(d.score >= best.score for d in found)
+
+
+def _face_space(imm_faces, k):
+    windows = ev.face_windows(imm_faces, iod=20)
+    return ev.Eigenspace(k).fit(ev.normalize_images(windows, standardize="norm"))
+
+
+@pytest.mark.parametrize("k", [10, 20])
+def test_detect_finds_the_astronaut_face(imm, k):
+    # Reference: scikit-image's LBP face cascade, an independent detector.
+    from skimage import data
+    from skimage.feature import Cascade
+
+    colour = data.astronaut()
+    image = ev.normalize.to_gray(colour).astype(np.float64)
+    cascade = Cascade(data.lbp_frontal_face_cascade_filename())
+    boxes = cascade.detect_multi_scale(
+        (image * 255).astype(np.uint8), scale_factor=1.2, step_ratio=1,
+        min_size=(60, 60), max_size=(150, 150),
+    )  # fmt: skip
+    assert len(boxes) == 1
+    reference = boxes[0]
+    best = detect(image, _face_space(imm, k), max_detections=2)[0]
+    cx, cy = best.center
+    assert reference["c"] < cx < reference["c"] + reference["width"]
+    assert reference["r"] < cy < reference["r"] + reference["height"]
+    # the window is the face's interior: smaller than the cascade's box, not tiny
+    assert 0.2 < best.width * best.height / (reference["width"] * reference["height"]) < 1.0
+    left, right = ev.window_eyes(best)
+    assert left[0] < right[0] and abs(left[1] - right[1]) < 1e-9
+
+
+def test_detect_finds_held_out_imm_faces(imm):
+    # Train on half the people, detect in the other half's full images (half resolution):
+    # the best window must sit on the face (eye midpoint within 0.3 IOD, IOD within 35%).
+    people = np.unique(imm.labels)
+    correct, total = 0, 0
+    for half in (0, 1):
+        held_out = np.isin(imm.labels, people[half::2])
+        train = ev.ImageSet(
+            images=imm.images[~held_out], labels=imm.labels[~held_out],
+            landmarks={f: p[~held_out] for f, p in imm.landmarks.items()},
+        )  # fmt: skip
+        space = _face_space(train, 10)
+        for i in np.flatnonzero(held_out)[::3]:
+            image = imm.images[i]
+            image = ev.normalize.resize(image, (image.shape[0] // 2, image.shape[1] // 2))
+            left, right = imm.landmarks["left_eye"][i] / 2, imm.landmarks["right_eye"][i] / 2
+            iod = np.linalg.norm(right - left)
+            found_left, found_right = ev.window_eyes(detect(image, space, max_detections=1)[0])
+            found_iod = np.linalg.norm(found_right - found_left)
+            offset = np.linalg.norm((found_left + found_right) / 2 - (left + right) / 2)
+            correct += offset < 0.3 * iod and abs(np.log(found_iod / iod)) < np.log(1.35)
+            total += 1
+    assert total == 40
+    assert correct / total >= 0.95  # measured: 40 of 40

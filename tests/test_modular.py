@@ -151,3 +151,29 @@ def test_bad_input(detector, folds):
         detector.locate(image)
     with pytest.raises(ValueError, match="positive width"):
         detector.locate(folds[1].images[0], box=(0, 0, 0, 10))
+
+
+def test_face_windows_put_the_eyes_where_window_eyes_reads_them(rng):
+    # Two bright dots as eyes on a tilted face; in the window they must land at the
+    # FACE_WINDOW positions, and window_eyes of a detection covering it reads them back.
+    image = np.zeros((120, 160))
+    left, right = np.array([50.0, 60.0]), np.array([98.0, 74.0])
+    rows, cols = np.mgrid[:120, :160]
+    for x, y in (left, right):
+        image += np.exp(-((cols - x) ** 2 + (rows - y) ** 2) / 8.0)
+    landmarks = {"left_eye": left[None], "right_eye": right[None]}
+    windows = ev.face_windows(image[None], landmarks, iod=30, mirror=True)
+    assert windows.shape == (2, 48, 42)
+    left_half = cols[:48, :42] < 21
+    for half, expected in ((left_half, (12, 6)), (~left_half, (12, 36))):  # (row, col)
+        peak = np.unravel_index(np.argmax(np.where(half, windows[0], 0)), half.shape)
+        assert np.allclose(peak, expected, atol=1)
+    assert np.allclose(windows[1], windows[0][:, ::-1])  # the mirror
+    detection = ev.Detection(x=10.0, y=20.0, width=42.0, height=48.0, scale=1.0, score=0.0)
+    found_left, found_right = ev.window_eyes(detection)
+    np.testing.assert_allclose(found_left, [10 + 6, 20 + 12])
+    np.testing.assert_allclose(found_right, [10 + 6 + 30, 20 + 12])
+    with pytest.raises(ValueError, match="face_windows needs landmarks"):
+        ev.face_windows(image[None])
+    with pytest.raises(ValueError, match="iod must be at least 5"):
+        ev.face_windows(image[None], landmarks, iod=2)
