@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import assert_all_finite, validate_data
@@ -25,6 +29,43 @@ def flatten_images(X):
 def is_dask_array(X) -> bool:
     """True for a ``dask.array.Array`` (checked without importing dask)."""
     return type(X).__module__.startswith("dask.array")
+
+
+def n_threads(n_jobs=None) -> int:
+    """Threads for ``n_jobs``: ``None`` or -1 = every core this process may use."""
+    if n_jobs is None or n_jobs == -1:
+        return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    if n_jobs < 1:
+        raise ValueError(f"n_jobs={n_jobs} must be a positive number of threads, -1 or None")
+    return int(n_jobs)
+
+
+_pool_lock = threading.Lock()
+_pool: tuple[int, ThreadPoolExecutor] | None = None
+
+
+def run_parallel(calls):
+    """Results of the no-argument ``calls``, the first run on the caller's thread, the rest on a
+    shared pool (one thread per core; numpy and pocketfft release the GIL).
+
+    The pool is kept between calls (starting threads costs ~0.1 ms per call)
+    and made again in a forked child, whose copy has no threads. Calls must
+    not themselves wait on ``run_parallel`` work: they would queue behind it.
+    """
+    global _pool
+    calls = list(calls)
+    if len(calls) == 1:
+        return [calls[0]()]
+    with _pool_lock:
+        if _pool is None or _pool[0] != os.getpid():
+            _pool = (os.getpid(), ThreadPoolExecutor(max(1, n_threads() - 1), "eigenvision"))
+        pool = _pool[1]
+    futures = [pool.submit(call) for call in calls[1:]]
+    try:
+        first = calls[0]()
+    finally:
+        others = [future.result() for future in futures]
+    return [first, *others]
 
 
 def check_fitted(model, attribute: str = "components_") -> None:

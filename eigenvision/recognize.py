@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import os
 import threading
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
@@ -18,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from ._base import check_fitted, is_dask_array
+from ._base import check_fitted, is_dask_array, n_threads
 from .eigenspace import Eigenspace
 from .fisher import FisherSpace
 from .io import ImageSet
@@ -143,7 +142,7 @@ class NearestNeighbor:
         m = len(probes)
         # Threads pay off from about 10M scores (measured: slower at 8M and below, 1.2-1.3x at
         # 1000 probes x 10^4, 1.1-1.2x at 50-100M); below, their start-up dominates.
-        threads = _n_threads(self.n_jobs)
+        threads = n_threads(self.n_jobs)
         workers = min(threads, m) if m * n >= self._PARALLEL_SCORES else 1
         blocks = np.array_split(probes, max(-(-m // self.probe_block), workers))
         if workers == 1:
@@ -212,15 +211,6 @@ def _row_value_order(rows, values):
     flip = (bits.view(np.int32) >> 31).view(np.uint32) | np.uint32(0x80000000)
     keys = (rows.astype(np.uint64) << np.uint64(32)) | (bits ^ flip)
     return np.argsort(keys, kind="stable")
-
-
-def _n_threads(n_jobs) -> int:
-    """Threads for ``n_jobs``: ``None`` or -1 = every core this process may use."""
-    if n_jobs is None or n_jobs == -1:
-        return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    if n_jobs < 1:
-        raise ValueError(f"n_jobs={n_jobs} must be a positive number of threads, -1 or None")
-    return int(n_jobs)
 
 
 @functools.cache

@@ -1,5 +1,8 @@
 """FFT DFFS/DIFS/likelihood maps against a brute-force sliding window; detection mechanics."""
 
+import os
+import sys
+
 import numpy as np
 import pytest
 from numpy.lib.stride_tricks import sliding_window_view
@@ -17,10 +20,14 @@ def _windows(image, shape, normalize):
     return flat, windows.shape[:2]
 
 
+@pytest.mark.parametrize("threaded", [False, True])
 @pytest.mark.parametrize("normalize", ["none", "window"])
 @pytest.mark.parametrize("dtype, tolerance", [(np.float64, 1e-9), (np.float32, 1e-4)])
 @pytest.mark.parametrize("window, k", [((12, 10), 1), ((9, 9), 5), ((16, 7), 12)])
-def test_maps_equal_brute_force(normalize, dtype, tolerance, window, k, rng):
+def test_maps_equal_brute_force(threaded, normalize, dtype, tolerance, window, k, rng, monkeypatch):
+    # Small images run in one thread; lower the bar so the threaded path is checked too.
+    module = sys.modules["eigenvision.detect"]  # the name `detect` is also the function
+    monkeypatch.setattr(module, "_PARALLEL_PIXELS", 1 if threaded else 10**9)
     patches = rng.random((40, *window))
     if normalize == "window":
         patches = ev.normalize_images(patches, standardize="norm")
@@ -156,3 +163,41 @@ def test_detect_finds_held_out_imm_faces(imm):
             total += 1
     assert total == 40
     assert correct / total >= 0.95  # measured: 40 of 40
+
+
+def test_run_parallel_returns_in_order_and_raises():
+    from eigenvision._base import run_parallel
+
+    assert run_parallel([lambda: 1, lambda: 2, lambda: 3]) == [1, 2, 3]
+
+    def fail():
+        raise RuntimeError("in a pool thread")
+
+    with pytest.raises(RuntimeError, match="in a pool thread"):
+        run_parallel([lambda: 1, fail])
+
+
+def _threaded_map_in_child(image, space, queue):
+    queue.put(dffs_map(image, space))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
+def test_threaded_maps_work_in_a_forked_child(rng):
+    # The parent's pool threads do not survive fork(): the child must make its own, not hang.
+    import multiprocessing
+
+    space = ev.Eigenspace(4).fit(rng.random((20, 8, 8)))
+    image = rng.random((200, 200))
+    expected = dffs_map(image, space)  # starts the parent's pool
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    child = context.Process(target=_threaded_map_in_child, args=(image, space, queue))
+    child.start()
+    try:
+        result = queue.get(timeout=60)
+    finally:
+        child.join(timeout=10)
+        child.kill()
+    assert child.exitcode == 0
+    np.testing.assert_array_equal(result, expected)
