@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import functools
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from scipy import fft, ndimage
@@ -81,7 +83,7 @@ def _check(image, space):
 def _box_sum(values, h, w):
     """Sums of ``values`` over every h x w window (valid positions), in float64.
 
-    Running sums down the rows (a loop of row additions: numpy's ``cumsum``
+    Running sums down the rows (:func:`_running_sum_down`: numpy's ``cumsum``
     along the first axis is 8x slower on 512 x 512), differenced in place;
     then scipy's running-sum ``uniform_filter1d`` along the rows, in place
     (2-3x faster than ``cumsum`` along the last axis and a difference, and
@@ -89,14 +91,32 @@ def _box_sum(values, h, w):
     page faults, as much as the sums themselves. Returns a view into it.
     """
     running = values.astype(np.float64)
-    for row in range(1, len(running)):
-        running[row] += running[row - 1]
+    _running_sum_down(running)
     _difference_in_place(running, h, axis=0)
     columns = running[h - 1 :]
     ndimage.uniform_filter1d(columns, w, axis=1, output=columns, mode="constant")
     sums = columns[:, w // 2 : w // 2 + columns.shape[1] - w + 1]  # window means
     sums *= w
     return sums
+
+
+def _running_sum_down(values):
+    """``values[i] += values[i - 1]`` down the rows, in place.
+
+    Blocks of about sqrt(n) rows take their own running sums side by side,
+    then each block adds the total before it: 2 sqrt(n) numpy calls instead of
+    n (fewer Python steps holding the GIL while other threads wait for it;
+    1.2-1.4x faster than the row loop on 512-1024 rows).
+    """
+    n = len(values)
+    size = max(1, int(np.sqrt(n)))
+    blocks = values[: n // size * size].reshape(n // size, size, *values.shape[1:])
+    for row in range(1, size):
+        blocks[:, row] += blocks[:, row - 1]
+    for block in range(1, len(blocks)):
+        blocks[block] += blocks[block - 1, -1]
+    for row in range(max(len(blocks) * size, 1), n):
+        values[row] += values[row - 1]
 
 
 def _difference_in_place(running, size, axis):
@@ -156,8 +176,8 @@ def _correlator(image, templates, offsets):
         product[0, 0] += dc_offsets[index]
         # irfft2 by axes, the second transform only over the valid rows: 1.5x faster
         # than scipy's irfft2 at 1024^2 (measured), as fast at 512^2.
-        fft.ifft(product, axis=0, workers=1, overwrite_x=True)
-        rows = fft.irfft(product[: H - h + 1], n=fft_shape[1], axis=1, workers=1)
+        columns = fft.ifft(product, axis=0, workers=1, overwrite_x=True)  # in place
+        rows = fft.irfft(columns[: H - h + 1], n=fft_shape[1], axis=1, workers=1)
         return rows[:, : W - w + 1]
 
     return correlation
@@ -189,39 +209,56 @@ def window_maps(image, space, *, normalize="none", min_contrast=1e-3) -> WindowM
         ``codes`` (k, H-h+1, W-w+1) and ``residual_energy`` (H-h+1, W-w+1).
     """
     image, _ = _check(image, space)
-    residual_energy, code, flat = _projections(image, space, normalize, min_contrast)
-    codes = np.empty((space.n_components_, *residual_energy.shape), dtype=image.dtype)
+    maps = _projections(image, space, normalize, min_contrast)
+    energy, k = maps.energy, space.n_components_
+    codes = np.empty((k, *energy.shape), dtype=image.dtype)
 
     def fill(indices):
-        out = np.empty(residual_energy.shape)
+        out = np.empty(energy.shape)
         for index in indices:
-            np.copyto(codes[index], code(index, out), casting="same_kind")
+            if index == k:  # one thread only
+                energy[...] += maps.mean_term(out)
+            else:
+                np.copyto(codes[index], maps.code(index, out), casting="same_kind")
 
-    _over_codes(image, space.n_components_, fill)
-    if flat is not None:
-        codes[:, flat] = 0.0
-    return WindowMaps(codes, residual_energy.astype(image.dtype, copy=False))
+    _over_maps(image, k + 1, fill)
+    if maps.flat is not None:
+        codes[:, maps.flat] = 0.0
+        energy[maps.flat] = np.inf
+    return WindowMaps(codes, energy.astype(image.dtype, copy=False))
 
 
-def _over_codes(image, n_codes, task):
-    """Results of ``task(indices)`` over round-robin shares of ``range(n_codes)``, in parallel
+def _over_maps(image, n_maps, task):
+    """Results of ``task(indices)`` over round-robin shares of ``range(n_maps)``, in parallel
     threads when the image is large enough to pay for them."""
-    threads = min(n_threads(), n_codes) if image.size >= _PARALLEL_PIXELS else 1
+    threads = min(n_threads(), n_maps) if image.size >= _PARALLEL_PIXELS else 1
     return run_parallel(
-        functools.partial(task, range(start, n_codes, threads)) for start in range(threads)
+        functools.partial(task, range(start, n_maps, threads)) for start in range(threads)
     )
 
 
-def _projections(image, space, normalize, min_contrast):
-    """``(residual_energy, code, flat)`` of every window of ``image``.
+class _Projections(NamedTuple):
+    """What every window's DFFS, codes and energy are made of (:func:`_projections`)."""
 
-    ``residual_energy`` is ``||x - m||^2`` in float64 (``+inf`` at flat
-    windows); ``code(i, out)`` returns the map ``z_i`` (``out``, a float64
-    array of the map's shape, or a fresh array), callable from several
-    threads at once; ``flat`` is the flat-window mask with
-    ``normalize="window"``, else None. ``image`` has passed :func:`_check`.
-    Everything is computed in place in as few passes as possible: fresh
-    full-size arrays cost page faults comparable to the FFTs.
+    energy: np.ndarray
+    """``||x - m||^2 + 2 m . x`` (normalised ``x`` with ``"window"``), float64."""
+    code: Callable[[int, np.ndarray], np.ndarray]
+    """``code(i, out)``: the map ``z_i`` (``out``, a float64 array of the map's shape, or a
+    fresh array)."""
+    mean_term: Callable[[np.ndarray], np.ndarray]
+    """``mean_term(out)``: ``-2 m . x`` into ``out``; ``energy + mean_term`` is ``||x - m||^2``."""
+    flat: np.ndarray | None
+    """Flat windows (no pattern, infinitely far: set to ``+inf`` by the caller) with
+    ``"window"``, else None."""
+
+
+def _projections(image, space, normalize, min_contrast):
+    """The :class:`_Projections` of every window of ``image`` (which has passed :func:`_check`).
+
+    ``code`` and ``mean_term`` may be called from several threads at once:
+    the ``k + 1`` correlations are the bulk of the work. Everything else is
+    computed in place in as few passes as possible: fresh full-size arrays
+    cost page faults comparable to the FFTs.
     """
     if normalize not in _NORMALIZATIONS:
         raise ValueError(f"normalize must be one of {_NORMALIZATIONS}, got {normalize!r}")
@@ -263,11 +300,11 @@ def _projections(image, space, normalize, min_contrast):
         inverse = np.divide(1.0, scale, out=scale, where=~flat)
         inverse[flat] = 0.0
         # ||x~ - m||^2 = 1 - 2 m . x~ + ||m||^2, x~ = (x - mean(x)) / ||x - mean(x)||
-        residual_energy = np.multiply(correlation(-1), inverse, out=sums)
-        residual_energy *= -2.0
-        residual_energy += 1.0 + mean_norm
-        # A flat window has no pattern to normalise: infinitely far from any class.
-        residual_energy[flat] = np.inf
+        energy = sums
+        energy.fill(1.0 + mean_norm)
+
+        def mean_term(out):
+            return np.multiply(np.multiply(correlation(-1), inverse, out=out), -2.0, out=out)
 
         def code(index, out):
             z = np.multiply(correlation(index), inverse, out=out)
@@ -276,15 +313,17 @@ def _projections(image, space, normalize, min_contrast):
     else:
         flat = None
         # ||x - m||^2 = sum (x - level)^2 + 2 level sum(x - level) + n level^2 - 2 m . x + ||m||^2
-        residual_energy = squares
-        residual_energy += np.multiply(sums, 2 * level, out=work)
-        residual_energy -= np.multiply(correlation(-1), 2.0, out=work)
-        residual_energy += n_pixels * level**2 - 2 * mean_offset + mean_norm
+        energy = squares
+        energy += np.multiply(sums, 2 * level, out=work)
+        energy += n_pixels * level**2 - 2 * mean_offset + mean_norm
+
+        def mean_term(out):
+            return np.multiply(correlation(-1), -2.0, out=out)
 
         def code(index, out):
             return correlation(index)
 
-    return residual_energy, code, flat
+    return _Projections(energy, code, mean_term, flat)
 
 
 def _in_parallel(image, *calls):
@@ -343,18 +382,25 @@ def dffs_map(image, space, *, normalize="none", mode="valid", min_contrast=1e-3)
     object representation, IEEE TPAMI 19(7).
     """
     image, _ = _check(image, space)
-    dffs, code, _ = _projections(image, space, normalize, min_contrast)
+    maps = _projections(image, space, normalize, min_contrast)
+    k = space.n_components_
 
-    def sum_of_squares(indices):
-        total, out = np.zeros(dffs.shape), np.empty(dffs.shape)
+    def part(indices):
+        total, out = np.zeros(maps.energy.shape), np.empty(maps.energy.shape)
         for index in indices:
-            z = code(index, out)
-            total += np.square(z, out=z)
+            if index == k:
+                total += maps.mean_term(out)
+            else:
+                z = maps.code(index, out)
+                total -= np.square(z, out=z)
         return total
 
-    for part in _over_codes(image, space.n_components_, sum_of_squares):
-        dffs -= part
+    dffs = maps.energy
+    for term in _over_maps(image, k + 1, part):
+        dffs += term
     np.maximum(dffs, 0.0, out=dffs)  # clip round-off below zero
+    if maps.flat is not None:
+        dffs[maps.flat] = np.inf
     return _finish(dffs.astype(image.dtype, copy=False), space, mode)
 
 
