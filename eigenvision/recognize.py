@@ -42,16 +42,17 @@ class NearestNeighbor:
     stores the rows ``[-2 g, ||g||^2]``. For a block of probes ``[p, 1]`` and
     a chunk of the gallery, one BLAS product gives ``||g||^2 - 2 p.g`` (the
     per-probe ``||p||^2`` does not change the ranking). Each probe keeps its
-    ``k + 8`` best entries so far; the first chunk's ``k + 8``-th smallest
+    ``k + 2`` best entries so far; the first chunk's ``k + 2``-th smallest
     score (a value-only partition) is the starting bound, and every chunk
     costs one comparison pass against the bounds: only the few entries below
     them are merged, all rows at once, by one stable sort by (row, score)
     keys. Blocks of probes run on parallel threads (BLAS single-threaded
     inside each), the way a compiled k-selection would use the cores.
-    Finally the best ``k + 8`` candidates are re-ranked by distances computed
-    directly in float64 from the data as given: the result is the exact k
-    nearest unless more than 8 entries lie within round-off of the k-th.
-    Equal distances go to the lower gallery index.
+    Finally the candidates are re-ranked by distances computed directly in
+    float64 from the data as given, and the answer is proven exact: the
+    round-off bound of the fast scores must show that no entry left out can
+    be nearer than the k-th; probes where it cannot (near-ties) are searched
+    again with more candidates. Equal distances go to the lower gallery index.
 
     Parameters
     ----------
@@ -72,9 +73,11 @@ class NearestNeighbor:
         The gallery mean, subtracted before the expansion.
     scaled_gallery_ : (n, q + 1) ndarray
         ``[-2 (g - offset_), ||g - offset_||^2]``.
+    max_centred_norm_ : float
+        ``max ||g - offset_||``, for the round-off bound.
     """
 
-    _MARGIN = 8
+    _MARGIN = 2
     _PARALLEL_SCORES = 1 << 23
 
     def __init__(self, *, chunk_size: int = 1024, probe_block: int = 512, n_jobs=None):
@@ -113,6 +116,9 @@ class NearestNeighbor:
         squared_norms = np.einsum("ij,ij->i", centred, centred)
         # [-2 g, ||g||^2] so that [p, 1] . row = ||g||^2 - 2 p.g in one product.
         self.scaled_gallery_ = np.hstack([-2 * centred, squared_norms[:, None]])
+        self.max_centred_norm_ = float(
+            np.sqrt(np.einsum("ij,ij->i", centred, centred, dtype=np.float64).max())
+        )
         return self
 
     def kneighbors(self, probes: np.ndarray, k: int):
@@ -153,19 +159,57 @@ class NearestNeighbor:
         return tuple(np.vstack(parts) for parts in zip(*results, strict=True))
 
     def _block_kneighbors(self, probes, k):
-        """:meth:`kneighbors` of one block of probes (one thread's work)."""
-        candidates = self._candidates(probes, min(k + self._MARGIN, len(self.raw_gallery_)))
-        # Re-rank the candidates by float64 distances between the data as given.
-        diff = self.raw_gallery_[candidates].astype(np.float64)
-        diff -= probes[:, None, :]
-        exact = np.sqrt(np.einsum("ijk,ijk->ij", diff, diff))
-        order = np.lexsort((candidates, exact), axis=1)[:, :k]
-        return np.take_along_axis(exact, order, axis=1), np.take_along_axis(
-            candidates, order, axis=1
-        )
+        """:meth:`kneighbors` of one block of probes (one thread's work).
+
+        The candidates' distances are computed again in float64 from the data
+        as given, and a probe's answer is accepted only when the round-off
+        bound of the fast scores proves that no entry left out can be nearer
+        than its k-th (:meth:`_round_off_bound`); the few that are not
+        proven (near-ties at the k-th) are searched again with four times the
+        candidates, until proven or every entry is a candidate.
+        """
+        n = len(self.raw_gallery_)
+        distances = np.empty((len(probes), k))
+        indices = np.empty((len(probes), k), dtype=np.int64)
+        pending, keep = np.arange(len(probes)), min(k + self._MARGIN, n)
+        while pending.size:
+            block = probes[pending]
+            candidates, bounds = self._candidates(block, keep)
+            diff = self.raw_gallery_[candidates].astype(np.float64)
+            diff -= block[:, None, :]
+            squared = np.einsum("ijk,ijk->ij", diff, diff)
+            order = np.lexsort((candidates, squared), axis=1)[:, :k]
+            squared, found = (np.take_along_axis(a, order, axis=1) for a in (squared, candidates))
+            if keep == n:
+                proven = np.ones(len(pending), dtype=bool)
+            else:
+                # Scores are ||p - g||^2 - ||p - offset||^2; every entry left out scored >= bound.
+                centred_norms = np.sum((block - self.offset_.astype(np.float64)) ** 2, axis=1)
+                kth_score = squared[:, -1] - centred_norms
+                slack = 1e-12 * (squared[:, -1] + centred_norms)  # float64 round-off, generously
+                proven = kth_score + slack < bounds - self._round_off_bound(centred_norms)
+            distances[pending[proven]] = np.sqrt(squared[proven])
+            indices[pending[proven]] = found[proven]
+            pending, keep = pending[~proven], min(4 * keep, n)
+        return distances, indices
+
+    def _round_off_bound(self, centred_norms):
+        """Largest possible error of a probe's fast scores (float64, one per probe).
+
+        A score is a dot product of length ``K = q + 1`` of rounded data, so
+        ``|error| <= gamma_K sum_i |a_i b_i| <= gamma_K (2 ||p|| G + G^2)``
+        (Higham 2002, eq. 3.5, any summation order) with ``G`` the largest
+        centred gallery norm; the factor 4 and ``K + 2`` cover the rounding of
+        the centred data and of the stored squared norms.
+        """
+        unit = np.finfo(self.scaled_gallery_.dtype).eps / 2
+        terms = self.scaled_gallery_.shape[1] + 2
+        largest = self.max_centred_norm_
+        return 4 * terms * unit * (2 * np.sqrt(centred_norms) * largest + largest**2)
 
     def _candidates(self, probes, keep):
-        """Indices of the ``keep`` smallest ``||g||^2 - 2 p.g`` for each probe (unordered)."""
+        """Indices of the ``keep`` smallest ``||g||^2 - 2 p.g`` for each probe (unordered), and
+        each probe's ``keep``-th smallest score: every entry left out scored at least that."""
         gallery = self.scaled_gallery_
         m, n = len(probes), len(gallery)
         augmented = np.ones((m, gallery.shape[1]), dtype=gallery.dtype)
@@ -174,19 +218,24 @@ class NearestNeighbor:
         best_d = np.full((m, keep), np.inf, dtype=gallery.dtype)
         best_i = np.zeros((m, keep), dtype=np.int64)
         bound = None
+        # One score and one mask buffer for every chunk (fresh ones cost page faults).
+        score_buffer = np.empty((m, min(chunk, n)), dtype=gallery.dtype)
+        mask_buffer = np.empty(score_buffer.shape, dtype=bool)
         for start in range(0, n, chunk):
-            scores = augmented @ gallery[start : start + chunk].T
+            part = gallery[start : start + chunk]
+            scores = np.matmul(augmented, part.T, out=score_buffer[:, : len(part)])
             if bound is None:  # the first chunk's keep-th smallest: >= keep entries reach it
                 bound = np.nextafter(np.partition(scores, keep - 1, axis=1)[:, keep - 1], np.inf)
-            below = scores < bound[:, None]
+            below = np.less(scores, bound[:, None], out=mask_buffer[:, : len(part)])
             hits = np.flatnonzero(below)
             if hits.size == 0:
                 continue
             hit_rows, hit_cols = np.divmod(hits, scores.shape[1])
-            rows = np.flatnonzero(below.any(axis=1))
+            counts = np.bincount(hit_rows, minlength=m)
+            rows = np.flatnonzero(counts)
             # Merge each hit row's list with its hits: one stable sort by (row, score) keeps
             # the current entries (lower indices) first among equal scores.
-            counts = np.bincount(hit_rows, minlength=m)[rows] + keep
+            counts = counts[rows] + keep
             merged_rows = np.concatenate([np.repeat(rows, keep), hit_rows])
             merged_d = np.concatenate([best_d[rows].ravel(), scores.ravel()[hits]])
             merged_i = np.concatenate([best_i[rows].ravel(), hit_cols + start])
@@ -194,7 +243,7 @@ class NearestNeighbor:
             take = order[(np.cumsum(counts) - counts)[:, None] + np.arange(keep)]
             best_d[rows], best_i[rows] = merged_d[take], merged_i[take]
             bound[rows] = best_d[rows, -1]
-        return best_i
+        return best_i, best_d[:, -1].astype(np.float64)
 
 
 def _row_value_order(rows, values):

@@ -36,6 +36,46 @@ def test_nearest_neighbor_threads_and_ties(dtype, n_jobs, probe_block, rng, monk
     np.testing.assert_array_equal(indices[1:], np.argsort(brute[1:], axis=1, kind="stable")[:, :9])
 
 
+def _crowded_gallery(rng):
+    """Float32 gallery where 40 entries lie within float32 round-off of one probe's 5th
+    nearest (far outliers make the centred norms, and so the score round-off, large)."""
+    directions = rng.normal(size=(40, 8))
+    directions /= np.linalg.norm(directions, axis=1, keepdims=True)
+    crowd = directions * (1 + rng.uniform(0, 1e-4, size=(40, 1)))  # radii differ by < 1e-4
+    far = rng.normal(size=(20, 8)) * 1e3
+    gallery = np.vstack([far[:10], crowd, far[10:], rng.normal(size=(300, 8)) + 50])
+    return gallery.astype(np.float32), np.zeros((1, 8), dtype=np.float32)
+
+
+def test_near_ties_within_round_off_are_searched_again(rng, monkeypatch):
+    # The fast float32 scores cannot order the crowd: the answer must come from the
+    # round-off proof and a second search, not from which entries float32 happened to keep.
+    gallery, probe = _crowded_gallery(rng)
+    index = NearestNeighbor(chunk_size=16).fit(gallery)
+    kept = []
+    original = NearestNeighbor._candidates
+    monkeypatch.setattr(
+        NearestNeighbor,
+        "_candidates",
+        lambda self, probes, keep: kept.append(keep) or original(self, probes, keep),
+    )
+    distances, indices = index.kneighbors(probe, 5)
+    brute = np.linalg.norm(gallery.astype(np.float64) - probe.astype(np.float64), axis=1)
+    expected = np.argsort(brute, kind="stable")[:5]
+    np.testing.assert_array_equal(indices[0], expected)
+    np.testing.assert_allclose(distances[0], brute[expected], rtol=1e-12)
+    assert kept[0] == 5 + NearestNeighbor._MARGIN and max(kept) > kept[0]
+
+
+def test_without_the_round_off_proof_near_ties_go_wrong(rng, monkeypatch):
+    # The test above can fail: trusting the first candidates (no proof) misses true neighbours.
+    gallery, probe = _crowded_gallery(rng)
+    monkeypatch.setattr(NearestNeighbor, "_round_off_bound", lambda self, norms: -np.inf)
+    indices = NearestNeighbor(chunk_size=16).fit(gallery).kneighbors(probe, 5)[1]
+    brute = np.linalg.norm(gallery.astype(np.float64) - probe.astype(np.float64), axis=1)
+    assert not np.array_equal(indices[0], np.argsort(brute, kind="stable")[:5])
+
+
 def _blas_threads():
     from threadpoolctl import threadpool_info
 
