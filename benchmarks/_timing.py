@@ -15,13 +15,20 @@ def median_time(run, repeats):
     return float(np.median(times)), result
 
 
-def interleaved_medians(runs, repeats):
+def interleaved_medians(runs, repeats, pause=0.1):
     """``{name: (median wall time, last result)}`` of the callables in ``runs``, timed in turn
-    within each repeat, so a busy spell on a shared machine slows every contender alike."""
+    within each repeat, so a busy spell on a shared machine slows every contender alike.
+
+    Each call starts ``pause`` seconds after the previous one ends: thread pools that
+    spin-wait after a call (OpenMP in scikit-learn, OpenBLAS, OpenCV) otherwise keep
+    the cores busy into the next contender's time (measured: our 10^4 gallery search
+    right after scikit-learn's took 18.9 ms, 13.0 ms after a 50 ms pause).
+    """
     times = {name: [] for name in runs}
     results = {}
     for _ in range(repeats):
         for name, run in runs.items():
+            time.sleep(pause)
             start = time.perf_counter()
             results[name] = run()
             times[name].append(time.perf_counter() - start)

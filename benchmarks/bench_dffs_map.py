@@ -5,7 +5,8 @@ Times ``dffs_map`` (k eigenvectors) side by side with one scikit-image
 OpenCV ``matchTemplate`` (TM_CCOEFF_NORMED) when installed, and the
 brute-force loop (every window projected with BLAS), on 512x512 and
 1024x1024 images, windows 24x24 and 32x32, k = 1, 5, 10, 20, float32 and
-float64. Median of repeated runs.
+float64. Median of repeated runs, the contenders timed in turn within each
+repeat (``interleaved_medians``).
 
 Run:  python benchmarks/bench_dffs_map.py --out benchmarks/out/dffs_map
 """
@@ -17,7 +18,7 @@ import json
 from pathlib import Path
 
 import numpy as np
-from _timing import median_time
+from _timing import interleaved_medians, median_time
 from numpy.lib.stride_tricks import sliding_window_view
 from skimage.feature import match_template
 
@@ -49,22 +50,21 @@ def main(argv=None):
                 image = rng.random((size, size)).astype(dtype)
                 patches = rng.random((60, window, window)).astype(dtype)
                 template = patches[0]
-                skimage_s, _ = median_time(
-                    lambda i=image, t=template: match_template(i, t), args.repeats
-                )
-                opencv_s = None
+                runs = {"match_template": lambda i=image, t=template: match_template(i, t)}
                 if cv2 is not None:
                     image32, template32 = image.astype(np.float32), template.astype(np.float32)
-                    opencv_s, _ = median_time(
-                        lambda i=image32, t=template32: cv2.matchTemplate(
-                            i, t, cv2.TM_CCOEFF_NORMED
-                        ),
-                        args.repeats,
+                    runs["opencv"] = lambda i=image32, t=template32: cv2.matchTemplate(
+                        i, t, cv2.TM_CCOEFF_NORMED
                     )
-                for k in (1, 5, 10, 20):
-                    space = ev.Eigenspace(k).fit(patches)
+                spaces = {k: ev.Eigenspace(k).fit(patches) for k in (1, 5, 10, 20)}
+                for k, space in spaces.items():
                     ev.dffs_map(image, space)  # warm the template-spectrum cache
-                    ours, _ = median_time(lambda i=image, s=space: ev.dffs_map(i, s), args.repeats)
+                    runs[k] = lambda i=image, s=space: ev.dffs_map(i, s)
+                timed = interleaved_medians(runs, args.repeats)
+                skimage_s = timed["match_template"][0]
+                opencv_s = timed["opencv"][0] if cv2 is not None else None
+                for k, space in spaces.items():
+                    ours = timed[k][0]
                     row = {
                         "size": size, "window": window, "dtype": np.dtype(dtype).name, "k": k,
                         "dffs_map_s": ours, "match_template_s": skimage_s, "opencv_s": opencv_s,
