@@ -178,8 +178,9 @@ class FeatureLocations:
         training faces: faces unlike them score low even where the features
         are found (measured: a detector trained on six IMM people gives a
         median eye confidence 0.80-0.84 on other IMM people brought down to
-        AT&T's IOD of 20-30 px, but ~0 on AT&T's faces, with their glasses and
-        lighting); there compare ``scores`` within an image instead.
+        an IOD of 21-32 px, below AT&T's 27-45 px, but ~0 on AT&T's faces,
+        with their glasses and lighting); there compare ``scores`` within
+        an image instead.
     iod : float
         Inter-ocular distance of the located eyes, in input pixels.
     """
