@@ -26,7 +26,7 @@ __all__ = ["dffs_map", "difs_map", "likelihood_map", "window_maps", "detect", "D
 _MODES = ("valid", "same")
 _NORMALIZATIONS = ("none", "window")
 # Threads pay for themselves from about this many pixels (measured crossover: 128^2-160^2
-# images at k = 5-10 on two cores; 1.2-1.5x faster at 256^2-512^2).
+# images at k = 5-10 on two cores; 1.2-1.3x faster at 256^2, 1.0-1.5x at 512^2).
 _PARALLEL_PIXELS = 160 * 160
 
 
