@@ -7,7 +7,7 @@ Moghaddam & Starner 1994) and the distance-from-feature-space detector
 
 __version__ = "0.1.0"
 
-from . import dask_engine, datasets, evaluate, normalize
+from . import dask_engine, datasets, evaluate, faces, neighbors, normalize
 from ._errors import (
     DatasetNotFoundError,
     EigenvisionError,
@@ -16,22 +16,27 @@ from ._errors import (
     ModelFileError,
     NotFittedError,
 )
-from .detect import Detection, detect, dffs_map, difs_map, likelihood_map
-from .eigenspace import Eigenspace, RankSelection, select_rank
+from .detection import Detection, detect, dffs_map, difs_map, likelihood_map
+from .eigenspace import Eigenspace
+from .faces import face_box, face_windows, window_eyes
 from .fisher import FisherSpace
 from .io import ImageSet, iter_image_batches, load_image, load_image_set
 from .kernel import KernelPCA
-from .modular import FeatureDetector, FeatureLocations, face_box, face_windows, window_eyes
+from .modular import FeatureDetector, FeatureLocations
+from .neighbors import NearestNeighbor
 from .normalize import PixelStandardizer, normalize_image, normalize_images
 from .persist import load, save
 from .ppca import ProbabilisticPCA
-from .recognize import UNKNOWN, NearestNeighbor, Recognizer, Verification, nearest_subspace
+from .rank import RankSelection, select_rank
+from .recognize import UNKNOWN, Recognizer, Verification, nearest_subspace
 
 __all__ = [
     "__version__",
     "dask_engine",
     "datasets",
     "evaluate",
+    "faces",
+    "neighbors",
     "load",
     "save",
     "UNKNOWN",

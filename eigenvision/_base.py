@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from collections import OrderedDict
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
@@ -31,41 +30,72 @@ def is_dask_array(X) -> bool:
     return type(X).__module__.startswith("dask.array")
 
 
-def n_threads(n_jobs=None) -> int:
-    """Threads for ``n_jobs``: ``None`` or -1 = every core this process may use."""
-    if n_jobs is None or n_jobs == -1:
-        return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    if n_jobs < 1:
-        raise ValueError(f"n_jobs={n_jobs} must be a positive number of threads, -1 or None")
-    return int(n_jobs)
+class BoundedCache:
+    """A least-recently-used cache bounded by the bytes of its values, owned by one object.
 
+    Thread-safe. A value larger than the bound is computed and returned but
+    not kept.
 
-_pool_lock = threading.Lock()
-_pool: tuple[int, ThreadPoolExecutor] | None = None
+    Parameters
+    ----------
+    max_bytes : int
+        The most bytes (``value.nbytes``) kept at once.
 
-
-def run_parallel(calls):
-    """Results of the no-argument ``calls``, the first run on the caller's thread, the rest on a
-    shared pool (one thread per core; numpy and pocketfft release the GIL).
-
-    The pool is kept between calls (a fresh two-thread pool costs 0.2 ms per call)
-    and made again in a forked child, whose copy has no threads. Calls must
-    not themselves wait on ``run_parallel`` work: they would queue behind it.
+    Examples
+    --------
+    >>> cache = BoundedCache(max_bytes=16)
+    >>> cache.get("a", lambda: np.zeros(2)).nbytes, len(cache)
+    (16, 1)
+    >>> _ = cache.get("b", lambda: np.zeros(2)); len(cache)  # "a" is evicted
+    1
     """
-    global _pool
-    calls = list(calls)
-    if len(calls) == 1:
-        return [calls[0]()]
-    with _pool_lock:
-        if _pool is None or _pool[0] != os.getpid():
-            _pool = (os.getpid(), ThreadPoolExecutor(max(1, n_threads() - 1), "eigenvision"))
-        pool = _pool[1]
-    futures = [pool.submit(call) for call in calls[1:]]
-    try:
-        first = calls[0]()
-    finally:
-        others = [future.result() for future in futures]
-    return [first, *others]
+
+    def __init__(self, max_bytes: int):
+        self.max_bytes = int(max_bytes)
+        self._entries: OrderedDict = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __repr__(self) -> str:
+        return f"BoundedCache(max_bytes={self.max_bytes}, entries={len(self)}, bytes={self._bytes})"
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held now."""
+        return self._bytes
+
+    def get(self, key, compute):
+        """The value cached under ``key``, else ``compute()`` (kept if it fits).
+
+        Parameters
+        ----------
+        key : hashable
+        compute : callable
+            ``compute() -> ndarray``, called without the lock held.
+
+        Returns
+        -------
+        ndarray
+        """
+        with self._lock:
+            if key in self._entries:
+                self._entries.move_to_end(key)
+                return self._entries[key]
+        value = compute()
+        size = int(getattr(value, "nbytes", 0))
+        if size > self.max_bytes:
+            return value
+        with self._lock:
+            if key not in self._entries:
+                self._entries[key] = value
+                self._bytes += size
+            while self._bytes > self.max_bytes:
+                _, evicted = self._entries.popitem(last=False)
+                self._bytes -= int(getattr(evicted, "nbytes", 0))
+        return value
 
 
 def check_fitted(model, attribute: str = "components_") -> None:
@@ -73,19 +103,6 @@ def check_fitted(model, attribute: str = "components_") -> None:
         raise NotFittedError(
             f"this {type(model).__name__} is not fitted yet; call fit(X) before using it"
         )
-
-
-def sign_flip(components: np.ndarray) -> np.ndarray:
-    """Make the largest-magnitude entry of every row positive (scikit-learn's ``svd_flip`` rule).
-
-    Deterministic output whatever sign the solver returned.
-    """
-    if components.size == 0:
-        return components
-    pivots = np.argmax(np.abs(components), axis=1)
-    signs = np.sign(components[np.arange(len(components)), pivots])
-    signs[signs == 0] = 1
-    return components * signs[:, None].astype(components.dtype)
 
 
 class SubspaceModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):

@@ -7,7 +7,9 @@ cores of one machine). Nothing is gathered to the caller but the small
 results: ``d x d`` scatters, ``k x d`` components, ``m x k`` neighbour lists.
 
 Reached through ``Eigenspace(backend="dask")`` / ``Eigenspace().fit(dask_array)``
-and ``NearestNeighbor().fit(dask_gallery)``; :func:`read_npy_shards` turns
+and ``NearestNeighbor().fit(dask_gallery)``. The engine returns plain results
+(a :class:`~eigenvision._linalg.Spectrum`, merged neighbour lists) and imports
+no estimator: the estimators call it. :func:`read_npy_shards` turns
 ``.npy`` files on a shared file system into a gallery without reading them.
 Needs the ``dask`` extra: ``pip install "eigenvision[dask]"``.
 """
@@ -20,8 +22,10 @@ from pathlib import Path
 import numpy as np
 
 from ._errors import EigenvisionError
+from ._linalg import Spectrum, scatter_spectrum, shifted_moments
+from .io import ImageSet
 
-__all__ = ["fit_eigenspace", "kneighbors_sharded", "read_npy_shards", "as_row_chunked"]
+__all__ = ["spectrum", "kneighbors_sharded", "read_npy_shards", "as_row_chunked"]
 
 _FAN_IN = 8  # partial results combined per task in the tree reductions
 
@@ -49,8 +53,6 @@ def as_row_chunked(X, chunk_rows="auto"):
     X : (n, d) dask.array.Array
     image_shape : (H, W) tuple or None
     """
-    from .io import ImageSet
-
     _, da = _dask()
     if isinstance(X, ImageSet):
         X = X.images
@@ -87,64 +89,52 @@ def _add_moments(a, b):
     return a[0] + b[0], a[1] + b[1], np.add(a[2], b[2], dtype=np.float64)
 
 
-def fit_eigenspace(space, X):
-    """Fit ``space`` (an :class:`~eigenvision.Eigenspace`) on a Dask array; used by ``fit``.
+def spectrum(X, *, solver, center, k, seed=0) -> Spectrum:
+    """The spectrum of a row-chunked Dask array, reduced where its chunks live.
 
     Solvers: ``"covariance"`` accumulates the count, sum and scatter of
-    ``X - x_0`` blockwise (:func:`~eigenvision.eigenspace.shifted_moments`,
+    ``X - x_0`` blockwise (:func:`~eigenvision._linalg.shifted_moments`,
     float64) in a tree reduction and solves the ``d x d`` eigenproblem on
     the caller: exactly a batch fit's subspace. ``"svd"``: Dask's tsqr SVD of
     the centred data (Benson, Gleich & Demmel 2013), exact, for any ``d``
     whose ``d x d`` triangular factors fit a worker. ``"randomized"``: Dask's
     ``svd_compressed`` (Halko et al. 2011; 7 QR-orthonormalised power
-    iterations, 10 extra samples), approximate. ``"auto"``: covariance up to
-    ``space.max_scatter_features`` features, svd above.
+    iterations, 10 extra samples), approximate.
 
     Parameters
     ----------
-    space : Eigenspace
-    X : (n, d) or (n, H, W) Dask array (or anything :func:`as_row_chunked` takes)
+    X : (n, d) dask.array.Array
+        From :func:`as_row_chunked`.
+    solver : {"covariance", "svd", "randomized"}
+    center : bool
+    k : int
+        Directions needed.
+    seed : int, default 0
+        ``"randomized"`` only.
 
     Returns
     -------
-    space, fitted
+    Spectrum
     """
-    from .eigenspace import shifted_moments
-
     dask, da = _dask()
-    X, image_shape = as_row_chunked(X)
-    n, d = (int(s) for s in X.shape)
-    if n < 2:
-        raise ValueError(f"an eigenspace needs at least 2 samples, got {n}")
-    solver = space.solver
-    if solver == "auto":
-        solver = "covariance" if d <= space.max_scatter_features else "svd"
     if solver not in ("covariance", "svd", "randomized"):
         raise ValueError(
             f"solver={solver!r} is not available with the Dask backend; use 'covariance' "
             "(exact), 'svd' (tsqr, exact, also for wide data) or 'randomized'"
         )
-    space.n_features_in_ = d
-    space.image_shape_ = image_shape
-    if hasattr(space, "feature_names_in_"):
-        del space.feature_names_in_
-    k_request = space._requested_components(min(n, d))
+    n, d = (int(s) for s in X.shape)
     dtype = np.dtype(X.dtype)
     if solver == "covariance":
-        shift = X[0].compute().astype(np.float64) if space.center else np.zeros(d)
+        shift = X[0].compute().astype(np.float64) if center else np.zeros(d)
         shift_task = dask.delayed(shift)
         parts = [dask.delayed(shifted_moments)(block, shift_task) for block in X.to_delayed()[:, 0]]
         count, shifted_sum, scatter = _tree_reduce(parts, _add_moments).compute()
         _check_finite(shifted_sum)
-        return space._solve_scatter(count, shift, shifted_sum, scatter, dtype, "dask-covariance")
-    if isinstance(k_request, float) and solver == "randomized":
-        raise ValueError(
-            "solver='randomized' cannot choose n_components by a variance fraction; "
-            "pass an int or use an exact solver"
-        )
+        return scatter_spectrum(count, shift, shifted_sum, scatter, center=center, k=k,
+                                solver="dask-covariance")  # fmt: skip
     column_sums = X.sum(axis=0, dtype=np.float64).compute()  # one pass: the mean and a NaN check
     _check_finite(column_sums)
-    mean = column_sums / n if space.center else np.zeros(d)
+    mean = column_sums / n if center else np.zeros(d)
     centred = X - mean.astype(dtype)
     total_ss = (centred.astype(np.float64) ** 2).sum()
     if solver == "svd":
@@ -152,14 +142,13 @@ def fit_eigenspace(space, X):
             centred = centred.rechunk({0: -1, 1: "auto"})
         _, singular, vt = da.linalg.svd(centred)
     else:
-        k = min(int(k_request) + 10, min(n, d))
+        rank = min(int(k) + 10, min(n, d))
         # QR between power iterations: plain powers overflow float32 (s_1^15 > 3e38)
         _, singular, vt = da.linalg.svd_compressed(
-            centred, k, iterator="QR", n_power_iter=7, seed=space.seed, compute=False
+            centred, rank, iterator="QR", n_power_iter=7, seed=seed, compute=False
         )
     singular, vt, total_ss = dask.compute(singular, vt, total_ss)
-    return space._set_spectrum(singular.astype(np.float64), vt, float(total_ss), mean, n, d,
-                               k_request, dtype, f"dask-{solver}")  # fmt: skip
+    return Spectrum(singular.astype(np.float64), vt, float(total_ss), mean, n, f"dask-{solver}")
 
 
 def _check_finite(values):
@@ -168,10 +157,8 @@ def _check_finite(values):
 
 
 # ------------------------------------------------------------ gallery search
-def _shard_top_k(probes, shard, k, start):
-    from .recognize import NearestNeighbor
-
-    distances, indices = NearestNeighbor(n_jobs=1).fit(np.asarray(shard)).kneighbors(probes, k)
+def _shard_top_k(probes, shard, k, start, search):
+    distances, indices = search(probes, np.asarray(shard), k)
     return distances, indices + start
 
 
@@ -183,11 +170,11 @@ def _merge_top_k(a, b, k):
     return np.take_along_axis(distances, order, axis=1), np.take_along_axis(indices, order, axis=1)
 
 
-def kneighbors_sharded(probes, gallery, k):
+def kneighbors_sharded(probes, gallery, k, search):
     """Exact k nearest gallery rows of each probe, the gallery a row-chunked Dask array.
 
-    Each chunk (shard) is searched where it lives by the in-memory
-    :class:`~eigenvision.NearestNeighbor` (exact, float64 re-ranking) for its
+    Each chunk (shard) is searched where it lives by ``search`` (the
+    in-memory exact search of :class:`~eigenvision.NearestNeighbor`) for its
     own ``k`` best; the lists are merged in a tree of tasks. The global ``k``
     best are among the shards' ``k`` best, so the result is the in-memory
     search's, ties broken by the lower index.
@@ -199,6 +186,9 @@ def kneighbors_sharded(probes, gallery, k):
         probe sets).
     gallery : (n, q) Dask array
     k : int, 1 <= k <= n
+    search : callable
+        ``search(probes, shard, k) -> (distances, indices)``, exact, ties to
+        the lower index; a module-level function (it travels to the workers).
 
     Returns
     -------
@@ -216,7 +206,7 @@ def kneighbors_sharded(probes, gallery, k):
     probes_task = dask.delayed(probes)
     starts = np.concatenate([[0], np.cumsum(gallery.chunks[0])])
     parts = [
-        dask.delayed(_shard_top_k)(probes_task, block, min(k, size), int(start))
+        dask.delayed(_shard_top_k)(probes_task, block, min(k, size), int(start), search)
         for block, start, size in zip(
             gallery.to_delayed()[:, 0], starts[:-1], gallery.chunks[0], strict=True
         )

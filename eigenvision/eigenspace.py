@@ -1,4 +1,4 @@
-"""Eigenspaces (PCA) with exact, fast solvers, DFFS/DIFS and rank selection.
+"""Eigenspaces (PCA): fit, project, reconstruct, and the distances from and in feature space.
 
 The model follows Turk & Pentland (1991) for eigenfaces and Moghaddam &
 Pentland (1997) for the distances from and in feature space and the
@@ -8,19 +8,20 @@ likelihood that combines them.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
-from scipy import linalg
 from sklearn.utils.validation import validate_data
 
-from ._base import SubspaceModel, check_fitted, flatten_images, is_dask_array, sign_flip
+from . import dask_engine
+from ._base import SubspaceModel, check_fitted, flatten_images, is_dask_array
 from ._errors import EigenvisionError
+from ._linalg import SOLVERS, IncrementalSVD, Spectrum, scatter_spectrum, shifted_moments, sign_flip
+from ._linalg import solve as solve_spectrum
 
-__all__ = ["Eigenspace", "RankSelection", "select_rank"]
+__all__ = ["Eigenspace"]
 
-_SOLVERS = ("auto", "svd", "gram", "covariance", "randomized")
+_SOLVERS = ("auto", *SOLVERS)
 
 
 class Eigenspace(SubspaceModel):
@@ -140,45 +141,58 @@ class Eigenspace(SubspaceModel):
         """
         self._stream = None  # a later partial_fit starts a new stream
         if self._use_dask(X):
-            from .dask_engine import fit_eigenspace
-
-            return fit_eigenspace(self, X)
+            return self._fit_dask(X)
         X = self._validate_fit(X)
         n, d = X.shape
-        max_components = min(n, d)
-        k_request = self._requested_components(max_components)
+        k_request = self._requested_components(min(n, d))
         solver = self._choose_solver(n, d)
-        mean = X.mean(axis=0, dtype=np.float64) if self.center else np.zeros(d)
-        k_solve = max_components if isinstance(k_request, float) else k_request
         if solver == "randomized" and isinstance(k_request, float):
             raise ValueError(
                 "solver='randomized' cannot choose n_components by a variance fraction; "
                 "pass an int or use an exact solver"
             )
-        if solver == "gram":
-            singular, components, total_ss = _gram_solver(X, mean, k_solve)
-        elif solver == "covariance":
-            singular, components, total_ss = _covariance_solver(X, mean, k_solve)
-        elif solver == "svd":
-            singular, components, total_ss = _svd_solver(X, mean)
-        else:
-            singular, components, total_ss = _randomized_solver(X, mean, k_solve, self.seed)
-        return self._set_spectrum(
-            singular, components, total_ss, mean, n, d, k_request, X.dtype, solver
-        )
+        mean = X.mean(axis=0, dtype=np.float64) if self.center else np.zeros(d)
+        k_solve = min(n, d) if isinstance(k_request, float) else k_request
+        spectrum = solve_spectrum(X, mean, solver, k_solve, self.seed)
+        return self._set_spectrum(spectrum, d, k_request, X.dtype)
 
-    def _set_spectrum(self, singular, components, total_ss, mean, n, d, k_request, dtype, solver):
-        """Fitted attributes from a solver's singular values and components (any solver)."""
+    def _fit_dask(self, X):
+        """Fit on a Dask array: the engine reduces the data where it lives to a Spectrum."""
+        X, image_shape = dask_engine.as_row_chunked(X)
+        n, d = (int(s) for s in X.shape)
+        if n < 2:
+            raise ValueError(f"an eigenspace needs at least 2 samples, got {n}")
+        solver = self.solver
+        if solver == "auto":
+            solver = "covariance" if d <= self.max_scatter_features else "svd"
+        k_request = self._requested_components(min(n, d))
+        if isinstance(k_request, float) and solver == "randomized":
+            raise ValueError(
+                "solver='randomized' cannot choose n_components by a variance fraction; "
+                "pass an int or use an exact solver"
+            )
+        k_solve = min(n, d) if isinstance(k_request, float) else k_request
+        spectrum = dask_engine.spectrum(X, solver=solver, center=self.center, k=k_solve,
+                                        seed=self.seed)  # fmt: skip
+        self.n_features_in_ = d
+        self.image_shape_ = image_shape
+        if hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        return self._set_spectrum(spectrum, d, k_request, np.dtype(X.dtype))
+
+    def _set_spectrum(self, spectrum: Spectrum, d, k_request, dtype):
+        """Fitted attributes from any solver's :class:`~eigenvision._linalg.Spectrum`."""
+        n = spectrum.n_samples
         ddof = 1 if self.center else 0
         max_components = min(n, d)
-        if not total_ss > 0.0:
+        if not spectrum.total_ss > 0.0:
             raise EigenvisionError(
                 f"X has zero variance: all {n} samples are identical"
                 + ("" if self.center else " zeros")
                 + "; an eigenspace needs varied samples"
             )
-        eigenvalues = singular.astype(np.float64) ** 2 / (n - ddof)
-        total_variance = total_ss / (n - ddof)
+        eigenvalues = spectrum.singular**2 / (n - ddof)
+        total_variance = spectrum.total_ss / (n - ddof)
         if isinstance(k_request, float):
             ratio = np.cumsum(eigenvalues) / total_variance
             k = int(np.searchsorted(ratio, k_request - 1e-12) + 1)
@@ -188,16 +202,16 @@ class Eigenspace(SubspaceModel):
         kept = eigenvalues[:k]
         n_discarded = max_components - k
         tail = max(total_variance - float(kept.sum()), 0.0)
-        self.mean_ = mean.astype(dtype)
-        self.components_ = sign_flip(components[:k]).astype(dtype, copy=False)
+        self.mean_ = spectrum.mean.astype(dtype)
+        self.components_ = sign_flip(spectrum.components[:k]).astype(dtype, copy=False)
         self.eigenvalues_ = eigenvalues
-        self.singular_values_ = singular.astype(np.float64)
+        self.singular_values_ = spectrum.singular
         self.total_variance_ = total_variance
         self.explained_variance_ratio_ = kept / total_variance
         self.noise_variance_ = tail / n_discarded if n_discarded > 0 else 0.0
         self.n_components_ = k
         self.n_samples_ = n
-        self.solver_ = solver
+        self.solver_ = spectrum.solver
         return self
 
     # ------------------------------------------------------------ streaming
@@ -284,7 +298,7 @@ class Eigenspace(SubspaceModel):
                 shift = X[0].astype(np.float64) if self.center else np.zeros(d)
                 state.update(shift=shift, sum=np.zeros(d), scatter=np.zeros((d, d), order="F"))
             else:
-                state.update(incremental=_IncrementalSVD(self._incremental_rank(d), self.center))
+                state.update(incremental=IncrementalSVD(self._incremental_rank(d), self.center))
         elif image_shape is not None and state["image_shape"] not in (None, image_shape):
             raise ValueError(f"batch images are {image_shape}, earlier ones {state['image_shape']}")
         if "incremental" in state:
@@ -310,31 +324,23 @@ class Eigenspace(SubspaceModel):
     def _solve_stream(self):
         state = self._stream
         self.image_shape_ = state["image_shape"]
+        d = self.n_features_in_
         if "incremental" in state:
             tracker = state["incremental"]
             if self.center and tracker.n < 2:
                 raise ValueError("an eigenspace needs at least 2 samples; stream more images")
-            k_request = self._requested_components(min(tracker.n, self.n_features_in_))
-            return self._set_spectrum(tracker.singular, tracker.components, tracker.total_ss,
-                                      tracker.mean, tracker.n, self.n_features_in_, k_request,
-                                      state["dtype"], "incremental-svd")  # fmt: skip
-        return self._solve_scatter(state["n"], state["shift"], state["sum"], state["scatter"],
-                                   state["dtype"], "stream")  # fmt: skip
-
-    def _solve_scatter(self, n, shift, shifted_sum, shifted_upper, dtype, solver):
-        """Fit from the count, sum and upper-triangle scatter of ``X - shift`` (float64): exact."""
-        d = len(shift)
+            spectrum = Spectrum(tracker.singular, tracker.components, tracker.total_ss,
+                                tracker.mean, tracker.n, "incremental-svd")  # fmt: skip
+            return self._set_spectrum(spectrum, d, self._requested_components(min(tracker.n, d)),
+                                      state["dtype"])  # fmt: skip
+        n = state["n"]
         if self.center and n < 2:
             raise ValueError("an eigenspace needs at least 2 samples; stream more images")
-        scatter = symmetric_scatter(n, shifted_sum, shifted_upper, self.center)
-        mean = shift + shifted_sum / n if self.center else np.zeros(d)
         k_request = self._requested_components(min(n, d))
         k_solve = min(n, d) if isinstance(k_request, float) else k_request
-        values, vectors = top_eigh(scatter, k_solve)
-        total_ss = float(np.trace(scatter))
-        singular = np.sqrt(np.clip(values, 0.0, None))
-        return self._set_spectrum(singular, vectors.T, total_ss, mean, n, d, k_request, dtype,
-                                  solver)  # fmt: skip
+        spectrum = scatter_spectrum(n, state["shift"], state["sum"], state["scatter"],
+                                    center=self.center, k=k_solve, solver="stream")  # fmt: skip
+        return self._set_spectrum(spectrum, d, k_request, state["dtype"])
 
     def _requested_components(self, max_components: int):
         value = self.n_components
@@ -369,16 +375,31 @@ class Eigenspace(SubspaceModel):
         return "gram" if n <= d else "covariance"
 
     # ------------------------------------------------------------ projections
-    def _kept_eigenvalues(self):
-        """The kept components' variances, floored away from zero."""
+    @property
+    def explained_variance_(self):
+        """The kept components' variances ``eigenvalues_[:n_components_]``, shape ``(k,)``.
+
+        scikit-learn's name. Floored at the smallest positive double, so that
+        whitening and DIFS divide by it safely.
+        """
+        check_fitted(self)
         return np.maximum(self.eigenvalues_[: self.n_components_], np.finfo(float).tiny)
 
-    def _scale(self):
-        return np.sqrt(self._kept_eigenvalues())
+    def log_likelihood(self, difs, dffs):
+        """The Moghaddam-Pentland log-likelihood from DIFS and DFFS values (any shape).
 
-    def _log_likelihood(self, difs, dffs):
-        """Moghaddam-Pentland log-likelihood from DIFS and DFFS (arrays of any shape)."""
-        eigen = self._kept_eigenvalues().astype(np.float64)
+        Parameters
+        ----------
+        difs, dffs : ndarray
+            Distances in and from feature space of the same samples or windows.
+
+        Returns
+        -------
+        ndarray of float64
+            ``-(difs + dffs / rho + sum log lambda_i + (d - k) log rho + d log 2 pi) / 2``
+            with ``rho = noise_variance_`` (floored at ``1e-12 lambda_1``).
+        """
+        eigen = self.explained_variance_.astype(np.float64)
         rho = max(self.noise_variance_, 1e-12 * float(eigen[0]))
         d, k = self.n_features_in_, self.n_components_
         log_det = np.sum(np.log(eigen)) + (d - k) * np.log(rho)
@@ -398,7 +419,7 @@ class Eigenspace(SubspaceModel):
         """
         Z = self._project(X)[1]
         if self.whiten:
-            Z = Z / self._scale().astype(Z.dtype)
+            Z = Z / np.sqrt(self.explained_variance_).astype(Z.dtype)
         return Z
 
     def inverse_transform(self, Z):
@@ -422,7 +443,7 @@ class Eigenspace(SubspaceModel):
                 "pass codes from transform()"
             )
         if self.whiten:
-            Z = Z * self._scale().astype(Z.dtype)
+            Z = Z * np.sqrt(self.explained_variance_).astype(Z.dtype)
         return Z @ self.components_ + self.mean_
 
     def reconstruct(self, X):
@@ -450,7 +471,7 @@ class Eigenspace(SubspaceModel):
         (n,) ndarray
         """
         Z = self._project(X)[1]
-        return np.einsum("ij,ij->i", Z, Z / self._kept_eigenvalues().astype(Z.dtype))
+        return np.einsum("ij,ij->i", Z, Z / self.explained_variance_.astype(Z.dtype))
 
     def score_samples(self, X):
         """Log-likelihood of each sample under the Moghaddam-Pentland density.
@@ -467,8 +488,8 @@ class Eigenspace(SubspaceModel):
         residual = centred - Z @ self.components_
         dffs = np.einsum("ij,ij->i", residual, residual)
         Z = Z.astype(np.float64)
-        difs = np.einsum("ij,ij->i", Z, Z / self._kept_eigenvalues())
-        return self._log_likelihood(difs, dffs)
+        difs = np.einsum("ij,ij->i", Z, Z / self.explained_variance_)
+        return self.log_likelihood(difs, dffs)
 
     def score(self, X, y=None):
         """Mean log-likelihood of the samples."""
@@ -489,318 +510,3 @@ class Eigenspace(SubspaceModel):
         if self.image_shape_ is None:
             raise ValueError("fitted on flattened data: there is no image shape to view with")
         return self.mean_.reshape(self.image_shape_)
-
-
-# ------------------------------------------------------------------ solvers
-def _gram_solver(X, mean, k):
-    """Snapshot method: eigenvectors of the n x n Gram matrix (Turk & Pentland 1991).
-
-    The Gram matrix is accumulated in float64. Its eigenvalues carry an
-    absolute error of about ``eps * lambda_1``, so singular values below
-    ``sqrt(n eps) s_1`` are round-off: their directions are treated as null
-    space. Components whose singular value is below ``1e-4 s_1`` are
-    re-orthonormalised against the leading ones, where the division by a
-    small singular value amplifies round-off.
-    """
-    centred64 = X.astype(np.float64)
-    centred64 -= mean
-    gram = centred64 @ centred64.T  # symmetric rank-k update in float64
-    total_ss = float(np.trace(gram))
-    values, vectors = top_eigh(gram, k)
-    singular = np.sqrt(np.clip(values, 0.0, None))
-    resolution = singular[0] * np.sqrt(len(X) * np.finfo(np.float64).eps) * 10
-    usable = max(1, min(k, int(np.sum(singular > resolution))))
-    singular[usable:] = np.where(singular[usable:] > resolution, singular[usable:], 0.0)
-    work = centred64 if X.dtype == np.float64 else centred64.astype(X.dtype)
-    components = (vectors[:, :usable].T.astype(work.dtype) @ work) / singular[:usable, None]
-    well_conditioned = max(1, int(np.sum(singular[:usable] > 1e-4 * singular[0])))
-    if well_conditioned < k:
-        components = _orthonormal_tail(components, well_conditioned, k)
-    return singular, components, total_ss
-
-
-def _covariance_solver(X, mean, k):
-    """Eigenvectors of the d x d scatter matrix.
-
-    The scatter is formed in the data's dtype after centring (float32 data:
-    a float32 product, twice as fast, relative accuracy about 1e-6 on the
-    leading eigenpairs) and decomposed in float64.
-    """
-    centred = X - mean.astype(X.dtype)
-    scatter = (centred.T @ centred).astype(np.float64, copy=False)
-    values, vectors = top_eigh(scatter, k)
-    return np.sqrt(np.clip(values, 0.0, None)), vectors.T, float(np.trace(scatter))
-
-
-def top_eigh(matrix, k):
-    """At least the ``k`` largest eigenpairs of a symmetric matrix, largest first.
-
-    The dense path returns all of them (the solvers keep the whole spectrum
-    for ``eigenvalues_``); slice ``[:k]`` where exactly ``k`` are wanted.
-
-    LAPACK's divide and conquer (all eigenpairs) is fastest for small
-    matrices or large ``k``; otherwise ARPACK's Lanczos iteration on the
-    formed matrix, run to machine precision (``tol=0``) from a fixed start
-    vector, is several times faster than LAPACK's subset drivers (0.4 s
-    against 3.3 s for the top 50 of 4096) at the same accuracy. Only the
-    top ``k`` eigenvalues come back from ARPACK.
-    """
-    size = len(matrix)
-    if size <= 512 or 4 * k >= size:
-        # numpy's eigh (LAPACK syevd; the matrix is float64 already) rather than scipy's:
-        # on this two-core machine scipy's copy of OpenBLAS spends 8 ms waking threads
-        # for the 64 x 64 scatter of the digits that numpy decomposes in 0.3 ms.
-        values, vectors = np.linalg.eigh(matrix)
-        return values[::-1], vectors[:, ::-1]
-    from scipy.sparse.linalg import ArpackNoConvergence, eigsh
-
-    start = np.random.default_rng(0).normal(size=size)
-    try:
-        values, vectors = eigsh(matrix, k=k, which="LA", v0=start, tol=0)
-    except ArpackNoConvergence:
-        values, vectors = linalg.eigh(
-            matrix, subset_by_index=[size - k, size - 1], driver="evx", check_finite=False
-        )
-    order = np.argsort(values)[::-1]
-    return values[order], vectors[:, order]
-
-
-def shifted_moments(X, shift):
-    """``(count, sum, scatter)`` of ``X - shift``; the sum in float64.
-
-    The scatter is a BLAS ``syrk`` in ``X``'s dtype (float32 BLAS for float32
-    data; half the work of a matrix product, 1.5x faster at ``d = 4096``)
-    and only its **upper triangle** is filled: sum such scatters in float64,
-    then :func:`symmetric_scatter`. Shifting by a sample near the data (the first
-    image) keeps the later subtraction of ``n m m^T`` from cancelling digits.
-
-    Parameters
-    ----------
-    X : (b, d) ndarray of float32 or float64
-    shift : (d,) ndarray of float64
-
-    Returns
-    -------
-    count : int
-    sum : (d,) ndarray of float64
-    scatter : (d, d) ndarray of X's dtype, Fortran order, upper triangle
-    """
-    centred = X - shift.astype(X.dtype)
-    syrk = linalg.blas.ssyrk if centred.dtype == np.float32 else linalg.blas.dsyrk
-    upper = syrk(1.0, centred.T, trans=0)  # centred.T is Fortran-ordered: no copy
-    return len(X), centred.sum(axis=0, dtype=np.float64), upper
-
-
-def symmetric_scatter(n, shifted_sum, shifted_upper, center=True):
-    """The centred ``d x d`` scatter from summed :func:`shifted_moments`.
-
-    ``S = U + triu(U, 1)^T - n o o^T`` with ``o = shifted_sum / n`` (the
-    last term only when centring), built in place in one float64 copy of
-    ``U`` (row blocks; no ``d x d`` temporaries beyond it).
-    """
-    d = len(shifted_sum)
-    root_n_offset = shifted_sum / np.sqrt(n)  # sqrt(n) o: a_i a_j = a_j a_i keeps S symmetric
-    # One float64 copy of U; its lower triangle is overwritten by the mirror.
-    scatter = np.array(shifted_upper, dtype=np.float64, order="C")
-    for start in range(0, d, 256):
-        rows = slice(start, start + 256)
-        scatter[rows, :start] = scatter[:start, rows].T
-        diagonal = scatter[rows, rows]
-        diagonal[:] = np.triu(diagonal) + np.triu(diagonal, 1).T
-    if center:
-        for start in range(0, d, 256):
-            rows = slice(start, start + 256)
-            scatter[rows] -= root_n_offset[rows, None] * root_n_offset
-    return scatter
-
-
-class _IncrementalSVD:
-    """Rank-``r`` SVD of the centred data seen so far, updated batch by batch.
-
-    The update of Ross, Lim, Lin & Yang (2008), Incremental learning for
-    robust visual tracking, IJCV 77: the SVD of ``[diag(s) V; B - m_B;
-    sqrt(n b / (n + b)) (m - m_B)]`` gives the SVD of all centred rows seen,
-    exactly as long as their rank stays within ``r``; beyond that each update
-    discards the variance below the ``r``-th singular value, so the subspace
-    is approximate (measured in ``tests/test_streaming.py``). The mean and
-    the total sum of squares are updated exactly.
-    """
-
-    def __init__(self, rank: int, center: bool):
-        self.rank, self.center = rank, center
-        self.n, self.total_ss = 0, 0.0
-        self.mean = self.singular = self.components = None
-
-    def update(self, X):
-        X = X.astype(np.float64)
-        b = len(X)
-        batch_mean = X.mean(axis=0) if self.center else np.zeros(X.shape[1])
-        centred = X - batch_mean
-        batch_ss = float(np.einsum("ij,ij->", centred, centred))
-        if self.n == 0:
-            stack, mean, total = centred, batch_mean, batch_ss
-        else:
-            n = self.n + b
-            correction = np.sqrt(self.n * b / n) * (self.mean - batch_mean)
-            stack = np.vstack([self.singular[:, None] * self.components, centred, correction])
-            mean = self.mean + (b / n) * (batch_mean - self.mean)
-            total = self.total_ss + batch_ss + float(correction @ correction)
-        _, singular, vt = linalg.svd(stack, full_matrices=False, check_finite=False)
-        r = min(self.rank, len(singular))
-        self.singular, self.components = singular[:r], vt[:r]
-        self.mean, self.total_ss, self.n = mean, total, self.n + b
-
-
-def _svd_solver(X, mean):
-    centred = X - mean.astype(X.dtype)
-    _, singular, vt = linalg.svd(centred, full_matrices=False, check_finite=False)
-    return singular, vt, float(np.sum(singular.astype(np.float64) ** 2))
-
-
-def _randomized_solver(X, mean, k, seed):
-    from sklearn.utils.extmath import randomized_svd
-
-    centred = X - mean.astype(X.dtype)
-    total_ss = float(np.einsum("ij,ij->", centred, centred, dtype=np.float64))
-    _, singular, vt = randomized_svd(
-        centred, k, n_oversamples=10, n_iter=7, random_state=seed, flip_sign=False
-    )
-    return singular, vt, total_ss
-
-
-def _orthonormal_tail(components, start, k):
-    """Keep ``components[:start]``; make rows ``start..k`` orthonormal to them and each other.
-
-    Rows ``start:`` that exist are kept as starting directions (their span
-    order survives the QR); missing rows up to ``k`` are seeded random
-    directions, a valid choice for directions of zero variance, e.g. the
-    n-th component of n centred samples.
-    """
-    head = components[:start].astype(np.float64)
-    tail = components[start:k].astype(np.float64)
-    missing = k - start - len(tail)
-    if missing > 0:
-        rng = np.random.default_rng(0)
-        tail = np.vstack([tail, rng.normal(size=(missing, components.shape[1]))])
-    for _ in range(2):  # twice is enough for orthogonality to round-off
-        tail -= (tail @ head.T) @ head
-    q, r = linalg.qr(tail.T, mode="economic")
-    q *= np.where(np.diag(r) < 0, -1.0, 1.0)
-    return np.vstack([head, q.T]).astype(components.dtype)
-
-
-# ------------------------------------------------------------ rank selection
-@dataclass(frozen=True)
-class RankSelection:
-    """The result of :func:`select_rank`.
-
-    Attributes
-    ----------
-    rank : int
-        The chosen number of components.
-    method : str
-    spectrum : (m,) ndarray
-        Singular values of the (centred) data, largest first.
-    reference : (n_permutations, m) ndarray or None
-        Singular values of the column-permuted copies (method "permutation").
-    threshold : (m,) ndarray or None
-        The reference quantile each singular value is compared with.
-    """
-
-    rank: int
-    method: str
-    spectrum: np.ndarray
-    reference: np.ndarray | None = None
-    threshold: np.ndarray | None = None
-
-    def __repr__(self) -> str:
-        return f"RankSelection(rank={self.rank}, method={self.method!r}, m={len(self.spectrum)})"
-
-
-def select_rank(
-    X,
-    *,
-    method: str = "permutation",
-    n_permutations: int = 20,
-    quantile: float = 0.95,
-    fraction: float = 0.95,
-    center: bool = True,
-    seed: int = 0,
-    max_rank: int | None = None,
-) -> RankSelection:
-    """Choose the number of principal components.
-
-    Parameters
-    ----------
-    X : (n, d) ndarray or (n, H, W) image stack
-    method : {"permutation", "gap", "variance"}
-        ``"permutation"`` (the lecture's method, Horn's parallel analysis):
-        compare the singular values of ``X`` with those of copies whose
-        columns were permuted independently, destroying the correlations
-        between features; the rank is the number of leading singular values
-        above the ``quantile`` of the permuted ones at the same index.
-        ``"gap"``: the ``r`` maximising ``lambda_r / lambda_{r+1}`` (the
-        eigengap). ``"variance"``: the smallest ``r`` explaining ``fraction``
-        of the variance.
-    n_permutations : int, default 20
-    quantile : float, default 0.95
-    fraction : float, default 0.95
-    center : bool, default True
-    seed : int, default 0
-    max_rank : int, optional
-        ``"gap"``: look for the gap among the first ``max_rank`` values only
-        (a near-singular tail, e.g. always-blank border pixels, has huge
-        ratios that say nothing about the signal).
-
-    Returns
-    -------
-    RankSelection
-
-    Examples
-    --------
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.normal(size=(200, 3)) @ rng.normal(size=(3, 30)) * 3
-    >>> X += rng.normal(size=(200, 30))
-    >>> select_rank(X, method="permutation").rank
-    3
-    """
-    X, _ = flatten_images(X)
-    X = np.asarray(X, dtype=np.float64)
-    if X.ndim != 2 or min(X.shape) < 2:
-        raise ValueError(f"X must be (n, d) with n, d >= 2, got shape {X.shape}")
-    if not np.all(np.isfinite(X)):
-        raise ValueError("X contains NaN or infinite values; clean or impute them first")
-    if center:
-        X = X - X.mean(axis=0)
-    spectrum = linalg.svdvals(X, check_finite=False)
-    if spectrum[0] == 0:
-        raise EigenvisionError("X has zero variance; there is no rank to select")
-    if method == "permutation":
-        if not 0.0 < quantile < 1.0:
-            raise ValueError(f"quantile must lie in (0, 1), got {quantile}")
-        rng = np.random.default_rng(seed)
-        reference = np.empty((int(n_permutations), len(spectrum)))
-        for i in range(len(reference)):
-            permuted = rng.permuted(X, axis=0)  # each column shuffled on its own
-            reference[i] = linalg.svdvals(permuted, check_finite=False)
-        threshold = np.quantile(reference, quantile, axis=0)
-        above = spectrum > threshold
-        rank = len(above) if above.all() else int(np.argmin(above))
-        return RankSelection(rank, method, spectrum, reference, threshold)
-    eigen = spectrum**2
-    if method == "gap":
-        positive = eigen > eigen[0] * 1e-12
-        m = int(positive.sum())
-        if max_rank is not None:
-            m = min(m, int(max_rank) + 1)
-        if m < 2:
-            return RankSelection(1, method, spectrum)
-        ratios = eigen[: m - 1] / eigen[1:m]
-        return RankSelection(int(np.argmax(ratios)) + 1, method, spectrum)
-    if method == "variance":
-        if not 0.0 < fraction <= 1.0:
-            raise ValueError(f"fraction must lie in (0, 1], got {fraction}")
-        ratio = np.cumsum(eigen) / eigen.sum()
-        rank = int(np.searchsorted(ratio, fraction - 1e-12) + 1)
-        return RankSelection(min(rank, len(eigen)), method, spectrum)
-    raise ValueError(f"method must be 'permutation', 'gap' or 'variance', got {method!r}")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._base import SubspaceModel, check_fitted, sign_flip
+from ._base import SubspaceModel, check_fitted
+from ._linalg import generalized_eigh, sign_flip
 from .eigenspace import Eigenspace
 
 __all__ = ["FisherSpace"]
@@ -86,7 +87,7 @@ class FisherSpace(SubspaceModel):
         # Z is centred, so the between-class scatter is sum_c n_c m_c m_c^T.
         scatter_between = (class_means * counts[:, None]).T @ class_means
         ridge = 1e-12 * np.trace(scatter_within) / len(scatter_within)
-        values, vectors = _generalized_eigh(
+        values, vectors = generalized_eigh(
             scatter_between, scatter_within + ridge * np.eye(len(scatter_within))
         )
         values, vectors = values[::-1][:k], vectors[:, ::-1][:, :k]  # largest first
@@ -106,20 +107,3 @@ class FisherSpace(SubspaceModel):
         """Project onto the Fisherfaces: ``(n, d)`` or ``(n, H, W)`` -> ``(n, k)``."""
         check_fitted(self)
         return self._project(X)[1]
-
-
-def _generalized_eigh(a, b):
-    """Eigenpairs of ``a v = w b v`` (symmetric ``a``, positive definite ``b``), ascending.
-
-    LAPACK's ``sygv`` reduction done with numpy: ``b = L L^T``, the symmetric
-    ``C = L^-1 a L^-T`` is decomposed and ``v = L^-T y``. numpy rather than
-    ``scipy.linalg.eigh(a, b)``: scipy carries its own OpenBLAS, whose threads
-    keep spinning for about 0.1 s after a call and on two cores halve the
-    speed of the numpy products that follow (a predict right after a fit
-    took 5-8 ms instead of 2.5).
-    """
-    lower = np.linalg.cholesky(b)
-    half = np.linalg.solve(lower, a)  # L^-1 a
-    reduced = np.linalg.solve(lower, half.T)  # L^-1 a L^-T (a symmetric)
-    values, vectors = np.linalg.eigh((reduced + reduced.T) / 2)
-    return values, np.linalg.solve(lower.T, vectors)

@@ -6,8 +6,9 @@ import numpy as np
 from scipy import linalg
 from sklearn.metrics.pairwise import linear_kernel, polynomial_kernel, rbf_kernel
 
-from ._base import SubspaceModel, check_fitted, sign_flip
-from .eigenspace import Eigenspace, top_eigh
+from ._base import SubspaceModel, check_fitted
+from ._linalg import sign_flip, top_eigh
+from .eigenspace import Eigenspace
 
 __all__ = ["KernelPCA"]
 

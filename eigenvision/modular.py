@@ -4,12 +4,8 @@ One eigenspace per facial feature, trained on patches cut around manual
 landmarks at a common scale; a feature is found where the distance from its
 feature space (DFFS) is smallest (Pentland, Moghaddam & Starner 1994;
 Moghaddam & Pentland 1997). The patches found are the "eigenfeatures" of
-modular recognition.
-
-Geometry is in units of the inter-ocular distance (IOD), the distance
-between the two eye landmarks. A *face box* ``(x, y, w, h)`` runs roughly
-from the brows to the chin and from cheek to cheek; :func:`face_box` gives
-the convention used (measured on the IMM faces' 73-point outlines).
+modular recognition. The face geometry (face box, patch shapes, eye frame)
+is :mod:`eigenvision.faces`'; the search is :func:`~eigenvision.detection.multiscale_minima`.
 """
 
 from __future__ import annotations
@@ -21,143 +17,15 @@ from scipy import ndimage
 from sklearn.base import BaseEstimator
 
 from ._base import check_fitted
-from .detect import window_maps
+from .detection import multiscale_minima, suppress, window_maps
 from .eigenspace import Eigenspace
+from .faces import (
+    FEATURES, PATCH_SHAPES, box_eyes, eye_frame, faces_and_landmarks, mirror_landmarks,
+)  # fmt: skip
 from .io import ImageSet
-from .normalize import align, resize, resize_points, to_gray
+from .normalize import resize, resize_points, to_gray
 
-__all__ = [
-    "FeatureDetector", "FeatureLocations", "face_box", "face_windows", "window_eyes",
-    "FACE_WINDOW", "FEATURES", "PATCH_SHAPES",
-]  # fmt: skip
-
-#: The features a :class:`FeatureDetector` knows by default.
-FEATURES = ("left_eye", "right_eye", "nose", "mouth")
-
-#: Patch (height, width) around each landmark, in inter-ocular distances.
-PATCH_SHAPES = {
-    "left_eye": (0.5, 0.8),
-    "right_eye": (0.5, 0.8),
-    "nose": (0.4, 0.45),
-    "mouth": (0.35, 0.75),
-}
-
-# Face box around the eyes, in IODs: the IMM faces' 73-point outlines span
-# 2.15 IOD across, 0.29 IOD above the eye line and 1.90 below it.
-_BOX_WIDTH, _BOX_ABOVE, _BOX_BELOW = 2.15, 0.29, 1.90
-
-_MIRRORED = {"left_eye": "right_eye", "right_eye": "left_eye"}
-
-#: The face-detection window, in IODs: ``height`` and ``width``, the eye line
-#: ``eye_row`` below its top, each eye centre ``eye_inset`` in from its side
-#: (brows to mouth, cheek to cheek inside the face outline).
-FACE_WINDOW = {"height": 1.6, "width": 1.4, "eye_row": 0.4, "eye_inset": 0.2}
-
-
-def face_box(left_eye, right_eye) -> tuple[float, float, float, float]:
-    """The face box ``(x, y, w, h)`` of a face with the given eye centres.
-
-    Centred on the eyes' midpoint, 2.15 inter-ocular distances (IOD) wide,
-    from 0.29 IOD above the eye line to 1.90 IOD below it: brows to chin
-    on an upright face (the mean over the IMM faces' 73-point outlines).
-
-    Parameters
-    ----------
-    left_eye, right_eye : (2,) array_like
-        ``(x, y)`` pixels.
-    """
-    left, right = np.asarray(left_eye, float), np.asarray(right_eye, float)
-    iod = float(np.linalg.norm(right - left))
-    cx, cy = (left + right) / 2
-    return (cx - _BOX_WIDTH * iod / 2, cy - _BOX_ABOVE * iod, _BOX_WIDTH * iod,
-            (_BOX_ABOVE + _BOX_BELOW) * iod)  # fmt: skip
-
-
-def face_windows(images, landmarks=None, *, iod=20, mirror=True) -> np.ndarray:
-    """Faces cut to the face-detection window, eyes aligned, for training a face space.
-
-    Each face is rotated, scaled and shifted (:func:`normalize.align`) so its
-    eyes lie ``iod`` pixels apart on a horizontal line in a window of
-    :data:`FACE_WINDOW` geometry: ``round(1.6 iod)`` high (0.4 IOD above the
-    eye line, 1.2 below: brows to mouth) and ``round(1.4 iod)`` wide (0.2
-    IOD beyond each eye). The window keeps to the inside of the face, as
-    in Moghaddam & Pentland's detector: hair and background vary too much
-    to model, and a space that must also explain them explains smooth
-    clutter better than faces. On scikit-image's ``astronaut()`` a
-    ``k = 10`` space of the IMM faces in this window ranks the face first;
-    25 x 25 crops with hair and background (scikit-image's LFW subset,
-    AT&T) rank it 100th to 2,000th.
-
-    Parameters
-    ----------
-    images : ImageSet or (n, H, W[, 3]) ndarray
-        Faces; an ImageSet brings its ``landmarks`` (e.g. :func:`load_imm`).
-    landmarks : dict of str to (n, 2) ndarray, optional
-        ``left_eye`` and ``right_eye`` ``(x, y)`` of every face (required for
-        a plain array).
-    iod : int, default 20
-        Inter-ocular distance in the window, pixels: the smallest face
-        :func:`detect` finds without upsampling the image.
-    mirror : bool, default True
-        Append the mirror images (left and right eye swap places).
-
-    Returns
-    -------
-    (n, h, w) or (2n, h, w) ndarray of float64
-        ``h, w = round(1.6 iod), round(1.4 iod)``. Standardise the windows
-        (``normalize_images(..., standardize="norm")``) before fitting an
-        :class:`Eigenspace` for ``detect(..., normalize="window")``.
-
-    Examples
-    --------
-    >>> space = Eigenspace(10).fit(normalize_images(face_windows(load_imm()), standardize="norm"))
-    >>> best = detect(image, space)[0]
-    >>> left_eye, right_eye = window_eyes(best)
-    """
-    if not iod >= 5:
-        raise ValueError(f"iod must be at least 5 pixels, got {iod!r}")
-    faces, marks = _faces_and_landmarks(
-        images, landmarks, {"left_eye", "right_eye"}, caller="face_windows"
-    )
-    shape = (int(round(FACE_WINDOW["height"] * iod)), int(round(FACE_WINDOW["width"] * iod)))
-    row = FACE_WINDOW["eye_row"] * iod / (shape[0] - 1)
-    inset = FACE_WINDOW["eye_inset"] * iod / (shape[1] - 1)
-    eyes = ((inset, row), (inset + iod / (shape[1] - 1), row))
-    windows = np.stack([
-        align(face.astype(np.float64), left, right, shape=shape, eye_positions=eyes)
-        for face, left, right in zip(faces, marks["left_eye"], marks["right_eye"], strict=True)
-    ])  # fmt: skip
-    return np.concatenate([windows, windows[:, :, ::-1]]) if mirror else windows
-
-
-def window_eyes(detection) -> tuple[np.ndarray, np.ndarray]:
-    """Left and right eye ``(x, y)`` of a window found with a :func:`face_windows` space.
-
-    Parameters
-    ----------
-    detection : Detection
-        From :func:`detect` with a space trained on :func:`face_windows`.
-
-    Returns
-    -------
-    left_eye, right_eye : (2,) ndarray
-        Where the training faces' eyes lie in such a window; pass them to
-        :func:`face_box` for :meth:`FeatureDetector.locate`'s ``box``.
-    """
-    iod = detection.width / FACE_WINDOW["width"]
-    y = detection.y + FACE_WINDOW["eye_row"] * iod
-    left = detection.x + FACE_WINDOW["eye_inset"] * iod
-    return np.array([left, y]), np.array([left + iod, y])
-
-
-def _eye_frame(left, right):
-    """Origin (eyes' midpoint), unit x along left->right eye, unit y perpendicular, IOD."""
-    axis = right - left
-    iod = np.linalg.norm(axis)
-    ex = axis / iod
-    ey = np.array([-ex[1], ex[0]])
-    return (left + right) / 2, ex, ey, iod
-
+__all__ = ["FeatureDetector", "FeatureLocations"]
 
 @dataclass(frozen=True)
 class FeatureLocations:
@@ -303,14 +171,14 @@ class FeatureDetector(BaseEstimator):
         """
         features = self._feature_list()
         groups = images.labels if isinstance(images, ImageSet) else None
-        faces, marks = _faces_and_landmarks(images, landmarks, {"left_eye", "right_eye", *features})
+        faces, marks = faces_and_landmarks(images, landmarks, {"left_eye", "right_eye", *features})
         folds = _two_folds(groups, len(faces))
         shapes = [self._patch_shape(f) for f in features]
         patches = {f: [] for f in features}
         patch_folds = {f: [] for f in features}
         offsets = {f: [] for f in features}
         for face, points, fold in zip(faces, _per_image(marks, len(faces)), folds, strict=True):
-            origin, ex, ey, iod = _eye_frame(points["left_eye"], points["right_eye"])
+            origin, ex, ey, iod = eye_frame(points["left_eye"], points["right_eye"])
             for f in features:
                 delta = points[f] - origin
                 offsets[f].append((delta @ ex / iod, delta @ ey / iod))
@@ -393,49 +261,20 @@ class FeatureDetector(BaseEstimator):
     def _search(self, image, feature, center, half, base_factor, *, map_function=None, n=5):
         """Up to ``n`` best local minima of ``feature``'s map near ``center``, over scales.
 
-        Returns a list of ``(score, x, y, factor)``, best first, in ``image`` pixels.
+        Returns a list of :class:`~eigenvision.Detection`, best first, in
+        ``image`` pixels; a detection's ``scale`` is the inverse of the
+        resampling factor that brought it to the detector's ``iod``.
         """
-        index = self.features_.index(feature)
-        h, w = self.patch_shapes_[index]
-        candidates = []
-        for multiplier in self.search_scales:
-            factor = base_factor * multiplier
-            reach = np.array(half) + np.array([w, h]) / (2 * factor) + 2
-            x0 = int(max(0, np.floor(center[0] - reach[0])))
-            y0 = int(max(0, np.floor(center[1] - reach[1])))
-            x1 = int(min(image.shape[1], np.ceil(center[0] + reach[0]) + 1))
-            y1 = int(min(image.shape[0], np.ceil(center[1] + reach[1]) + 1))
-            crop = image[y0:y1, x0:x1]
-            shape = (int(round(crop.shape[0] * factor)), int(round(crop.shape[1] * factor)))
-            if shape[0] < h or shape[1] < w:
-                continue
-            small = resize(crop, shape) if shape != crop.shape else crop
-            fy, fx = shape[0] / crop.shape[0], shape[1] / crop.shape[1]
-            if map_function is None:
-                values = self.feature_map(small, feature)
-            else:
-                values = map_function(small, feature)
-            rows, cols = np.indices(values.shape)
-            # window centre in the small crop, then back to input pixels (pixel-centre convention)
-            xs = (cols + (w - 1) / 2 + 0.5) / fx - 0.5 + x0
-            ys = (rows + (h - 1) / 2 + 0.5) / fy - 0.5 + y0
-            inside = (np.abs(xs - center[0]) <= half[0]) & (np.abs(ys - center[1]) <= half[1])
-            values = np.where(inside & np.isfinite(values), values, np.inf)
-            radius = max(1, min(h, w) // 4)
-            minima = (values == ndimage.minimum_filter(values, size=2 * radius + 1)) & np.isfinite(
-                values
-            )
-            for i, j in zip(*np.nonzero(minima), strict=True):
-                candidates.append((float(values[i, j]), float(xs[i, j]), float(ys[i, j]), factor))
-        candidates.sort()
-        kept = []
-        for candidate in candidates:  # one candidate per place, whatever the scale
-            if all(np.hypot(candidate[1] - k[1], candidate[2] - k[2]) > 0.1 * self.iod / k[3]
-                   for k in kept):  # fmt: skip
-                kept.append(candidate)
-                if len(kept) == n:
-                    break
-        return kept
+        window = tuple(self.patch_shapes_[self.features_.index(feature)])
+        if map_function is None:
+            map_function = self.feature_map
+        scales = [1.0 / (base_factor * multiplier) for multiplier in self.search_scales]
+        found = multiscale_minima(
+            image, lambda scaled: map_function(scaled, feature), window, scales,
+            region=(center, half),
+        )  # fmt: skip
+        # One candidate per place, whatever the scale: 0.1 IOD apart at least.
+        return suppress(found, max_count=n, separation=0.1 * self.iod / window[1])
 
     def _prepare(self, face_image, box):
         check_fitted(self, "spaces_")
@@ -449,17 +288,14 @@ class FeatureDetector(BaseEstimator):
             raise ValueError("the image contains NaN or infinite values; fill or mask them first")
         if box is None:
             box = (0.0, 0.0, float(image.shape[1]), float(image.shape[0]))
-        x, y, w, h = (float(v) for v in box)
-        if w <= 0 or h <= 0:
-            raise ValueError(f"box must have positive width and height, got {box}")
-        iod = w / _BOX_WIDTH
-        return image, (x, y, w, h), iod
+        box = tuple(float(v) for v in box)
+        if len(box) != 4 or not np.all(np.isfinite(box)) or box[2] <= 0 or box[3] <= 0:
+            raise ValueError(f"box must be finite (x, y, w, h) with positive width and height, got {box}")
+        return image, box, box_eyes(box)[2]
 
-    def _eye_prior(self, box, iod):
-        x, y, w, _ = box
-        ey = y + _BOX_ABOVE * iod
-        cx = x + w / 2
-        return {"left_eye": (cx - iod / 2, ey), "right_eye": (cx + iod / 2, ey)}
+    def _eye_prior(self, box):
+        left, right, _ = box_eyes(box)
+        return {"left_eye": tuple(left), "right_eye": tuple(right)}
 
     def feature_minimum(self, face_image, feature, *, box=None, map_function=None):
         """Global minimum of one feature's map over its search region and scales.
@@ -489,8 +325,8 @@ class FeatureDetector(BaseEstimator):
                              map_function=map_function, n=1)  # fmt: skip
         if not found:
             return (np.nan, np.nan, np.inf)
-        score, x, y, _ = found[0]
-        return (x, y, score)
+        x, y = found[0].center
+        return (x, y, found[0].score)
 
     def search_region(self, feature, box):
         """Where a feature is searched from the face box alone: centre ``(x, y)`` and half-size.
@@ -501,10 +337,8 @@ class FeatureDetector(BaseEstimator):
         deviations and ``search_margin`` IODs.
         """
         check_fitted(self, "spaces_")
-        x, y, w, h = (float(v) for v in box)
-        iod = w / _BOX_WIDTH
-        box = (x, y, w, h)
-        eyes = self._eye_prior(box, iod)
+        iod = box_eyes(box)[2]
+        eyes = self._eye_prior(box)
         if feature in eyes:
             margin = self.search_margin * iod
             return eyes[feature], (margin, margin)
@@ -545,13 +379,13 @@ class FeatureDetector(BaseEstimator):
                 else []  # fmt: skip
         positions, scores = {}, {}
         pair = self._best_eye_pair(eyes)
-        prior = self._eye_prior(box, iod)
+        prior = self._eye_prior(box)
         for f, candidate in zip(("left_eye", "right_eye"), pair or (None, None), strict=True):
             if f in self.features_:  # no pair found: the prior, scored as not found
-                found = prior[f] if candidate is None else (candidate[1], candidate[2])
-                positions[f], scores[f] = found, np.inf if candidate is None else candidate[0]
+                found = prior[f] if candidate is None else candidate.center
+                positions[f], scores[f] = found, np.inf if candidate is None else candidate.score
         left, right = (np.array(positions.get(f, prior[f])) for f in ("left_eye", "right_eye"))
-        origin, ex, ey, found_iod = _eye_frame(left, right)
+        origin, ex, ey, found_iod = eye_frame(left, right)
         for f in self.features_:
             if f in ("left_eye", "right_eye"):
                 continue
@@ -561,7 +395,7 @@ class FeatureDetector(BaseEstimator):
             half = tuple((3 * self.offsets_std_[index] + 0.15) * found_iod)
             found = self._search(image, f, center, half, self.iod / found_iod, n=1)
             if found:
-                positions[f], scores[f] = (found[0][1], found[0][2]), found[0][0]
+                positions[f], scores[f] = found[0].center, found[0].score
             else:
                 positions[f], scores[f] = tuple(center), np.inf
         confidence = {f: self._confidence(f, scores[f]) for f in positions}
@@ -574,14 +408,15 @@ class FeatureDetector(BaseEstimator):
         best, best_cost = None, np.inf
         for a in lefts:
             for b in rights:
-                dx, dy = b[1] - a[1], b[2] - a[2]
+                dx, dy = np.subtract(b.center, a.center)
                 if dx <= 0:
                     continue
                 distance = np.hypot(dx, dy)
-                expected = self.iod * 2 / (a[3] + b[3])  # IOD at the scales they matched
+                # the IOD at the scales they matched (scale: inverse resampling factor)
+                expected = self.iod * 2 / (1 / a.scale + 1 / b.scale)
                 scale_error = np.log(distance / expected) / 0.15
                 tilt = np.arctan2(dy, dx) / np.deg2rad(15)
-                cost = a[0] + b[0] + self.geometry_weight * (scale_error**2 + tilt**2)
+                cost = a.score + b.score + self.geometry_weight * (scale_error**2 + tilt**2)
                 if cost < best_cost:
                     best, best_cost = (a, b), cost
         return best
@@ -617,7 +452,7 @@ class FeatureDetector(BaseEstimator):
             np.asarray(positions["left_eye"], float),
             np.asarray(positions["right_eye"], float),
         )
-        _, ex, _, iod = _eye_frame(left, right)
+        _, ex, _, iod = eye_frame(left, right)
         angle = np.degrees(np.arctan2(ex[1], ex[0]))
         factor = self.iod / iod
         points = np.array([positions[f] for f in self.features_], dtype=np.float64)
@@ -636,36 +471,6 @@ class FeatureDetector(BaseEstimator):
 
 
 # ---------------------------------------------------------------- helpers
-def _faces_and_landmarks(images, landmarks, required, *, caller="FeatureDetector.fit"):
-    if isinstance(images, ImageSet):
-        landmarks = images.landmarks if landmarks is None else landmarks
-        images = images.images
-    faces = np.asarray(images)
-    if faces.ndim not in (3, 4) or len(faces) == 0:
-        raise ValueError(f"expected a stack of faces (n, H, W[, 3]), got shape {faces.shape}")
-    if not landmarks:
-        raise ValueError(
-            f"{caller} needs landmarks: an ImageSet with landmarks (e.g. load_imm()) "
-            "or landmarks={name: (n, 2) array}"
-        )
-    missing = sorted(required - set(landmarks))
-    if missing:
-        raise ValueError(f"landmarks lack {missing}; have {sorted(landmarks)}")
-    marks = {}
-    for name in required:
-        points = np.asarray(landmarks[name], dtype=np.float64)
-        if points.shape != (len(faces), 2):
-            raise ValueError(f"landmarks[{name!r}] must be ({len(faces)}, 2), got {points.shape}")
-        if not np.all(np.isfinite(points)):
-            raise ValueError(f"landmarks[{name!r}] contains NaN or infinite values")
-        marks[name] = points
-    if np.any(np.linalg.norm(marks["right_eye"] - marks["left_eye"], axis=1) < 2):
-        raise ValueError("some faces have their two eye landmarks less than 2 pixels apart")
-    if faces.ndim == 4:
-        faces = np.stack([to_gray(face) for face in faces])
-    return faces, marks
-
-
 def _two_folds(groups, n):
     """Alternate groups (people, when labels are known; else images) between two folds."""
     if groups is None or len(np.unique(groups)) < 2:
@@ -686,23 +491,6 @@ def _rescale(image, points, factor):
     )
     scaled = resize(image.astype(np.float64), shape)
     return scaled, {k: resize_points(p, image.shape, shape) for k, p in points.items()}
-
-
-def mirror_landmarks(landmarks, width):
-    """Landmarks of the left-right mirrored image: x flipped, left and right eye swapped.
-
-    Parameters
-    ----------
-    landmarks : dict of str to (..., 2) array-like
-    width : int
-        Image width ``W``; ``x`` becomes ``W - 1 - x``.
-    """
-    mirrored = {}
-    for name, points in landmarks.items():
-        flipped = np.array(points, dtype=np.float64)
-        flipped[..., 0] = width - 1 - flipped[..., 0]
-        mirrored[_MIRRORED.get(name, name)] = flipped
-    return mirrored
 
 
 def _mirror(image, points):

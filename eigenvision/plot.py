@@ -153,7 +153,7 @@ def mode_grid(space, *, components=(0, 1), steps=(-2, -1, 0, 1, 2)):
     check_fitted(space)
     a, b = components
     h, w = space.image_shape_
-    scale = np.sqrt(space._kept_eigenvalues())
+    scale = np.sqrt(space.explained_variance_)
     cells, titles = [], []
     for za in steps:
         for zb in steps:

@@ -8,7 +8,8 @@ import numpy as np
 from scipy import linalg
 from sklearn.exceptions import ConvergenceWarning
 
-from ._base import SubspaceModel, check_fitted, sign_flip
+from ._base import SubspaceModel, check_fitted
+from ._linalg import sign_flip
 from .eigenspace import Eigenspace
 
 __all__ = ["ProbabilisticPCA"]

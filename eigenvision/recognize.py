@@ -1,300 +1,34 @@
 """Recognition by nearest neighbour in component space: identify, verify, enrol.
 
 A :class:`Recognizer` composes a feature (an eigenspace) and a
-:class:`NearestNeighbor` classifier over a gallery of codes, in the spirit of
-bytefish/facerec's feature + classifier.
+:class:`~eigenvision.NearestNeighbor` classifier over a gallery of codes, in
+the spirit of bytefish/facerec's feature + classifier; the distances are
+:data:`eigenvision.neighbors.METRICS`.
 """
 
 from __future__ import annotations
 
-import contextlib
-import functools
-import threading
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from ._base import check_fitted, is_dask_array, n_threads
+from ._base import check_fitted
 from .eigenspace import Eigenspace
+from .faces import mirror_landmarks
 from .fisher import FisherSpace
 from .io import ImageSet
-from .modular import mirror_landmarks
+from .neighbors import NearestNeighbor, check_metric
 from .normalize import resize, resize_points
 
-__all__ = ["UNKNOWN", "NearestNeighbor", "Recognizer", "Verification", "nearest_subspace"]
+__all__ = ["UNKNOWN", "Recognizer", "Verification", "nearest_subspace"]
 
 #: The label :meth:`Recognizer.predict` gives a probe farther than the threshold from all.
 UNKNOWN = "unknown"
 
-_METRICS = ("euclidean", "cosine", "mahalanobis")
 _METHODS = ("eigenfaces", "fisherfaces", "modular", "combined")
 _GLOBAL = "face"  # name of the whole-face block in block_names_
-
-
-class NearestNeighbor:
-    """Exact k-nearest-neighbour search over a gallery of codes, in bounded memory.
-
-    :meth:`fit` centres the gallery on its mean (so norms are of the order of
-    the distances and the expansion below loses little to cancellation) and
-    stores the rows ``[-2 g, ||g||^2]``. For a block of probes ``[p, 1]`` and
-    a chunk of the gallery, one BLAS product gives ``||g||^2 - 2 p.g`` (the
-    per-probe ``||p||^2`` does not change the ranking). Each probe keeps its
-    ``k + 2`` best entries so far; the first chunk's ``k + 2``-th smallest
-    score (a value-only partition) is the starting bound, and every chunk
-    costs one comparison pass against the bounds: only the few entries below
-    them are merged, all rows at once, by one stable sort by (row, score)
-    keys. Blocks of probes run on parallel threads (BLAS single-threaded
-    inside each), the way a compiled k-selection would use the cores.
-    Finally the candidates are re-ranked by distances computed directly in
-    float64 from the data as given, and the answer is proven exact: the
-    round-off bound of the fast scores must show that no entry left out can
-    be nearer than the k-th; probes where it cannot (near-ties) are searched
-    again with more candidates. Equal distances go to the lower gallery index.
-
-    Parameters
-    ----------
-    chunk_size : int, default 1024
-        Gallery entries compared at once.
-    probe_block : int, default 512
-        Probes compared at once. Memory is ``O(n_jobs * probe_block *
-        chunk_size)``, whatever the gallery size.
-    n_jobs : int or None, default None
-        Threads searching probe blocks in parallel; ``None`` uses every core
-        this process may run on, ``1`` searches in the calling thread.
-
-    Attributes
-    ----------
-    raw_gallery_ : (n, q) ndarray
-        The gallery as given (the same object, not a copy).
-    offset_ : (q,) ndarray
-        The gallery mean, subtracted before the expansion.
-    scaled_gallery_ : (n, q + 1) ndarray
-        ``[-2 (g - offset_), ||g - offset_||^2]``.
-    max_centred_norm_ : float
-        ``max ||g - offset_||``, for the round-off bound.
-    """
-
-    _MARGIN = 2
-    _PARALLEL_SCORES = 1 << 23
-
-    def __init__(self, *, chunk_size: int = 1024, probe_block: int = 512, n_jobs=None):
-        self.chunk_size = chunk_size
-        self.probe_block = probe_block
-        self.n_jobs = n_jobs
-
-    def __repr__(self) -> str:
-        return (
-            f"NearestNeighbor(chunk_size={self.chunk_size}, probe_block={self.probe_block}, "
-            f"n_jobs={self.n_jobs})"
-        )
-
-    def fit(self, gallery: np.ndarray) -> NearestNeighbor:
-        """Index ``gallery`` (n, q).
-
-        A Dask array is kept where it lives, chunked by rows (each chunk a
-        shard): :meth:`kneighbors` then searches the shards in parallel on
-        the active Dask scheduler and merges their lists exactly
-        (:func:`eigenvision.dask_engine.kneighbors_sharded`).
-        """
-        if is_dask_array(gallery):
-            from .dask_engine import as_row_chunked
-
-            self.raw_gallery_, _ = as_row_chunked(gallery)
-            self.offset_ = self.scaled_gallery_ = None
-            return self
-        gallery = np.atleast_2d(np.asarray(gallery))
-        if len(gallery) == 0:
-            raise ValueError("the gallery is empty; enrol at least one image")
-        if gallery.dtype not in (np.float32, np.float64):
-            gallery = gallery.astype(np.float64)
-        self.raw_gallery_ = gallery
-        self.offset_ = gallery.mean(axis=0, dtype=np.float64).astype(gallery.dtype)
-        centred = gallery - self.offset_
-        squared_norms = np.einsum("ij,ij->i", centred, centred)
-        # [-2 g, ||g||^2] so that [p, 1] . row = ||g||^2 - 2 p.g in one product.
-        self.scaled_gallery_ = np.hstack([-2 * centred, squared_norms[:, None]])
-        self.max_centred_norm_ = float(
-            np.sqrt(np.einsum("ij,ij->i", centred, centred, dtype=np.float64).max())
-        )
-        return self
-
-    def kneighbors(self, probes: np.ndarray, k: int):
-        """Return ``(distances, indices)``, each ``(m, k)``, nearest first.
-
-        Parameters
-        ----------
-        probes : (m, q) ndarray
-        k : int, 1 <= k <= n
-
-        Returns
-        -------
-        distances : (m, k) ndarray of float64, Euclidean (not squared)
-        indices : (m, k) ndarray of int64
-        """
-        check_fitted(self, "scaled_gallery_")
-        if self.scaled_gallery_ is None:
-            from .dask_engine import kneighbors_sharded
-
-            return kneighbors_sharded(probes, self.raw_gallery_, k)
-        n, q = self.raw_gallery_.shape
-        probes = np.atleast_2d(probes)
-        if not 1 <= k <= n:
-            raise ValueError(f"k={k} must lie in [1, gallery size {n}]")
-        if probes.shape[1] != q:
-            raise ValueError(f"probes have {probes.shape[1]} dimensions, the gallery {q}")
-        m = len(probes)
-        # Threads pay off from about 10M scores (measured: slower at 8M and below, 1.2-1.3x at
-        # 1000 probes x 10^4, 1.1-1.2x at 50-100M); below, their start-up dominates.
-        threads = n_threads(self.n_jobs)
-        workers = min(threads, m) if m * n >= self._PARALLEL_SCORES else 1
-        blocks = np.array_split(probes, max(-(-m // self.probe_block), workers))
-        if workers == 1:
-            results = [self._block_kneighbors(block, k) for block in blocks]
-        else:
-            with _single_threaded_blas(), ThreadPoolExecutor(workers) as pool:
-                results = list(pool.map(lambda block: self._block_kneighbors(block, k), blocks))
-        return tuple(np.vstack(parts) for parts in zip(*results, strict=True))
-
-    def _block_kneighbors(self, probes, k):
-        """:meth:`kneighbors` of one block of probes (one thread's work).
-
-        The candidates' distances are computed again in float64 from the data
-        as given, and a probe's answer is accepted only when the round-off
-        bound of the fast scores proves that no entry left out can be nearer
-        than its k-th (:meth:`_round_off_bound`); the few that are not
-        proven (near-ties at the k-th) are searched again with four times the
-        candidates, until proven or every entry is a candidate.
-        """
-        n = len(self.raw_gallery_)
-        distances = np.empty((len(probes), k))
-        indices = np.empty((len(probes), k), dtype=np.int64)
-        pending, keep = np.arange(len(probes)), min(k + self._MARGIN, n)
-        while pending.size:
-            block = probes[pending]
-            candidates, bounds = self._candidates(block, keep)
-            diff = self.raw_gallery_[candidates].astype(np.float64)
-            diff -= block[:, None, :]
-            squared = np.einsum("ijk,ijk->ij", diff, diff)
-            order = np.lexsort((candidates, squared), axis=1)[:, :k]
-            squared, found = (np.take_along_axis(a, order, axis=1) for a in (squared, candidates))
-            if keep == n:
-                proven = np.ones(len(pending), dtype=bool)
-            else:
-                # Scores are ||p - g||^2 - ||p - offset||^2; every entry left out scored >= bound.
-                centred_norms = np.sum((block - self.offset_.astype(np.float64)) ** 2, axis=1)
-                kth_score = squared[:, -1] - centred_norms
-                slack = 1e-12 * (squared[:, -1] + centred_norms)  # float64 round-off, generously
-                proven = kth_score + slack < bounds - self._round_off_bound(centred_norms)
-            distances[pending[proven]] = np.sqrt(squared[proven])
-            indices[pending[proven]] = found[proven]
-            pending, keep = pending[~proven], min(4 * keep, n)
-        return distances, indices
-
-    def _round_off_bound(self, centred_norms):
-        """Largest possible error of a probe's fast scores (float64, one per probe).
-
-        A score is a dot product of length ``K = q + 1`` of rounded data, so
-        ``|error| <= gamma_K sum_i |a_i b_i| <= gamma_K (2 ||p|| G + G^2)``
-        (Higham 2002, eq. 3.5, any summation order) with ``G`` the largest
-        centred gallery norm; the factor 4 and ``K + 2`` cover the rounding of
-        the centred data and of the stored squared norms.
-        """
-        unit = np.finfo(self.scaled_gallery_.dtype).eps / 2
-        terms = self.scaled_gallery_.shape[1] + 2
-        largest = self.max_centred_norm_
-        return 4 * terms * unit * (2 * np.sqrt(centred_norms) * largest + largest**2)
-
-    def _candidates(self, probes, keep):
-        """Indices of the ``keep`` smallest ``||g||^2 - 2 p.g`` for each probe (unordered), and
-        each probe's ``keep``-th smallest score: every entry left out scored at least that."""
-        gallery = self.scaled_gallery_
-        m, n = len(probes), len(gallery)
-        augmented = np.ones((m, gallery.shape[1]), dtype=gallery.dtype)
-        augmented[:, :-1] = probes - self.offset_
-        chunk = max(self.chunk_size, keep)
-        best_d = np.full((m, keep), np.inf, dtype=gallery.dtype)
-        best_i = np.zeros((m, keep), dtype=np.int64)
-        bound = None
-        # One score and one mask buffer for every chunk (fresh ones cost page faults).
-        score_buffer = np.empty((m, min(chunk, n)), dtype=gallery.dtype)
-        mask_buffer = np.empty(score_buffer.shape, dtype=bool)
-        for start in range(0, n, chunk):
-            part = gallery[start : start + chunk]
-            scores = np.matmul(augmented, part.T, out=score_buffer[:, : len(part)])
-            if bound is None:  # the first chunk's keep-th smallest: >= keep entries reach it
-                bound = np.nextafter(np.partition(scores, keep - 1, axis=1)[:, keep - 1], np.inf)
-            below = np.less(scores, bound[:, None], out=mask_buffer[:, : len(part)])
-            hits = np.flatnonzero(below)
-            if hits.size == 0:
-                continue
-            hit_rows, hit_cols = np.divmod(hits, scores.shape[1])
-            counts = np.bincount(hit_rows, minlength=m)
-            rows = np.flatnonzero(counts)
-            # Merge each hit row's list with its hits: one stable sort by (row, score) keeps
-            # the current entries (lower indices) first among equal scores.
-            counts = counts[rows] + keep
-            merged_rows = np.concatenate([np.repeat(rows, keep), hit_rows])
-            merged_d = np.concatenate([best_d[rows].ravel(), scores.ravel()[hits]])
-            merged_i = np.concatenate([best_i[rows].ravel(), hit_cols + start])
-            order = _row_value_order(merged_rows, merged_d)
-            take = order[(np.cumsum(counts) - counts)[:, None] + np.arange(keep)]
-            best_d[rows], best_i[rows] = merged_d[take], merged_i[take]
-            bound[rows] = best_d[rows, -1]
-        return best_i, best_d[:, -1].astype(np.float64)
-
-
-def _row_value_order(rows, values):
-    """Stable order of entries by ``rows`` (< 2**31), then ``values``.
-
-    Float32 values take one sort of uint64 keys (ten times faster than
-    ``lexsort``): float32 bits read as unsigned integers sort like the floats
-    once negative numbers have all their bits flipped and positive ones their
-    sign bit. Float64 values keep ``lexsort``.
-    """
-    if values.dtype != np.float32:
-        return np.lexsort((values, rows))
-    bits = values.view(np.uint32)
-    flip = (bits.view(np.int32) >> 31).view(np.uint32) | np.uint32(0x80000000)
-    keys = (rows.astype(np.uint64) << np.uint64(32)) | (bits ^ flip)
-    return np.argsort(keys, kind="stable")
-
-
-@functools.cache
-def _blas_controller():
-    """The BLAS libraries loaded (numpy's among them), found once: finding them costs 0.3 ms."""
-    from threadpoolctl import ThreadpoolController
-
-    return ThreadpoolController().select(user_api="blas")
-
-
-_blas_lock = threading.Lock()
-_blas_users = 0
-_blas_limit = None
-
-
-@contextlib.contextmanager
-def _single_threaded_blas():
-    """Context in which BLAS runs on one thread (our threads share the cores instead).
-
-    The limit is process-wide, so concurrent searches share it: the first to
-    enter sets it, the last to leave restores the previous setting.
-    """
-    global _blas_users, _blas_limit
-    with _blas_lock:
-        if _blas_users == 0:
-            _blas_limit = _blas_controller().limit(limits=1)
-        _blas_users += 1
-    try:
-        yield
-    finally:
-        with _blas_lock:
-            _blas_users -= 1
-            if _blas_users == 0:
-                _blas_limit.restore_original_limits()
-                _blas_limit = None
 
 
 @dataclass(frozen=True)
@@ -445,11 +179,9 @@ class Recognizer(BaseEstimator):
         """
         if self.method not in _METHODS:
             raise ValueError(f"method must be one of {_METHODS}, got {self.method!r}")
-        if self.metric not in _METRICS:
-            raise ValueError(f"metric must be one of {_METRICS}, got {self.metric!r}")
-        if self.metric == "mahalanobis" and self.method == "fisherfaces":
+        if check_metric(self.metric).needs_variances and self.method == "fisherfaces":
             raise ValueError(
-                "metric='mahalanobis' needs eigenspaces (their eigenvalues), not fisherfaces"
+                f"metric={self.metric!r} needs eigenspaces (their eigenvalues), not fisherfaces"
             )
         modular = self.method in ("modular", "combined")
         if modular and (self.detector is None or not hasattr(self.detector, "spaces_")):
@@ -520,12 +252,7 @@ class Recognizer(BaseEstimator):
         return {f: np.stack(v) for f, v in cut.items()}
 
     def _codes_for_metric(self, codes, space):
-        if self.metric == "cosine":
-            norms = np.linalg.norm(codes, axis=1, keepdims=True)
-            return codes / np.where(norms == 0, 1, norms)
-        if self.metric == "mahalanobis":
-            return codes / space._scale().astype(codes.dtype)
-        return codes
+        return check_metric(self.metric).encode(codes, space)
 
     def _working_resolution(self, stack, landmarks=None):
         if self.shape is None:
@@ -592,9 +319,7 @@ class Recognizer(BaseEstimator):
 
     def _metric_distance(self, euclidean):
         """Distances between metric-normalised codes, in the metric's own units."""
-        if self.metric == "cosine":
-            return euclidean**2 / 2  # unit vectors: ||a - b||^2 / 2 = 1 - cos
-        return euclidean
+        return check_metric(self.metric).from_euclidean(euclidean)
 
     # --------------------------------------------------------------- queries
     def kneighbors(self, images, k=5, *, return_indices=False):

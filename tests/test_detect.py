@@ -8,7 +8,7 @@ import pytest
 from numpy.lib.stride_tricks import sliding_window_view
 
 import eigenvision as ev
-from eigenvision.detect import detect, dffs_map, difs_map, likelihood_map
+from eigenvision.detection import detect, dffs_map, difs_map, likelihood_map
 
 
 def _windows(image, shape, normalize):
@@ -26,7 +26,7 @@ def _windows(image, shape, normalize):
 @pytest.mark.parametrize("window, k", [((12, 10), 1), ((9, 9), 5), ((16, 7), 12)])
 def test_maps_equal_brute_force(threaded, normalize, dtype, tolerance, window, k, rng, monkeypatch):
     # Small images run in one thread; lower the bar so the threaded path is checked too.
-    module = sys.modules["eigenvision.detect"]  # the name `detect` is also the function
+    module = sys.modules["eigenvision.detection"]  # the name `detect` is also the function
     monkeypatch.setattr(module, "_PARALLEL_PIXELS", 1 if threaded else 10**9)
     patches = rng.random((40, *window))
     if normalize == "window":
@@ -166,7 +166,7 @@ def test_detect_finds_held_out_imm_faces(imm):
 
 
 def test_run_parallel_returns_in_order_and_raises():
-    from eigenvision._base import run_parallel
+    from eigenvision._parallel import run_parallel
 
     assert run_parallel([lambda: 1, lambda: 2, lambda: 3]) == [1, 2, 3]
 

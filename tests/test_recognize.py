@@ -86,7 +86,7 @@ def test_overlapping_blas_limits_restore_the_setting_once():
     # The single-threaded BLAS limit is process-wide: overlapping searches from several
     # threads (a web app, Dask's threaded scheduler) share it. Enter A, enter B, leave A:
     # B must still run single-threaded; leave B: the original setting is back.
-    from eigenvision.recognize import _single_threaded_blas
+    from eigenvision._parallel import single_threaded_blas as _single_threaded_blas
 
     before = _blas_threads()
     first, second = _single_threaded_blas(), _single_threaded_blas()

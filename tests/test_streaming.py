@@ -123,7 +123,7 @@ def test_incremental_svd_is_exact_within_its_rank():
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_shifted_moments_give_the_centred_scatter(dtype):
     """syrk fills one triangle; symmetric_scatter mirrors it and removes the mean (row blocks)."""
-    from eigenvision.eigenspace import shifted_moments, symmetric_scatter
+    from eigenvision._linalg import shifted_moments, symmetric_scatter
 
     X = np.random.default_rng(5).normal(3.0, 1.0, size=(700, 600)).astype(dtype)
     count, total, upper = shifted_moments(X, X[0].astype(np.float64))

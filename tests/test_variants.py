@@ -71,7 +71,7 @@ def test_fisher_matches_sklearn_lda(rng, data):
 def test_generalized_eigh_matches_scipy(rng):
     from scipy.linalg import eigh
 
-    from eigenvision.fisher import _generalized_eigh
+    from eigenvision._linalg import generalized_eigh as _generalized_eigh
 
     a = rng.normal(size=(40, 12)) @ rng.normal(size=(12, 40))
     a = a @ a.T  # rank 12: many zero eigenvalues, as S_b has

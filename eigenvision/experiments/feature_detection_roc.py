@@ -20,7 +20,8 @@ from skimage.feature import match_template
 
 from .. import datasets
 from ..evaluate import auc, detection_rate_at, detection_roc, error_fractions, eye_error
-from ..modular import FeatureDetector, face_box
+from ..faces import face_box
+from ..modular import FeatureDetector
 from ..normalize import resize
 from ..plot import image_grid, roc
 from ._common import Run, data_env, parser

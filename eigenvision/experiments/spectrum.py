@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..eigenspace import select_rank
+from ..rank import select_rank
 from ..plot import spectrum
 from ._common import Run, add_digit_options, data_env, digits_split, parser
 

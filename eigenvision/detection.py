@@ -1,10 +1,15 @@
-"""Distance-from-feature-space maps over whole images, and detection with them.
+"""Distance-from-feature-space maps over whole images, and the one multi-scale search.
 
 For every window ``x`` of the eigenspace's image shape ``(h, w)`` the map
 holds ``DFFS(x) = ||x - m||^2 - sum_i (u_i . (x - m))^2`` (Moghaddam &
 Pentland 1997). All window projections come from FFT cross-correlations that
 share one transform of the image; window energies and sums come from
 integral images. Nothing loops over windows.
+
+:func:`multiscale_minima` and :func:`suppress` are the one multi-scale
+search of the package (an image pyramid, local minima of a score map at
+each level, suppression of repeats): :func:`detect`,
+:class:`~eigenvision.FeatureDetector` and the app all search through them.
 """
 
 from __future__ import annotations
@@ -13,21 +18,28 @@ import functools
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from numbers import Integral, Real
 from typing import NamedTuple
 
 import numpy as np
 from scipy import fft, ndimage
 
-from ._base import check_fitted, n_threads, run_parallel
+from ._base import BoundedCache, check_fitted
+from ._parallel import n_threads, run_parallel
 from .normalize import resize
 
-__all__ = ["dffs_map", "difs_map", "likelihood_map", "window_maps", "detect", "Detection"]
+__all__ = [
+    "dffs_map", "difs_map", "likelihood_map", "window_maps", "WindowMaps", "detect", "Detection",
+    "multiscale_minima", "suppress", "pyramid_scales",
+]  # fmt: skip
 
 _MODES = ("valid", "same")
 _NORMALIZATIONS = ("none", "window")
 # Threads pay for themselves from about this many pixels (measured crossover: 128^2-160^2
 # images at k = 5-10 on two cores; 1.2-1.3x faster at 256^2, 1.0-1.5x at 512^2).
 _PARALLEL_PIXELS = 160 * 160
+# Template spectra kept per eigenspace (one 512^2 complex128 spectrum of a k = 10 space: 23 MB).
+_SPECTRUM_CACHE_BYTES = 64 << 20
 
 
 @dataclass(frozen=True)
@@ -48,6 +60,7 @@ class WindowMaps:
 
     @property
     def dffs(self) -> np.ndarray:
+        """``residual_energy - sum_i codes_i^2``, clipped at 0: the DFFS map, (H', W')."""
         out = self.residual_energy - np.einsum("kij,kij->ij", self.codes, self.codes)
         return np.maximum(out, 0, out=out)  # clip round-off below zero
 
@@ -131,15 +144,25 @@ def _difference_in_place(running, size, axis):
         view[start:end] -= view[start - size : end - size]
 
 
-@functools.lru_cache(maxsize=16)
-def _template_spectra(templates_bytes, shape, dtype_str, fft_shape):
-    """Conjugated spectra of the templates, cached per model and image size (keyed on bytes)."""
-    templates = np.frombuffer(templates_bytes, dtype=dtype_str).reshape((-1, *shape))
-    spectra = fft.rfft2(templates, s=fft_shape, axes=(-2, -1))
-    return np.conj(spectra, out=spectra)
+def _template_spectra(space, templates, fft_shape):
+    """Conjugated spectra of the templates at ``fft_shape``, cached by the eigenspace itself.
+
+    The cache belongs to ``space`` (bounded by bytes, keyed by the templates'
+    bytes so a refit never reads a stale entry) and goes with it: no
+    module-level state.
+    """
+    cache = space.__dict__.get("_spectrum_cache")
+    if cache is None:
+        cache = space.__dict__.setdefault("_spectrum_cache", BoundedCache(_SPECTRUM_CACHE_BYTES))
+
+    def compute():
+        spectra = fft.rfft2(templates, s=fft_shape, axes=(-2, -1))
+        return np.conj(spectra, out=spectra)
+
+    return cache.get((templates.tobytes(), templates.dtype.str, templates.shape, fft_shape), compute)
 
 
-def _correlator(image, templates, offsets):
+def _correlator(image, templates, offsets, space):
     """Valid cross-correlations of ``image`` with each template, one image transform shared.
 
     Parameters
@@ -148,6 +171,8 @@ def _correlator(image, templates, offsets):
     templates : (t, h, w) ndarray
     offsets : (t,) sequence of float
         Added to every value of map ``t`` (through the spectrum's DC term: free).
+    space : Eigenspace
+        Whose cache keeps the templates' spectra between calls.
 
     Returns
     -------
@@ -162,8 +187,7 @@ def _correlator(image, templates, offsets):
     """
     (H, W), (h, w) = image.shape, templates.shape[1:]
     fft_shape = (fft.next_fast_len(H, real=True), fft.next_fast_len(W, real=True))
-    templates = np.ascontiguousarray(templates)
-    spectra = _template_spectra(templates.tobytes(), (h, w), templates.dtype.str, fft_shape)
+    spectra = _template_spectra(space, np.ascontiguousarray(templates), fft_shape)
     image_spectrum = fft.rfft2(image, s=fft_shape, workers=1)
     dc_offsets = np.asarray(offsets, dtype=np.float64) * (fft_shape[0] * fft_shape[1])
     local = threading.local()
@@ -285,7 +309,7 @@ def _projections(image, space, normalize, min_contrast):
     (correlation, sums), squares = _in_parallel(
         image,
         lambda: (
-            _correlator(shifted, templates.astype(image.dtype), offsets),
+            _correlator(shifted, templates.astype(image.dtype), offsets, space),
             _box_sum(shifted, h, w),
         ),
         lambda: _box_sum(np.square(shifted, dtype=np.float64), h, w),
@@ -405,7 +429,7 @@ def dffs_map(image, space, *, normalize="none", mode="valid", min_contrast=1e-3)
 
 
 def _difs(codes, space):
-    eigen = space._kept_eigenvalues().astype(codes.dtype)
+    eigen = space.explained_variance_.astype(codes.dtype)
     return np.einsum("kij,k->ij", codes * codes, 1.0 / eigen)
 
 
@@ -424,7 +448,7 @@ def likelihood_map(image, space, *, normalize="none", mode="valid", min_contrast
     Parameters as :func:`dffs_map`.
     """
     maps = window_maps(image, space, normalize=normalize, min_contrast=min_contrast)
-    value = space._log_likelihood(_difs(maps.codes.astype(np.float64), space), maps.dffs)
+    value = space.log_likelihood(_difs(maps.codes.astype(np.float64), space), maps.dffs)
     return _finish(value.astype(maps.codes.dtype, copy=False), space, mode)
 
 
@@ -445,7 +469,156 @@ class Detection:
 
     @property
     def center(self) -> tuple[float, float]:
+        """``(x, y)`` of the window's centre pixel."""
         return (self.x + (self.width - 1) / 2, self.y + (self.height - 1) / 2)
+
+
+def pyramid_scales(image_shape, window, *, step=2**0.25, min_size=None, max_size=None):
+    """Window sizes, as multiples of ``window``, that a multi-scale search tries.
+
+    A geometric sequence by ``step`` from the smallest window asked for (or
+    the window itself) up to the largest that fits the image.
+
+    Parameters
+    ----------
+    image_shape : (H, W)
+    window : (h, w)
+        The model's window in pixels.
+    step : float, default 2**0.25
+        Ratio between consecutive scales (> 1).
+    min_size, max_size : float, optional
+        Smallest and largest window height in image pixels (default: the
+        window's own height, and the largest that fits).
+
+    Returns
+    -------
+    (n,) ndarray
+        Empty when no window of the asked sizes fits.
+
+    Examples
+    --------
+    >>> pyramid_scales((100, 100), (25, 25), step=2).tolist()
+    [1.0, 2.0, 4.0]
+    >>> pyramid_scales((100, 100), (25, 25), step=2, min_size=50).tolist()
+    [2.0, 4.0]
+    """
+    (H, W), (h, w) = image_shape, window
+    if not (isinstance(step, Real) and step > 1 and np.isfinite(step)):
+        raise ValueError(f"step must be a finite number > 1, got {step!r}")
+    largest = min(H / h, W / w)
+    if max_size is not None:
+        largest = min(largest, float(max_size) / h)
+    smallest = 1.0 if min_size is None else max(float(min_size) / h, 1e-9)
+    if not (np.isfinite(smallest) and np.isfinite(largest)) or largest < smallest:
+        return np.zeros(0)
+    return smallest * step ** np.arange(0, np.log(largest / smallest) / np.log(step) + 1e-9)
+
+
+def multiscale_minima(image, score_map, window, scales, *, radius=None, threshold=None,
+                      region=None) -> list:  # fmt: skip
+    """Local minima of a score map over an image pyramid, best first (the one multi-scale search).
+
+    At each scale the image (or the part of it a ``region`` needs) is
+    resampled so that a window ``scale`` times the model's covers the model's
+    ``window``; ``score_map`` scores every window of it; a window whose score
+    is finite, below ``threshold`` and the smallest within ``radius`` map
+    pixels is a candidate.
+
+    Parameters
+    ----------
+    image : (H, W) ndarray
+    score_map : callable
+        ``score_map(scaled) -> (H' - h + 1, W' - w + 1)``, lower is better
+        (e.g. ``lambda im: dffs_map(im, space)``).
+    window : (h, w)
+        The model's window in pixels.
+    scales : sequence of float
+        Window sizes as multiples of ``window`` (> 0).
+    radius : int, optional
+        Radius of the local-minimum search, in map pixels (default a quarter
+        of the window's smaller side).
+    threshold : float, optional
+        Keep scores strictly below it.
+    region : ((x, y), (half_width, half_height)), optional
+        Keep windows whose centre lies within it (input pixels); only the
+        image around it is resampled.
+
+    Returns
+    -------
+    list of Detection
+        Every candidate in input pixels (top-left, size, scale, score),
+        sorted by score.
+    """
+    (h, w) = (int(v) for v in window)
+    radius = max(1, min(h, w) // 4) if radius is None else int(radius)
+    found = []
+    for scale in scales:
+        crop, x0, y0 = image, 0, 0
+        if region is not None:
+            (cx, cy), (hx, hy) = region
+            reach_x, reach_y = hx + w * scale / 2 + 2, hy + h * scale / 2 + 2
+            x0, y0 = int(max(0, np.floor(cx - reach_x))), int(max(0, np.floor(cy - reach_y)))
+            x1 = int(min(image.shape[1], np.ceil(cx + reach_x) + 1))
+            y1 = int(min(image.shape[0], np.ceil(cy + reach_y) + 1))
+            crop = image[y0:y1, x0:x1]
+        size = (int(round(crop.shape[0] / scale)), int(round(crop.shape[1] / scale)))
+        if size[0] < h or size[1] < w:
+            continue
+        values = np.asarray(score_map(crop if size == crop.shape else resize(crop, size)))
+        factor_y, factor_x = crop.shape[0] / size[0], crop.shape[1] / size[1]
+        keep = np.isfinite(values)
+        if threshold is not None:
+            keep &= values < threshold
+        if region is not None:
+            rows, cols = np.indices(values.shape)
+            # window centres in input pixels (pixel-centre convention)
+            xs = (cols + w / 2) * factor_x - 0.5 + x0
+            ys = (rows + h / 2) * factor_y - 0.5 + y0
+            keep &= (np.abs(xs - cx) <= hx) & (np.abs(ys - cy) <= hy)
+        values = np.where(keep, values, np.inf)
+        minima = keep & (values == ndimage.minimum_filter(values, 2 * radius + 1, mode="nearest"))
+        for i, j in zip(*np.nonzero(minima), strict=True):
+            found.append(
+                Detection(j * factor_x + x0, i * factor_y + y0, w * factor_x, h * factor_y,
+                          float(scale), float(values[i, j]))
+            )  # fmt: skip
+    found.sort(key=lambda d: d.score)
+    return found
+
+
+def suppress(detections, *, max_count, overlap=None, separation=None) -> list:
+    """Greedy non-maximum suppression: the best detection of each place, best first.
+
+    Parameters
+    ----------
+    detections : list of Detection
+        Sorted by score, best first (as :func:`multiscale_minima` gives them).
+    max_count : int
+        Keep at most this many.
+    overlap : float, optional
+        Drop a detection whose intersection over union with a kept one
+        exceeds this.
+    separation : float, optional
+        Drop a detection whose centre lies within ``separation`` times a kept
+        one's width of that one's centre.
+
+    Returns
+    -------
+    list of Detection
+    """
+    kept: list[Detection] = []
+    for candidate in detections:
+        if len(kept) == max_count:
+            break
+        if overlap is not None and any(_iou(candidate, other) > overlap for other in kept):
+            continue
+        if separation is not None and any(
+            np.hypot(*np.subtract(candidate.center, other.center)) <= separation * other.width
+            for other in kept
+        ):
+            continue
+        kept.append(candidate)
+    return kept
 
 
 def detect(
@@ -494,41 +667,27 @@ def detect(
     """
     if score not in ("dffs", "likelihood"):
         raise ValueError(f"score must be 'dffs' or 'likelihood', got {score!r}")
-    image, (h, w) = _check(image, space)
-    H, W = image.shape
+    if threshold is not None and not (isinstance(threshold, Real) and not np.isnan(threshold)):
+        raise ValueError(f"threshold must be a number or None, got {threshold!r}")
+    if isinstance(max_detections, bool) or not isinstance(max_detections, Integral) \
+            or max_detections < 1:  # fmt: skip
+        raise ValueError(f"max_detections must be a positive int, got {max_detections!r}")
+    image, window = _check(image, space)
     if scales is None:
-        largest = min(H / h, W / w)
-        scales = 2.0 ** (np.arange(0, np.log2(largest) + 1e-9, 0.25))
-    radius = max(1, min(h, w) // 4) if min_distance is None else int(min_distance)
-    found = []
-    for scale in scales:
-        size = (int(round(H / scale)), int(round(W / scale)))
-        if size[0] < h or size[1] < w:
-            continue
-        scaled = image if scale == 1 else resize(image, size)
-        options = dict(normalize=normalize, min_contrast=min_contrast)
-        if score == "dffs":
-            values = dffs_map(scaled, space, **options)
-        else:
-            values = -likelihood_map(scaled, space, **options)
-        minima = values == ndimage.minimum_filter(values, size=2 * radius + 1, mode="nearest")
-        if threshold is not None:
-            minima &= values < threshold
-        rows, cols = np.nonzero(minima)
-        factor_y, factor_x = H / size[0], W / size[1]
-        for i, j in zip(rows, cols, strict=True):
-            found.append(
-                Detection(j * factor_x, i * factor_y, w * factor_x, h * factor_y,
-                          float(scale), float(values[i, j]))
-            )  # fmt: skip
-    found.sort(key=lambda d: d.score)
-    kept: list[Detection] = []
-    for candidate in found:
-        if all(_iou(candidate, other) <= overlap for other in kept):
-            kept.append(candidate)
-            if len(kept) == max_detections:
-                break
-    return kept
+        scales = pyramid_scales(image.shape, window)
+    scales = np.asarray(scales, dtype=np.float64).ravel()
+    if not np.all(np.isfinite(scales) & (scales > 0)):
+        raise ValueError(f"scales must be positive finite numbers, got {scales.tolist()}")
+    options = dict(normalize=normalize, min_contrast=min_contrast)
+    if score == "dffs":
+        def score_map(scaled):
+            return dffs_map(scaled, space, **options)
+    else:
+        def score_map(scaled):
+            return -likelihood_map(scaled, space, **options)
+    found = multiscale_minima(image, score_map, window, scales, radius=min_distance,
+                              threshold=threshold)  # fmt: skip
+    return suppress(found, max_count=max_detections, overlap=overlap)
 
 
 def _iou(a: Detection, b: Detection) -> float:

@@ -1,0 +1,126 @@
+"""Thread control: how many threads, a shared pool, and BLAS held to one thread.
+
+The one home for parallelism in the package. One policy: ``n_jobs=None``
+(or -1) means every core this process may run on; work splits into
+threads only where a measured crossover says they pay (each caller states
+its own). The pool and the BLAS limit are the only module-level state of
+the package, guarded by locks and safe across ``fork``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from numbers import Integral
+
+__all__ = ["n_threads", "run_parallel", "single_threaded_blas"]
+
+
+def n_threads(n_jobs=None) -> int:
+    """The number of threads ``n_jobs`` asks for.
+
+    Parameters
+    ----------
+    n_jobs : int or None
+        ``None`` or -1: every core this process may use; else a positive count.
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> n_threads(3)
+    3
+    """
+    if n_jobs is None or n_jobs == -1:
+        return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, Integral) or n_jobs < 1:
+        raise ValueError(f"n_jobs={n_jobs!r} must be a positive number of threads, -1 or None")
+    return int(n_jobs)
+
+
+_pool_lock = threading.Lock()
+_pool: tuple[int, ThreadPoolExecutor] | None = None
+
+
+def run_parallel(calls) -> list:
+    """Results of the no-argument ``calls``, in order.
+
+    The first runs on the caller's thread, the rest on a shared pool (one
+    thread per core; numpy and pocketfft release the GIL). The pool is kept
+    between calls (a fresh two-thread pool costs 0.2 ms per call) and made
+    again in a forked child, whose copy has no threads. Calls must not
+    themselves wait on ``run_parallel`` work: they would queue behind it.
+
+    Parameters
+    ----------
+    calls : iterable of callables
+
+    Returns
+    -------
+    list
+        ``[call() for call in calls]``; the first exception raised is re-raised
+        after every call has finished.
+
+    Examples
+    --------
+    >>> run_parallel([lambda: 1, lambda: 2])
+    [1, 2]
+    """
+    global _pool
+    calls = list(calls)
+    if len(calls) == 1:
+        return [calls[0]()]
+    with _pool_lock:
+        if _pool is None or _pool[0] != os.getpid():
+            _pool = (os.getpid(), ThreadPoolExecutor(max(1, n_threads() - 1), "eigenvision"))
+        pool = _pool[1]
+    futures = [pool.submit(call) for call in calls[1:]]
+    try:
+        first = calls[0]()
+    finally:
+        others = [future.result() for future in futures]
+    return [first, *others]
+
+
+@functools.cache
+def _blas_controller():
+    """The BLAS libraries loaded (numpy's among them), found once: finding them costs 0.3 ms."""
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController().select(user_api="blas")
+
+
+_blas_lock = threading.Lock()
+_blas_users = 0
+_blas_limit = None
+
+
+@contextlib.contextmanager
+def single_threaded_blas():
+    """Context in which BLAS runs on one thread (our own threads share the cores instead).
+
+    The limit is process-wide, so concurrent users share it: the first to
+    enter sets it, the last to leave restores the previous setting.
+
+    Yields
+    ------
+    None
+    """
+    global _blas_users, _blas_limit
+    with _blas_lock:
+        if _blas_users == 0:
+            _blas_limit = _blas_controller().limit(limits=1)
+        _blas_users += 1
+    try:
+        yield
+    finally:
+        with _blas_lock:
+            _blas_users -= 1
+            if _blas_users == 0:
+                _blas_limit.restore_original_limits()
+                _blas_limit = None
