@@ -159,7 +159,8 @@ def _template_spectra(space, templates, fft_shape):
         spectra = fft.rfft2(templates, s=fft_shape, axes=(-2, -1))
         return np.conj(spectra, out=spectra)
 
-    return cache.get((templates.tobytes(), templates.dtype.str, templates.shape, fft_shape), compute)
+    key = (templates.tobytes(), templates.dtype.str, templates.shape, fft_shape)
+    return cache.get(key, compute)
 
 
 def _correlator(image, templates, offsets, space):

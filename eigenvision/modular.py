@@ -20,7 +20,12 @@ from ._base import check_fitted
 from .detection import multiscale_minima, suppress, window_maps
 from .eigenspace import Eigenspace
 from .faces import (
-    FEATURES, PATCH_SHAPES, box_eyes, eye_frame, faces_and_landmarks, mirror_landmarks,
+    FEATURES,
+    PATCH_SHAPES,
+    box_eyes,
+    eye_frame,
+    faces_and_landmarks,
+    mirror_landmarks,
 )  # fmt: skip
 from .io import ImageSet
 from .normalize import resize, resize_points, to_gray
@@ -290,7 +295,9 @@ class FeatureDetector(BaseEstimator):
             box = (0.0, 0.0, float(image.shape[1]), float(image.shape[0]))
         box = tuple(float(v) for v in box)
         if len(box) != 4 or not np.all(np.isfinite(box)) or box[2] <= 0 or box[3] <= 0:
-            raise ValueError(f"box must be finite (x, y, w, h) with positive width and height, got {box}")
+            raise ValueError(
+                f"box must be finite (x, y, w, h) with positive width and height, got {box}"
+            )
         return image, box, box_eyes(box)[2]
 
     def _eye_prior(self, box):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..rank import select_rank
 from ..plot import spectrum
+from ..rank import select_rank
 from ._common import Run, add_digit_options, data_env, digits_split, parser
 
 NAME = "spectrum"
