@@ -5,8 +5,6 @@ Moghaddam & Starner 1994) and the distance-from-feature-space detector
 (Moghaddam & Pentland 1997), with scikit-learn conventions.
 """
 
-__version__ = "0.1.0"
-
 from . import dask_engine, datasets, evaluate, faces, neighbors, normalize
 from ._errors import (
     DatasetNotFoundError,
@@ -16,6 +14,7 @@ from ._errors import (
     ModelFileError,
     NotFittedError,
 )
+from ._version import __version__
 from .detection import Detection, detect, dffs_map, difs_map, likelihood_map
 from .eigenspace import Eigenspace
 from .faces import face_box, face_windows, window_eyes

@@ -3,23 +3,26 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import platform
 import sys
 from pathlib import Path
 
 import numpy as np
+import scipy
+import skimage
+import sklearn
 
-from . import __version__, datasets
+from . import datasets, evaluate
 from ._errors import EigenvisionError
-
-BUILTIN_SETS = {
-    "digits": datasets.load_digits,
-    "lfw": datasets.load_lfw_subset,
-    "att": datasets.load_att,
-    "usps": datasets.load_usps,
-    "imm": datasets.load_imm,
-}
+from ._version import __version__
+from .experiments import EXPERIMENTS
+from .io import load_image, load_image_set
+from .modular import FeatureDetector
+from .neighbors import METRICS
+from .persist import load, save
+from .recognize import METHODS, Recognizer
 
 
 def _progress(iterable, total, label):
@@ -38,22 +41,15 @@ def _progress(iterable, total, label):
 
 def _load_images(source: str):
     """An ImageSet from a folder of labelled sub-folders or a dataset name."""
-    from .io import load_image_set
-
-    if source in BUILTIN_SETS and not Path(source).exists():
-        return BUILTIN_SETS[source]()
+    if source in datasets.REGISTRY and not Path(source).exists():
+        return datasets.load(source)
     return load_image_set(source, on_error="skip")
 
 
 def _cmd_info(args) -> int:
-    import numpy
-    import scipy
-    import skimage
-    import sklearn
-
     print(f"eigenvision {__version__}")
     print(
-        f"python {platform.python_version()}, numpy {numpy.__version__}, "
+        f"python {platform.python_version()}, numpy {np.__version__}, "
         f"scipy {scipy.__version__}, scikit-learn {sklearn.__version__}, "
         f"scikit-image {skimage.__version__}"
     )
@@ -70,8 +66,6 @@ def _cmd_info(args) -> int:
 
 def _load_model(path, cls):
     """A model file's model, refused unless it is a ``cls``."""
-    from .persist import load
-
     model = load(path)
     if not isinstance(model, cls):
         raise ValueError(f"{path} holds a {type(model).__name__}, not a {cls.__name__}")
@@ -80,8 +74,6 @@ def _load_model(path, cls):
 
 def _recognizer(args, **options):
     """The Recognizer the model options of ``train`` and ``evaluate`` describe."""
-    from .recognize import Recognizer
-
     detector = None
     if args.method in ("modular", "combined"):
         if not args.detector:
@@ -89,8 +81,6 @@ def _recognizer(args, **options):
                 f"--method {args.method} needs --detector FEATURES.npz "
                 "(make one with 'eigenvision features -o features.npz')"
             )
-        from .modular import FeatureDetector
-
         detector = _load_model(args.detector, FeatureDetector)
     return Recognizer(
         n_components=args.n_components,
@@ -105,8 +95,6 @@ def _recognizer(args, **options):
 
 
 def _cmd_train(args) -> int:
-    from .persist import save
-
     images = _load_images(args.source)
     shape = tuple(args.shape) if args.shape else None
     model = _recognizer(args, shape=shape, resize=True).fit(images)
@@ -119,9 +107,6 @@ def _cmd_train(args) -> int:
 
 
 def _cmd_recognize(args) -> int:
-    from .io import load_image
-    from .recognize import Recognizer
-
     model = _load_model(args.model, Recognizer)
     if args.threshold is not None:
         model.threshold = args.threshold
@@ -155,9 +140,6 @@ def _plain(value):
 
 
 def _cmd_enroll(args) -> int:
-    from .persist import save
-    from .recognize import Recognizer
-
     model = _load_model(args.model, Recognizer)
     images = _load_images(args.folder)
     before = len(model.classes_)
@@ -171,8 +153,6 @@ def _cmd_enroll(args) -> int:
 
 
 def _cmd_evaluate(args) -> int:
-    from . import evaluate
-
     images = _load_images(args.source)
     model = _recognizer(args)
     rates = evaluate.cross_validate(
@@ -196,9 +176,6 @@ def _cmd_evaluate(args) -> int:
 
 
 def _cmd_features(args) -> int:
-    from .modular import FeatureDetector
-    from .persist import save
-
     faces = datasets.load_imm()
     detector = FeatureDetector(n_components=args.n_components).fit(faces)
     save(detector, args.output)
@@ -207,9 +184,6 @@ def _cmd_features(args) -> int:
 
 
 def _cmd_locate(args) -> int:
-    from .io import load_image
-    from .modular import FeatureDetector
-
     detector = _load_model(args.model, FeatureDetector)
     report = {}
     for path in args.images:
@@ -230,19 +204,14 @@ def _cmd_locate(args) -> int:
 
 
 def _cmd_experiment(args) -> int:
-    import importlib
-
+    # The one import by name in the package: the experiment the user asked for.
     module = importlib.import_module(f".experiments.{args.name}", __package__)
     module.main(args.arguments)
     return 0
 
 
 def _add_model_options(parser):
-    parser.add_argument(
-        "--method",
-        choices=["eigenfaces", "fisherfaces", "modular", "combined"],
-        default="eigenfaces",
-    )
+    parser.add_argument("--method", choices=list(METHODS), default="eigenfaces")
     parser.add_argument("--detector", help="FeatureDetector model file (modular, combined)")
     parser.add_argument(
         "--face-box",
@@ -252,9 +221,7 @@ def _add_model_options(parser):
         help="where the face lies in every image, for locating features",
     )
     parser.add_argument("--n-components", type=int, default=40)
-    parser.add_argument(
-        "--metric", choices=["euclidean", "cosine", "mahalanobis"], default="euclidean"
-    )
+    parser.add_argument("--metric", choices=list(METRICS), default="euclidean")
     parser.add_argument("--mirror", action="store_true", help="also use mirrored images")
     parser.add_argument(
         "--jitter",
@@ -276,7 +243,7 @@ def build_parser() -> argparse.ArgumentParser:
     info = commands.add_parser("info", help="version, data location and the datasets found")
     info.set_defaults(run=_cmd_info)
 
-    sources = f"a folder with one sub-folder per label, or one of {sorted(BUILTIN_SETS)}"
+    sources = f"a folder with one sub-folder per label, or one of {sorted(datasets.REGISTRY)}"
     train = commands.add_parser("train", help="train a recognizer and save it")
     train.add_argument("source", help=sources)
     train.add_argument("-o", "--output", required=True, help="model file to write (.npz)")
@@ -321,8 +288,6 @@ def build_parser() -> argparse.ArgumentParser:
     locate.add_argument("--box", type=float, nargs=4, metavar=("X", "Y", "W", "H"))
     locate.add_argument("--json", action="store_true", help="print JSON")
     locate.set_defaults(run=_cmd_locate)
-
-    from .experiments import EXPERIMENTS
 
     experiment = commands.add_parser(
         "experiment", help="run one of the lecture's experiments (figure.png + results.json)"

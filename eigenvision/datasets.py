@@ -12,6 +12,8 @@ from __future__ import annotations
 import gzip
 import os
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +24,10 @@ from .io import ImageSet, load_image, load_image_set
 __all__ = [
     "DATA_ENV",
     "DATASETS",
+    "REGISTRY",
+    "Dataset",
+    "available",
+    "load",
     "data_home",
     "find_datasets",
     "load_digits",
@@ -338,3 +344,78 @@ def load_lsa_example():
         dtype=float,
     )
     return X, terms, titles
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """One entry of :data:`REGISTRY`: a named set of labelled images.
+
+    Attributes
+    ----------
+    name : str
+        What the CLI, the app and the experiments call it.
+    title : str
+        A human label for menus.
+    load : callable
+        ``load() -> ImageSet``.
+    builtin : bool
+        Shipped with a dependency (no download); otherwise it is read from
+        ``$EIGENVISION_DATA`` (:data:`DATASETS` says where).
+    """
+
+    name: str
+    title: str
+    load: Callable[[], ImageSet]
+    builtin: bool
+
+
+#: Every named image set: the one place a new dataset is added.
+REGISTRY = {
+    entry.name: entry
+    for entry in (
+        Dataset("att", "AT&T faces", load_att, False),
+        Dataset("digits", "digits (built in)", load_digits, True),
+        Dataset("lfw", "LFW faces (built in)", load_lfw_subset, True),
+        Dataset("imm", "IMM faces", load_imm, False),
+        Dataset("usps", "USPS digits", load_usps, False),
+        Dataset("mnist_test", "MNIST test digits", load_mnist_test, False),
+    )
+}
+
+
+def available(root=None) -> list[str]:
+    """Names of the datasets that can be loaded here: the built-in ones and those found.
+
+    Parameters
+    ----------
+    root : path, optional
+        Where to look instead of ``$EIGENVISION_DATA``.
+
+    Returns
+    -------
+    list of str
+        Keys of :data:`REGISTRY`, in its order.
+    """
+    found = find_datasets(root)
+    return [name for name, entry in REGISTRY.items() if entry.builtin or found.get(name)]
+
+
+def load(name: str) -> ImageSet:
+    """The dataset called ``name`` (a key of :data:`REGISTRY`).
+
+    Parameters
+    ----------
+    name : str
+
+    Returns
+    -------
+    ImageSet
+
+    Examples
+    --------
+    >>> load("digits").images.shape
+    (1797, 8, 8)
+    """
+    if name not in REGISTRY:
+        raise ValueError(f"unknown dataset {name!r}; use one of {sorted(REGISTRY)}")
+    return REGISTRY[name].load()

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from . import __version__
 from ._errors import ModelFileError, NotFittedError
+from ._version import __version__
 from .eigenspace import Eigenspace
 from .fisher import FisherSpace
 from .kernel import KernelPCA

@@ -20,6 +20,7 @@ from ._base import check_fitted
 
 __all__ = [
     "image_grid",
+    "term_correlations",
     "eigenimages",
     "reconstructions",
     "mode_grid",
@@ -332,4 +333,38 @@ def confusion(matrix, labels, *, title=None):
             )
     if title:
         ax.set_title(title)
+    return figure
+
+
+def term_correlations(singular_values, before, after, terms, rank):
+    """Latent semantic analysis: the spectrum and term correlations before and after truncation.
+
+    Parameters
+    ----------
+    singular_values : (m,) ndarray
+        Of the term x document matrix.
+    before, after : (t, t) ndarray
+        Correlations between the terms' rows, raw and at ``rank``.
+    terms : list of str
+    rank : int
+
+    Returns
+    -------
+    Figure
+    """
+    figure = Figure(figsize=(13, 4.2))
+    left, middle, right = figure.subplots(1, 3, gridspec_kw={"width_ratios": [1, 1.4, 1.4]})
+    left.bar(np.arange(1, len(singular_values) + 1), singular_values)
+    left.set_xlabel("index")
+    left.set_ylabel("singular value")
+    left.set_title("spectrum of the term x title matrix")
+    for ax, matrix, title in (
+        (middle, before, "term correlations, raw counts"),
+        (right, after, f"term correlations, rank {rank}"),
+    ):
+        shown = ax.imshow(matrix, cmap="RdBu_r", vmin=-1, vmax=1)
+        ax.set_xticks(range(len(terms)), terms, rotation=90, fontsize=7)
+        ax.set_yticks(range(len(terms)), terms, fontsize=7)
+        ax.set_title(title)
+    figure.colorbar(shown, ax=right, fraction=0.046)
     return figure

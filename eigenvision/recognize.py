@@ -22,12 +22,13 @@ from .io import ImageSet
 from .neighbors import NearestNeighbor, check_metric
 from .normalize import resize, resize_points
 
-__all__ = ["UNKNOWN", "Recognizer", "Verification", "nearest_subspace"]
+__all__ = ["UNKNOWN", "METHODS", "Recognizer", "Verification", "nearest_subspace"]
 
 #: The label :meth:`Recognizer.predict` gives a probe farther than the threshold from all.
 UNKNOWN = "unknown"
 
-_METHODS = ("eigenfaces", "fisherfaces", "modular", "combined")
+#: The recognition methods (presets of the feature a :class:`Recognizer` builds).
+METHODS = ("eigenfaces", "fisherfaces", "modular", "combined")
 _GLOBAL = "face"  # name of the whole-face block in block_names_
 
 
@@ -177,8 +178,8 @@ class Recognizer(BaseEstimator):
             An ImageSet brings its own labels.
         labels : (n,) array-like, optional
         """
-        if self.method not in _METHODS:
-            raise ValueError(f"method must be one of {_METHODS}, got {self.method!r}")
+        if self.method not in METHODS:
+            raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
         if check_metric(self.metric).needs_variances and self.method == "fisherfaces":
             raise ValueError(
                 f"metric={self.metric!r} needs eigenspaces (their eigenvalues), not fisherfaces"

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import datasets
 from ..plot import save_figure
 
 
@@ -40,8 +41,6 @@ def digits_split(name: str):
     (the split of the usual 1-NN reference, 3.9% error). ``"usps"``: the
     ESL train and test files (16x16; 1-NN error about 5.6%).
     """
-    from .. import datasets
-
     if name == "digits":
         digits = datasets.load_digits()
         return digits[:898], digits[898:]

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-from matplotlib.figure import Figure
 
+from .. import plot
 from ..datasets import load_lsa_example
 from ..eigenspace import Eigenspace
 from ._common import Run, parser
@@ -22,21 +22,7 @@ def main(argv=None):
     space = Eigenspace(args.rank, center=False).fit(X)
     X_hat = space.reconstruct(X)
     before, after = np.corrcoef(X), np.corrcoef(X_hat)
-    figure = Figure(figsize=(13, 4.2))
-    left, middle, right = figure.subplots(1, 3, gridspec_kw={"width_ratios": [1, 1.4, 1.4]})
-    left.bar(np.arange(1, len(full.singular_values_) + 1), full.singular_values_)
-    left.set_xlabel("index")
-    left.set_ylabel("singular value")
-    left.set_title("spectrum of the term x title matrix")
-    for ax, matrix, title in (
-        (middle, before, "term correlations, raw counts"),
-        (right, after, f"term correlations, rank {args.rank}"),
-    ):
-        shown = ax.imshow(matrix, cmap="RdBu_r", vmin=-1, vmax=1)
-        ax.set_xticks(range(len(terms)), terms, rotation=90, fontsize=7)
-        ax.set_yticks(range(len(terms)), terms, fontsize=7)
-        ax.set_title(title)
-    figure.colorbar(shown, ax=right, fraction=0.046)
+    figure = plot.term_correlations(full.singular_values_, before, after, terms, args.rank)
     run.figure(figure)
     index = {t: i for i, t in enumerate(terms)}
     pairs = {
