@@ -15,6 +15,7 @@ import streamlit as st
 
 import eigenvision as ev
 from eigenvision import datasets, plot
+from eigenvision.detection import pyramid_scales
 
 MAX_UPLOAD_PIXELS = 16_000_000  # refuse larger images before decoding them
 
@@ -22,26 +23,18 @@ st.set_page_config(page_title="eigenvision", page_icon=":material/face:", layout
 
 
 # ------------------------------------------------------------------ data
-def available_sets() -> list[str]:
-    names = ["digits (built in)", "LFW faces (built in)"]
-    found = datasets.find_datasets()
-    if found.get("att"):
-        names.insert(0, "AT&T faces")
-    if found.get("usps"):
-        names.append("USPS digits")
-    return names
+def available_sets() -> dict[str, str]:
+    """Menu title -> dataset name of the sets that can be shown here (built in or found)."""
+    return {
+        datasets.REGISTRY[name].title: name
+        for name in datasets.available()
+        if datasets.REGISTRY[name].interactive
+    }
 
 
 @st.cache_resource(show_spinner="Loading the dataset ...")
 def load_set(name: str) -> ev.ImageSet:
-    if name == "AT&T faces":
-        return datasets.load_att()
-    if name == "USPS digits":
-        return datasets.load_usps()
-    if name == "LFW faces (built in)":
-        faces = datasets.load_lfw_subset()
-        return faces[faces.labels == "face"]
-    return datasets.load_digits()
+    return datasets.load(name)
 
 
 @st.cache_resource(show_spinner="Reading the zip ...")
@@ -50,9 +43,10 @@ def load_zip(data: bytes) -> ev.ImageSet:
 
 
 def choose_set(key: str) -> ev.ImageSet | None:
-    choice = st.sidebar.selectbox("Dataset", [*available_sets(), "upload a zip"], key=f"{key}-set")
+    sets = available_sets()
+    choice = st.sidebar.selectbox("Dataset", [*sets, "upload a zip"], key=f"{key}-set")
     if choice != "upload a zip":
-        return load_set(choice)
+        return load_set(sets[choice])
     upload = st.sidebar.file_uploader("zip of label folders", type=["zip"], key=f"{key}-zip")
     if upload is None:
         st.info("Upload a .zip with one folder per label (e.g. alice/1.png, bob/1.png).")
@@ -272,14 +266,15 @@ def detect_page() -> None:
             "imm_frontal/ for the aligned IMM face space, which finds faces far better."
         )
     h, w = space.image_shape_
-    largest = min(image.shape[0] / h, image.shape[1] / w)
-    if largest < 1:
+    if image.shape[0] < h or image.shape[1] < w:
         st.error(
             f"The image {image.shape} is smaller than the {h} x {w} face window; use a larger one."
         )
         return
-    scales = [s for s in 2.0 ** np.arange(0, np.log2(largest) + 1e-9, 0.25) if s * w >= smallest]
-    found = ev.detect(image, space, scales=scales or [largest], max_detections=5)
+    scales = pyramid_scales(image.shape, (h, w), min_size=smallest * h / w)
+    if len(scales) == 0:  # the smallest face asked for is larger than the image
+        scales = pyramid_scales(image.shape, (h, w))[-1:]
+    found = ev.detect(image, space, scales=scales, max_detections=5)
     best_scale = found[0].scale if found else 1.0
     small = ev.normalize.resize(
         image, (int(image.shape[0] / best_scale), int(image.shape[1] / best_scale))

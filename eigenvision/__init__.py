@@ -5,7 +5,7 @@ Moghaddam & Starner 1994) and the distance-from-feature-space detector
 (Moghaddam & Pentland 1997), with scikit-learn conventions.
 """
 
-from . import dask_engine, datasets, evaluate, faces, neighbors, normalize
+from . import dask_engine, datasets, evaluate, faces, neighbors, normalize, views
 from ._errors import (
     DatasetNotFoundError,
     EigenvisionError,
@@ -36,6 +36,7 @@ __all__ = [
     "evaluate",
     "faces",
     "neighbors",
+    "views",
     "load",
     "save",
     "UNKNOWN",

@@ -361,12 +361,15 @@ class Dataset:
     builtin : bool
         Shipped with a dependency (no download); otherwise it is read from
         ``$EIGENVISION_DATA`` (:data:`DATASETS` says where).
+    interactive : bool
+        Small enough for the web demo's pages to refit on every change.
     """
 
     name: str
     title: str
     load: Callable[[], ImageSet]
     builtin: bool
+    interactive: bool = True
 
 
 #: Every named image set: the one place a new dataset is added.
@@ -376,9 +379,9 @@ REGISTRY = {
         Dataset("att", "AT&T faces", load_att, False),
         Dataset("digits", "digits (built in)", load_digits, True),
         Dataset("lfw", "LFW faces (built in)", load_lfw_subset, True),
-        Dataset("imm", "IMM faces", load_imm, False),
+        Dataset("imm", "IMM faces", load_imm, False, interactive=False),  # 600 x 800 images
         Dataset("usps", "USPS digits", load_usps, False),
-        Dataset("mnist_test", "MNIST test digits", load_mnist_test, False),
+        Dataset("mnist_test", "MNIST test digits", load_mnist_test, False, interactive=False),
     )
 }
 

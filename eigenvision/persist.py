@@ -96,10 +96,15 @@ def save(model, path) -> Path:
     return path
 
 
-def _describe(model, prefix: str, arrays: dict) -> dict:
-    """Class, parameters and fitted state; arrays go to ``arrays`` under ``prefix``."""
+def _describe(model, prefix: str, arrays: dict, *, fitted_only: bool = True) -> dict:
+    """Class, parameters and fitted state; arrays go to ``arrays`` under ``prefix``.
+
+    A model given as a parameter (e.g. ``Recognizer(feature=Eigenspace(5))``)
+    may be unfitted (``fitted_only=False``): then only its class and
+    parameters are written.
+    """
     fitted = {key: value for key, value in vars(model).items() if key.endswith("_")}
-    if not fitted:
+    if not fitted and fitted_only:
         raise NotFittedError(f"this {type(model).__name__} is not fitted; fit it before saving")
     params = model.get_params(deep=False)
     state, children = {}, {}
@@ -128,7 +133,7 @@ def _describe(model, prefix: str, arrays: dict) -> dict:
     return {
         "class": type(model).__name__,
         "params": {
-            k: {"model": _describe(v, f"{prefix}@{k}/", arrays)}
+            k: {"model": _describe(v, f"{prefix}@{k}/", arrays, fitted_only=False)}
             if type(v).__name__ in _MODELS
             else _to_json(v)
             for k, v in params.items()

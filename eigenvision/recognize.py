@@ -12,15 +12,15 @@ from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, clone
+from sklearn.utils import get_tags
 
 from ._base import check_fitted
 from .eigenspace import Eigenspace
-from .faces import mirror_landmarks
 from .fisher import FisherSpace
 from .io import ImageSet
 from .neighbors import NearestNeighbor, check_metric
-from .normalize import resize, resize_points
+from .views import resized, virtual_views
 
 __all__ = ["UNKNOWN", "METHODS", "Recognizer", "Verification", "nearest_subspace"]
 
@@ -54,11 +54,20 @@ class Recognizer(BaseEstimator):
         1991), :class:`FisherSpace` (Belhumeur et al. 1997), one eigenspace
         per facial feature ("eigenfeatures": the eyes, nose and mouth cut by
         ``detector``; Pentland, Moghaddam & Starner 1994), or both whole
-        face and features ("combined").
+        face and features ("combined"). The presets of ``feature``.
+    feature : subspace model, optional
+        Any unfitted model with ``fit`` and ``transform`` (an
+        :class:`Eigenspace`, :class:`FisherSpace`, :class:`KernelPCA`,
+        :class:`ProbabilisticPCA`, ...) to use as the whole-face feature
+        instead of ``method``'s preset; it is cloned, then fitted on the
+        training images (with their labels when it needs them). Not with
+        ``method="modular"``, which has no whole-face feature.
     metric : {"euclidean", "cosine", "mahalanobis"}, default "euclidean"
-        Distance between codes. ``"cosine"`` is ``1 - cos`` (angle between
-        codes); ``"mahalanobis"`` is Euclidean on whitened codes (each
-        component divided by its standard deviation; eigenfaces only).
+        Distance between codes, one of :data:`eigenvision.neighbors.METRICS`.
+        ``"cosine"`` is ``1 - cos`` (angle between codes);
+        ``"mahalanobis"`` is Euclidean on whitened codes (each component
+        divided by its standard deviation; features with
+        ``explained_variance_``, e.g. eigenspaces).
     k : int, default 1
         Neighbours voting in :meth:`predict` (majority; ties go to the
         nearest).
@@ -112,8 +121,8 @@ class Recognizer(BaseEstimator):
 
     Attributes
     ----------
-    feature_ : Eigenspace, FisherSpace or None
-        The whole-face space (None for ``"modular"``).
+    feature_ : fitted subspace model or None
+        The whole-face feature (None for ``"modular"``).
     feature_spaces_ : dict of str to Eigenspace
         ``"modular"``/``"combined"``: one eigenspace per facial feature.
     block_names_ : tuple of str
@@ -140,6 +149,7 @@ class Recognizer(BaseEstimator):
         n_components=20,
         *,
         method="eigenfaces",
+        feature=None,
         metric="euclidean",
         k=1,
         threshold=None,
@@ -155,6 +165,7 @@ class Recognizer(BaseEstimator):
     ):
         self.n_components = n_components
         self.method = method
+        self.feature = feature
         self.metric = metric
         self.k = k
         self.threshold = threshold
@@ -170,66 +181,119 @@ class Recognizer(BaseEstimator):
 
     # ------------------------------------------------------------------ fit
     def fit(self, images, labels=None):
-        """Train the eigenspace on ``images`` and enrol them with ``labels``.
+        """Train the features on ``images`` and enrol them with ``labels``.
+
+        The steps: check the options, bring the images to the working
+        resolution and add their virtual views (:meth:`_training_set`), fit
+        the whole-face and per-feature spaces (:meth:`_fit_features`), weigh
+        the blocks (:meth:`_fit_block_scales`), enrol the codes.
 
         Parameters
         ----------
         images : (n, H, W) ndarray or ImageSet
-            An ImageSet brings its own labels.
+            An ImageSet brings its own labels (and landmarks, where the
+            modular methods cut the features).
         labels : (n,) array-like, optional
+
+        Returns
+        -------
+        self
         """
+        self._check_options()
+        faces = self._training_set(_as_image_set(images, labels, min_images=2))
+        self.image_shape_ = faces.image_shape
+        self._fit_features(faces)
+        blocks = self._block_codes(faces)
+        self._fit_block_scales(blocks)
+        self.gallery_ = self._join(blocks)
+        self.gallery_labels_ = faces.labels
+        self.classes_ = np.unique(faces.labels)
+        return self
+
+    def _check_options(self):
         if self.method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
-        if check_metric(self.metric).needs_variances and self.method == "fisherfaces":
+        metric = check_metric(self.metric)
+        if metric.needs_variances and self.method == "fisherfaces" and self.feature is None:
             raise ValueError(
                 f"metric={self.metric!r} needs eigenspaces (their eigenvalues), not fisherfaces"
             )
-        modular = self.method in ("modular", "combined")
-        if modular and (self.detector is None or not hasattr(self.detector, "spaces_")):
+        if self.feature is not None and self.method == "modular":
+            raise ValueError(
+                "feature= is the whole-face feature, and method='modular' has none; "
+                "use method='eigenfaces' (the feature alone) or 'combined'"
+            )
+        if self._modular and (self.detector is None or not hasattr(self.detector, "spaces_")):
             raise ValueError(
                 f"method={self.method!r} needs a fitted FeatureDetector: "
                 "Recognizer(method=..., detector=FeatureDetector().fit(load_imm()))"
             )
         if self.method == "combined" and not 0.0 <= self.global_weight <= 1.0:
             raise ValueError(f"global_weight must lie in [0, 1], got {self.global_weight}")
-        stack, labels = _images_and_labels(images, labels)
-        landmarks = _landmarks(images) if modular else None
-        stack, landmarks = self._working_resolution(stack, landmarks)
-        stack, labels, landmarks = self._augmented(stack, labels, landmarks)
-        self.image_shape_ = tuple(stack.shape[1:])
-        self.feature_ = None
-        self.feature_spaces_ = {}
-        names, weights = [], []
+
+    @property
+    def _modular(self):
+        return self.method in ("modular", "combined")
+
+    def _training_set(self, faces):
+        """The training images at the working resolution, with their virtual views."""
+        if not self._modular:
+            faces = faces.replace(landmarks=None)
+        return self._augmented(self._working_resolution(faces))
+
+    def _whole_face_model(self):
+        """An unfitted whole-face feature: ``feature`` or ``method``'s preset (None: modular)."""
+        if self.feature is not None:
+            return clone(self.feature)
         if self.method == "fisherfaces":
-            self.feature_ = FisherSpace(n_components=self.n_components).fit(stack, labels)
-        elif self.method in ("eigenfaces", "combined"):
-            self.feature_ = Eigenspace(n_components=self.n_components).fit(stack)
+            return FisherSpace(n_components=self.n_components)
+        if self.method in ("eigenfaces", "combined"):
+            return Eigenspace(n_components=self.n_components)
+        return None
+
+    def _fit_features(self, faces):
+        """Fit ``feature_`` (the whole face) and ``feature_spaces_`` (one per facial feature)."""
+        self.feature_ = self._whole_face_model()
+        if self.feature_ is not None:
+            if get_tags(self.feature_).target_tags.required:
+                self.feature_.fit(faces.images, faces.labels)
+            else:
+                self.feature_.fit(faces.images)
+            if check_metric(self.metric).needs_variances and not hasattr(
+                self.feature_, "explained_variance_"
+            ):
+                raise ValueError(
+                    f"metric={self.metric!r} needs a feature with explained_variance_ "
+                    f"(an Eigenspace), not a {type(self.feature_).__name__}"
+                )
+        self.feature_spaces_ = {}
+        if self._modular:
+            k = self.n_components if self.modular_components is None else self.modular_components
+            for name, patches in self._patches(faces).items():
+                self.feature_spaces_[name] = Eigenspace(n_components=k).fit(patches)
+
+    def _fit_block_scales(self, blocks):
+        """Divisors that give each block (whole face, features) its share of the distance."""
+        if not self._modular:
+            self.block_names_ = (_GLOBAL,)
+            self.block_scales_ = np.ones(1)
+            return
+        names, weights = [], []
         if self.feature_ is not None:
             names.append(_GLOBAL)
-            weights.append(self.global_weight if self.method == "combined" else 1.0)
-        patches = self._patches(stack, landmarks) if modular else {}
-        k = self.n_components if self.modular_components is None else self.modular_components
+            weights.append(self.global_weight)
         share = (1.0 - self.global_weight) if self.method == "combined" else 1.0
-        for name, stack_f in patches.items():
-            self.feature_spaces_[name] = Eigenspace(n_components=k).fit(stack_f)
+        for name in self.feature_spaces_:
             names.append(name)
-            weights.append(share / len(patches))
-        blocks = self._blocks(stack, patches)
+            weights.append(share / len(self.feature_spaces_))
+        spread = np.array(
+            [np.sqrt(2 * np.mean(np.sum((b - b.mean(0)) ** 2, axis=1))) for b in blocks]
+        )
+        weights = np.asarray(weights)
         self.block_names_ = tuple(names)
-        if modular:
-            spread = np.array(
-                [np.sqrt(2 * np.mean(np.sum((b - b.mean(0)) ** 2, axis=1))) for b in blocks]
-            )
-            weights = np.asarray(weights)
-            self.block_scales_ = np.where(
-                weights > 0, spread / np.sqrt(np.where(weights > 0, weights, 1)), np.inf
-            )
-        else:
-            self.block_scales_ = np.ones(1)
-        self.gallery_ = self._join(blocks)
-        self.gallery_labels_ = labels
-        self.classes_ = np.unique(labels)
-        return self
+        self.block_scales_ = np.where(
+            weights > 0, spread / np.sqrt(np.where(weights > 0, weights, 1)), np.inf
+        )
 
     def _join(self, blocks):
         """Concatenate block codes, each divided by its scale (see Notes)."""
@@ -239,14 +303,14 @@ class Recognizer(BaseEstimator):
             [b / b.dtype.type(scale) for b, scale in zip(blocks, self.block_scales_, strict=True)]
         )
 
-    def _patches(self, stack, landmarks):
-        """``{feature: (n, h, w)}`` patches of every image, at its landmarks or where located."""
+    def _patches(self, faces):
+        """``{feature: (n, h, w)}`` patches of every face, at its landmarks or where located."""
         detector = self.detector
         cut = {f: [] for f in detector.features_}
-        for i, image in enumerate(stack):
-            positions = (
-                None if landmarks is None else {f: landmarks[f][i] for f in detector.features_}
-            )
+        for i, image in enumerate(faces.images):
+            positions = None
+            if faces.landmarks and all(f in faces.landmarks for f in detector.features_):
+                positions = {f: faces.landmarks[f][i] for f in detector.features_}
             found = detector.patches(image, box=self.face_box, locations=positions)
             for f, patch in found.items():
                 cut[f].append(patch)
@@ -255,60 +319,40 @@ class Recognizer(BaseEstimator):
     def _codes_for_metric(self, codes, space):
         return check_metric(self.metric).encode(codes, space)
 
-    def _working_resolution(self, stack, landmarks=None):
+    def _working_resolution(self, faces):
         if self.shape is None:
-            return stack, landmarks
-        return _resized(stack, landmarks, tuple(self.shape))
+            return faces
+        return resized(faces, tuple(self.shape))
 
-    def _augmented(self, stack, labels, landmarks=None):
-        """The images with their translated copies (``jitter``), then all mirrored (``mirror``)."""
-        views = [(stack, landmarks)]
-        step = int(self.jitter)
-        if step < 0 or step != self.jitter:
-            raise ValueError(f"jitter must be a whole number of pixels >= 0, got {self.jitter!r}")
-        if step:
-            offsets = [(dy, dx) for dy in (-step, 0, step) for dx in (-step, 0, step)]
-            views += [_translated(stack, landmarks, dy, dx) for dy, dx in offsets if dy or dx]
-        if self.mirror:
-            width = stack.shape[2]
-            views += [
-                (view[:, :, ::-1], None if points is None else mirror_landmarks(points, width))
-                for view, points in views
-            ]
-        if len(views) == 1:
-            return stack, labels, landmarks
-        stacked = np.concatenate([view for view, _ in views])
-        if landmarks is not None:
-            landmarks = {f: np.concatenate([points[f] for _, points in views]) for f in landmarks}
-        return stacked, np.tile(labels, len(views)), landmarks
+    def _augmented(self, faces):
+        """The faces with their translated copies (``jitter``), then all mirrored (``mirror``)."""
+        return virtual_views(faces, jitter=self.jitter, mirror=self.mirror)
 
-    def _blocks(self, stack, patches):
+    def _block_codes(self, faces):
         """Metric-normalised codes of each block: the whole face, then each feature."""
         blocks = []
         if self.feature_ is not None:
-            blocks.append(self._codes_for_metric(self.feature_.transform(stack), self.feature_))
+            codes = self.feature_.transform(faces.images)
+            blocks.append(self._codes_for_metric(codes, self.feature_))
+        patches = self._patches(faces) if self.feature_spaces_ else {}
         for name, space in self.feature_spaces_.items():
             blocks.append(self._codes_for_metric(space.transform(patches[name]), space))
         return blocks
 
-    def _encode(self, stack, landmarks=None):
-        """Gallery-ready codes of images at the working resolution."""
-        patches = self._patches(stack, landmarks) if self.feature_spaces_ else {}
-        return self._join(self._blocks(stack, patches))
-
     def _probe_codes(self, images):
         check_fitted(self, "gallery_")
-        landmarks = _landmarks(images) if self.feature_spaces_ else None
-        stack, landmarks = self._working_resolution(_as_stack(images), landmarks)
-        if stack.shape[1:] != self.image_shape_:
+        faces = self._working_resolution(_as_image_set(images, None, min_images=0))
+        if faces.image_shape != self.image_shape_:
             if not self.resize:
                 raise ValueError(
-                    f"probe images are {stack.shape[1:]}, the recognizer was trained on "
+                    f"probe images are {faces.image_shape}, the recognizer was trained on "
                     f"{self.image_shape_}; pass resize=True or call "
                     f"normalize_images(images, shape={self.image_shape_}) first"
                 )
-            stack, landmarks = _resized(stack, landmarks, self.image_shape_)
-        return self._encode(stack, landmarks)
+            faces = resized(faces, self.image_shape_)
+        if not self.feature_spaces_:
+            faces = faces.replace(landmarks=None)
+        return self._join(self._block_codes(faces))
 
     def _index(self) -> NearestNeighbor:
         """The search index of ``gallery_``, built on first use and again after it changes."""
@@ -390,20 +434,30 @@ class Recognizer(BaseEstimator):
         return Verification(bool(accepted), distance, self.threshold)
 
     def add(self, images, labels=None):
-        """Enrol images (new people or new views) without refitting the eigenspace."""
+        """Enrol images (new people or new views) without refitting the features.
+
+        Parameters
+        ----------
+        images : (n, H, W) ndarray or ImageSet
+            At the training images' size (or any size with ``shape`` or
+            ``resize=True``); they get the same virtual views as training.
+        labels : (n,) array-like, optional
+            Of the same kind as the enrolled ones; an ImageSet brings its own.
+
+        Returns
+        -------
+        self
+        """
         check_fitted(self, "gallery_")
-        landmarks = _landmarks(images) if self.feature_spaces_ else None
-        stack, labels = _images_and_labels(images, labels, min_images=1)
-        stack, landmarks = self._working_resolution(stack, landmarks)
-        stack, labels, landmarks = self._augmented(stack, labels, landmarks)
-        codes = self._probe_codes(_with_landmarks(stack, landmarks))
-        if labels.dtype.kind != self.gallery_labels_.dtype.kind:
+        faces = self._training_set(_as_image_set(images, labels, min_images=1))
+        codes = self._probe_codes(faces)
+        if faces.labels.dtype.kind != self.gallery_labels_.dtype.kind:
             raise ValueError(
-                f"labels of dtype {labels.dtype} do not match the enrolled "
+                f"labels of dtype {faces.labels.dtype} do not match the enrolled "
                 f"{self.gallery_labels_.dtype}; use labels of the same kind"
             )
         self.gallery_ = np.vstack([self.gallery_, codes.astype(self.gallery_.dtype)])
-        self.gallery_labels_ = np.concatenate([self.gallery_labels_, labels])
+        self.gallery_labels_ = np.concatenate([self.gallery_labels_, faces.labels])
         self.classes_ = np.unique(self.gallery_labels_)
         return self
 
@@ -415,13 +469,13 @@ class Recognizer(BaseEstimator):
         """
         if not 0.0 <= far < 1.0:
             raise ValueError(f"far must lie in [0, 1), got {far}")
-        stack, labels = _images_and_labels(images, labels, min_images=1)
-        impostor = ~np.isin(labels, self.gallery_labels_)
+        faces = _as_image_set(images, labels, min_images=1)
+        impostor = ~np.isin(faces.labels, self.gallery_labels_)
         if not impostor.any():
             raise ValueError(
                 "calibration needs impostor probes: images of people who are not enrolled"
             )
-        distances, _ = self.kneighbors(stack[impostor], k=1)
+        distances, _ = self.kneighbors(faces[impostor], k=1)
         nearest = np.sort(distances[:, 0])
         allowed = int(np.floor(far * len(nearest)))
         # Accept distances strictly below the (allowed + 1)-th smallest impostor distance.
@@ -435,65 +489,35 @@ def _vote(labels):
     return next(label for label in labels.tolist() if counts[label] == top)
 
 
-def _resized(stack, landmarks, shape):
-    """Resize every image to ``shape`` and move the landmarks with them."""
-    if stack.shape[1:] == tuple(shape):
-        return stack, landmarks
-    if landmarks is not None:
-        landmarks = {k: resize_points(v, stack.shape[1:], shape) for k, v in landmarks.items()}
-    return np.stack([resize(image, shape) for image in stack]), landmarks
+def _as_image_set(images, labels, *, min_images):
+    """An ImageSet of grey images from an ImageSet or a ``(H, W)`` / ``(n, H, W)`` array.
 
-
-def _translated(stack, landmarks, dy, dx):
-    """``stack`` moved ``dy`` pixels down, ``dx`` right (edges replicated), with its landmarks."""
-    pad = max(abs(dy), abs(dx))
-    padded = np.pad(stack, ((0, 0), (pad, pad), (pad, pad)), mode="edge")
-    height, width = stack.shape[1:]
-    moved = padded[:, pad - dy : pad - dy + height, pad - dx : pad - dx + width]
-    if landmarks is None:
-        return moved, None
-    return moved, {f: np.asarray(p, dtype=np.float64) + (dx, dy) for f, p in landmarks.items()}
-
-
-def _landmarks(images):
-    """An ImageSet's landmarks as ``{name: (n, 2)}``, or None."""
-    if isinstance(images, ImageSet) and images.landmarks:
-        return {k: np.asarray(v, dtype=np.float64) for k, v in images.landmarks.items()}
-    return None
-
-
-def _with_landmarks(stack, landmarks):
-    """Carry landmarks with a plain stack through the probe path."""
-    if landmarks is None:
-        return stack
-    return ImageSet(images=stack, labels=np.zeros(len(stack), dtype=int), landmarks=landmarks)
-
-
-def _as_stack(images) -> np.ndarray:
+    Probes (``min_images=0``) need no labels.
+    """
     if isinstance(images, ImageSet):
-        images = images.images
-    stack = np.asarray(images)
-    if stack.ndim == 2:
-        stack = stack[None]
-    if stack.ndim != 3:
-        raise ValueError(f"images must be (H, W) or (n, H, W), got shape {stack.shape}")
-    if stack.dtype not in (np.float32, np.float64):
-        stack = stack.astype(np.float64)
-    return stack
-
-
-def _images_and_labels(images, labels, *, min_images=2):
-    if isinstance(images, ImageSet):
-        labels = images.labels if labels is None else labels
-    stack = _as_stack(images)
-    if labels is None:
-        raise ValueError("labels are required: pass labels= or an ImageSet")
-    labels = np.asarray(labels)
-    if labels.shape != (len(stack),):
-        raise ValueError(f"labels must have shape ({len(stack)},), got {labels.shape}")
-    if len(stack) < min_images:
-        raise ValueError(f"need at least {min_images} images, got {len(stack)}")
-    return stack, labels
+        faces = images.replace(points=None, **({} if labels is None else {"labels": labels}))
+        if faces.images.ndim != 3:
+            raise ValueError(
+                f"images must be grey (n, H, W), got shape {faces.images.shape}; "
+                "load them with as_gray=True"
+            )
+    else:
+        stack = np.asarray(images)
+        if stack.ndim == 2:
+            stack = stack[None]
+        if stack.ndim != 3:
+            raise ValueError(f"images must be (H, W) or (n, H, W), got shape {stack.shape}")
+        if labels is None:
+            if min_images:
+                raise ValueError("labels are required: pass labels= or an ImageSet")
+            labels = np.zeros(len(stack), dtype=np.int64)
+        labels = np.asarray(labels)
+        if labels.shape != (len(stack),):
+            raise ValueError(f"labels must have shape ({len(stack)},), got {labels.shape}")
+        faces = ImageSet(stack, labels)
+    if len(faces) < min_images:
+        raise ValueError(f"need at least {min_images} images, got {len(faces)}")
+    return faces
 
 
 def nearest_subspace(train, images, n_components):
@@ -518,7 +542,7 @@ def nearest_subspace(train, images, n_components):
     dffs : (m, n_classes) ndarray
         Columns in the order of ``np.unique(train.labels)``.
     """
-    stack = _as_stack(images)
+    stack = _as_image_set(images, None, min_images=0).images
     classes = np.unique(train.labels)
     dffs = np.empty((len(stack), len(classes)))
     flat = stack.reshape(len(stack), -1)

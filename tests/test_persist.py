@@ -158,3 +158,16 @@ def test_unfitted_and_unknown_models(tmp_path):
         ev.save(ev.Eigenspace(2), tmp_path / "x.npz")
     with pytest.raises(TypeError, match="cannot save"):
         ev.save(object(), tmp_path / "x.npz")
+
+
+@pytest.mark.parametrize(
+    "feature", [ev.Eigenspace(5), ev.FisherSpace(), ev.KernelPCA(5), ev.ProbabilisticPCA(3)],
+    ids=lambda f: type(f).__name__,
+)
+def test_recognizer_with_a_feature_model_round_trips(feature, tmp_path, rng):
+    """An unfitted model given as a parameter is saved as its class and parameters."""
+    faces = rng.random((12, 6, 5)).astype(np.float32)
+    model = ev.Recognizer(feature=feature).fit(faces, np.repeat(np.arange(4), 3))
+    loaded = ev.load(ev.save(model, tmp_path / "model.npz"))
+    assert repr(loaded.feature) == repr(feature) and not hasattr(loaded.feature, "n_features_in_")
+    np.testing.assert_array_equal(loaded.kneighbors(faces, 3)[0], model.kneighbors(faces, 3)[0])
