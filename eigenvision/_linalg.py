@@ -171,6 +171,19 @@ def top_eigh(matrix, k):
     vector, is several times faster than LAPACK's subset drivers (0.4 s
     against 3.3 s for the top 50 of 4096) at the same accuracy. Only the
     top ``k`` eigenvalues come back from ARPACK.
+
+    Parameters
+    ----------
+    matrix : (m, m) ndarray of float64
+        Symmetric.
+    k : int
+
+    Returns
+    -------
+    values : (r,) ndarray
+        ``r >= k`` eigenvalues, largest first.
+    vectors : (m, r) ndarray
+        The matching unit eigenvectors as columns.
     """
     size = len(matrix)
     if size <= 512 or 4 * k >= size:
@@ -222,6 +235,19 @@ def symmetric_scatter(n, shifted_sum, shifted_upper, center=True):
     ``S = U + triu(U, 1)^T - n o o^T`` with ``o = shifted_sum / n`` (the
     last term only when centring), built in place in one float64 copy of
     ``U`` (row blocks; no ``d x d`` temporaries beyond it).
+
+    Parameters
+    ----------
+    n : int
+        Samples summed.
+    shifted_sum : (d,) ndarray of float64
+    shifted_upper : (d, d) ndarray
+        Upper triangle of the summed shifted scatter.
+    center : bool, default True
+
+    Returns
+    -------
+    (d, d) ndarray of float64
     """
     d = len(shifted_sum)
     root_n_offset = shifted_sum / np.sqrt(n)  # sqrt(n) o: a_i a_j = a_j a_i keeps S symmetric
@@ -249,6 +275,13 @@ class IncrementalSVD:
     discards the variance below the ``r``-th singular value, so the subspace
     is approximate (measured in ``tests/test_streaming.py``). The mean and
     the total sum of squares are updated exactly.
+
+    Parameters
+    ----------
+    rank : int
+        Directions kept, ``r``.
+    center : bool
+        Centre on the running mean.
     """
 
     def __init__(self, rank: int, center: bool):
@@ -257,6 +290,17 @@ class IncrementalSVD:
         self.mean = self.singular = self.components = None
 
     def update(self, X):
+        """Take in a batch.
+
+        Parameters
+        ----------
+        X : (b, d) ndarray
+
+        Returns
+        -------
+        None
+            ``singular``, ``components``, ``mean``, ``total_ss`` and ``n`` are updated.
+        """
         X = X.astype(np.float64)
         b = len(X)
         batch_mean = X.mean(axis=0) if self.center else np.zeros(X.shape[1])
@@ -321,6 +365,20 @@ def generalized_eigh(a, b):
     keep spinning for about 0.1 s after a call and on two cores halve the
     speed of the numpy products that follow (a predict right after a fit
     took 5-8 ms instead of 2.5).
+
+    Parameters
+    ----------
+    a : (m, m) ndarray
+        Symmetric.
+    b : (m, m) ndarray
+        Symmetric positive definite.
+
+    Returns
+    -------
+    values : (m,) ndarray
+        Ascending.
+    vectors : (m, m) ndarray
+        ``b``-orthonormal eigenvectors as columns.
     """
     lower = np.linalg.cholesky(b)
     half = np.linalg.solve(lower, a)  # L^-1 a

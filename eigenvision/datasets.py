@@ -60,7 +60,12 @@ IMM_SIZE = (600, 800)
 
 
 def data_home() -> Path | None:
-    """The folder named by ``$EIGENVISION_DATA``, or None when it is not set."""
+    """The folder named by ``$EIGENVISION_DATA``, or None when it is not set.
+
+    Returns
+    -------
+    Path or None
+    """
     value = os.environ.get(DATA_ENV)
     return Path(value).expanduser() if value else None
 
@@ -90,7 +95,18 @@ def _dataset_dir(name: str, root) -> Path:
 
 
 def find_datasets(root=None) -> dict[str, Path | None]:
-    """Which real datasets are present: name -> folder, or None where missing."""
+    """Which real datasets are present: name -> folder, or None where missing.
+
+    Parameters
+    ----------
+    root : path, optional
+        Where to look instead of ``$EIGENVISION_DATA``.
+
+    Returns
+    -------
+    dict of str to Path or None
+        For every dataset of :data:`DATASETS`.
+    """
     found = {}
     for name in DATASETS:
         try:
@@ -284,6 +300,11 @@ def _read_idx(path: Path, magic: int, ndim: int) -> np.ndarray:
 
 def load_mnist_test(root=None) -> ImageSet:
     """The MNIST test split: 10000 handwritten digits of 28x28.
+
+    Parameters
+    ----------
+    root : path, optional
+        The folder holding ``mnist_t10k/`` (default ``$EIGENVISION_DATA``).
 
     Returns
     -------

@@ -438,6 +438,18 @@ def difs_map(image, space, *, normalize="none", mode="valid", min_contrast=1e-3)
     """Distance in feature space ``sum_i z_i^2 / lambda_i`` of every window.
 
     Parameters as :func:`dffs_map`; equals ``space.difs`` of every window.
+
+    Parameters
+    ----------
+    image : (H, W) ndarray
+    space : Eigenspace
+    normalize, mode, min_contrast
+        As :func:`dffs_map`.
+
+    Returns
+    -------
+    ndarray
+        ``(H - h + 1, W - w + 1)`` (``"valid"``) or ``(H, W)`` (``"same"``).
     """
     maps = window_maps(image, space, normalize=normalize, min_contrast=min_contrast)
     return _finish(_difs(maps.codes, space), space, mode)
@@ -447,6 +459,18 @@ def likelihood_map(image, space, *, normalize="none", mode="valid", min_contrast
     """Log-likelihood of every window; equals ``space.score_samples`` of every window.
 
     Parameters as :func:`dffs_map`.
+
+    Parameters
+    ----------
+    image : (H, W) ndarray
+    space : Eigenspace
+    normalize, mode, min_contrast
+        As :func:`dffs_map`.
+
+    Returns
+    -------
+    ndarray
+        ``(H - h + 1, W - w + 1)`` (``"valid"``) or ``(H, W)`` (``"same"``).
     """
     maps = window_maps(image, space, normalize=normalize, min_contrast=min_contrast)
     value = space.log_likelihood(_difs(maps.codes.astype(np.float64), space), maps.dffs)
@@ -459,6 +483,16 @@ class Detection:
 
     ``score`` is the DFFS (lower is better) or, with ``score="likelihood"``,
     the negative log-likelihood (lower is better too).
+
+    Attributes
+    ----------
+    x, y : float
+        Top-left corner, input pixels.
+    width, height : float
+        Window size, input pixels.
+    scale : float
+        Window size as a multiple of the model's window.
+    score : float
     """
 
     x: float

@@ -447,13 +447,27 @@ class Eigenspace(SubspaceModel):
         return Z @ self.components_ + self.mean_
 
     def reconstruct(self, X):
-        """Project and map back: the closest point of the eigenspace, in the input's shape."""
+        """Project and map back: the closest point of the eigenspace, in the input's shape.
+
+        Parameters
+        ----------
+        X : (n, d) ndarray or (n, H, W) image stack
+
+        Returns
+        -------
+        ndarray
+            ``m + V^T V (x - m)`` in ``X``'s shape.
+        """
         _, image_shape = flatten_images(X)
         X_hat = self.inverse_transform(self.transform(X))
         return X_hat if image_shape is None else X_hat.reshape((-1, *image_shape))
 
     def dffs(self, X):
         """Distance from feature space: the squared residual ``||x - x_hat||^2``.
+
+        Parameters
+        ----------
+        X : (n, d) ndarray or (n, H, W) image stack
 
         Returns
         -------
@@ -465,6 +479,10 @@ class Eigenspace(SubspaceModel):
 
     def difs(self, X):
         """Distance in feature space: ``sum_i z_i^2 / lambda_i`` (Mahalanobis).
+
+        Parameters
+        ----------
+        X : (n, d) ndarray or (n, H, W) image stack
 
         Returns
         -------
@@ -480,6 +498,10 @@ class Eigenspace(SubspaceModel):
         + d log 2 pi) / 2`` with ``rho = noise_variance_`` (floored at
         ``1e-12 * lambda_1`` when every component is kept).
 
+        Parameters
+        ----------
+        X : (n, d) ndarray or (n, H, W) image stack
+
         Returns
         -------
         (n,) ndarray of float64
@@ -492,7 +514,17 @@ class Eigenspace(SubspaceModel):
         return self.log_likelihood(difs, dffs)
 
     def score(self, X, y=None):
-        """Mean log-likelihood of the samples."""
+        """Mean log-likelihood of the samples.
+
+        Parameters
+        ----------
+        X : (n, d) ndarray or (n, H, W) image stack
+        y : ignored
+
+        Returns
+        -------
+        float
+        """
         return float(np.mean(self.score_samples(X)))
 
     @property

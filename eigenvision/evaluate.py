@@ -90,7 +90,17 @@ def roc_curve(y_true, scores):
 
 
 def auc(fpr, tpr) -> float:
-    """Area under a curve by the trapezoidal rule (``fpr`` non-decreasing)."""
+    """Area under a curve by the trapezoidal rule (``fpr`` non-decreasing).
+
+    Parameters
+    ----------
+    fpr, tpr : (m,) array-like
+        A curve from :func:`roc_curve`.
+
+    Returns
+    -------
+    float
+    """
     fpr, tpr = np.asarray(fpr, dtype=np.float64), np.asarray(tpr, dtype=np.float64)
     if fpr.shape != tpr.shape or fpr.ndim != 1 or len(fpr) < 2:
         raise ValueError("fpr and tpr must be 1-d of the same length >= 2")
@@ -103,6 +113,11 @@ def eer(fpr, tpr, thresholds=None):
     """Equal error rate: where the false-accept rate equals the false-reject rate ``1 - tpr``.
 
     Linear interpolation between the ROC points around the crossing.
+
+    Parameters
+    ----------
+    fpr, tpr : (m,) array-like
+    thresholds : (m,) array-like, optional
 
     Returns
     -------
@@ -126,7 +141,16 @@ def eer(fpr, tpr, thresholds=None):
 
 
 def recognition_rate(y_true, y_pred) -> float:
-    """Fraction of probes given their true label (an ``UNKNOWN`` answer counts as wrong)."""
+    """Fraction of probes given their true label (an ``UNKNOWN`` answer counts as wrong).
+
+    Parameters
+    ----------
+    y_true, y_pred : (n,) array-like
+
+    Returns
+    -------
+    float
+    """
     y_true, y_pred = np.asarray(y_true), np.asarray(y_pred)
     if y_true.shape != y_pred.shape or y_true.size == 0:
         raise ValueError(f"y_true {y_true.shape} and y_pred {y_pred.shape} must match, non-empty")
@@ -257,7 +281,23 @@ def detection_roc(minima, errors, *, radius=0.1):
 
 
 def detection_rate_at(minima, errors, *, false_alarm=0.06, radius=0.1):
-    """Best detection rate at false alarms of at most ``false_alarm`` (:func:`detection_roc`)."""
+    """Best detection rate at false alarms of at most ``false_alarm`` (:func:`detection_roc`).
+
+    Parameters
+    ----------
+    minima : (n,) array-like
+        Each image's global-minimum score.
+    errors : (n,) array-like
+        Distance of that minimum from the true position, pixels.
+    false_alarm : float
+        Largest false-alarm rate allowed.
+    radius : float
+        A minimum within ``radius`` pixels is a detection.
+
+    Returns
+    -------
+    float
+    """
     alarms, detections, _ = detection_roc(minima, errors, radius=radius)
     return float(detections[alarms <= false_alarm + 1e-12].max())
 
@@ -293,7 +333,17 @@ def eye_error(left, right, true_left, true_right):
 
 
 def error_fractions(errors, levels=(0.05, 0.10, 0.25)):
-    """Fraction of ``errors`` at or below each level, as ``{level: fraction}``."""
+    """Fraction of ``errors`` at or below each level, as ``{level: fraction}``.
+
+    Parameters
+    ----------
+    errors : (n,) array-like
+    levels : sequence of float
+
+    Returns
+    -------
+    dict of float to float
+    """
     errors = np.asarray(errors, dtype=np.float64).ravel()
     if errors.size == 0:
         raise ValueError("no errors given")

@@ -58,7 +58,18 @@ class FisherSpace(SubspaceModel):
         return tags
 
     def fit(self, X, y):
-        """Fit on images or flattened data ``X`` with class labels ``y`` (n,)."""
+        """Fit on images or flattened data ``X`` with class labels ``y`` (n,).
+
+        Parameters
+        ----------
+        X : (n, d) ndarray, (n, H, W) image stack or ImageSet
+        y : (n,) array-like
+            Class labels, at least 2 classes and more samples than classes.
+
+        Returns
+        -------
+        self
+        """
         if y is None:
             raise ValueError("FisherSpace requires y to be passed, but the target y is None")
         X, y = self._validate_fit(X, y)
@@ -104,6 +115,15 @@ class FisherSpace(SubspaceModel):
         return self
 
     def transform(self, X):
-        """Project onto the Fisherfaces: ``(n, d)`` or ``(n, H, W)`` -> ``(n, k)``."""
+        """Project onto the Fisherfaces: ``(n, d)`` or ``(n, H, W)`` -> ``(n, k)``.
+
+        Parameters
+        ----------
+        X : (n, d) ndarray or (n, H, W) image stack
+
+        Returns
+        -------
+        (n, k) ndarray
+        """
         check_fitted(self)
         return self._project(X)[1]

@@ -320,7 +320,18 @@ class ImageSet:
         )
 
     def replace(self, **changes) -> ImageSet:
-        """A copy with some fields replaced (as :func:`dataclasses.replace`)."""
+        """A copy with some fields replaced (as :func:`dataclasses.replace`).
+
+        Parameters
+        ----------
+        **changes
+            New values of ``images``, ``labels``, ``names``, ``landmarks``,
+            ``points`` or ``description``.
+
+        Returns
+        -------
+        ImageSet
+        """
         fields = dict(
             images=self.images,
             labels=self.labels,

@@ -86,7 +86,17 @@ class KernelPCA(SubspaceModel):
         return linear_kernel(A, B)
 
     def fit(self, X, y=None):
-        """Fit on ``(n, d)`` data or an ``(n, H, W)`` stack."""
+        """Fit on ``(n, d)`` data or an ``(n, H, W)`` stack.
+
+        Parameters
+        ----------
+        X : (n, d) ndarray, (n, H, W) image stack or ImageSet
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
         X = self._validate_fit(X).astype(np.float64)
         n = len(X)
         if self.kernel not in _KERNELS:
@@ -141,7 +151,16 @@ class KernelPCA(SubspaceModel):
         return self
 
     def transform(self, X):
-        """Project ``(n, d)`` data or an ``(n, H, W)`` stack: returns ``(n, k)``."""
+        """Project ``(n, d)`` data or an ``(n, H, W)`` stack: returns ``(n, k)``.
+
+        Parameters
+        ----------
+        X : (n, d) ndarray or (n, H, W) image stack
+
+        Returns
+        -------
+        (n, k) ndarray
+        """
         check_fitted(self)
         X = self._validate_transform(X).astype(np.float64)
         if self.n_landmarks is not None:

@@ -342,6 +342,18 @@ class FeatureDetector(BaseEstimator):
         :func:`face_box` puts them. The others: the training faces' mean
         position relative to the eyes, plus or minus three standard
         deviations and ``search_margin`` IODs.
+
+        Parameters
+        ----------
+        feature : str
+            One of ``features_``.
+        box : (x, y, w, h)
+            The face box (see :func:`~eigenvision.face_box`).
+
+        Returns
+        -------
+        center : (x, y) tuple of float
+        half : (half_width, half_height) tuple of float
         """
         check_fitted(self, "spaces_")
         iod = box_eyes(box)[2]

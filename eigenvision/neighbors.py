@@ -161,6 +161,15 @@ class NearestNeighbor:
         shard): :meth:`kneighbors` then searches the shards in parallel on
         the active Dask scheduler and merges their lists exactly
         (:func:`eigenvision.dask_engine.kneighbors_sharded`).
+
+        Parameters
+        ----------
+        gallery : (n, q) ndarray or dask.array.Array
+            Codes of the enrolled items, float32 or float64 (others become float64).
+
+        Returns
+        -------
+        self
         """
         if is_dask_array(gallery):
             self.raw_gallery_, _ = dask_engine.as_row_chunked(gallery)

@@ -122,6 +122,15 @@ def _check_shape(shape) -> tuple[int, int]:
 def crop(image: np.ndarray, box: tuple[int, int, int, int]) -> np.ndarray:
     """Cut out ``box = (x, y, width, height)`` (pixels, origin top-left).
 
+    Parameters
+    ----------
+    image : (H, W) or (H, W, 3) ndarray
+    box : (x, y, width, height)
+
+    Returns
+    -------
+    (height, width[, 3]) ndarray
+
     Raises
     ------
     ValueError
@@ -221,7 +230,19 @@ def _warp(image: np.ndarray, transform, shape) -> np.ndarray:
 
 
 def equalize(image: np.ndarray, *, n_bins: int = 256, mask: np.ndarray | None = None) -> np.ndarray:
-    """Histogram equalisation (scikit-image's ``equalize_hist``), keeping the dtype."""
+    """Histogram equalisation (scikit-image's ``equalize_hist``), keeping the dtype.
+
+    Parameters
+    ----------
+    image : (H, W) ndarray
+    n_bins : int, default 256
+    mask : (H, W) bool ndarray, optional
+        Equalise by the histogram of these pixels only.
+
+    Returns
+    -------
+    (H, W) ndarray
+    """
     image = _as_float_image(image)
     return exposure.equalize_hist(image, nbins=n_bins, mask=mask).astype(image.dtype)
 
@@ -235,6 +256,10 @@ def standardize(image: np.ndarray, *, method: str = "norm") -> np.ndarray:
     method : {"norm", "variance"}
         ``"norm"``: ``(x - mean) / ||x - mean||``; ``"variance"``:
         ``(x - mean) / std``. A constant image becomes all zeros.
+
+    Returns
+    -------
+    (H, W) ndarray
 
     Examples
     --------
@@ -260,9 +285,14 @@ def mask_ellipse(image: np.ndarray, *, fill: float | None = None) -> np.ndarray:
 
     Parameters
     ----------
+    image : (H, W) ndarray
     fill : float, optional
         Value outside the ellipse; the mean inside it by default, so the
         mask adds no edge of its own.
+
+    Returns
+    -------
+    (H, W) ndarray
     """
     image = _as_float_image(image)
     inside = ellipse_mask(image.shape)
@@ -298,6 +328,25 @@ def normalize_image(
     The steps run in this order: grey, align on ``eyes = (left, right)`` or
     resize to ``shape``, histogram equalisation, elliptical mask, per-image
     standardisation (``"norm"`` or ``"variance"``).
+
+    Parameters
+    ----------
+    image : (H, W) or (H, W, 3) ndarray
+    shape : (H, W), optional
+        Output size (with ``eyes``: the aligned crop's size; required then).
+    eyes : ((x, y), (x, y)), optional
+        The left and right eye centres in ``image``; align them to ``eye_positions``.
+    eye_positions : ((u, v), (u, v)), default ((0.3, 0.4), (0.7, 0.4))
+        Where the eyes land, as fractions of the output's width and height.
+    equalize : bool, default False
+    standardize : {"norm", "variance"}, optional
+    mask : bool, default False
+        Blank the corners outside the inscribed ellipse.
+
+    Returns
+    -------
+    (H', W') ndarray
+        Grey, float.
     """
     image, _ = _normalize_one(
         image,
@@ -340,6 +389,10 @@ def resize_points(points, from_shape, to_shape) -> np.ndarray:
     ----------
     points : (..., 2) array-like
     from_shape, to_shape : (H, W)
+
+    Returns
+    -------
+    (..., 2) ndarray of float64
 
     Examples
     --------
@@ -452,6 +505,17 @@ class PixelStandardizer(TransformerMixin, BaseEstimator):
         self.with_std = with_std
 
     def fit(self, X, y=None) -> PixelStandardizer:
+        """Learn each pixel's mean and standard deviation.
+
+        Parameters
+        ----------
+        X : (n, d) ndarray, (n, H, W) image stack or ImageSet
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
         X, shape = _flatten(X)
         if len(X) == 0:
             raise ValueError("cannot fit on an empty set; pass at least one sample")
@@ -473,11 +537,33 @@ class PixelStandardizer(TransformerMixin, BaseEstimator):
         return X, shape
 
     def transform(self, X) -> np.ndarray:
+        """Standardise: ``(x - mean_) / scale_``.
+
+        Parameters
+        ----------
+        X : (n, d) ndarray, (n, H, W) image stack or ImageSet
+
+        Returns
+        -------
+        ndarray
+            In ``X``'s shape and float dtype.
+        """
         X, shape = self._check(X)
         out = ((X - self.mean_) / self.scale_).astype(X.dtype, copy=False)
         return out if shape is None else out.reshape((-1, *shape))
 
     def inverse_transform(self, X) -> np.ndarray:
+        """Undo :meth:`transform`: ``x scale_ + mean_``.
+
+        Parameters
+        ----------
+        X : (n, d) ndarray or (n, H, W) image stack
+
+        Returns
+        -------
+        ndarray
+            In ``X``'s shape and float dtype.
+        """
         X, shape = self._check(X)
         out = (X * self.scale_ + self.mean_).astype(X.dtype, copy=False)
         return out if shape is None else out.reshape((-1, *shape))

@@ -56,6 +56,15 @@ def save(model, path) -> Path:
     disk and renamed over ``path``: a crash mid-save leaves any previous file
     intact.
 
+    Parameters
+    ----------
+    model : fitted estimator
+        An :class:`Eigenspace`, :class:`FisherSpace`, :class:`KernelPCA`,
+        :class:`ProbabilisticPCA`, :class:`PixelStandardizer`,
+        :class:`Recognizer` or :class:`FeatureDetector`.
+    path : path-like
+        The file to write; ``.npz`` is the convention.
+
     Returns
     -------
     Path
@@ -184,6 +193,11 @@ def load(path, *, max_bytes: int = 4 << 30):
     ModelFileError
         Not a model file, truncated, corrupt, from a newer format version,
         declaring unknown classes, object arrays or sizes that do not match.
+
+    Returns
+    -------
+    model
+        The fitted estimator, of one of the classes :func:`save` writes.
     """
     path = Path(path)
     if not path.is_file():

@@ -36,7 +36,18 @@ _CELL = 1.3  # inches per image cell
 
 
 def save_figure(figure: Figure, path, *, dpi: int = 110) -> Path:
-    """Write ``figure`` to ``path`` (format from the suffix) atomically."""
+    """Write ``figure`` to ``path`` (format from the suffix) atomically.
+
+    Parameters
+    ----------
+    figure : Figure
+    path : path-like
+    dpi : int, default 110
+
+    Returns
+    -------
+    Path
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(
@@ -68,6 +79,10 @@ def image_grid(
     shared : bool
         One grey scale for all images (to compare them), not one each.
     suptitle : str, optional
+
+    Returns
+    -------
+    Figure
     """
     images = [np.asarray(image) for image in images]
     if not images:
@@ -99,7 +114,19 @@ def image_grid(
 
 
 def eigenimages(space, *, n=15, ncols=8):
-    """The mean image and the first ``n`` eigen-images of a fitted eigenspace."""
+    """The mean image and the first ``n`` eigen-images of a fitted eigenspace.
+
+    Parameters
+    ----------
+    space : Eigenspace
+        Fitted on ``(n, h, w)`` images.
+    n : int, default 15
+    ncols : int, default 8
+
+    Returns
+    -------
+    Figure
+    """
     check_fitted(space)
     if getattr(space, "image_shape_", None) is None:
         raise ValueError("the eigenspace has no image shape; fit it on an (n, h, w) stack")
@@ -128,6 +155,10 @@ def reconstructions(space, images, ranks):
     images : (m, h, w) ndarray
     ranks : sequence of int
         Each at most ``space.n_components_``.
+
+    Returns
+    -------
+    Figure
     """
     check_fitted(space)
     images = np.asarray(images)
@@ -150,6 +181,18 @@ def mode_grid(space, *, components=(0, 1), steps=(-2, -1, 0, 1, 2)):
 
     Rows vary the first component, columns the second; ``z`` is in standard
     deviations of the training data along each eigenvector.
+
+    Parameters
+    ----------
+    space : Eigenspace
+        Fitted on ``(n, h, w)`` images.
+    components : (int, int), default (0, 1)
+    steps : sequence of float
+        Positions along each component, in standard deviations.
+
+    Returns
+    -------
+    Figure
     """
     check_fitted(space)
     a, b = components
@@ -181,6 +224,10 @@ def spectrum(
         shown as their median and min-max band.
     rank : int, optional
         Marked with a vertical line.
+
+    Returns
+    -------
+    Figure
     """
     values = np.asarray(values, dtype=float)
     index = np.arange(1, len(values) + 1)
@@ -223,6 +270,10 @@ def roc(
     marks : dict of str to (x, y), optional
         Single points to mark (e.g. a published operating point).
     xlim : (float, float), optional
+
+    Returns
+    -------
+    Figure
     """
     figure = Figure(figsize=(5.5, 4.5))
     ax = figure.subplots()
@@ -259,6 +310,10 @@ def rate_curves(
     x : (m,) array-like
     curves : dict of str to (m,) array-like
     references : dict of str to float, optional
+
+    Returns
+    -------
+    Figure
     """
     figure = Figure(figsize=(6, 4.2))
     ax = figure.subplots()
@@ -287,6 +342,10 @@ def heatmap(image, values, *, detections=(), points=None, title=None, value_labe
         E.g. ``dffs_map(..., mode="same")``; NaN where no window fits.
     detections : sequence of Detection
     points : dict of str to (x, y), optional
+
+    Returns
+    -------
+    Figure
     """
     figure = Figure(figsize=(10, 4.5))
     left, right = figure.subplots(1, 2)
@@ -309,7 +368,18 @@ def heatmap(image, values, *, detections=(), points=None, title=None, value_labe
 
 
 def confusion(matrix, labels, *, title=None):
-    """A confusion matrix (rows: true class, columns: predicted), counts in the cells."""
+    """A confusion matrix (rows: true class, columns: predicted), counts in the cells.
+
+    Parameters
+    ----------
+    matrix : (c, c) array-like
+    labels : sequence of str
+    title : str, optional
+
+    Returns
+    -------
+    Figure
+    """
     matrix = np.asarray(matrix)
     size = 0.45 * len(labels) + 2
     figure = Figure(figsize=(size, size))

@@ -81,7 +81,17 @@ class ProbabilisticPCA(SubspaceModel):
         return tags
 
     def fit(self, X, y=None):
-        """Fit by EM; ``NaN`` entries of ``X`` are treated as missing."""
+        """Fit by EM; ``NaN`` entries of ``X`` are treated as missing.
+
+        Parameters
+        ----------
+        X : (n, d) ndarray, (n, H, W) image stack or ImageSet
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
         X = self._validate_fit(X, allow_nan=True).astype(np.float64)
         n, d = X.shape
         k = self.n_components
@@ -158,24 +168,73 @@ class ProbabilisticPCA(SubspaceModel):
         """Posterior mean of the latent code, ``(n, k)``, along the principal axes.
 
         Missing (NaN) pixels are marginalised out.
+
+        Parameters
+        ----------
+        X : (n, d) ndarray or (n, H, W) image stack
+            NaN marks a missing pixel.
+
+        Returns
+        -------
+        (n, k) ndarray
         """
         return self._posterior(X)[2]
 
     def inverse_transform(self, Z):
-        """``m + W z`` for codes ``Z`` (n, k); returns ``(n, d)``."""
+        """``m + W z`` for codes ``Z`` (n, k); returns ``(n, d)``.
+
+        Parameters
+        ----------
+        Z : (n, k) ndarray
+
+        Returns
+        -------
+        (n, d) ndarray
+        """
         check_fitted(self)
         return np.asarray(Z, dtype=np.float64) @ self.W_.T + self.mean_
 
     def score_samples(self, X):
-        """Log-likelihood of each sample's observed pixels, ``(n,)``."""
+        """Log-likelihood of each sample's observed pixels, ``(n,)``.
+
+        Parameters
+        ----------
+        X : (n, d) ndarray or (n, H, W) image stack
+            NaN marks a missing pixel.
+
+        Returns
+        -------
+        (n,) ndarray of float64
+        """
         return self._posterior(X)[3]
 
     def score(self, X, y=None):
-        """Mean log-likelihood."""
+        """Mean log-likelihood.
+
+        Parameters
+        ----------
+        X : (n, d) ndarray or (n, H, W) image stack
+        y : ignored
+
+        Returns
+        -------
+        float
+        """
         return float(np.mean(self.score_samples(X)))
 
     def impute(self, X):
-        """Fill the NaN pixels of ``X`` with the model's reconstruction ``m + W E[z|x]``."""
+        """Fill the NaN pixels of ``X`` with the model's reconstruction ``m + W E[z|x]``.
+
+        Parameters
+        ----------
+        X : (n, d) ndarray or (n, H, W) image stack
+            NaN marks a missing pixel.
+
+        Returns
+        -------
+        ndarray
+            ``X`` with its NaN entries filled, same shape.
+        """
         X, observed, Ez, _ = self._posterior(X)
         return np.where(observed, X, self.inverse_transform(Ez))
 

@@ -34,7 +34,16 @@ _GLOBAL = "face"  # name of the whole-face block in block_names_
 
 @dataclass(frozen=True)
 class Verification:
-    """The answer to "is this person X?"."""
+    """The answer to "is this person X?".
+
+    Attributes
+    ----------
+    accepted : bool
+    distance : float
+        To the nearest enrolled image of the claimed label, in the metric's units.
+    threshold : float or None
+        The threshold the decision used (None: every claim is accepted).
+    """
 
     accepted: bool
     distance: float
@@ -370,6 +379,14 @@ class Recognizer(BaseEstimator):
     def kneighbors(self, images, k=5, *, return_indices=False):
         """The ``k`` nearest enrolled images of each probe (the lecture's top-15 search).
 
+        Parameters
+        ----------
+        images : (H, W) or (m, H, W) ndarray or ImageSet
+            Probes, at the training size (or any size with ``shape`` or ``resize=True``).
+        k : int, default 5
+            Neighbours to return (at most the gallery's size).
+        return_indices : bool, default False
+
         Returns
         -------
         distances : (m, k) ndarray, nearest first
@@ -387,6 +404,11 @@ class Recognizer(BaseEstimator):
     def predict(self, images):
         """Labels of the probes; :data:`UNKNOWN` beyond ``threshold``.
 
+        Parameters
+        ----------
+        images : (H, W) or (m, H, W) ndarray or ImageSet
+            Probes (see :meth:`kneighbors`).
+
         Returns
         -------
         (m,) ndarray
@@ -402,6 +424,11 @@ class Recognizer(BaseEstimator):
         ----------
         distances, labels : (m, r) ndarray
             Nearest first, ``r >= k``; only the first ``k`` columns vote.
+
+        Returns
+        -------
+        (m,) ndarray
+            As :meth:`predict`.
         """
         labels = np.asarray(labels)[:, : self.k]
         predicted = (
@@ -420,7 +447,20 @@ class Recognizer(BaseEstimator):
         return predicted
 
     def verify(self, image, label) -> Verification:
-        """Is ``image`` (H, W) the enrolled ``label``? Uses the nearest image of that label."""
+        """Is ``image`` (H, W) the enrolled ``label``? Uses the nearest image of that label.
+
+        Parameters
+        ----------
+        image : (H, W) ndarray
+        label
+            An enrolled label.
+
+        Returns
+        -------
+        Verification
+            ``accepted`` when the nearest image of ``label`` lies within
+            ``threshold`` (always, without a threshold) and that distance.
+        """
         check_fitted(self, "gallery_")
         mask = self.gallery_labels_ == label
         if not mask.any():
@@ -466,6 +506,20 @@ class Recognizer(BaseEstimator):
 
         Impostors are probes whose label is not enrolled; their nearest
         distance is what a threshold must reject. Returns the threshold.
+
+        Parameters
+        ----------
+        images : (m, H, W) ndarray or ImageSet
+            Probes; those whose label is not enrolled are the impostors.
+        labels : (m,) array-like or None
+            Their labels (an ImageSet brings its own).
+        far : float, default 0.01
+            False-accept rate to allow, in ``[0, 1)``.
+
+        Returns
+        -------
+        float
+            The new ``threshold``.
         """
         if not 0.0 <= far < 1.0:
             raise ValueError(f"far must lie in [0, 1), got {far}")
