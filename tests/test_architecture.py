@@ -111,9 +111,9 @@ def _code_lines(path):
     documentation = set()
     for node in ast.walk(ast.parse(source)):
         body = getattr(node, "body", None)
-        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
-                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):  # fmt: skip
-            documentation.update(range(body[0].lineno, body[0].end_lineno + 1))
+        first = body[0] if isinstance(body, list) and body else None
+        if isinstance(first, ast.Expr) and isinstance(getattr(first.value, "value", None), str):
+            documentation.update(range(first.lineno, first.end_lineno + 1))
     return sum(
         1
         for number, line in enumerate(source.splitlines(), 1)
