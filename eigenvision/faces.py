@@ -69,7 +69,7 @@ def face_box(left_eye, right_eye) -> tuple[float, float, float, float]:
     left, right = np.asarray(left_eye, float), np.asarray(right_eye, float)
     iod = float(np.linalg.norm(right - left))
     cx, cy = (left + right) / 2
-    return (cx - _BOX_WIDTH * iod / 2, cy - _BOX_ABOVE * iod, _BOX_WIDTH * iod,
+    return (float(cx - _BOX_WIDTH * iod / 2), float(cy - _BOX_ABOVE * iod), _BOX_WIDTH * iod,
             (_BOX_ABOVE + _BOX_BELOW) * iod)  # fmt: skip
 
 
@@ -135,9 +135,16 @@ def face_windows(images, landmarks=None, *, iod=20, mirror=True) -> np.ndarray:
 
     Examples
     --------
-    >>> space = Eigenspace(10).fit(normalize_images(face_windows(load_imm()), standardize="norm"))
-    >>> best = detect(image, space)[0]
-    >>> left_eye, right_eye = window_eyes(best)
+    >>> faces = np.zeros((1, 60, 60))
+    >>> eyes = {"left_eye": [[20.0, 30.0]], "right_eye": [[40.0, 30.0]]}
+    >>> face_windows(faces, eyes, iod=10).shape  # the face and its mirror image
+    (2, 16, 14)
+
+    With the IMM faces (``$EIGENVISION_DATA``), a face detector:
+
+    >>> windows = normalize_images(face_windows(load_imm()), standardize="norm")  # doctest: +SKIP
+    >>> best = detect(image, Eigenspace(10).fit(windows))[0]  # doctest: +SKIP
+    >>> left_eye, right_eye = window_eyes(best)  # doctest: +SKIP
     """
     if not iod >= 5:
         raise ValueError(f"iod must be at least 5 pixels, got {iod!r}")
