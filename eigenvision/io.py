@@ -17,7 +17,7 @@ from pathlib import Path, PurePosixPath
 from typing import IO, Union
 
 import numpy as np
-from PIL import Image, ImageFile, ImageOps
+from PIL import Image, ImageOps
 
 from ._errors import ImageLoadError, ImageSetError
 
@@ -58,8 +58,11 @@ def load_image(
         not rounded to 8 bits). With ``False`` colour images come back as
         ``(H, W, 3)`` RGB and grey images as ``(H, W)``.
     max_pixels : int, optional
-        Refuse images with more pixels than this (decompression bombs). The
-        default is Pillow's ``Image.MAX_IMAGE_PIXELS`` (about 89 megapixels).
+        Refuse images with more pixels than this (decompression bombs),
+        checked from the header before decoding. The default is Pillow's
+        ``Image.MAX_IMAGE_PIXELS`` (about 89 megapixels). Pillow's own check
+        (an error beyond twice that setting) stays in force: the function
+        changes no process-wide setting, so it is safe in threads.
 
     Returns
     -------
@@ -103,13 +106,20 @@ def load_image(
             raise ImageLoadError(f"{name}: is a folder, not an image file; use load_image_set")
         if path.stat().st_size == 0:
             raise ImageLoadError(f"{name}: the file is empty (0 bytes)")
-    limit = Image.MAX_IMAGE_PIXELS if max_pixels is None else int(max_pixels)
+    if max_pixels is None:
+        limit = Image.MAX_IMAGE_PIXELS or np.iinfo(np.int64).max  # None: Pillow's check is off
+    else:
+        limit = int(max_pixels)
     try:
         return _decode(source, as_gray=as_gray, max_pixels=limit, name=name)
     except ImageLoadError:
         raise
     except Image.DecompressionBombError as exc:
-        raise ImageLoadError(f"{name}: refused as a decompression bomb ({exc})") from exc
+        raise ImageLoadError(
+            f"{name}: refused as a decompression bomb ({exc}); Pillow refuses images over twice "
+            "PIL.Image.MAX_IMAGE_PIXELS whatever max_pixels says: raise that setting once at "
+            "start-up to read larger images"
+        ) from exc
     except Image.UnidentifiedImageError as exc:
         raise ImageLoadError(f"{name}: not an image Pillow can identify") from exc
     except MemoryError as exc:
@@ -128,30 +138,22 @@ def _describe(source) -> str:
 
 
 def _decode(source, *, as_gray: bool, max_pixels: int, name: str) -> np.ndarray:
-    with warnings.catch_warnings():
-        # We apply our own limit below; Pillow's warning would only be noise.
-        warnings.simplefilter("ignore", Image.DecompressionBombWarning)
-        previous_limit = Image.MAX_IMAGE_PIXELS
-        previous_truncated = ImageFile.LOAD_TRUNCATED_IMAGES
-        Image.MAX_IMAGE_PIXELS = None  # checked by us, before any decoding
-        ImageFile.LOAD_TRUNCATED_IMAGES = False
-        try:
-            with Image.open(source) as img:
-                width, height = img.size
-                if width <= 0 or height <= 0:
-                    raise ImageLoadError(f"{name}: corrupt header, size {width}x{height}")
-                if width * height > max_pixels:
-                    raise ImageLoadError(
-                        f"{name}: declares {width}x{height} = {width * height} pixels, more "
-                        f"than the limit of {max_pixels} (a possible decompression bomb); "
-                        "pass max_pixels= to allow larger images"
-                    )
-                img.load()  # force the full decode so truncation is found here
-                img = ImageOps.exif_transpose(img)
-                return _to_float(img, as_gray=as_gray)
-        finally:
-            Image.MAX_IMAGE_PIXELS = previous_limit
-            ImageFile.LOAD_TRUNCATED_IMAGES = previous_truncated
+    # No process-wide Pillow setting is changed here (loads run in threads): Pillow's own
+    # bomb check (Image.MAX_IMAGE_PIXELS, read by Image.open) stays in force, and ours,
+    # from the header, runs before any pixel is decoded.
+    with Image.open(source) as img:
+        width, height = img.size
+        if width <= 0 or height <= 0:
+            raise ImageLoadError(f"{name}: corrupt header, size {width}x{height}")
+        if width * height > max_pixels:
+            raise ImageLoadError(
+                f"{name}: declares {width}x{height} = {width * height} pixels, more "
+                f"than the limit of {max_pixels} (a possible decompression bomb); "
+                "pass max_pixels= to allow larger images"
+            )
+        img.load()  # force the full decode so truncation is found here
+        img = ImageOps.exif_transpose(img)
+        return _to_float(img, as_gray=as_gray)
 
 
 def _to_float(img: Image.Image, *, as_gray: bool) -> np.ndarray:

@@ -293,3 +293,23 @@ def test_load_image_zip_reads_labels_and_refuses_hostile_zips(rng, tmp_path):
         ev.io.load_image_zip(junk.getvalue())
     with pytest.raises(ev.ImageSetError, match="at most 1 "):
         ev.io.load_image_zip(data.getvalue(), max_files=1)
+
+
+def test_loads_in_threads_change_no_process_wide_setting(tmp_path, gradient):
+    """Regression: _decode set Image.MAX_IMAGE_PIXELS to None and back around every load;
+    with 4 threads 641 of 800 loads failed and the bomb check was left off for the process."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    path = tmp_path / "g.png"
+    Image.fromarray((gradient * 255).astype(np.uint8)).save(path)
+    before = Image.MAX_IMAGE_PIXELS
+
+    def load(_):
+        return ev.load_image(path, max_pixels=gradient.size)
+
+    with ThreadPoolExecutor(4) as pool:
+        images = list(pool.map(load, range(400)))
+    assert all(np.array_equal(image, images[0]) for image in images)
+    assert Image.MAX_IMAGE_PIXELS == before
+    with pytest.raises(ev.ImageLoadError, match="max_pixels"):  # our limit still applies
+        ev.load_image(path, max_pixels=gradient.size - 1)
