@@ -155,7 +155,17 @@ class FeatureDetector(BaseEstimator):
             )
         return features
 
-    def _patch_shape(self, feature):
+    def patch_shape(self, feature):
+        """A feature's patch ``(height, width)`` in pixels at ``iod``.
+
+        Parameters
+        ----------
+        feature : str
+
+        Returns
+        -------
+        (int, int)
+        """
         height, width = {**PATCH_SHAPES, **(self.patch or {})}[feature]
         return max(3, int(round(height * self.iod))), max(3, int(round(width * self.iod)))
 
@@ -178,7 +188,7 @@ class FeatureDetector(BaseEstimator):
         groups = images.labels if isinstance(images, ImageSet) else None
         faces, marks = faces_and_landmarks(images, landmarks, {"left_eye", "right_eye", *features})
         folds = _two_folds(groups, len(faces))
-        shapes = [self._patch_shape(f) for f in features]
+        shapes = [self.patch_shape(f) for f in features]
         patches = {f: [] for f in features}
         patch_folds = {f: [] for f in features}
         offsets = {f: [] for f in features}

@@ -28,6 +28,7 @@ from .modular import FeatureDetector
 from .normalize import PixelStandardizer
 from .ppca import ProbabilisticPCA
 from .recognize import Recognizer
+from .validation import check_state
 
 __all__ = ["save", "load", "FORMAT_VERSION"]
 
@@ -207,12 +208,21 @@ def load(path, *, max_bytes: int = 4 << 30):
             return _load_checked(path, archive, max_bytes)
     except ModelFileError:
         raise
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueError) as exc:
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueError,
+            NotImplementedError, RuntimeError) as exc:  # fmt: skip
         raise ModelFileError(f"{path}: not a readable eigenvision model file ({exc})") from exc
 
 
 def _load_checked(path, archive: zipfile.ZipFile, max_bytes: int):
     members = {info.filename: info for info in archive.infolist()}
+    for info in members.values():
+        # save() stores members uncompressed: a compressed one (a zip bomb's tool) is refused
+        # before anything is inflated, so no member can grow beyond its size on disk.
+        if info.compress_type != zipfile.ZIP_STORED or info.file_size != info.compress_size:
+            raise ModelFileError(
+                f"{path}: member {info.filename!r} is compressed; eigenvision writes model "
+                "files uncompressed and refuses others"
+            )
     header_info = members.get(f"{_HEADER}.npy")
     if header_info is None:
         raise ModelFileError(f"{path}: no {_HEADER} member; not an eigenvision model file")
@@ -223,10 +233,22 @@ def _load_checked(path, archive: zipfile.ZipFile, max_bytes: int):
         raise ModelFileError(f"{path}: malformed header")
     try:
         header = json.loads(raw_header.tobytes().decode("utf-8"))
-        version = int(header["format_version"])
-        declared = {k: (np.dtype(v[0]), tuple(v[1])) for k, v in header["arrays"].items()}
+        if not isinstance(header, dict) or not isinstance(header.get("arrays"), dict):
+            raise TypeError("the header and its 'arrays' must be JSON objects")
+        version = header["format_version"]
+        if isinstance(version, bool) or not isinstance(version, int):
+            raise TypeError(f"format_version must be an integer, got {version!r}")
+        declared = {}
+        for key, (dtype, shape) in header["arrays"].items():
+            if not (isinstance(shape, list) and all(
+                isinstance(s, int) and not isinstance(s, bool) for s in shape
+            )):  # fmt: skip
+                raise TypeError(f"array {key!r} declares shape {shape!r}")
+            declared[key] = (np.dtype(dtype), tuple(shape))
         description = header["model"]
-    except (ValueError, KeyError, TypeError) as exc:
+        if not isinstance(description, dict):
+            raise TypeError("the model description must be a JSON object")
+    except (ValueError, KeyError, TypeError, AttributeError, OverflowError, RecursionError) as exc:
         raise ModelFileError(f"{path}: malformed header ({exc})") from exc
     if header.get("format") != "eigenvision-model":
         raise ModelFileError(f"{path}: not an eigenvision model file")
@@ -253,7 +275,16 @@ def _load_checked(path, archive: zipfile.ZipFile, max_bytes: int):
     for key, (dtype, shape) in declared.items():
         array = _read_member(archive, members[f"{key}.npy"], path, max_bytes, dtype, shape)
         arrays[key] = array
-    return _build(description, arrays, path)
+    try:
+        model = _build(description, arrays, path)
+        check_state(model)
+    except RecursionError as exc:
+        raise ModelFileError(f"{path}: the model description nests too deeply") from exc
+    except ValueError as exc:
+        if isinstance(exc, ModelFileError):
+            raise
+        raise ModelFileError(f"{path}: the model is inconsistent: {exc}") from exc
+    return model
 
 
 def _read_member(archive, info, path, max_bytes, dtype=None, shape=None) -> np.ndarray:

@@ -171,3 +171,96 @@ def test_recognizer_with_a_feature_model_round_trips(feature, tmp_path, rng):
     loaded = ev.load(ev.save(model, tmp_path / "model.npz"))
     assert repr(loaded.feature) == repr(feature) and not hasattr(loaded.feature, "n_features_in_")
     np.testing.assert_array_equal(loaded.kneighbors(faces, 3)[0], model.kneighbors(faces, 3)[0])
+
+
+def _deflated(path, out):
+    """The same members, deflated (save() never compresses)."""
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+        for name in src.namelist():
+            dst.writestr(name, src.read(name))
+    return out
+
+
+def test_compressed_members_are_refused_before_inflating(tmp_path, rng):
+    """Regression: a 3.7 MB file with a deflated member took 57 s and 4.3 GB to load."""
+    good = ev.save(ev.Eigenspace(2).fit(rng.random((10, 6))), tmp_path / "good.npz")
+    with pytest.raises(ev.ModelFileError, match="compressed"):
+        ev.load(_deflated(good, tmp_path / "deflated.npz"))
+
+
+@pytest.mark.parametrize(
+    "change, match",
+    [
+        (lambda h: h.update(arrays=[]), "malformed"),
+        (lambda h: h.update(format_version=1e999), "malformed"),
+        (lambda h: h.update(format_version=[None]), "malformed"),
+        (lambda h: h["arrays"].update(mean_=["<f8", [None]]), "malformed"),
+        (lambda h: h["arrays"].update(mean_=["<f8", 6]), "malformed"),
+        (lambda h: h.update(model=[]), "malformed"),
+    ],
+)
+def test_malformed_headers_are_model_file_errors(change, match, tmp_path, rng):
+    good = ev.save(ev.Eigenspace(2).fit(rng.random((10, 6))), tmp_path / "good.npz")
+
+    def rewrite(members):
+        header = _header(members)
+        change(header)
+        return _put_header(members, header)
+
+    with pytest.raises(ev.ModelFileError, match=match):
+        ev.load(_rewrite(good, tmp_path / "bad.npz", rewrite))
+
+
+def test_deeply_nested_header_is_a_model_file_error(tmp_path, rng):
+    good = ev.save(ev.Eigenspace(2).fit(rng.random((10, 6))), tmp_path / "good.npz")
+
+    def nest(members):
+        raw = _header(members)
+        text = json.dumps(raw).replace('"format": "eigenvision-model"',
+                                       '"deep": ' + "[" * 100_000 + "]" * 100_000
+                                       + ', "format": "eigenvision-model"')  # fmt: skip
+        buffer = io.BytesIO()
+        np.save(buffer, np.frombuffer(text.encode(), np.uint8))
+        return {**members, "__header__.npy": buffer.getvalue()}
+
+    with pytest.raises(ev.ModelFileError):
+        ev.load(_rewrite(good, tmp_path / "deep.npz", nest))
+
+
+def _recognizer_file(tmp_path, rng):
+    faces = rng.random((12, 6, 5)).astype(np.float32)
+    model = ev.Recognizer(4, threshold=1.0).fit(faces, np.repeat(np.arange(4), 3))
+    return ev.save(model, tmp_path / "rec.npz")
+
+
+@pytest.mark.parametrize(
+    "edit, match",
+    [
+        (lambda h, m: h["model"]["params"].update(shape={"tuple": [40000, 40000]}), "shape"),
+        (lambda h, m: h["model"]["params"].update(jitter=10**6), "jitter"),
+        (lambda h, m: h["model"]["params"].update(threshold=float("nan")), "threshold"),
+        (lambda h, m: h["model"]["params"].update(k=0), "Recognizer.k"),
+        (lambda h, m: h["model"]["state"].update(image_shape_={"tuple": [60, 50]}), "feature"),
+        (lambda h, m: m.update({"block_scales_.npy": _npy(np.array([-1.0]))}), "block_scales_"),
+        (lambda h, m: m.update({"gallery_.npy": _npy(np.full((12, 4), np.nan, np.float32))}),
+         "NaN"),
+    ],
+)
+def test_inconsistent_models_are_refused_on_load(edit, match, tmp_path, rng):
+    """Regression: a file's parameters were trusted (a 40000 x 40000 working shape allocated
+    at predict, NaN galleries and thresholds accepted)."""
+    path = _recognizer_file(tmp_path, rng)
+
+    def rewrite(members):
+        header = _header(members)
+        edit(header, members)
+        return _put_header(members, header)
+
+    with pytest.raises(ev.ModelFileError, match=match):
+        ev.load(_rewrite(path, tmp_path / "bad.npz", rewrite))
+
+
+def _npy(array):
+    buffer = io.BytesIO()
+    np.save(buffer, array)
+    return buffer.getvalue()

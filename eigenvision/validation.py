@@ -1,0 +1,169 @@
+"""Consistency checks of a fitted model's parameters and state, for models read from files.
+
+A model file is untrusted input: its arrays and parameters may disagree with
+each other (a 40000 x 40000 working shape beside a 10304-pixel eigenspace, a
+negative block scale, NaN in a gallery). :func:`check_state` refuses such a
+model when it is loaded, so that nothing downstream allocates, divides or
+answers on the strength of it.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+import numpy as np
+
+from .eigenspace import Eigenspace
+from .modular import FeatureDetector
+from .neighbors import METRICS
+from .recognize import METHODS, Recognizer
+
+__all__ = ["check_state", "LIMITS"]
+
+#: Bounds on size parameters a model (or a file) may set.
+LIMITS = {"side": 4096, "iod": 400, "jitter": 64, "scale": 16.0, "count": 64}
+
+
+def check_state(model) -> None:
+    """Raise ``ValueError`` naming the first inconsistency of a fitted model.
+
+    Checks every float array for NaN (and infinity, except where a model
+    gives it a meaning), subspace shapes against each other and against
+    ``image_shape_``, and each model's own parameters and state, recursively
+    into the models it holds.
+
+    Parameters
+    ----------
+    model : fitted estimator
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> space = Eigenspace(1).fit(np.array([[0.0, 1.0], [1.0, 0.0], [2.0, 2.0]]))
+    >>> check_state(space)
+    >>> space.mean_ = np.array([np.nan, 0.0])
+    >>> check_state(space)
+    Traceback (most recent call last):
+    ...
+    ValueError: Eigenspace.mean_ holds NaN or infinite values
+    """
+    name = type(model).__name__
+    allowed_inf = {"block_scales_"} if isinstance(model, Recognizer) else set()
+    for key, value in vars(model).items():
+        if isinstance(value, np.ndarray) and value.dtype.kind in "fc":
+            finite = np.isfinite(value) | (np.isposinf(value) if key in allowed_inf else False)
+            if not np.all(finite):
+                raise ValueError(f"{name}.{key} holds NaN or infinite values")
+    _check_subspace(model)
+    if isinstance(model, Eigenspace):
+        _check_eigenspace(model)
+    if isinstance(model, Recognizer):
+        _check_recognizer(model)
+    if isinstance(model, FeatureDetector):
+        _check_feature_detector(model)
+
+
+def _shape(value, name, length=None):
+    sides_ok = all(isinstance(v, Integral) and 1 <= v <= LIMITS["side"] for v in value)
+    if not (isinstance(value, tuple) and (length is None or len(value) == length) and sides_ok):
+        raise ValueError(f"{name} must be {length or 'some'} ints in [1, {LIMITS['side']}], "
+                         f"got {value!r}")  # fmt: skip
+    return value
+
+
+def _check_subspace(model):
+    """``components_`` (k, d) beside ``mean_`` (d,), ``n_features_in_`` and ``image_shape_``."""
+    name = type(model).__name__
+    if not (hasattr(model, "components_") and hasattr(model, "mean_")):
+        return
+    components, mean = model.components_, model.mean_
+    if components.ndim != 2 or mean.shape != (components.shape[1],):
+        raise ValueError(f"{name}: components_ {components.shape} and mean_ {mean.shape} disagree")
+    d = components.shape[1]
+    if getattr(model, "n_features_in_", d) != d:
+        raise ValueError(f"{name}: n_features_in_={model.n_features_in_}, components_ have {d}")
+    if getattr(model, "n_components_", len(components)) != len(components):
+        raise ValueError(f"{name}: n_components_={model.n_components_}, "
+                         f"components_ has {len(components)} rows")  # fmt: skip
+    shape = getattr(model, "image_shape_", None)
+    if shape is not None and int(np.prod(_shape(tuple(shape), f"{name}.image_shape_", 2))) != d:
+        raise ValueError(f"{name}: image_shape_ {shape} does not hold its {d} features")
+
+
+def _check_eigenspace(space):
+    k = space.components_.shape[0]
+    eigenvalues = space.eigenvalues_
+    if eigenvalues.ndim != 1 or len(eigenvalues) < k or np.any(eigenvalues < 0):
+        raise ValueError(f"Eigenspace.eigenvalues_ must be >= 0 with at least {k} values")
+    if space.explained_variance_ratio_.shape != (k,):
+        raise ValueError("Eigenspace.explained_variance_ratio_ does not match its components")
+    if not (isinstance(space.noise_variance_, Real) and space.noise_variance_ >= 0):
+        raise ValueError(f"Eigenspace.noise_variance_ must be >= 0, got {space.noise_variance_!r}")
+
+
+def _check_recognizer(model):
+    if model.method not in METHODS or model.metric not in METRICS:
+        raise ValueError(f"Recognizer: unknown method {model.method!r} or metric {model.metric!r}")
+    if not (isinstance(model.k, Integral) and 1 <= model.k <= LIMITS["count"]):
+        raise ValueError(f"Recognizer.k must be an int in [1, {LIMITS['count']}], got {model.k!r}")
+    if model.threshold is not None and not (
+        isinstance(model.threshold, Real) and np.isfinite(model.threshold)
+    ):
+        raise ValueError(f"Recognizer.threshold must be a finite number, got {model.threshold!r}")
+    if not (isinstance(model.jitter, Integral) and 0 <= model.jitter <= LIMITS["jitter"]):
+        raise ValueError(f"Recognizer.jitter must be in [0, {LIMITS['jitter']}]")
+    image_shape = _shape(tuple(model.image_shape_), "Recognizer.image_shape_", 2)
+    if model.shape is not None and tuple(model.shape) != image_shape:
+        raise ValueError(f"Recognizer.shape {model.shape} differs from image_shape_ {image_shape}")
+    gallery, labels = model.gallery_, model.gallery_labels_
+    if gallery.ndim != 2 or labels.shape != (len(gallery),) or len(gallery) == 0:
+        raise ValueError(f"Recognizer: gallery_ {gallery.shape} and labels {labels.shape} disagree")
+    scales = model.block_scales_
+    if scales.shape != (len(model.block_names_),) or not np.all(scales > 0):
+        raise ValueError("Recognizer.block_scales_ must be > 0, one per block")
+    width = 0
+    if model.feature_ is not None:
+        check_state(model.feature_)
+        if getattr(model.feature_, "n_features_in_", None) != int(np.prod(image_shape)):
+            raise ValueError(f"Recognizer: its feature does not take {image_shape} images")
+        width += model.feature_.n_components_
+    for space in model.feature_spaces_.values():
+        check_state(space)
+        width += space.n_components_
+    if gallery.shape[1] != width:
+        raise ValueError(f"Recognizer: gallery_ codes have {gallery.shape[1]} dimensions, "
+                         f"its features give {width}")  # fmt: skip
+    if model.detector is not None:
+        check_state(model.detector)
+
+
+def _check_feature_detector(detector):
+    if not (isinstance(detector.iod, Integral) and 5 <= detector.iod <= LIMITS["iod"]):
+        raise ValueError(f"FeatureDetector.iod must be an int in [5, {LIMITS['iod']}]")
+    for key in ("search_scales", "scales"):
+        values = np.asarray(getattr(detector, key), dtype=float)
+        if not (0 < values.size <= LIMITS["count"] and np.all(np.isfinite(values))
+                and np.all((values > 0) & (values <= LIMITS["scale"]))):  # fmt: skip
+            raise ValueError(f"FeatureDetector.{key} must be 1-{LIMITS['count']} numbers in "
+                             f"(0, {LIMITS['scale']}]")  # fmt: skip
+    if not (isinstance(detector.search_margin, Real) and 0 < detector.search_margin <= 5):
+        raise ValueError("FeatureDetector.search_margin must lie in (0, 5]")
+    features = tuple(detector.features_)
+    if tuple(detector.spaces_) != features:
+        raise ValueError("FeatureDetector.spaces_ do not match features_")
+    expected = np.array([detector.patch_shape(f) for f in features])
+    if not np.array_equal(detector.patch_shapes_, expected):
+        raise ValueError("FeatureDetector.patch_shapes_ do not match iod and the patch shapes")
+    for feature, shape in zip(features, expected, strict=True):
+        space = detector.spaces_[feature]
+        check_state(space)
+        if tuple(space.image_shape_) != tuple(shape):
+            raise ValueError(f"FeatureDetector: the {feature} space is not {tuple(shape)}")
+    n = len(features)
+    quantiles = detector.score_quantiles_
+    if (detector.offsets_mean_.shape != (n, 2) or detector.offsets_std_.shape != (n, 2)
+            or quantiles.shape != (n, 101) or np.any(np.diff(quantiles, axis=1) < 0)):  # fmt: skip
+        raise ValueError("FeatureDetector: offsets_ or score_quantiles_ are malformed")
