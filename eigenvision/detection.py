@@ -38,8 +38,10 @@ _NORMALIZATIONS = ("none", "window")
 # Threads pay for themselves from about this many pixels (measured crossover: 128^2-160^2
 # images at k = 5-10 on two cores; 1.2-1.3x faster at 256^2, 1.0-1.5x at 512^2).
 _PARALLEL_PIXELS = 160 * 160
-# Template spectra kept per eigenspace (one 512^2 complex128 spectrum of a k = 10 space: 23 MB).
-_SPECTRUM_CACHE_BYTES = 64 << 20
+# Template spectra kept per eigenspace, freed with it: a k = 20 float64 space's spectra at
+# 1024^2 take 176 MB, and recomputing them costs as much as the map itself (measured: k = 20
+# at 1024^2 0.43 s per call with a 64 MB bound, 0.26 s with them kept).
+_SPECTRUM_CACHE_BYTES = 256 << 20
 
 
 @dataclass(frozen=True)
