@@ -127,7 +127,7 @@ def _cmd_recognize(args) -> int:
             }
         )
     if args.json:
-        print(json.dumps(results, indent=2))
+        print(json.dumps(results, indent=2, allow_nan=False))
     else:
         for result in results:
             matches = ", ".join(f"{m['label']} ({m['distance']:.4g})" for m in result["matches"])
@@ -136,7 +136,37 @@ def _cmd_recognize(args) -> int:
 
 
 def _plain(value):
-    return value.item() if isinstance(value, np.generic) else value
+    """A JSON-ready value: numpy scalars as Python ones, non-finite floats as None (null)."""
+    value = value.item() if isinstance(value, np.generic) else value
+    if isinstance(value, float) and not np.isfinite(value):
+        return None
+    return value
+
+
+def _count(minimum):
+    """An argparse type: an int of at least ``minimum``."""
+
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
+        return value
+
+    return parse
+
+
+def _finite(text):
+    """An argparse type: a finite number (no nan, no inf)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not np.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text}")
+    return value
 
 
 def _cmd_enroll(args) -> int:
@@ -189,17 +219,19 @@ def _cmd_locate(args) -> int:
     for path in args.images:
         found = detector.locate(load_image(path, as_gray=True), box=args.box)
         report[path] = {
-            f: {"x": x, "y": y, "score": found.scores[f], "confidence": found.confidence[f]}
+            f: {key: _plain(float(value)) for key, value in (
+                ("x", x), ("y", y), ("score", found.scores[f]),
+                ("confidence", found.confidence[f]))}
             for f, (x, y) in found.positions.items()
-        }
+        }  # fmt: skip
         if not args.json:
             cells = "  ".join(
-                f"{f} ({v['x']:.1f}, {v['y']:.1f}) conf {v['confidence']:.2f}"
-                for f, v in report[path].items()
+                f"{f} ({x:.1f}, {y:.1f}) conf {found.confidence[f]:.2f}"
+                for f, (x, y) in found.positions.items()
             )
             print(f"{path}: {cells}")
     if args.json:
-        print(json.dumps(report, indent=2))
+        print(json.dumps(report, indent=2, allow_nan=False))
     return 0
 
 
@@ -215,17 +247,17 @@ def _add_model_options(parser):
     parser.add_argument("--detector", help="FeatureDetector model file (modular, combined)")
     parser.add_argument(
         "--face-box",
-        type=float,
+        type=_finite,
         nargs=4,
         metavar=("X", "Y", "W", "H"),
         help="where the face lies in every image, for locating features",
     )
-    parser.add_argument("--n-components", type=int, default=40)
+    parser.add_argument("--n-components", type=_count(1), default=40)
     parser.add_argument("--metric", choices=list(METRICS), default="euclidean")
     parser.add_argument("--mirror", action="store_true", help="also use mirrored images")
     parser.add_argument(
         "--jitter",
-        type=int,
+        type=_count(0),
         default=0,
         metavar="PIXELS",
         help="also use copies shifted by this many pixels (8 per image; try 2 with --mirror)",
@@ -247,15 +279,15 @@ def build_parser() -> argparse.ArgumentParser:
     train = commands.add_parser("train", help="train a recognizer and save it")
     train.add_argument("source", help=sources)
     train.add_argument("-o", "--output", required=True, help="model file to write (.npz)")
-    train.add_argument("--shape", type=int, nargs=2, metavar=("H", "W"), help="working size")
+    train.add_argument("--shape", type=_count(1), nargs=2, metavar=("H", "W"), help="working size")
     _add_model_options(train)
     train.set_defaults(run=_cmd_train)
 
     recognize = commands.add_parser("recognize", help="who is in these images?")
     recognize.add_argument("model", help="model file from 'eigenvision train'")
     recognize.add_argument("images", nargs="+", help="image files")
-    recognize.add_argument("--top", type=int, default=5, help="nearest matches to list")
-    recognize.add_argument("--threshold", type=float, help="reject matches farther than this")
+    recognize.add_argument("--top", type=_count(1), default=5, help="nearest matches to list")
+    recognize.add_argument("--threshold", type=_finite, help="reject matches farther than this")
     recognize.add_argument("--json", action="store_true", help="print JSON")
     recognize.set_defaults(run=_cmd_recognize)
 
@@ -270,8 +302,8 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument(
         "--scheme", choices=["kfold", "loo", "first_k_per_class"], default="first_k_per_class"
     )
-    evaluate.add_argument("--folds", type=int, default=5)
-    evaluate.add_argument("--train-per-class", type=int, default=5)
+    evaluate.add_argument("--folds", type=_count(2), default=5)
+    evaluate.add_argument("--train-per-class", type=_count(1), default=5)
     evaluate.add_argument("--seed", type=int, default=0)
     evaluate.add_argument("--json", action="store_true")
     _add_model_options(evaluate)
@@ -279,13 +311,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     features = commands.add_parser("features", help="train the eye/nose/mouth detector on IMM")
     features.add_argument("-o", "--output", required=True, help="model file to write (.npz)")
-    features.add_argument("--n-components", type=int, default=10)
+    features.add_argument("--n-components", type=_count(0), default=10)
     features.set_defaults(run=_cmd_features)
 
     locate = commands.add_parser("locate", help="find eyes, nose and mouth in face images")
     locate.add_argument("model", help="model file from 'eigenvision features'")
     locate.add_argument("images", nargs="+", help="face images (brows to chin, or use --box)")
-    locate.add_argument("--box", type=float, nargs=4, metavar=("X", "Y", "W", "H"))
+    locate.add_argument("--box", type=_finite, nargs=4, metavar=("X", "Y", "W", "H"))
     locate.add_argument("--json", action="store_true", help="print JSON")
     locate.set_defaults(run=_cmd_locate)
 

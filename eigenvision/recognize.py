@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, clone
@@ -220,6 +221,9 @@ class Recognizer(BaseEstimator):
         return self
 
     def _check_options(self):
+        if isinstance(self.k, bool) or not isinstance(self.k, Integral) or self.k < 1:
+            raise ValueError(f"k must be a positive int (neighbours voting), got {self.k!r}")
+        self._checked_threshold()
         if self.method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
         metric = check_metric(self.metric)
@@ -436,9 +440,10 @@ class Recognizer(BaseEstimator):
             if self.k == 1
             else np.array([_vote(row) for row in labels], dtype=labels.dtype)
         )
-        if self.threshold is None:
+        threshold = self._checked_threshold()
+        if threshold is None:
             return predicted
-        rejected = np.asarray(distances)[:, 0] > self.threshold
+        rejected = np.asarray(distances)[:, 0] > threshold
         if predicted.dtype.kind not in "US":
             predicted = predicted.astype(object)
         else:
@@ -470,8 +475,21 @@ class Recognizer(BaseEstimator):
         difference = self.gallery_[mask].astype(np.float64) - code
         euclidean = np.sqrt(np.einsum("ij,ij->i", difference, difference).min())
         distance = float(self._metric_distance(euclidean))
-        accepted = self.threshold is None or distance <= self.threshold
-        return Verification(bool(accepted), distance, self.threshold)
+        threshold = self._checked_threshold()
+        accepted = threshold is None or distance <= threshold
+        return Verification(bool(accepted), distance, threshold)
+
+    def _checked_threshold(self):
+        """``threshold`` as a float, refused when it is not a number (NaN accepts everyone)."""
+        if self.threshold is None:
+            return None
+        if isinstance(self.threshold, bool) or not isinstance(self.threshold, Real) \
+                or np.isnan(self.threshold):  # fmt: skip
+            raise ValueError(
+                f"threshold must be a number or None, got {self.threshold!r}; "
+                "calibrate_threshold() picks one from data"
+            )
+        return float(self.threshold)
 
     def add(self, images, labels=None):
         """Enrol images (new people or new views) without refitting the features.

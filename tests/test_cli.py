@@ -93,3 +93,33 @@ def test_features_locate_and_modular_training(imm, tmp_path, capsys):
     # modular training without a detector names the fix
     assert main(["train", str(tmp_path), "-o", str(tmp_path / "m.npz"), "--method", "modular"]) == 2
     assert "--detector" in capsys.readouterr().err
+
+
+def test_bad_numbers_are_refused_by_the_parser(tmp_path, capsys):
+    """Regression: --threshold nan accepted every impostor; --top 0 and --n-components -1
+    were accepted."""
+    import pytest
+
+    for argv in (
+        ["recognize", "m.npz", "x.png", "--threshold", "nan"],
+        ["recognize", "m.npz", "x.png", "--threshold", "inf"],
+        ["recognize", "m.npz", "x.png", "--top", "0"],
+        ["train", "att", "-o", "m.npz", "--n-components", "-1"],
+        ["train", "att", "-o", "m.npz", "--jitter", "-2"],
+        ["locate", "f.npz", "x.png", "--box", "0", "0", "nan", "10"],
+    ):
+        with pytest.raises(SystemExit) as exit_:
+            main(argv)
+        assert exit_.value.code == 2
+        assert "must be" in capsys.readouterr().err
+
+
+def test_json_output_has_no_infinity():
+    """Regression: locate --json printed Infinity for a feature not found (not JSON)."""
+    import json
+
+    from eigenvision.cli import _plain
+
+    assert _plain(np.float64(np.inf)) is None and _plain(float("nan")) is None
+    assert _plain(np.float32(1.5)) == 1.5 and _plain(np.int64(3)) == 3
+    assert json.loads(json.dumps({"score": _plain(np.inf)}, allow_nan=False)) == {"score": None}

@@ -390,3 +390,28 @@ def test_feature_option_errors(rng):
         Recognizer(feature=ev.Eigenspace(2), method="modular").fit(faces, labels)
     with pytest.raises(ValueError, match="explained_variance_"):
         Recognizer(feature=ev.KernelPCA(2), metric="mahalanobis").fit(faces, labels)
+
+
+def test_non_finite_gallery_and_nan_threshold_are_refused(rng):
+    """Regression: one NaN in a gallery made every probe's neighbour row 0 at distance 0;
+    a NaN threshold accepted every impostor."""
+    gallery = rng.normal(size=(20, 4))
+    gallery[7, 2] = np.nan
+    with pytest.raises(ValueError, match="NaN or infinite values in 1 row.*first: 7"):
+        ev.NearestNeighbor().fit(gallery)
+    index = ev.NearestNeighbor().fit(rng.normal(size=(20, 4)))
+    with pytest.raises(ValueError, match="probes"):
+        index.kneighbors(np.full((1, 4), np.nan), 1)
+    with pytest.raises(ValueError, match="k=2.5"):
+        index.kneighbors(np.zeros((1, 4)), 2.5)
+    faces, labels = rng.random((6, 4, 4)), np.repeat([0, 1, 2], 2)
+    model = Recognizer(3).fit(faces, labels)
+    model.threshold = float("nan")
+    with pytest.raises(ValueError, match="threshold"):
+        model.predict(faces)
+    with pytest.raises(ValueError, match="threshold"):
+        model.verify(faces[0], 0)
+    with pytest.raises(ValueError, match="threshold"):
+        Recognizer(3, threshold=float("nan")).fit(faces, labels)
+    with pytest.raises(ValueError, match="k must"):
+        Recognizer(3, k=0).fit(faces, labels)
