@@ -32,7 +32,12 @@ class Eigenspace(SubspaceModel):
     n_components : int, float or None, default None
         Components kept: an int ``k`` with ``1 <= k <= min(n, d)``; a float in
         ``(0, 1)``, the smallest ``k`` whose components explain that fraction
-        of the variance; or None, all ``min(n, d)``.
+        of the variance; or None, every component of non-zero variance: the
+        numerical rank of the (centred) data, at most ``min(n, d)``, as
+        numpy's ``matrix_rank`` counts it (singular values above
+        ``s_1 max(n, d) eps``). Directions without variance (the ``n``-th of
+        ``n`` centred samples, always-blank pixels) carry no information and
+        would divide by zero in whitening, DIFS and the likelihood.
     center : bool, default True
         Subtract the mean. ``center=False`` is the uncentred SVD of latent
         semantic analysis (``mean_`` is then zero).
@@ -197,6 +202,12 @@ class Eigenspace(SubspaceModel):
             ratio = np.cumsum(eigenvalues) / total_variance
             k = int(np.searchsorted(ratio, k_request - 1e-12) + 1)
             k = min(k, len(eigenvalues))
+        elif self.n_components is None:
+            # Solvers that square the data (Gram, scatter) resolve singular values down to
+            # about s_1 sqrt(eps); below that a "component" is round-off.
+            singular = spectrum.singular
+            tolerance = singular[0] * 10 * np.sqrt(max(n, d) * np.finfo(np.float64).eps)
+            k = max(1, min(k_request, int(np.sum(singular > tolerance))))
         else:
             k = k_request
         kept = eigenvalues[:k]
@@ -379,11 +390,15 @@ class Eigenspace(SubspaceModel):
     def explained_variance_(self):
         """The kept components' variances ``eigenvalues_[:n_components_]``, shape ``(k,)``.
 
-        scikit-learn's name. Floored at the smallest positive double, so that
-        whitening and DIFS divide by it safely.
+        scikit-learn's name. Floored at ``eps * eigenvalues_[0]``, so that
+        whitening, DIFS and the likelihood stay finite for components asked
+        for beyond the data's rank.
         """
         check_fitted(self)
-        return np.maximum(self.eigenvalues_[: self.n_components_], np.finfo(float).tiny)
+        # Relative floor: a component asked for beyond the data's rank has variance ~0, and
+        # dividing by the smallest double (2e-308) gave 1e138 codes and -4e280 likelihoods.
+        floor = max(float(self.eigenvalues_[0]), np.finfo(float).tiny) * np.finfo(float).eps
+        return np.maximum(self.eigenvalues_[: self.n_components_], floor)
 
     def log_likelihood(self, difs, dffs):
         """The Moghaddam-Pentland log-likelihood from DIFS and DFFS values (any shape).

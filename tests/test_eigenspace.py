@@ -251,3 +251,17 @@ def test_usps_threes_spectrum_stands_above_permuted(usps):
     result = select_rank(threes, method="permutation", n_permutations=5, seed=0)
     assert 5 <= result.rank <= 60
     assert result.spectrum[0] > 2 * result.threshold[0]
+
+
+def test_default_keeps_only_components_with_variance():
+    """Regression: with n_components=None zero-variance components were kept and divided by a
+    2.2e-308 floor: whitened codes of 1e138 / inf and score_samples -4e280 on the digits."""
+    X = ev.datasets.load_digits().X.astype(np.float64)  # two pixels are always blank
+    space = ev.Eigenspace(whiten=True).fit(X)
+    assert space.n_components_ == np.linalg.matrix_rank(X - X.mean(axis=0))  # numpy's count
+    codes = space.transform(X)
+    # whitened training codes have unit variance per component: nothing explodes
+    np.testing.assert_allclose(codes.std(axis=0, ddof=1), 1.0, rtol=1e-6)
+    assert np.isfinite(space.score_samples(X)).all()
+    asked = ev.Eigenspace(64, whiten=True).fit(X)  # beyond the rank on purpose: still finite
+    assert np.isfinite(asked.transform(X)).all() and np.isfinite(asked.score(X))

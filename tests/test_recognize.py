@@ -415,3 +415,12 @@ def test_non_finite_gallery_and_nan_threshold_are_refused(rng):
         Recognizer(3, threshold=float("nan")).fit(faces, labels)
     with pytest.raises(ValueError, match="k must"):
         Recognizer(3, k=0).fit(faces, labels)
+
+
+def test_mahalanobis_at_full_rank_on_att(att_split):
+    """Regression: metric='mahalanobis' with n_components=None scored 3.5% on AT&T 1-5/6-10
+    (a zero-variance component whitened by 2.2e-308); 76% with the null direction dropped."""
+    train, test = att_split
+    model = Recognizer(None, metric="mahalanobis").fit(train)
+    assert model.feature_.n_components_ == len(train) - 1  # 200 centred images: rank 199
+    assert ev.evaluate.recognition_rate(test.labels, model.predict(test.images)) >= 0.7
