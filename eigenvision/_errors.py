@@ -4,6 +4,8 @@ Every error derives from :class:`EigenvisionError`, so a caller can catch
 everything the library raises on purpose with one ``except`` clause.
 """
 
+import numpy as np
+
 
 class EigenvisionError(Exception):
     """Base class of every error eigenvision raises on purpose."""
@@ -31,3 +33,20 @@ class NotFittedError(EigenvisionError, ValueError, AttributeError):
 
 class ModelFileError(EigenvisionError, ValueError):
     """A model file is corrupt, truncated, hostile or from a newer format version."""
+
+
+def refuse_complex(values, name: str) -> None:
+    """Raise ``TypeError`` for complex input, which a cast to float would silently truncate.
+
+    Parameters
+    ----------
+    values : array_like
+    name : str
+        What the values are, for the message.
+
+    Returns
+    -------
+    None
+    """
+    if np.iscomplexobj(values):
+        raise TypeError(f"{name} is complex; pass real values (e.g. np.abs or .real of it)")

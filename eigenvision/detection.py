@@ -25,6 +25,7 @@ import numpy as np
 from scipy import fft, ndimage
 
 from ._base import BoundedCache, check_fitted
+from ._errors import refuse_complex
 from ._parallel import n_threads, run_parallel
 from .normalize import resize
 
@@ -76,6 +77,7 @@ def _check(image, space):
             "fit it on an image stack (n, h, w)"
         )
     image = np.asarray(image)
+    refuse_complex(image, "the image")
     if image.ndim == 3:
         raise ValueError(
             f"expected a grey (H, W) image, got shape {image.shape}; convert it with to_gray(image)"

@@ -27,15 +27,18 @@ __all__ = [
 ]
 
 
-def roc_curve(y_true, scores):
+def roc_curve(y_true, scores, *, pos_label=None):
     """Receiver operating characteristic for binary labels (Fawcett 2006).
 
     Parameters
     ----------
-    y_true : (n,) array-like of bool or {0, 1}
-        True for positives.
+    y_true : (n,) array-like
+        Binary labels: bool, {0, 1}, or any two values with ``pos_label``.
     scores : (n,) array-like
         Higher means more likely positive.
+    pos_label : optional
+        The positive class. Needed unless the labels are bool, {0, 1} or
+        {-1, 1} (as scikit-learn); more than two distinct labels are refused.
 
     Returns
     -------
@@ -62,8 +65,8 @@ def roc_curve(y_true, scores):
     >>> fpr.tolist(), tpr.tolist()
     ([0.0, 0.0, 0.5, 0.5, 1.0], [0.0, 0.5, 0.5, 1.0, 1.0])
     """
-    y_true = np.asarray(y_true).astype(bool).ravel()
-    scores = np.asarray(scores, dtype=np.float64).ravel()
+    y_true = _positives(y_true, pos_label)
+    scores = _real(scores, "scores").ravel()
     if y_true.shape != scores.shape:
         raise ValueError(f"y_true has {y_true.size} entries but scores {scores.size}")
     if not np.all(np.isfinite(scores)):
@@ -87,6 +90,34 @@ def roc_curve(y_true, scores):
         tpr = tps / positives if positives else np.full(tps.shape, np.nan)
         fpr = fps / negatives if negatives else np.full(fps.shape, np.nan)
     return fpr, tpr, thresholds
+
+
+def _positives(y_true, pos_label):
+    """``y_true == pos_label`` as bool, with scikit-learn's rules for binary labels."""
+    y_true = np.asarray(y_true).ravel()
+    classes = np.unique(y_true)
+    if len(classes) > 2:
+        raise ValueError(
+            f"y_true holds {len(classes)} classes ({classes[:5].tolist()}...); a ROC needs "
+            "binary labels: pass y_true == positive_class"
+        )
+    if pos_label is None:
+        if y_true.dtype == bool:
+            return y_true
+        if not set(classes.tolist()) <= {0, 1} and not set(classes.tolist()) <= {-1, 1}:
+            raise ValueError(
+                f"y_true has labels {classes.tolist()}; say which is positive with pos_label="
+            )
+        pos_label = 1
+    return y_true == pos_label
+
+
+def _real(values, name):
+    """A float64 array of real numbers (complex input is refused, not truncated)."""
+    values = np.asarray(values)
+    if np.iscomplexobj(values):
+        raise TypeError(f"{name} are complex; pass real numbers (e.g. np.abs(values))")
+    return values.astype(np.float64)
 
 
 def auc(fpr, tpr) -> float:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from numbers import Integral
+
 import numpy as np
 
 from ._base import SubspaceModel, check_fitted
@@ -87,6 +89,11 @@ class FisherSpace(SubspaceModel):
         if not 1 <= k <= max_k:
             raise ValueError(f"n_components={self.n_components} must lie in [1, c - 1 = {max_k}]")
         pca_k = min(n - c, X.shape[1]) if self.pca_components is None else self.pca_components
+        if isinstance(pca_k, bool) or not isinstance(pca_k, Integral) or pca_k < k:
+            raise ValueError(
+                f"pca_components={pca_k!r} must be an int >= n_components ({k}): the "
+                "discriminant directions live in the PCA step's space"
+            )
         pca = Eigenspace(n_components=pca_k).fit(X)
         Z = pca.transform(X).astype(np.float64)
         class_means = np.zeros((c, Z.shape[1]))

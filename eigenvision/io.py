@@ -19,7 +19,7 @@ from typing import IO, Union
 import numpy as np
 from PIL import Image, ImageOps
 
-from ._errors import ImageLoadError, ImageSetError
+from ._errors import ImageLoadError, ImageSetError, refuse_complex
 
 __all__ = [
     "ImageSet",
@@ -251,6 +251,7 @@ class ImageSet:
 
     def __post_init__(self):
         images = np.asarray(self.images)
+        refuse_complex(images, "images")
         if not (images.ndim == 3 or (images.ndim == 4 and images.shape[3] == 3)):
             raise ImageSetError(
                 "images must be a grey stack (n, H, W) or a colour stack (n, H, W, 3), "

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from scipy import linalg
 from sklearn.metrics.pairwise import linear_kernel, polynomial_kernel, rbf_kernel
@@ -115,6 +117,7 @@ class KernelPCA(SubspaceModel):
         if not positive.any():
             raise ValueError("the centred kernel matrix is zero; change gamma or the kernel")
         values, vectors = values[positive], sign_flip(vectors[:, positive].T).T
+        _say_dropped(self.n_components, len(values), "the centred kernel matrix has")
         self.X_fit_ = X
         self.eigenvalues_ = values
         self.dual_coef_ = vectors / np.sqrt(values)
@@ -144,6 +147,7 @@ class KernelPCA(SubspaceModel):
         self.feature_map_ = vectors[:, keep] / np.sqrt(values[keep])
         features = self._kernel(X, landmarks) @ self.feature_map_
         k = min(self._n_kept(n), features.shape[1])
+        _say_dropped(self.n_components, k, "the landmarks' kernel has")
         self.space_ = Eigenspace(k).fit(features)
         self.eigenvalues_ = self.space_.eigenvalues_[:k] * (n - 1)
         self.n_components_ = k
@@ -168,3 +172,14 @@ class KernelPCA(SubspaceModel):
         K = self._kernel(X, self.X_fit_)
         centred = K - K.mean(axis=1, keepdims=True) - self.row_means_[None, :] + self.total_mean_
         return centred @ self.dual_coef_
+
+
+def _say_dropped(asked, kept, source):
+    """Warn when fewer components than asked for have variance (none are invented)."""
+    if asked is not None and kept < int(asked):
+        warnings.warn(
+            f"KernelPCA keeps {kept} of the {int(asked)} components asked for: {source} only "
+            f"{kept} of positive variance; n_components_ says how many were kept",
+            UserWarning,
+            stacklevel=3,
+        )

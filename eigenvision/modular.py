@@ -17,6 +17,7 @@ from scipy import ndimage
 from sklearn.base import BaseEstimator
 
 from ._base import check_fitted
+from ._errors import refuse_complex
 from .detection import multiscale_minima, suppress, window_maps
 from .eigenspace import Eigenspace
 from .faces import (
@@ -294,6 +295,7 @@ class FeatureDetector(BaseEstimator):
     def _prepare(self, face_image, box):
         check_fitted(self, "spaces_")
         image = np.asarray(face_image)
+        refuse_complex(image, "the face image")
         if image.ndim == 3:
             image = to_gray(image)
         image = image.astype(np.float64) if image.dtype != np.float32 else image

@@ -18,6 +18,7 @@ import numpy as np
 
 from . import dask_engine
 from ._base import check_fitted, is_dask_array
+from ._errors import refuse_complex
 from ._parallel import n_threads, single_threaded_blas
 
 __all__ = ["NearestNeighbor", "Metric", "METRICS", "check_metric"]
@@ -177,6 +178,7 @@ class NearestNeighbor:
             self.offset_ = self.scaled_gallery_ = None
             return self
         gallery = np.atleast_2d(np.asarray(gallery))
+        refuse_complex(gallery, "the gallery")
         if len(gallery) == 0:
             raise ValueError("the gallery is empty; enrol at least one image")
         if gallery.dtype not in (np.float32, np.float64):
@@ -219,6 +221,7 @@ class NearestNeighbor:
             return dask_engine.kneighbors_sharded(probes, self.raw_gallery_, k, _shard_search)
         n, q = self.raw_gallery_.shape
         probes = np.atleast_2d(probes)
+        refuse_complex(probes, "the probes")
         if isinstance(k, bool) or not isinstance(k, Integral) or not 1 <= k <= n:
             raise ValueError(f"k={k!r} must be an int in [1, gallery size {n}]")
         if probes.ndim != 2 or probes.shape[1] != q:

@@ -15,7 +15,7 @@ from skimage import exposure
 from skimage.transform import SimilarityTransform, warp
 from sklearn.base import BaseEstimator, TransformerMixin
 
-from ._errors import NotFittedError
+from ._errors import NotFittedError, refuse_complex
 from .io import ImageSet, resize_plane
 
 __all__ = [
@@ -41,6 +41,7 @@ _LUMA = np.array([0.299, 0.587, 0.114])
 
 def _as_float_image(image, *, allow_colour: bool = False, name: str = "image") -> np.ndarray:
     image = np.asarray(image)
+    refuse_complex(image, name)
     if image.dtype == np.uint8:
         image = image.astype(np.float32) / np.float32(255)
     elif image.dtype not in (np.float32, np.float64):

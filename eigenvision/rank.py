@@ -7,12 +7,13 @@ eigengap and the explained-variance fraction.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from numbers import Integral
 
 import numpy as np
 from scipy import linalg
 
 from ._base import flatten_images
-from ._errors import EigenvisionError
+from ._errors import EigenvisionError, refuse_complex
 
 __all__ = ["RankSelection", "select_rank"]
 
@@ -77,7 +78,10 @@ def select_rank(
     max_rank : int, optional
         ``"gap"``: look for the gap among the first ``max_rank`` values only
         (a near-singular tail, e.g. always-blank border pixels, has huge
-        ratios that say nothing about the signal).
+        ratios that say nothing about the signal). Default: the number of
+        eigenvalues above their mean (the Kaiser-Guttman bound), so the
+        tail is never searched (without it, 300 x 256 Gaussian noise chose
+        255).
 
     Returns
     -------
@@ -92,6 +96,7 @@ def select_rank(
     3
     """
     X, _ = flatten_images(X)
+    refuse_complex(X, "X")
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2 or min(X.shape) < 2:
         raise ValueError(f"X must be (n, d) with n, d >= 2, got shape {X.shape}")
@@ -105,6 +110,9 @@ def select_rank(
     if method == "permutation":
         if not 0.0 < quantile < 1.0:
             raise ValueError(f"quantile must lie in (0, 1), got {quantile}")
+        if isinstance(n_permutations, bool) or not isinstance(n_permutations, Integral) \
+                or n_permutations < 1:  # fmt: skip
+            raise ValueError(f"n_permutations must be a positive int, got {n_permutations!r}")
         rng = np.random.default_rng(seed)
         reference = np.empty((int(n_permutations), len(spectrum)))
         for i in range(len(reference)):
@@ -118,8 +126,11 @@ def select_rank(
     if method == "gap":
         positive = eigen > eigen[0] * 1e-12
         m = int(positive.sum())
-        if max_rank is not None:
-            m = min(m, int(max_rank) + 1)
+        if max_rank is None:
+            max_rank = max(1, int(np.sum(eigen > eigen.mean())))
+        if isinstance(max_rank, bool) or not isinstance(max_rank, Integral) or max_rank < 1:
+            raise ValueError(f"max_rank must be a positive int, got {max_rank!r}")
+        m = min(m, int(max_rank) + 1)
         if m < 2:
             return RankSelection(1, method, spectrum)
         ratios = eigen[: m - 1] / eigen[1:m]

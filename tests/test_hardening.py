@@ -1,0 +1,88 @@
+"""Defects found with hostile input: each test failed on the code before its fix (issue 17)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import eigenvision as ev
+from eigenvision import evaluate
+
+
+def test_roc_curve_refuses_labels_it_cannot_read():
+    """Regression: multiclass, {-1, 1} and string labels were cast to bool silently."""
+    scores = [0.1, 0.4, 0.35, 0.8]
+    with pytest.raises(ValueError, match="3 classes"):
+        evaluate.roc_curve([0, 1, 2, 1], scores)
+    with pytest.raises(ValueError, match="pos_label"):
+        evaluate.roc_curve(["cat", "dog", "dog", "cat"], scores)
+    # {-1, 1}: 1 is positive (scikit-learn's rule), not "non-zero is positive"
+    fpr, tpr, _ = evaluate.roc_curve([-1, -1, 1, 1], scores)
+    expected = evaluate.roc_curve([0, 0, 1, 1], scores)
+    np.testing.assert_array_equal(fpr, expected[0])
+    np.testing.assert_array_equal(tpr, expected[1])
+    fpr, tpr, _ = evaluate.roc_curve(["cat", "dog", "dog", "cat"], scores, pos_label="dog")
+    sklearn_metrics = pytest.importorskip("sklearn.metrics")
+    ref = sklearn_metrics.roc_curve(
+        ["cat", "dog", "dog", "cat"], scores, pos_label="dog", drop_intermediate=False
+    )
+    np.testing.assert_allclose(fpr, ref[0])
+    np.testing.assert_allclose(tpr, ref[1])
+
+
+def test_complex_input_is_refused_not_truncated(rng):
+    """Regression: complex input lost its imaginary part in a silent cast."""
+    image = rng.random((30, 30)) + 1j
+    space = ev.Eigenspace(2).fit(rng.random((10, 5, 5)))
+    for call in (
+        lambda: ev.dffs_map(image, space),
+        lambda: ev.ImageSet(image[None], np.array([0])),
+        lambda: ev.normalize_image(image, shape=(10, 10)),
+        lambda: ev.NearestNeighbor().fit(image),
+        lambda: evaluate.roc_curve([0, 1], [1j, 2]),
+        lambda: ev.select_rank(image),
+    ):
+        with pytest.raises(TypeError, match="complex"):
+            call()
+
+
+def test_fisher_space_never_reports_components_it_did_not_make(rng):
+    """Regression: with pca_components below n_components, n_components_ claimed more rows
+    than components_ had."""
+    X, y = rng.random((40, 12)), np.repeat(np.arange(8), 5)
+    with pytest.raises(ValueError, match="pca_components"):
+        ev.FisherSpace(n_components=7, pca_components=4).fit(X, y)
+    space = ev.FisherSpace(n_components=4, pca_components=4).fit(X, y)
+    assert space.n_components_ == len(space.components_) == 4
+
+
+def test_kernel_pca_says_when_it_keeps_fewer_components(rng):
+    """Regression: KernelPCA dropped zero-variance components without a word."""
+    X = np.repeat(rng.random((3, 4)), 4, axis=0)  # 3 distinct points: rank 2 after centring
+    with pytest.warns(UserWarning, match="keeps 2 of the 5"):
+        model = ev.KernelPCA(5, kernel="linear").fit(X)
+    assert model.n_components_ == 2
+
+
+def test_gap_rank_ignores_the_near_singular_tail(rng):
+    """Regression: the eigengap of 300 x 256 Gaussian noise chose 255 of 256."""
+    noise = rng.normal(size=(300, 256))
+    assert ev.select_rank(noise, method="gap").rank < 128
+    X = rng.normal(size=(200, 3)) @ rng.normal(size=(3, 30)) * 3 + rng.normal(size=(200, 30))
+    assert ev.select_rank(X, method="gap").rank == 3
+    with pytest.raises(ValueError, match="n_permutations"):
+        ev.select_rank(X, n_permutations=0)
+
+
+def test_detect_refuses_nan_threshold_zero_detections_and_zero_scales(rng):
+    """Regression: detect(threshold=nan) returned [], max_detections=0 returned 72 windows,
+    scales=[0] divided by zero."""
+    space = ev.Eigenspace(2).fit(rng.random((10, 6, 6)))
+    image = rng.random((40, 40))
+    with pytest.raises(ValueError, match="threshold"):
+        ev.detect(image, space, threshold=float("nan"))
+    with pytest.raises(ValueError, match="max_detections"):
+        ev.detect(image, space, max_detections=0)
+    with pytest.raises(ValueError, match="scales"):
+        ev.detect(image, space, scales=[0])
+    assert len(ev.detect(image, space, max_detections=3)) == 3
