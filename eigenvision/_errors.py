@@ -5,6 +5,7 @@ everything the library raises on purpose with one ``except`` clause.
 """
 
 import numpy as np
+from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
 
 
 class EigenvisionError(Exception):
@@ -23,11 +24,12 @@ class DatasetNotFoundError(EigenvisionError, FileNotFoundError):
     """A named dataset is not where eigenvision looks for it."""
 
 
-class NotFittedError(EigenvisionError, ValueError, AttributeError):
+class NotFittedError(EigenvisionError, _SklearnNotFittedError):
     """A model was used before ``fit``.
 
-    Subclasses ``ValueError`` and ``AttributeError`` like scikit-learn's own
-    ``NotFittedError``, so scikit-learn's checks recognise it.
+    Subclasses scikit-learn's ``NotFittedError`` (itself a ``ValueError``
+    and an ``AttributeError``), so ``except sklearn.exceptions.NotFittedError``
+    and scikit-learn's checks recognise it.
     """
 
 

@@ -74,10 +74,13 @@ class Eigenspace(SubspaceModel):
     eigenvalues_ : (m,) ndarray
         Variances along every principal axis the solver produced (``m >=
         k``; all ``min(n, d)`` unless only the top ``k`` were computed, by
-        ARPACK or the randomized solver), ``singular_values_**2 / (n - 1)``
+        ARPACK or the randomized solver), singular values squared over ``n - 1``
         (``/ n`` when ``center=False``). The discarded variance is known in
         every case from the total (``noise_variance_``).
-    singular_values_ : (m,) ndarray
+    singular_values_ : (k,) ndarray
+        The kept components' singular values (scikit-learn's shape).
+    explained_variance_ : (k,) ndarray
+        The kept components' variances (a property; see below).
     explained_variance_ratio_ : (k,) ndarray
         Each kept component's share of the total variance.
     noise_variance_ : float
@@ -216,7 +219,7 @@ class Eigenspace(SubspaceModel):
         self.mean_ = spectrum.mean.astype(dtype)
         self.components_ = sign_flip(spectrum.components[:k]).astype(dtype, copy=False)
         self.eigenvalues_ = eigenvalues
-        self.singular_values_ = spectrum.singular
+        self.singular_values_ = spectrum.singular[:k]
         self.total_variance_ = total_variance
         self.explained_variance_ratio_ = kept / total_variance
         self.noise_variance_ = tail / n_discarded if n_discarded > 0 else 0.0

@@ -13,7 +13,7 @@ from functools import partial
 import numpy as np
 from skimage import exposure
 from skimage.transform import SimilarityTransform, warp
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 
 from ._errors import NotFittedError, refuse_complex
 from .io import ImageSet, resize_plane
@@ -476,7 +476,7 @@ def normalize_images(
     return images.replace(images=result, landmarks=landmarks, points=points)
 
 
-class PixelStandardizer(TransformerMixin, BaseEstimator):
+class PixelStandardizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     """Per-pixel standardisation across a set: zero mean, unit variance per feature.
 
     The pre-processing step of the lecture notes (subtract each feature's
@@ -492,6 +492,7 @@ class PixelStandardizer(TransformerMixin, BaseEstimator):
     mean_ : (d,) ndarray
     scale_ : (d,) ndarray
     image_shape_ : (H, W) or None
+    n_features_in_ : int
 
     Examples
     --------
@@ -525,6 +526,7 @@ class PixelStandardizer(TransformerMixin, BaseEstimator):
         std[std == 0] = 1.0
         self.scale_ = std
         self.image_shape_ = shape
+        self.n_features_in_ = X.shape[1]
         return self
 
     def _check(self, X):

@@ -78,10 +78,9 @@ def select_rank(
     max_rank : int, optional
         ``"gap"``: look for the gap among the first ``max_rank`` values only
         (a near-singular tail, e.g. always-blank border pixels, has huge
-        ratios that say nothing about the signal). Default: the number of
-        eigenvalues above their mean (the Kaiser-Guttman bound), so the
-        tail is never searched (without it, 300 x 256 Gaussian noise chose
-        255).
+        ratios that say nothing about the signal). Default: the first half
+        of the spectrum, so the noise floor's tail is never searched
+        (searching all of it, 300 x 256 Gaussian noise chose 255).
 
     Returns
     -------
@@ -127,7 +126,7 @@ def select_rank(
         positive = eigen > eigen[0] * 1e-12
         m = int(positive.sum())
         if max_rank is None:
-            max_rank = max(1, int(np.sum(eigen > eigen.mean())))
+            max_rank = max(1, len(eigen) // 2)
         if isinstance(max_rank, bool) or not isinstance(max_rank, Integral) or max_rank < 1:
             raise ValueError(f"max_rank must be a positive int, got {max_rank!r}")
         m = min(m, int(max_rank) + 1)

@@ -18,6 +18,7 @@ from sklearn.utils import get_tags
 
 from ._base import check_fitted
 from .eigenspace import Eigenspace
+from .evaluate import recognition_rate
 from .fisher import FisherSpace
 from .io import ImageSet
 from .neighbors import NearestNeighbor, check_metric
@@ -450,6 +451,23 @@ class Recognizer(BaseEstimator):
             predicted = predicted.astype(f"<U{max(predicted.dtype.itemsize // 4, len(UNKNOWN))}")
         predicted[rejected] = UNKNOWN
         return predicted
+
+    def score(self, images, labels):
+        """Recognition rate on labelled probes (an :data:`UNKNOWN` answer is wrong).
+
+        scikit-learn's classifier ``score``, so ``cross_val_score`` works.
+
+        Parameters
+        ----------
+        images : (m, H, W) ndarray or ImageSet
+        labels : (m,) array-like
+
+        Returns
+        -------
+        float
+        """
+        faces = _as_image_set(images, labels, min_images=1)
+        return recognition_rate(faces.labels, self.predict(faces))
 
     def verify(self, image, label) -> Verification:
         """Is ``image`` (H, W) the enrolled ``label``? Uses the nearest image of that label.
