@@ -11,7 +11,10 @@ from __future__ import annotations
 import io
 import os
 import re
+import tempfile
 import warnings
+import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import IO, Union
@@ -36,6 +39,11 @@ PathLike = Union[str, "os.PathLike[str]"]
 IMAGE_EXTENSIONS = frozenset(
     ext.lower() for ext, fmt in Image.registered_extensions().items() if fmt in Image.OPEN
 )
+
+#: The largest image side any size parameter may ask for (a 16384^2 float32 image is 1 GiB).
+MAX_SIDE = 16384
+#: Default budget of decoded pixels for a whole set (1 GiB of float32).
+MAX_TOTAL_PIXELS = 1 << 28
 
 # ITU-R BT.601 luma, the weights Pillow and OpenCV use for RGB -> L.
 _LUMA = np.array([0.299, 0.587, 0.114], dtype=np.float32)
@@ -191,13 +199,40 @@ def _to_float(img: Image.Image, *, as_gray: bool) -> np.ndarray:
     return np.ascontiguousarray(rgb, dtype=np.float32)
 
 
+def check_shape(shape, name: str = "shape") -> tuple[int, int]:
+    """An output size ``(H, W)`` as two ints in ``[1, MAX_SIDE]``.
+
+    Parameters
+    ----------
+    shape : (H, W)
+    name : str
+        The parameter's name, for the message.
+
+    Returns
+    -------
+    (int, int)
+
+    Examples
+    --------
+    >>> check_shape((64.0, 48))
+    (64, 48)
+    """
+    try:
+        height, width = (int(v) for v in shape)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"{name} must be (H, W), got {shape!r}") from None
+    if not (1 <= height <= MAX_SIDE and 1 <= width <= MAX_SIDE):
+        raise ValueError(f"{name} must be (H, W) with sides in [1, {MAX_SIDE}], got {shape!r}")
+    return height, width
+
+
 def resize_plane(image: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
     """Resize one float ``(H, W)`` plane to ``shape = (H, W)``, antialiased bilinear.
 
     Pillow widens its kernel when shrinking, so downsampling averages instead
     of aliasing; the triangle kernel never overshoots. The dtype is kept.
     """
-    height, width = shape
+    height, width = check_shape(shape)
     out = Image.fromarray(np.asarray(image, dtype=np.float32), mode="F").resize(
         (int(width), int(height)), resample=Image.Resampling.BILINEAR
     )
@@ -408,6 +443,7 @@ def load_image_set(
     pattern: str = "*",
     on_error: str = "raise",
     max_pixels: int | None = None,
+    max_total_pixels: int = MAX_TOTAL_PIXELS,
 ) -> ImageSet:
     """Read a folder of labelled images: one sub-folder per label.
 
@@ -426,6 +462,12 @@ def load_image_set(
         every bad file; ``"skip"`` leave them out with a warning.
     max_pixels : int, optional
         Passed to :func:`load_image`.
+    max_total_pixels : int, default 2**28
+        Refuse a set whose images would hold more pixels than this in memory
+        (1 GiB of float32), judged from the files' headers before any is
+        decoded: small compressed files can declare huge images (12 PNGs of
+        9000 x 9000 pixels take 0.94 MB on disk and 3.9 GB decoded). With
+        ``size`` only the resized images are held.
 
     Returns
     -------
@@ -447,6 +489,9 @@ def load_image_set(
             f"{root}: not a folder; pass the folder holding one sub-folder per label"
         )
     entries = _image_entries(root, pattern)
+    if size is not None:
+        size = check_shape(size, "size")
+    _check_total_pixels(root, entries, size, max_total_pixels)
     images, labels, names, failures = [], [], [], []
     for label, path in entries:
         try:
@@ -475,6 +520,27 @@ def load_image_set(
             f"{root}: images have different sizes {shapes[:4]}; pass size=(H, W) to resize them"
         )
     return ImageSet(np.stack(images), np.array(labels), np.array(names), description=str(root))
+
+
+def _check_total_pixels(root, entries, size, max_total_pixels):
+    """Refuse a set whose decoded images would exceed the budget (from headers only)."""
+    if size is not None:
+        total = len(entries) * size[0] * size[1]
+    else:
+        total = 0
+        for _, path in entries:
+            try:
+                with Image.open(path) as img:  # reads the header, decodes nothing
+                    width, height = img.size
+            except Exception:  # noqa: BLE001 - unreadable files are reported when decoded
+                continue
+            total += width * height
+    if total > max_total_pixels:
+        raise ImageSetError(
+            f"{root}: the images hold {total} pixels, more than max_total_pixels="
+            f"{max_total_pixels} ({max_total_pixels * 4 >> 20} MiB of float32); pass size=(H, W) "
+            "to shrink them as they are read, or raise max_total_pixels"
+        )
 
 
 def _image_entries(root: Path, pattern: str) -> list[tuple[str, Path]]:
@@ -564,6 +630,7 @@ def load_image_zip(
     max_bytes: int = 200 << 20,
     max_pixels: int | None = None,
     on_error: str = "raise",
+    max_total_pixels: int = MAX_TOTAL_PIXELS,
 ) -> ImageSet:
     """Read a zip of labelled folders (``label/image.png``), e.g. an upload; safe on hostile zips.
 
@@ -576,7 +643,7 @@ def load_image_zip(
     Parameters
     ----------
     source : path-like, bytes or binary file
-    size, max_pixels, on_error
+    size, max_pixels, on_error, max_total_pixels
         As :func:`load_image_set`.
     max_files : int, default 5000
     max_bytes : int, default 200 MiB
@@ -591,14 +658,11 @@ def load_image_zip(
     ImageSetError
         Not a zip, too large, or no images in label folders.
     """
-    import tempfile
-    import zipfile
-
     if isinstance(source, (bytes, bytearray)):
         source = io.BytesIO(source)
     try:
         archive = zipfile.ZipFile(source)
-    except (zipfile.BadZipFile, OSError) as exc:
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError) as exc:
         raise ImageSetError(f"not a zip file ({exc}); give a .zip of one folder per label") from exc
     with archive:
         members = [m for m in archive.infolist() if not m.is_dir()]
@@ -606,19 +670,61 @@ def load_image_zip(
             raise ImageSetError(f"the zip holds {len(members)} files; at most {max_files} are read")
         if sum(m.file_size for m in members) > max_bytes:
             raise ImageSetError(f"the zip unpacks to more than {max_bytes >> 20} MiB")
+        wanted = _zip_images(members)
         with tempfile.TemporaryDirectory(prefix="eigenvision-zip-") as folder:
-            kept = 0
-            for member in members:
-                parts = PurePosixPath(member.filename).parts
-                if len(parts) < 2 or member.filename.startswith("/") or ".." in parts:
-                    continue
-                if PurePosixPath(parts[-1]).suffix.lower() not in IMAGE_EXTENSIONS:
-                    continue
-                target = Path(folder) / parts[-2] / parts[-1]
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(archive.read(member))
-                kept += 1
-            if kept == 0:
-                raise ImageSetError("the zip holds no images in label folders (label/image.png)")
-            images = load_image_set(folder, size=size, max_pixels=max_pixels, on_error=on_error)
-    return images.replace(description="zip")
+            # Members are written under numbered names (labels and file names of any length or
+            # alphabet), in natural order, and their real names put back after reading.
+            originals = {}
+            labels = sorted({label for label, _, _ in wanted}, key=_natural_key)
+            for label_index, label in enumerate(labels):
+                files = sorted((f, m) for lab, f, m in wanted if lab == label)
+                files.sort(key=lambda item: _natural_key(item[0]))
+                for file_index, (file_name, member) in enumerate(files):
+                    suffix = PurePosixPath(file_name).suffix.lower()
+                    relative = f"{label_index:05d}/{file_index:05d}{suffix}"
+                    target = Path(folder) / relative
+                    target.parent.mkdir(exist_ok=True)
+                    try:
+                        target.write_bytes(archive.read(member))
+                    except (zipfile.BadZipFile, RuntimeError, NotImplementedError, OSError,
+                            EOFError, zlib.error) as exc:  # fmt: skip
+                        raise ImageSetError(
+                            f"cannot unpack {member.filename!r} from the zip ({exc}); encrypted, "
+                            "corrupt or unusually compressed members cannot be read: re-zip the "
+                            "folders without a password"
+                        ) from exc
+                    originals[relative] = (label, f"{label}/{file_name}")
+            images = load_image_set(folder, size=size, max_pixels=max_pixels, on_error=on_error,
+                                    max_total_pixels=max_total_pixels)  # fmt: skip
+    restored = [originals[name] for name in images.names]
+    return images.replace(
+        labels=np.array([label for label, _ in restored]),
+        names=np.array([name for _, name in restored]),
+        description="zip",
+    )
+
+
+def _zip_images(members):
+    """``(label, file name, member)`` of the images in label folders, hostile paths left out.
+
+    Two members that land on the same ``label/file`` (``a/x/1.png`` and
+    ``b/x/1.png``) are an error, not an overwrite.
+    """
+    wanted, seen = [], {}
+    for member in members:
+        parts = PurePosixPath(member.filename).parts
+        if len(parts) < 2 or member.filename.startswith("/") or ".." in parts:
+            continue
+        if PurePosixPath(parts[-1]).suffix.lower() not in IMAGE_EXTENSIONS:
+            continue
+        key = (parts[-2], parts[-1])
+        if key in seen:
+            raise ImageSetError(
+                f"the zip holds {seen[key]!r} and {member.filename!r}, which are both image "
+                f"{parts[-1]!r} of label {parts[-2]!r}; rename one of them"
+            )
+        seen[key] = member.filename
+        wanted.append((parts[-2], parts[-1], member))
+    if not wanted:
+        raise ImageSetError("the zip holds no images in label folders (label/image.png)")
+    return wanted

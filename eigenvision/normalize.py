@@ -16,7 +16,7 @@ from skimage.transform import SimilarityTransform, warp
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 
 from ._errors import NotFittedError, refuse_complex
-from .io import ImageSet, resize_plane
+from .io import ImageSet, check_shape, resize_plane
 
 __all__ = [
     "to_gray",
@@ -111,13 +111,7 @@ def resize(image: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
 
 
 def _check_shape(shape) -> tuple[int, int]:
-    try:
-        height, width = (int(v) for v in shape)
-    except (TypeError, ValueError):
-        raise ValueError(f"shape must be (H, W), got {shape!r}") from None
-    if height < 1 or width < 1:
-        raise ValueError(f"shape must be positive (H, W), got {shape!r}")
-    return height, width
+    return check_shape(shape)
 
 
 def crop(image: np.ndarray, box: tuple[int, int, int, int]) -> np.ndarray:

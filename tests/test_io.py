@@ -313,3 +313,67 @@ def test_loads_in_threads_change_no_process_wide_setting(tmp_path, gradient):
     assert Image.MAX_IMAGE_PIXELS == before
     with pytest.raises(ev.ImageLoadError, match="max_pixels"):  # our limit still applies
         ev.load_image(path, max_pixels=gradient.size - 1)
+
+
+def _png_bytes(array):
+    buffer = io.BytesIO()
+    Image.fromarray(array).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def _zip(members):
+    import zipfile
+
+    data = io.BytesIO()
+    with zipfile.ZipFile(data, "w") as archive:
+        for name, payload in members.items():
+            archive.writestr(name, payload)
+    return bytearray(data.getvalue())
+
+
+def _patch_member(raw, name, local_offset, central_offset, value, size):
+    """Overwrite a field of ``name``'s local and central headers (little-endian)."""
+    encoded = name.encode()
+    local = raw.find(b"PK\x03\x04")
+    central = raw.find(b"PK\x01\x02")
+    raw[local + local_offset : local + local_offset + size] = value.to_bytes(size, "little")
+    raw[central + central_offset : central + central_offset + size] = value.to_bytes(size, "little")
+    assert encoded in raw
+    return bytes(raw)
+
+
+def test_hostile_zip_members_are_image_set_errors(rng):
+    """Regression: encrypted, bad-CRC and method-99 members escaped as zipfile's own errors,
+    long label names as OSError, and two members flattening to one file overwrote each other."""
+    image = _png_bytes((rng.random((6, 5)) * 255).astype(np.uint8))
+    encrypted = _patch_member(_zip({"a/1.png": image}), "a/1.png", 6, 8, 0x1, 2)
+    method_99 = _patch_member(_zip({"a/1.png": image}), "a/1.png", 8, 10, 99, 2)
+    bad_crc = bytearray(_zip({"a/1.png": image}))
+    bad_crc[bad_crc.find(b"IHDR") + 6] ^= 0xFF  # a data byte: the stored CRC no longer matches
+    for data, match in ((encrypted, "encrypted|password"), (method_99, "compress"),
+                        (bytes(bad_crc), "CRC")):  # fmt: skip
+        with pytest.raises(ev.ImageSetError, match=match):
+            ev.io.load_image_zip(data)
+    collide = _zip({"x/alice/1.png": image, "y/alice/1.png": image})
+    with pytest.raises(ev.ImageSetError, match="rename one"):
+        ev.io.load_image_zip(bytes(collide))
+    long_label = "é" * 200  # 400 bytes: longer than a file name may be
+    images = ev.io.load_image_zip(bytes(_zip({f"{long_label}/1.png": image, "b/10.png": image,
+                                              "b/2.png": image})))  # fmt: skip
+    assert images.labels.tolist() == ["b", "b", long_label]
+    assert images.names.tolist() == ["b/2.png", "b/10.png", f"{long_label}/1.png"]
+
+
+def test_total_pixel_budget_is_checked_from_headers(tmp_path):
+    """Regression: 12 PNGs of 9000 x 9000 (0.94 MB) reached 4.2 GB; now refused from the
+    headers before anything is decoded, unless size= shrinks them as they are read."""
+    folder = tmp_path / "people" / "a"
+    folder.mkdir(parents=True)
+    for i in range(4):
+        Image.new("L", (9000, 8000)).save(folder / f"{i}.png")  # 288M pixels in all
+    with pytest.raises(ev.ImageSetError, match="max_total_pixels"):
+        ev.load_image_set(tmp_path / "people")
+    small = ev.load_image_set(tmp_path / "people", size=(9, 8))
+    assert small.images.shape == (4, 9, 8)
+    with pytest.raises(ValueError, match="size"):
+        ev.load_image_set(tmp_path / "people", size=(10**6, 10**6))
