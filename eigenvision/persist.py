@@ -12,14 +12,13 @@ only builds classes from a fixed list.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import zipfile
 from pathlib import Path
 
 import numpy as np
 
 from ._errors import ModelFileError, NotFittedError
+from ._files import atomic_write
 from ._version import __version__
 from .eigenspace import Eigenspace
 from .fisher import FisherSpace
@@ -54,8 +53,9 @@ def save(model, path) -> Path:
     """Write a fitted model to ``path`` (``.npz``), atomically.
 
     The file is written to a temporary file in the same folder, flushed to
-    disk and renamed over ``path``: a crash mid-save leaves any previous file
-    intact.
+    disk and renamed over ``path`` (:func:`eigenvision._files.atomic_write`):
+    a crash mid-save leaves any previous file intact, the next save removes
+    the crashed one's temporary, and a replaced file keeps its mode.
 
     Parameters
     ----------
@@ -83,27 +83,12 @@ def save(model, path) -> Path:
         "arrays": {key: [value.dtype.str, list(value.shape)] for key, value in arrays.items()},
     }
     payload = np.frombuffer(json.dumps(header).encode("utf-8"), dtype=np.uint8)
-    path = Path(path)
-    folder = path.parent if str(path.parent) else Path(".")
-    handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as stream:
+
+    def write(temporary):
+        with open(temporary, "wb") as stream:
             np.savez(stream, **{_HEADER: payload}, **arrays)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-    try:  # make the rename itself durable
-        directory = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(directory)
-        finally:
-            os.close(directory)
-    except OSError:
-        pass
-    return path
+
+    return atomic_write(path, write)
 
 
 def _describe(model, prefix: str, arrays: dict, *, fitted_only: bool = True) -> dict:

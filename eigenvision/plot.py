@@ -8,8 +8,6 @@ otherwise; eigen-images use a diverging map centred on zero.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +15,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from ._base import check_fitted
+from ._files import atomic_write
 
 __all__ = [
     "image_grid",
@@ -50,17 +49,10 @@ def save_figure(figure: Figure, path, *, dpi: int = 110) -> Path:
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(
-        dir=path.parent, prefix=f".{path.name}.", suffix=path.suffix
+    return atomic_write(
+        path, lambda temporary: figure.savefig(temporary, dpi=dpi, bbox_inches="tight"),
+        suffix=path.suffix,
     )
-    os.close(handle)
-    try:
-        figure.savefig(temporary, dpi=dpi, bbox_inches="tight")
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-    return path
 
 
 def image_grid(

@@ -264,3 +264,35 @@ def _npy(array):
     buffer = io.BytesIO()
     np.save(buffer, array)
     return buffer.getvalue()
+
+
+def test_atomic_writes_clean_up_and_keep_modes(tmp_path, rng):
+    """Regression: a killed save left .<name>.*.tmp debris forever (203 MB once), and every
+    output was mode 0600 whatever the umask (enrolling into a shared 0644 model made it 0600)."""
+    import os
+    import subprocess
+    import sys
+
+    model = ev.Eigenspace(2).fit(rng.random((10, 6)))
+    target = tmp_path / "model.npz"
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    stale = tmp_path / f".model.npz.{dead}.x1y2.tmp"
+    stale.write_bytes(b"half a model")
+    alive = tmp_path / f".model.npz.{os.getppid()}.z3.tmp"  # a running writer's: kept
+    alive.write_bytes(b"in progress")
+    other = tmp_path / f".other.npz.{dead}.q.tmp"  # another target's: not ours to judge
+    other.write_bytes(b"x")
+    previous = os.umask(0o022)
+    try:
+        ev.save(model, target)
+        assert oct(target.stat().st_mode & 0o777) == oct(0o644)  # 0o666 & ~umask
+        target.chmod(0o640)
+        ev.save(model, target)
+        assert oct(target.stat().st_mode & 0o777) == oct(0o640)  # the replaced file's mode
+    finally:
+        os.umask(previous)
+    assert not stale.exists() and alive.exists() and other.exists()
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".model")) == [
+        alive.name
+    ]

@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
 from .. import datasets
+from .._files import atomic_write
 from ..plot import save_figure
 
 
@@ -94,10 +94,7 @@ class Run:
             "results": _plain(self.results),
         }
         path = self.out / "results.json"
-        handle, temporary = tempfile.mkstemp(dir=self.out, prefix=".results.", suffix=".json")
-        with os.fdopen(handle, "w") as stream:
-            json.dump(payload, stream, indent=2)
-        os.replace(temporary, path)
+        atomic_write(path, lambda temporary: temporary.write_text(json.dumps(payload, indent=2)))
         print(f"{self.name}: {summary} ({payload['seconds']} s; {self.out})")
         return payload
 
