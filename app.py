@@ -6,6 +6,7 @@ Run with ``streamlit run app.py``. Every number and figure comes from
 
 from __future__ import annotations
 
+import hashlib
 import io
 import tempfile
 from pathlib import Path
@@ -15,9 +16,13 @@ import streamlit as st
 
 import eigenvision as ev
 from eigenvision import datasets, plot
+from eigenvision._base import BoundedCache
 from eigenvision.detection import pyramid_scales
+from eigenvision.neighbors import METRICS
 
 MAX_UPLOAD_PIXELS = 16_000_000  # refuse larger images before decoding them
+DETECT_SIDE = 1024  # photos are searched at most this large (a 16 MP photo took 30-53 s and 3 GB)
+MODEL_CACHE_BYTES = 512 << 20  # fitted models kept for all sessions together
 
 st.set_page_config(page_title="eigenvision", page_icon=":material/face:", layout="wide")
 
@@ -37,7 +42,7 @@ def load_set(name: str) -> ev.ImageSet:
     return datasets.load(name)
 
 
-@st.cache_resource(show_spinner="Reading the zip ...")
+@st.cache_resource(show_spinner="Reading the zip ...", max_entries=4)
 def load_zip(data: bytes) -> ev.ImageSet:
     return ev.io.load_image_zip(data, size=(64, 64), on_error="skip", max_pixels=MAX_UPLOAD_PIXELS)
 
@@ -66,14 +71,59 @@ def read_upload(upload) -> np.ndarray | None:
         return None
 
 
-@st.cache_resource(show_spinner="Fitting the eigenspace ...")
-def fitted_space(name: str, _images: np.ndarray, n_components: int) -> ev.Eigenspace:
-    return ev.Eigenspace(n_components).fit(_images)
+def model_bytes(value) -> int:
+    """Bytes of the arrays a model (or a result) holds, models inside it included."""
+    if isinstance(value, np.ndarray):
+        return value.nbytes
+    if isinstance(value, dict):
+        return sum(model_bytes(v) for v in value.values())
+    if hasattr(value, "__dict__"):
+        return sum(model_bytes(v) for v in vars(value).values())
+    return 0
 
 
-@st.cache_resource(show_spinner="Training the recognizer ...")
-def fitted_recognizer(name: str, _train: ev.ImageSet, n_components: int, metric: str):
-    return ev.Recognizer(n_components, metric=metric).fit(_train)
+@st.cache_resource
+def model_cache() -> BoundedCache:
+    """Fitted models of every session, keyed by the content they were fitted on."""
+    return BoundedCache(MODEL_CACHE_BYTES, sizeof=model_bytes)
+
+
+def fingerprint(images: ev.ImageSet) -> str:
+    """A digest of an image set's pixels and labels: equal sets share fitted models, and
+    one session's upload never answers for another's."""
+    digest = hashlib.sha256(np.ascontiguousarray(images.images).tobytes())
+    digest.update(repr(images.labels.tolist()).encode())
+    return digest.hexdigest()
+
+
+def fitted(kind: str, images: ev.ImageSet, compute, *options):
+    with st.spinner(f"Fitting the {kind} ..."):
+        return model_cache().get((kind, fingerprint(images), *options), compute)
+
+
+def fitted_space(images: ev.ImageSet, n_components: int) -> ev.Eigenspace:
+    return fitted("eigenspace", images, lambda: ev.Eigenspace(n_components).fit(images.images),
+                  n_components)  # fmt: skip
+
+
+def fitted_recognizer(train: ev.ImageSet, n_components: int, metric: str) -> ev.Recognizer:
+    return fitted(
+        "recognizer", train, lambda: ev.Recognizer(n_components, metric=metric).fit(train),
+        n_components, metric,
+    )  # fmt: skip
+
+
+def rank_selection(images: ev.ImageSet) -> ev.RankSelection:
+    return fitted("rank selection", images,
+                  lambda: ev.select_rank(images, n_permutations=5))  # fmt: skip
+
+
+def component_slider(label: str, largest: int, default: int, key: str) -> int:
+    """A slider from 1 to ``largest`` (a fixed 1 when the data allow no choice)."""
+    if largest <= 1:
+        st.sidebar.caption(f"{label}: 1 (the data allow no more)")
+        return 1
+    return st.sidebar.slider(label, 1, largest, min(default, largest), key=key)
 
 
 @st.cache_resource(show_spinner="Training the face space ...")
@@ -131,8 +181,11 @@ def explorer() -> None:
     if images is None:
         return
     largest = int(min(100, len(images) - 1, np.prod(images.image_shape)))
-    k = st.sidebar.slider("Components", 1, largest, min(20, largest), key="explore-k")
-    space = fitted_space(images.description or str(images.image_shape), images.images, k)
+    if largest < 1:
+        st.warning("The explorer needs at least two images; pick another dataset.")
+        return
+    k = component_slider("Components", largest, 20, "explore-k")
+    space = fitted_space(images, k)
     st.caption(
         f"{len(images)} images of {images.image_shape[0]} x {images.image_shape[1]} pixels; "
         f"{k} components keep {100 * space.explained_variance_ratio_.sum():.1f}% of the variance."
@@ -143,7 +196,7 @@ def explorer() -> None:
         st.pyplot(plot.eigenimages(space, n=min(11, k), ncols=6))
     with right:
         st.subheader("Spectrum")
-        rank = ev.select_rank(images, n_permutations=5)
+        rank = rank_selection(images)
         shown = min(60, len(rank.spectrum))
         st.pyplot(
             plot.spectrum(
@@ -174,11 +227,14 @@ def recognise() -> None:
     if chosen is None:
         return
     images, gallery, probes = chosen
-    largest = int(min(150, len(gallery) - 1))
-    k = st.sidebar.slider("Components", 1, largest, min(40, largest), key="recognise-k")
-    metric = st.sidebar.selectbox("Metric", ["euclidean", "cosine", "mahalanobis"], key="metric")
+    largest = int(min(150, len(gallery) - 1, np.prod(images.image_shape)))
+    if largest < 1:
+        st.warning("Recognition needs at least two enrolled images; pick another dataset.")
+        return
+    k = component_slider("Components", largest, 40, "recognise-k")
+    metric = st.sidebar.selectbox("Metric", list(METRICS), key="metric")
     uploaded_model = st.sidebar.file_uploader("or use a model file (.npz)", type=["npz"])
-    trained = fitted_recognizer(images.description or "upload", gallery, k, metric)
+    trained = fitted_recognizer(gallery, k, metric)
     recognizer = trained
     if uploaded_model is not None:
         try:
@@ -204,8 +260,13 @@ def recognise() -> None:
         probe = ev.normalize.resize(probe, recognizer.image_shape_)
         truth = None
     else:
-        index = st.slider("Held-out image", 0, len(probes) - 1, 0, key="probe-index")
+        index = 0
+        if len(probes) > 1:
+            index = st.slider("Held-out image", 0, len(probes) - 1, 0, key="probe-index")
         probe, truth = probes.images[index], probes.labels[index]
+        if probe.shape != recognizer.image_shape_:  # a model file made for other images
+            st.info(f"The model takes {recognizer.image_shape_} images; the probe is resized.")
+            probe = ev.normalize.resize(probe, recognizer.image_shape_)
     distances, labels, indices = recognizer.kneighbors(
         probe[None], k=min(15, len(recognizer.gallery_)), return_indices=True
     )
@@ -257,6 +318,11 @@ def detect_page() -> None:
         image = read_upload(upload)
         if image is None:
             return
+        if max(image.shape) > DETECT_SIDE:
+            factor = DETECT_SIDE / max(image.shape)
+            st.caption(f"Searched at {factor:.2f} of the upload's {image.shape} pixels for speed.")
+            shape = tuple(max(1, round(side * factor)) for side in image.shape)
+            image = ev.normalize.resize(image, shape)
     k = st.sidebar.slider("Face-space components", 1, 30, 10, key="detect-k")
     smallest = st.sidebar.slider("Smallest face (pixels)", 25, 400, 25, 5, key="smallest")
     space, aligned = face_space(k)
@@ -346,25 +412,32 @@ def evaluate_page() -> None:
         )
         return
     progress = st.progress(0.0, text="recognition rate ...")
+    smallest_class = int(np.min(np.unique(train.labels, return_counts=True)[1]))
     nearest, per_class = [], []
     for i, r in enumerate(ranks):
         recognizer = ev.Recognizer(r).fit(train)
         nearest.append(ev.evaluate.recognition_rate(test.labels, recognizer.predict(test)))
-        predicted, _ = ev.nearest_subspace(train, test, r)
-        per_class.append(ev.evaluate.recognition_rate(test.labels, predicted))
+        if smallest_class >= 2:  # a per-class eigenspace needs two images of every class
+            predicted, _ = ev.nearest_subspace(train, test, r)
+            per_class.append(ev.evaluate.recognition_rate(test.labels, predicted))
         progress.progress((i + 1) / (len(ranks) + 1), text=f"recognition rate, r = {r}")
+    curves = {"1-NN in component space": nearest}
+    if per_class:
+        curves["per-class eigenspace"] = per_class
+    else:
+        st.info("The per-class eigenspace needs two training images of every class; not shown.")
     left, right = st.columns(2)
-    left.pyplot(
-        plot.rate_curves(
-            ranks, {"1-NN in component space": nearest, "per-class eigenspace": per_class}
-        )
-    )
+    left.pyplot(plot.rate_curves(ranks, curves))
     target = train.classes[0]
-    space = ev.Eigenspace(min(10, largest)).fit(train[train.labels == target])
+    members = train[train.labels == target]
+    progress.progress(1.0, text="done")
+    if len(members) < 2:
+        st.info(f"The ROC needs two training images of {target}; not shown.")
+        return
+    space = ev.Eigenspace(min(10, len(members) - 1)).fit(members)
     flat = test.images.reshape(len(test), -1)
     fpr, tpr, _ = ev.evaluate.roc_curve(test.labels == target, -space.dffs(flat))
     area = ev.evaluate.auc(fpr, tpr)
-    progress.progress(1.0, text="done")
     right.pyplot(plot.roc({f"DFFS (AUC {area:.3f})": (fpr, tpr)}, title=f"is it {target}?"))
 
 
@@ -375,6 +448,15 @@ PAGES = {
     "Evaluate": evaluate_page,
 }
 
+def show(page: str) -> None:
+    """Run a page; what goes wrong is said in words with the fix, never as a traceback."""
+    try:
+        PAGES[page]()
+    except (ev.EigenvisionError, ValueError, TypeError) as exc:
+        st.error(f"{exc}\n\nChange the settings in the sidebar or pick another dataset.")
+    except MemoryError:
+        st.error("Not enough memory for this; use fewer or smaller images, or fewer components.")
+
+
 st.sidebar.title("eigenvision")
-page = st.sidebar.radio("Page", list(PAGES), key="page")
-PAGES[page]()
+show(st.sidebar.radio("Page", list(PAGES), key="page"))

@@ -39,7 +39,9 @@ class BoundedCache:
     Parameters
     ----------
     max_bytes : int
-        The most bytes (``value.nbytes``) kept at once.
+        The most bytes kept at once.
+    sizeof : callable, optional
+        ``sizeof(value) -> int`` bytes; default ``value.nbytes``.
 
     Examples
     --------
@@ -50,8 +52,9 @@ class BoundedCache:
     1
     """
 
-    def __init__(self, max_bytes: int):
+    def __init__(self, max_bytes: int, sizeof=None):
         self.max_bytes = int(max_bytes)
+        self.sizeof = sizeof or (lambda value: int(getattr(value, "nbytes", 0)))
         self._entries: OrderedDict = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
@@ -83,18 +86,18 @@ class BoundedCache:
         with self._lock:
             if key in self._entries:
                 self._entries.move_to_end(key)
-                return self._entries[key]
+                return self._entries[key][0]
         value = compute()
-        size = int(getattr(value, "nbytes", 0))
+        size = self.sizeof(value)
         if size > self.max_bytes:
             return value
         with self._lock:
             if key not in self._entries:
-                self._entries[key] = value
+                self._entries[key] = (value, size)
                 self._bytes += size
             while self._bytes > self.max_bytes:
-                _, evicted = self._entries.popitem(last=False)
-                self._bytes -= int(getattr(evicted, "nbytes", 0))
+                _, (_, evicted) = self._entries.popitem(last=False)
+                self._bytes -= evicted
         return value
 
 

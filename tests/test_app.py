@@ -68,6 +68,44 @@ def test_detect_page_shows_detections():
     assert at.dataframe  # the detection table
 
 
+def _every_set():
+    from eigenvision import datasets
+
+    return [datasets.REGISTRY[name].title for name in datasets.available()
+            if datasets.REGISTRY[name].interactive]  # fmt: skip
+
+
+@pytest.mark.parametrize("page, key", [("Explore", "explore"), ("Recognise", "recognise"),
+                                       ("Evaluate", "evaluate")])  # fmt: skip
+def test_every_page_with_every_dataset_raises_nothing(page, key):
+    """Regression: Evaluate crashed on AT&T (10 components from one person's 5 images), Recognise
+    for Components above the pixel count (digits: 64) and for Mahalanobis at full rank."""
+    at = _app(page)
+    for title in _every_set():
+        at.sidebar.selectbox(key=f"{key}-set").set_value(title).run()
+        assert not at.exception, (title, at.exception)
+        assert not at.error, (title, [e.value for e in at.error])
+        if page == "Recognise":
+            slider = at.sidebar.slider(key="recognise-k")
+            slider.set_value(slider.max).run()
+            at.sidebar.selectbox(key="metric").set_value("mahalanobis").run()
+            assert not at.exception and not at.error, (title, at.error)
+            at.sidebar.selectbox(key="metric").set_value("euclidean").run()
+        if page == "Evaluate":
+            at.button[0].click().run()
+            assert not at.exception and not at.error, (title, at.error)
+
+
+def test_att_is_offered_when_the_data_are_there(att):
+    assert "AT&T faces" in _every_set()
+
+
+def test_page_errors_are_words_not_tracebacks(monkeypatch):
+    """The app's config hides tracebacks and the deploy button; a failing page says why."""
+    config = (ROOT / ".streamlit" / "config.toml").read_text()
+    assert "showErrorDetails = false" in config and 'toolbarMode = "viewer"' in config
+
+
 # ----------------------------------------------------------- real browser
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 
