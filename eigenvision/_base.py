@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections import OrderedDict
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import assert_all_finite, validate_data
+from tqdm.auto import tqdm
 
 from ._errors import NotFittedError
 from .io import ImageSet
@@ -99,6 +101,27 @@ class BoundedCache:
                 _, (_, evicted) = self._entries.popitem(last=False)
                 self._bytes -= evicted
         return value
+
+
+def progress(iterable, *, total=None, desc=None, enabled=True):
+    """A progress bar on stderr (tqdm) around a loop a user waits on.
+
+    Parameters
+    ----------
+    iterable : iterable
+    total : int, optional
+    desc : str, optional
+        What is being done.
+    enabled : bool, default True
+        False: no bar. True: a bar when stderr is a terminal (never in logs).
+
+    Returns
+    -------
+    iterable
+        Yielding the same items.
+    """
+    return tqdm(iterable, total=total, desc=desc, file=sys.stderr, leave=False,
+                disable=None if enabled else True, dynamic_ncols=True)  # fmt: skip
 
 
 def check_fitted(model, attribute: str = "components_") -> None:

@@ -15,6 +15,7 @@ import skimage
 import sklearn
 
 from . import datasets, evaluate
+from ._base import progress
 from ._errors import EigenvisionError
 from ._version import __version__
 from .experiments import EXPERIMENTS
@@ -23,20 +24,6 @@ from .modular import FeatureDetector
 from .neighbors import METRICS
 from .persist import load, save
 from .recognize import METHODS, Recognizer
-
-
-def _progress(iterable, total, label):
-    """A plain progress bar on stderr for long loops (only when it is a terminal)."""
-    if not sys.stderr.isatty() or total < 20:
-        yield from iterable
-        return
-    width = 30
-    for i, item in enumerate(iterable, 1):
-        filled = int(width * i / total)
-        sys.stderr.write(f"\r{label} [{'#' * filled}{'.' * (width - filled)}] {i}/{total}")
-        sys.stderr.flush()
-        yield item
-    sys.stderr.write("\n")
 
 
 def _load_images(source: str):
@@ -111,7 +98,7 @@ def _cmd_recognize(args) -> int:
     if args.threshold is not None:
         model.threshold = args.threshold
     results = []
-    for path in _progress(args.images, len(args.images), "recognising"):
+    for path in progress(args.images, desc="recognising", enabled=not args.quiet):
         image = load_image(path)
         distances, labels = model.kneighbors(image, k=max(args.top, model.k))
         predicted = model.predict_from_neighbors(distances, labels)[0]
@@ -187,7 +174,7 @@ def _cmd_evaluate(args) -> int:
     model = _recognizer(args)
     rates = evaluate.cross_validate(
         model, images, scheme=args.scheme, n_splits=args.folds, k=args.train_per_class,
-        seed=args.seed,
+        seed=args.seed, progress=not args.quiet,
     )  # fmt: skip
     summary = {
         "scheme": args.scheme,
@@ -216,7 +203,7 @@ def _cmd_features(args) -> int:
 def _cmd_locate(args) -> int:
     detector = _load_model(args.model, FeatureDetector)
     report = {}
-    for path in args.images:
+    for path in progress(args.images, desc="locating", enabled=not args.quiet):
         found = detector.locate(load_image(path, as_gray=True), box=args.box)
         report[path] = {
             f: {key: _plain(float(value)) for key, value in (
@@ -238,7 +225,8 @@ def _cmd_locate(args) -> int:
 def _cmd_experiment(args) -> int:
     # The one import by name in the package: the experiment the user asked for.
     module = importlib.import_module(f".experiments.{args.name}", __package__)
-    module.main(args.arguments)
+    quiet = ["--quiet"] if args.quiet and "--quiet" not in args.arguments else []
+    module.main([*args.arguments, *quiet])
     return 0
 
 
@@ -270,6 +258,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Eigenspace image recognition: eigenfaces, eigenfeatures, DFFS detection.",
     )
     parser.add_argument("--version", action="version", version=f"eigenvision {__version__}")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress bars on stderr")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     info = commands.add_parser("info", help="version, data location and the datasets found")

@@ -7,7 +7,6 @@ likelihood that combines them.
 
 from __future__ import annotations
 
-import sys
 from numbers import Integral, Real
 
 import numpy as np
@@ -15,6 +14,7 @@ from sklearn.utils.validation import validate_data
 
 from . import dask_engine
 from ._base import SubspaceModel, check_fitted, flatten_images, is_dask_array
+from ._base import progress as show_progress
 from ._errors import EigenvisionError
 from ._linalg import SOLVERS, IncrementalSVD, Spectrum, scatter_spectrum, shifted_moments, sign_flip
 from ._linalg import solve as solve_spectrum
@@ -259,7 +259,7 @@ class Eigenspace(SubspaceModel):
             E.g. :func:`eigenvision.io.iter_image_batches` over a folder,
             slices of a ``numpy.memmap``, or a generator.
         progress : bool, default False
-            Print images seen so far to stderr.
+            A progress bar of the batches on stderr (when it is a terminal).
 
         Returns
         -------
@@ -286,12 +286,8 @@ class Eigenspace(SubspaceModel):
         """
         self._stream = None
         seen = 0
-        for batch in batches:
+        for batch in show_progress(batches, desc="batches", enabled=progress):
             seen += self._accumulate(batch)
-            if progress:
-                print(f"\rEigenspace.fit_stream: {seen} images", end="", file=sys.stderr)
-        if progress:
-            print(file=sys.stderr)
         if seen == 0:
             raise ValueError("fit_stream got no batches; give it at least one non-empty batch")
         return self._solve_stream()

@@ -11,6 +11,7 @@ import warnings
 import numpy as np
 from sklearn.base import clone
 
+from ._base import progress as show_progress
 from .io import ImageSet
 
 __all__ = [
@@ -221,7 +222,8 @@ def rank_curve(y_true, neighbor_labels, max_rank: int | None = None):
     return np.array([np.mean(ranks <= r) for r in range(1, width + 1)])
 
 
-def cross_validate(model, imageset: ImageSet, *, scheme="kfold", n_splits=5, k=5, seed=0):
+def cross_validate(model, imageset: ImageSet, *, scheme="kfold", n_splits=5, k=5, seed=0,
+                   progress=False):  # fmt: skip
     """Recognition rate of ``model`` (e.g. a :class:`Recognizer`) over seeded splits.
 
     Parameters
@@ -231,6 +233,14 @@ def cross_validate(model, imageset: ImageSet, *, scheme="kfold", n_splits=5, k=5
         ``seed``); ``"loo"``: leave one image out; ``"first_k_per_class"``:
         one split, the first ``k`` images of each class (natural name order)
         train, the rest test.
+    model : estimator
+        Cloned and fitted on each split's training images.
+    imageset : ImageSet
+    n_splits : int, default 5
+    k : int, default 5
+    seed : int, default 0
+    progress : bool, default False
+        A progress bar over the folds on stderr (when it is a terminal).
 
     Returns
     -------
@@ -249,7 +259,10 @@ def cross_validate(model, imageset: ImageSet, *, scheme="kfold", n_splits=5, k=5
     else:
         raise ValueError(f"scheme must be 'kfold', 'loo' or 'first_k_per_class', got {scheme!r}")
     rates = []
-    for train_index, test_index in splitter.split(imageset.images, imageset.labels):
+    folds = splitter.split(imageset.images, imageset.labels)
+    total = splitter.get_n_splits(imageset.images, imageset.labels)
+    for train_index, test_index in show_progress(folds, total=total, desc="folds",
+                                                 enabled=progress):  # fmt: skip
         fitted = clone(model).fit(imageset.images[train_index], imageset.labels[train_index])
         predicted = fitted.predict(imageset.images[test_index])
         rates.append(recognition_rate(imageset.labels[test_index], predicted))

@@ -1,10 +1,13 @@
 """Shared fixtures: seeded random data and access to the real datasets.
 
-Tests on real data read ``$EIGENVISION_DATA``. Outside CI a missing dataset
-skips with a message saying how to get it; with ``CI=true`` it fails.
+Tests on real data read ``$EIGENVISION_DATA`` (unset: the workspace's
+``../shared/data`` beside this checkout, when it is there). Outside CI a
+missing dataset skips with a message saying how to get it; with ``CI=true``
+it fails.
 """
 
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,19 +16,17 @@ import eigenvision as ev
 from eigenvision import datasets
 
 IN_CI = os.environ.get("CI", "").lower() == "true"
+_WORKSPACE_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+if not os.environ.get(datasets.DATA_ENV) and _WORKSPACE_DATA.is_dir():
+    os.environ[datasets.DATA_ENV] = str(_WORKSPACE_DATA)
 
 
 def require_dataset(name: str):
     """Load the real dataset ``name`` or skip (outside CI) / fail (in CI)."""
-    loaders = {
-        "att": datasets.load_att,
-        "imm": datasets.load_imm,
-        "usps": datasets.load_usps,
-        "usps_test": lambda: datasets.load_usps(split="test"),
-        "mnist_test": datasets.load_mnist_test,
-    }
     try:
-        return loaders[name]()
+        if name == "usps_test":
+            return datasets.load_usps(split="test")
+        return datasets.load(name)
     except ev.DatasetNotFoundError as exc:
         message = (
             f"{exc}. The real datasets are in ../shared/data of the eigenvision workspace; "

@@ -9,7 +9,6 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import IN_CI
 from PIL import Image
 
 pytest.importorskip("streamlit")
@@ -120,7 +119,7 @@ def _free_port():
 def served_app(tmp_path_factory):
     if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
         message = "needs Debian's browser: apt-get install chromium chromium-driver"
-        if IN_CI:
+        if os.environ.get("EIGENVISION_REQUIRE_BROWSER"):  # .ci/run installs it and sets this
             pytest.fail(message)
         pytest.skip(message)
     pytest.importorskip("selenium")

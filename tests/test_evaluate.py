@@ -95,3 +95,24 @@ def test_eye_error_is_jesorsky_relative_error():
     right = true_right + [[1.0, 0.0], [0.0, 8.0]]
     np.testing.assert_allclose(eye_error(left, right, true_left, true_right), [0.05, 0.2])
     assert error_fractions([0.05, 0.2]) == {0.05: 0.5, 0.1: 0.5, 0.25: 1.0}
+
+
+def test_long_loops_show_progress_on_a_terminal_only(monkeypatch, rng):
+    """Regression: leave-one-out evaluation (3 min 42 s on AT&T) printed nothing until done."""
+    import io
+    import sys
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    faces = ev.ImageSet(rng.random((12, 4, 4)).astype(np.float32), np.repeat([0, 1, 2], 4))
+    for stream, expected in ((Terminal(), True), (io.StringIO(), False)):
+        monkeypatch.setattr(sys, "stderr", stream)
+        rates = ev.evaluate.cross_validate(ev.Recognizer(3), faces, scheme="loo", progress=True)
+        assert len(rates) == 12
+        assert ("folds" in stream.getvalue()) is expected
+    quiet = Terminal()
+    monkeypatch.setattr(sys, "stderr", quiet)
+    ev.evaluate.cross_validate(ev.Recognizer(3), faces, scheme="loo")  # progress off by default
+    assert quiet.getvalue() == ""

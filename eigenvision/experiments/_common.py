@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import datasets
+from .._base import progress
 from .._files import atomic_write
 from ..plot import save_figure
 
@@ -27,11 +28,30 @@ def parser(name: str, description: str, *, data: bool = True) -> argparse.Argume
         help="folder for figure.png and results.json (default: %(default)s)",
     )
     command.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    command.add_argument("-q", "--quiet", action="store_true", help="no progress bars on stderr")
     if data:
         command.add_argument(
             "--data", type=Path, default=None, help="dataset folder (default: $EIGENVISION_DATA)"
         )
     return command
+
+
+def steps(iterable, args, desc, total=None):
+    """A progress bar over an experiment's loop (on stderr, off with ``--quiet``).
+
+    Parameters
+    ----------
+    iterable : iterable
+    args : argparse.Namespace
+        The experiment's arguments (``quiet``).
+    desc : str
+    total : int, optional
+
+    Returns
+    -------
+    iterable
+    """
+    return progress(iterable, total=total, desc=desc, enabled=not args.quiet)
 
 
 def digits_split(name: str):

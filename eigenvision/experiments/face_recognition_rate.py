@@ -15,7 +15,7 @@ from ..io import ImageSet
 from ..modular import FeatureDetector
 from ..plot import rate_curves
 from ..recognize import Recognizer
-from ._common import Run, data_env, parser
+from ._common import Run, data_env, parser, steps
 from .eigenfaces import face_split
 
 NAME = "face_recognition_rate"
@@ -81,7 +81,7 @@ def main(argv=None):
     n_classes = len(np.unique(train.labels))
     ranks = [r for r in args.ranks if r < len(train)]
     curves = {"eigenfaces": [], "eigenfeatures": [], "combined": [], "Fisherfaces": []}
-    for r in ranks:
+    for r in steps(ranks, args, "ranks"):
         for name, options in (
             ("eigenfaces", dict(method="eigenfaces")),
             ("eigenfeatures", dict(method="modular", detector=detector)),

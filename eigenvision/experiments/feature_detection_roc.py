@@ -24,7 +24,7 @@ from ..faces import face_box
 from ..modular import FeatureDetector
 from ..normalize import resize
 from ..plot import image_grid, roc
-from ._common import Run, data_env, parser
+from ._common import Run, data_env, parser, steps
 
 NAME = "feature_detection_roc"
 LECTURE_POINT = (0.06, 0.94)  # DFFS(10) in the lecture: 94% detection at 6% false alarms
@@ -149,7 +149,7 @@ def main(argv=None):
             return -match_template(small, mean_patch)
 
         test_faces = faces[test] if args.limit is None else faces[test][: args.limit]
-        for i in range(len(test_faces)):
+        for i in steps(range(len(test_faces)), args, "held-out faces"):
             image = test_faces.images[i]
             left, right = test_faces.landmarks["left_eye"][i], test_faces.landmarks["right_eye"][i]
             target = test_faces.landmarks[feature][i]

@@ -11,7 +11,7 @@ from sklearn.neighbors import KNeighborsClassifier
 
 from ..plot import rate_curves
 from ..recognize import Recognizer, nearest_subspace
-from ._common import Run, add_digit_options, data_env, digits_split, parser
+from ._common import Run, add_digit_options, data_env, digits_split, parser, steps
 
 NAME = "recognition_rate"
 
@@ -31,7 +31,7 @@ def main(argv=None):
     pixels = KNeighborsClassifier(1).fit(flat_train, train.labels).score(flat_test, test.labels)
     ranks = [r for r in args.ranks if r < flat_train.shape[1]]
     nearest, per_class = [], []
-    for r in ranks:
+    for r in steps(ranks, args, "ranks"):
         recognizer = Recognizer(r).fit(train)
         nearest.append(float(np.mean(recognizer.predict(test) == test.labels)))
         predicted, _ = nearest_subspace(train, test, r)
