@@ -133,6 +133,8 @@ def _gram_solver(X, mean, k):
     centred64 -= mean
     gram = centred64 @ centred64.T  # symmetric rank-k update in float64
     total_ss = float(np.trace(gram))
+    if total_ss == 0.0:  # identical samples: no direction to find (the caller says so)
+        return np.zeros(k), np.zeros((k, X.shape[1]), dtype=X.dtype), 0.0
     values, vectors = top_eigh(gram, k)
     singular = np.sqrt(np.clip(values, 0.0, None))
     resolution = singular[0] * np.sqrt(len(X) * np.finfo(np.float64).eps) * 10
@@ -186,6 +188,8 @@ def top_eigh(matrix, k):
         The matching unit eigenvectors as columns.
     """
     size = len(matrix)
+    if not np.any(matrix):  # ARPACK fails on a zero matrix ("starting vector is zero")
+        return np.zeros(size), np.eye(size)
     if size <= 512 or 4 * k >= size:
         # numpy's eigh (LAPACK syevd; the matrix is float64 already) rather than scipy's:
         # on this two-core machine scipy's copy of OpenBLAS spends 8 ms waking threads

@@ -146,8 +146,8 @@ def face_windows(images, landmarks=None, *, iod=20, mirror=True) -> np.ndarray:
     >>> best = detect(image, Eigenspace(10).fit(windows))[0]  # doctest: +SKIP
     >>> left_eye, right_eye = window_eyes(best)  # doctest: +SKIP
     """
-    if not iod >= 5:
-        raise ValueError(f"iod must be at least 5 pixels, got {iod!r}")
+    if not 5 <= iod <= 400:
+        raise ValueError(f"iod must lie in [5, 400] pixels, got {iod!r}")
     faces, marks = faces_and_landmarks(
         images, landmarks, {"left_eye", "right_eye"}, caller="face_windows"
     )

@@ -11,6 +11,7 @@ is :mod:`eigenvision.faces`'; the search is :func:`~eigenvision.detection.multis
 from __future__ import annotations
 
 from dataclasses import dataclass
+from numbers import Integral
 
 import numpy as np
 from scipy import ndimage
@@ -185,6 +186,9 @@ class FeatureDetector(BaseEstimator):
         -------
         self
         """
+        if isinstance(self.iod, bool) or not isinstance(self.iod, Integral) \
+                or not 5 <= self.iod <= 400:  # fmt: skip
+            raise ValueError(f"iod must be an int number of pixels in [5, 400], got {self.iod!r}")
         features = self._feature_list()
         groups = images.labels if isinstance(images, ImageSet) else None
         faces, marks = faces_and_landmarks(images, landmarks, {"left_eye", "right_eye", *features})

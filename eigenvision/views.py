@@ -42,8 +42,8 @@ def virtual_views(faces: ImageSet, *, jitter=0, mirror=False) -> ImageSet:
     36
     """
     step = int(jitter)
-    if isinstance(jitter, bool) or step < 0 or step != jitter:
-        raise ValueError(f"jitter must be a whole number of pixels >= 0, got {jitter!r}")
+    if isinstance(jitter, bool) or step < 0 or step != jitter or step > 64:
+        raise ValueError(f"jitter must be a whole number of pixels in [0, 64], got {jitter!r}")
     views = [faces]
     if step:
         offsets = [(dy, dx) for dy in (-step, 0, step) for dx in (-step, 0, step)]

@@ -86,3 +86,35 @@ def test_detect_refuses_nan_threshold_zero_detections_and_zero_scales(rng):
     with pytest.raises(ValueError, match="scales"):
         ev.detect(image, space, scales=[0])
     assert len(ev.detect(image, space, max_detections=3)) == 3
+
+
+@pytest.mark.parametrize(
+    "fit",
+    [
+        lambda: ev.Eigenspace(3).fit(np.ones((20, 30))),  # Gram solver: 0 / 0
+        lambda: ev.Eigenspace(3).fit(np.ones((1000, 600))),  # ARPACK: "starting vector is zero"
+        lambda: ev.FisherSpace().fit(np.ones((20, 30)), np.repeat([0, 1], 10)),
+        lambda: ev.ProbabilisticPCA(2).fit(np.ones((20, 30))),
+        lambda: ev.Recognizer(3).fit(np.ones((6, 4, 4)), np.repeat([0, 1, 2], 2)),
+    ],
+)
+def test_zero_variance_data_is_our_error(fit):
+    """Regression: identical samples escaped as scipy's 'array must not contain infs or NaNs'
+    or ARPACK error -9 instead of saying what is wrong."""
+    with pytest.raises(ev.EigenvisionError, match="zero variance"):
+        fit()
+
+
+def test_size_parameters_are_bounded(rng):
+    """Regression: size parameters were unbounded (a jitter of 10**6 padded every image by it)."""
+    faces = rng.random((4, 6, 5)).astype(np.float32)
+    with pytest.raises(ValueError, match="jitter"):
+        ev.Recognizer(2, jitter=10**6).fit(faces, np.array([0, 0, 1, 1]))
+    marked = ev.ImageSet(faces, np.array([0, 0, 1, 1]),
+                         landmarks={"left_eye": [[1, 3]] * 4, "right_eye": [[4, 3]] * 4})  # fmt: skip
+    with pytest.raises(ValueError, match="iod"):
+        ev.FeatureDetector(iod=10**6).fit(marked)
+    with pytest.raises(ValueError, match="iod"):
+        ev.face_windows(marked, iod=10**5)
+    with pytest.raises(ValueError, match="shape"):
+        ev.normalize.resize(faces[0], (10**6, 10**6))
