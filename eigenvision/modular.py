@@ -265,8 +265,7 @@ class FeatureDetector(BaseEstimator):
         (H', W') ndarray
             ``H' = round(H * factor) - h + 1`` (window top-left indexing).
         """
-        check_fitted(self, "spaces_")
-        space = self.spaces_[feature]
+        space = self.spaces_[self._known(feature)]
         if factor != 1.0:
             shape = (max(1, int(round(image.shape[0] * factor))),
                      max(1, int(round(image.shape[1] * factor))))  # fmt: skip
@@ -295,6 +294,16 @@ class FeatureDetector(BaseEstimator):
         )  # fmt: skip
         # One candidate per place, whatever the scale: 0.1 IOD apart at least.
         return suppress(found, max_count=n, separation=0.1 * self.iod / window[1])
+
+    def _known(self, feature):
+        """``feature``, checked to be one the detector was fitted for."""
+        check_fitted(self, "spaces_")
+        if feature not in self.features_:
+            raise ValueError(
+                f"this FeatureDetector knows {list(self.features_)}, not {feature!r}; fit one "
+                f"with features=(..., {feature!r}) and landmarks of that name"
+            )
+        return feature
 
     def _prepare(self, face_image, box):
         check_fitted(self, "spaces_")
@@ -371,7 +380,7 @@ class FeatureDetector(BaseEstimator):
         center : (x, y) tuple of float
         half : (half_width, half_height) tuple of float
         """
-        check_fitted(self, "spaces_")
+        self._known(feature)
         iod = box_eyes(box)[2]
         eyes = self._eye_prior(box)
         if feature in eyes:

@@ -80,6 +80,8 @@ def _check_subspace(model):
     if not (hasattr(model, "components_") and hasattr(model, "mean_")):
         return
     components, mean = model.components_, model.mean_
+    if components.dtype.kind != "f" or mean.dtype.kind != "f":
+        raise ValueError(f"{name}: components_ and mean_ must be floating point")
     if components.ndim != 2 or mean.shape != (components.shape[1],):
         raise ValueError(f"{name}: components_ {components.shape} and mean_ {mean.shape} disagree")
     d = components.shape[1]
@@ -119,6 +121,8 @@ def _check_recognizer(model):
     if model.shape is not None and tuple(model.shape) != image_shape:
         raise ValueError(f"Recognizer.shape {model.shape} differs from image_shape_ {image_shape}")
     gallery, labels = model.gallery_, model.gallery_labels_
+    if gallery.dtype.kind != "f":
+        raise ValueError(f"Recognizer.gallery_ must be floating point, not {gallery.dtype}")
     if gallery.ndim != 2 or labels.shape != (len(gallery),) or len(gallery) == 0:
         raise ValueError(f"Recognizer: gallery_ {gallery.shape} and labels {labels.shape} disagree")
     scales = model.block_scales_

@@ -118,3 +118,20 @@ def test_size_parameters_are_bounded(rng):
         ev.face_windows(marked, iod=10**5)
     with pytest.raises(ValueError, match="shape"):
         ev.normalize.resize(faces[0], (10**6, 10**6))
+
+
+def test_unknown_feature_names_are_named(rng):
+    """Regression: an unknown feature escaped as "tuple.index(x): x not in tuple"."""
+    faces = rng.random((4, 60, 60)).astype(np.float32)
+    marks = {"left_eye": [[20.0, 25.0]] * 4, "right_eye": [[40.0, 25.0]] * 4,
+             "nose": [[30.0, 35.0]] * 4, "mouth": [[30.0, 45.0]] * 4}  # fmt: skip
+    detector = ev.FeatureDetector(iod=10, rotations=(0,), scales=(1,)).fit(
+        ev.ImageSet(faces, np.array([0, 0, 1, 1]), landmarks=marks)
+    )
+    for call in (
+        lambda: detector.search_region("left_ear", (0, 0, 40, 40)),
+        lambda: detector.feature_map(faces[0], "left_ear"),
+        lambda: detector.feature_minimum(faces[0], "left_ear"),
+    ):
+        with pytest.raises(ValueError, match="knows .* not 'left_ear'"):
+            call()
