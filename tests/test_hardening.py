@@ -110,8 +110,8 @@ def test_size_parameters_are_bounded(rng):
     faces = rng.random((4, 6, 5)).astype(np.float32)
     with pytest.raises(ValueError, match="jitter"):
         ev.Recognizer(2, jitter=10**6).fit(faces, np.array([0, 0, 1, 1]))
-    marked = ev.ImageSet(faces, np.array([0, 0, 1, 1]),
-                         landmarks={"left_eye": [[1, 3]] * 4, "right_eye": [[4, 3]] * 4})  # fmt: skip
+    eyes = {"left_eye": [[1, 3]] * 4, "right_eye": [[4, 3]] * 4}
+    marked = ev.ImageSet(faces, np.array([0, 0, 1, 1]), landmarks=eyes)
     with pytest.raises(ValueError, match="iod"):
         ev.FeatureDetector(iod=10**6).fit(marked)
     with pytest.raises(ValueError, match="iod"):
