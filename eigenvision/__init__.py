@@ -18,13 +18,16 @@ from ._version import __version__
 from .detection import Detection, detect, dffs_map, difs_map, likelihood_map
 from .eigenspace import Eigenspace
 from .faces import face_box, face_windows, window_eyes
+from .finder import Face, FaceFinder
 from .fisher import FisherSpace
-from .io import ImageSet, iter_image_batches, load_image, load_image_set
+from .imageset import ImageSet
+from .io import iter_image_batches, load_image, load_image_set
 from .kernel import KernelPCA
 from .modular import FeatureDetector, FeatureLocations
 from .neighbors import NearestNeighbor
 from .normalize import PixelStandardizer, normalize_image, normalize_images
 from .persist import load, save
+from .photos import align_face, find_faces
 from .ppca import ProbabilisticPCA
 from .rank import RankSelection, select_rank
 from .recognize import UNKNOWN, Recognizer, Verification, nearest_subspace
@@ -58,6 +61,10 @@ __all__ = [
     "likelihood_map",
     "Eigenspace",
     "FisherSpace",
+    "Face",
+    "FaceFinder",
+    "find_faces",
+    "align_face",
     "KernelPCA",
     "FeatureDetector",
     "FeatureLocations",

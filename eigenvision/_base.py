@@ -12,7 +12,7 @@ from sklearn.utils.validation import assert_all_finite, validate_data
 from tqdm.auto import tqdm
 
 from ._errors import NotFittedError
-from .io import ImageSet
+from .imageset import ImageSet
 
 FLOAT_DTYPES = (np.float64, np.float32)
 

@@ -23,7 +23,7 @@ import numpy as np
 
 from ._errors import EigenvisionError
 from ._linalg import Spectrum, scatter_spectrum, shifted_moments
-from .io import ImageSet
+from .imageset import ImageSet
 
 __all__ = ["spectrum", "kneighbors_sharded", "read_npy_shards", "as_row_chunked"]
 

@@ -17,9 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from PIL import Image
+from skimage.transform import warp
 
 from ._errors import DatasetNotFoundError, ImageSetError
-from .io import ImageSet, load_image, load_image_set
+from .imageset import ImageSet
+from .io import load_image, load_image_set
+from .normalize import eye_transform, resize_points
 
 __all__ = [
     "DATA_ENV",
@@ -36,6 +40,11 @@ __all__ = [
     "load_imm",
     "load_usps",
     "load_mnist_test",
+    "load_helen",
+    "helen_files",
+    "read_pts",
+    "face_landmarks",
+    "HELEN_CROP",
     "load_lsa_example",
 ]
 
@@ -47,6 +56,8 @@ DATASETS = {
     "att": ("att_faces", "s1/1.pgm", "att_faces/s1/1.pgm ... att_faces/s40/10.pgm"),
     "imm": ("imm_frontal", "asf/01_01.asf", "imm_frontal/PP_KK.jpg and imm_frontal/asf/PP_KK.asf"),
     "usps": ("usps", "usps_zip.npz", "usps/usps_zip.npz (x_train, y_train, x_test, y_test)"),
+    "helen": ("helen_train", "100032540_1.pts",
+              "helen_train/<photo>_<k>.jpg with <photo>_<k>.pts (68 points)"),  # fmt: skip
     "mnist_test": (
         "mnist_t10k",
         "t10k-images-idx3-ubyte.gz",
@@ -250,6 +261,151 @@ def load_imm(root=None, *, as_gray: bool = True) -> ImageSet:
     )
 
 
+#: The aligned HELEN crops: eyes 40 pixels apart, level, 64 pixels down a 160 x 160 crop.
+HELEN_CROP = {"shape": (160, 160), "iod": 40, "eye_row": 64}
+
+
+def read_pts(path) -> np.ndarray:
+    """The 68 ``(x, y)`` points of a 300-W ``.pts`` file, 0-based pixel coordinates.
+
+    Parameters
+    ----------
+    path : path-like
+        ``x y`` lines (the ``version``/``{``/``}`` header lines, if any, are skipped).
+
+    Returns
+    -------
+    (68, 2) ndarray of float64
+        The file's 1-based coordinates minus 1 (the 300-W convention).
+    """
+    rows = []
+    for line in Path(path).read_text().splitlines():
+        parts = line.split()
+        if len(parts) == 2:
+            try:
+                rows.append((float(parts[0]), float(parts[1])))
+            except ValueError:
+                continue
+    points = np.array(rows, dtype=np.float64)
+    if points.shape != (68, 2) or not np.all(np.isfinite(points)):
+        raise ImageSetError(f"{path}: expected 68 finite 'x y' lines, got {points.shape}")
+    return points - 1.0
+
+
+def face_landmarks(points) -> dict:
+    """Eye centres, nose tip and mouth centre of 68-point (iBUG 300-W) annotations.
+
+    Parameters
+    ----------
+    points : (..., 68, 2) array_like
+
+    Returns
+    -------
+    dict of str to (..., 2) ndarray
+        ``left_eye`` (mean of points 36-41, the image's left), ``right_eye``
+        (42-47), ``nose`` (30, the tip), ``mouth`` (mean of the outer lip, 48-59).
+    """
+    points = np.asarray(points, dtype=np.float64)
+    return {
+        "left_eye": points[..., 36:42, :].mean(axis=-2),
+        "right_eye": points[..., 42:48, :].mean(axis=-2),
+        "nose": points[..., 30, :],
+        "mouth": points[..., 48:60, :].mean(axis=-2),
+    }
+
+
+def helen_files(root=None) -> list[tuple[str, Path, Path]]:
+    """``(photo id, image, points file)`` of every HELEN face, in name order.
+
+    Parameters
+    ----------
+    root : path, optional
+        The folder holding ``helen_train/`` (default ``$EIGENVISION_DATA``).
+
+    Returns
+    -------
+    list of (str, Path, Path)
+        Split by the photo id when holding faces out: two faces of one photo
+        share it.
+    """
+    directory = _dataset_dir("helen", root)
+    files = []
+    for pts in sorted(directory.glob("*.pts")):
+        image = pts.with_suffix(".jpg")
+        if image.is_file():
+            files.append((pts.stem.rsplit("_", 1)[0], image, pts))
+    if not files:
+        raise ImageSetError(f"{directory}: no <photo>_<k>.jpg / .pts pairs")
+    return files
+
+
+def load_helen(root=None, *, photo_ids=None) -> ImageSet:
+    """HELEN faces in the wild (Le et al. 2012) with the 300-W points, aligned on the eyes.
+
+    Each face is cut from its photograph by the similarity transform that
+    puts its eye centres 40 pixels apart on a level line 64 pixels down a
+    160 x 160 crop (:data:`HELEN_CROP`), after an antialiased reduction of the
+    photograph: room around the face for detection windows, features and
+    jitter, at one scale.
+
+    Parameters
+    ----------
+    root : path, optional
+        The folder holding ``helen_train/`` (default ``$EIGENVISION_DATA``).
+    photo_ids : collection of str, optional
+        Only these photos (split by photo id for validation).
+
+    Returns
+    -------
+    ImageSet
+        ``images`` (n, 160, 160) grey; ``labels`` the photo ids (no
+        identities); ``landmarks`` ``left_eye``, ``right_eye``, ``nose``,
+        ``mouth`` (see :func:`face_landmarks`); ``points`` (n, 68, 2), all in
+        crop pixels.
+
+    References
+    ----------
+    V. Le, J. Brandt, Z. Lin, L. Bourdev and T. S. Huang (2012), Interactive
+    facial feature localization, ECCV. C. Sagonas et al. (2013), 300 Faces
+    in-the-Wild Challenge, ICCV Workshops.
+    """
+    shape, iod, row = HELEN_CROP["shape"], HELEN_CROP["iod"], HELEN_CROP["eye_row"]
+    left_x = (shape[1] - 1 - iod) / 2
+    eye_positions = ((left_x / (shape[1] - 1), row / (shape[0] - 1)),
+                     ((left_x + iod) / (shape[1] - 1), row / (shape[0] - 1)))  # fmt: skip
+    images, points, labels, names = [], [], [], []
+    for photo, image_path, pts_path in helen_files(root):
+        if photo_ids is not None and photo not in photo_ids:
+            continue
+        marks = read_pts(pts_path)
+        eyes = face_landmarks(marks)
+        true_iod = float(np.linalg.norm(eyes["right_eye"] - eyes["left_eye"]))
+        with Image.open(image_path) as header:
+            full = header.size[::-1]
+        # Decode at about twice the crop's scale (antialiased), then warp: no aliasing.
+        factor = min(1.0, 2.0 * iod / max(true_iod, 1e-9))
+        photo_image = load_image(image_path, max_side=max(8, round(max(full) * factor)))
+        scaled = resize_points(marks, full, photo_image.shape)
+        eyes = face_landmarks(scaled)
+        transform = eye_transform(eyes["left_eye"], eyes["right_eye"], shape=shape,
+                                  eye_positions=eye_positions)  # fmt: skip
+        images.append(_warp_crop(photo_image, transform, shape))
+        points.append(transform(scaled))
+        labels.append(photo)
+        names.append(image_path.name)
+    if not images:
+        raise ImageSetError("no HELEN faces match photo_ids")
+    points = np.stack(points)
+    return ImageSet(np.stack(images), np.array(labels), np.array(names),
+                    face_landmarks(points), points, description="HELEN faces, aligned")  # fmt: skip
+
+
+def _warp_crop(image, transform, shape):
+    return warp(image, transform.inverse, output_shape=shape, order=1, mode="edge").astype(
+        np.float32
+    )
+
+
 def load_usps(root=None, split: str = "train") -> ImageSet:
     """USPS handwritten digits (the ESL ``zip.train`` / ``zip.test`` split), 16x16.
 
@@ -403,6 +559,7 @@ REGISTRY = {
         Dataset("imm", "IMM faces", load_imm, False, interactive=False),  # 600 x 800 images
         Dataset("usps", "USPS digits", load_usps, False),
         Dataset("mnist_test", "MNIST test digits", load_mnist_test, False, interactive=False),
+        Dataset("helen", "HELEN faces in the wild", load_helen, False, interactive=False),
     )
 }
 

@@ -12,7 +12,7 @@ import numpy as np
 from sklearn.base import clone
 
 from ._base import progress as show_progress
-from .io import ImageSet
+from .imageset import ImageSet
 
 __all__ = [
     "roc_curve",

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .io import ImageSet
+from .imageset import ImageSet
 from .normalize import align, to_gray
 
 __all__ = [

@@ -10,19 +10,18 @@ from __future__ import annotations
 
 import io
 import os
-import re
 import tempfile
 import warnings
 import zipfile
 import zlib
-from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import IO, Union
 
 import numpy as np
 from PIL import Image, ImageOps
 
-from ._errors import ImageLoadError, ImageSetError, refuse_complex
+from ._errors import ImageLoadError, ImageSetError
+from .imageset import ImageSet, natural_key
 
 __all__ = [
     "ImageSet",
@@ -54,6 +53,7 @@ def load_image(
     *,
     as_gray: bool = True,
     max_pixels: int | None = None,
+    max_side: int | None = None,
 ) -> np.ndarray:
     """Read one image as float32 in ``[0, 1]``.
 
@@ -71,6 +71,11 @@ def load_image(
         ``Image.MAX_IMAGE_PIXELS`` (about 89 megapixels). Pillow's own check
         (an error beyond twice that setting) stays in force: the function
         changes no process-wide setting, so it is safe in threads.
+    max_side : int, optional
+        Shrink larger images so their longer side is ``max_side`` pixels
+        (antialiased; JPEGs are decoded at a reduced scale directly, so a
+        16-megapixel photo costs a fraction of its full decode in time and
+        memory). The pixel limit applies to the stored size.
 
     Returns
     -------
@@ -119,7 +124,7 @@ def load_image(
     else:
         limit = int(max_pixels)
     try:
-        return _decode(source, as_gray=as_gray, max_pixels=limit, name=name)
+        return _decode(source, as_gray=as_gray, max_pixels=limit, name=name, max_side=max_side)
     except ImageLoadError:
         raise
     except Image.DecompressionBombError as exc:
@@ -145,7 +150,7 @@ def _describe(source) -> str:
     return getattr(source, "name", None) or f"<{type(source).__name__}>"
 
 
-def _decode(source, *, as_gray: bool, max_pixels: int, name: str) -> np.ndarray:
+def _decode(source, *, as_gray: bool, max_pixels: int, name: str, max_side=None) -> np.ndarray:
     # No process-wide Pillow setting is changed here (loads run in threads): Pillow's own
     # bomb check (Image.MAX_IMAGE_PIXELS, read by Image.open) stays in force, and ours,
     # from the header, runs before any pixel is decoded.
@@ -159,9 +164,32 @@ def _decode(source, *, as_gray: bool, max_pixels: int, name: str) -> np.ndarray:
                 f"than the limit of {max_pixels} (a possible decompression bomb); "
                 "pass max_pixels= to allow larger images"
             )
+        target = None
+        if max_side is not None and max(width, height) > int(max_side):
+            factor = int(max_side) / max(width, height)
+            target = (max(1, round(width * factor)), max(1, round(height * factor)))
+            img.draft(img.mode if img.mode in ("L", "RGB") else None, target)  # JPEG: 1/2-1/8
         img.load()  # force the full decode so truncation is found here
         img = ImageOps.exif_transpose(img)
-        return _to_float(img, as_gray=as_gray)
+        image = _to_float(img, as_gray=as_gray)
+        if target is not None:  # EXIF may have turned it: fit the side as it now stands
+            image = _resized(image, _fit_side(image.shape[:2], int(max_side)))
+        return image
+
+
+def _fit_side(shape, max_side):
+    """``shape`` scaled so its longer side is ``max_side``."""
+    factor = max_side / max(shape)
+    return tuple(max(1, round(side * factor)) for side in shape)
+
+
+def _resized(image, shape):
+    """An (H, W) or (H, W, 3) image resized to ``shape`` plane by plane."""
+    if image.shape[:2] == tuple(shape):
+        return image
+    if image.ndim == 2:
+        return resize_plane(image, shape)
+    return np.stack([resize_plane(image[..., c], shape) for c in range(image.shape[2])], axis=-1)
 
 
 def _to_float(img: Image.Image, *, as_gray: bool) -> np.ndarray:
@@ -236,7 +264,7 @@ def resize_plane(image: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
     out = Image.fromarray(np.asarray(image, dtype=np.float32), mode="F").resize(
         (int(width), int(height)), resample=Image.Resampling.BILINEAR
     )
-    return np.asarray(out, dtype=image.dtype)
+    return np.array(out, dtype=image.dtype)  # a writable copy (Pillow's buffer is read-only)
 
 
 def _rescale(values: np.ndarray) -> np.ndarray:
@@ -244,196 +272,6 @@ def _rescale(values: np.ndarray) -> np.ndarray:
     if high == low:
         return np.zeros(values.shape, dtype=np.float32)
     return ((values - low) / (high - low)).astype(np.float32)
-
-
-def _natural_key(text: str) -> list:
-    """Sort key putting ``s2`` before ``s10`` and ``2.pgm`` before ``10.pgm``."""
-    return [int(part) if part.isdigit() else part.lower() for part in re.split(r"(\d+)", text)]
-
-
-@dataclass(eq=False)
-class ImageSet:
-    """A labelled stack of equally sized images.
-
-    Parameters
-    ----------
-    images : (n, H, W) or (n, H, W, 3) ndarray of float32
-        Grey (or RGB) images in ``[0, 1]``.
-    labels : (n,) ndarray
-        One label per image (strings for folder sets, integers for digits).
-    names : (n,) ndarray of str
-        Each image's path relative to the dataset root, e.g. ``"s1/1.pgm"``.
-    landmarks : dict of str to (n, 2) ndarray, optional
-        Named points ``(x, y)`` in pixels, origin top-left, pixel centres at
-        integer coordinates. ``"left_eye"`` is the eye on the image's left.
-    points : (n, p, 2) ndarray, optional
-        All annotated points of a dataset (e.g. IMM's 73), same convention.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> s = ImageSet(np.zeros((4, 2, 3), np.float32), np.array([0, 0, 1, 1]))
-    >>> len(s), s.image_shape, s[s.labels == 1].names.tolist()
-    (4, (2, 3), ['2', '3'])
-    """
-
-    images: np.ndarray
-    labels: np.ndarray
-    names: np.ndarray | None = None
-    landmarks: dict[str, np.ndarray] | None = None
-    points: np.ndarray | None = None
-    description: str = field(default="", repr=False)
-
-    def __post_init__(self):
-        images = np.asarray(self.images)
-        refuse_complex(images, "images")
-        if not (images.ndim == 3 or (images.ndim == 4 and images.shape[3] == 3)):
-            raise ImageSetError(
-                "images must be a grey stack (n, H, W) or a colour stack (n, H, W, 3), "
-                f"got an array of shape {images.shape}"
-            )
-        if images.dtype != np.float32:
-            images = images.astype(np.float32)
-        self.images = images
-        n = len(images)
-        self.labels = np.asarray(self.labels)
-        if self.labels.shape != (n,):
-            raise ImageSetError(f"labels must have shape ({n},), got {self.labels.shape}")
-        if self.names is None:
-            self.names = np.array([str(i) for i in range(n)])
-        self.names = np.asarray(self.names, dtype=str)
-        if self.names.shape != (n,):
-            raise ImageSetError(f"names must have shape ({n},), got {self.names.shape}")
-        if self.landmarks is not None:
-            self.landmarks = {k: np.asarray(v, dtype=np.float64) for k, v in self.landmarks.items()}
-            for key, value in self.landmarks.items():
-                if value.shape != (n, 2):
-                    raise ImageSetError(
-                        f"landmark {key!r} must have shape ({n}, 2), got {value.shape}"
-                    )
-        if self.points is not None:
-            self.points = np.asarray(self.points, dtype=np.float64)
-            if self.points.ndim != 3 or self.points.shape[0] != n or self.points.shape[2] != 2:
-                raise ImageSetError(f"points must have shape ({n}, p, 2), got {self.points.shape}")
-
-    def __len__(self) -> int:
-        return len(self.images)
-
-    def __repr__(self) -> str:
-        marks = sorted(self.landmarks) if self.landmarks else None
-        return (
-            f"ImageSet(n={len(self)}, image_shape={self.image_shape}, "
-            f"classes={len(self.classes)}, landmarks={marks})"
-        )
-
-    @property
-    def image_shape(self) -> tuple[int, int]:
-        """``(H, W)`` of every image."""
-        return tuple(self.images.shape[1:3])
-
-    @property
-    def classes(self) -> np.ndarray:
-        """The distinct labels, sorted."""
-        return np.unique(self.labels)
-
-    @property
-    def X(self) -> np.ndarray:  # noqa: N802 - the scikit-learn name for flattened data
-        """The images flattened to ``(n, H * W)`` (a view, no copy)."""
-        return self.images.reshape(len(self), -1)
-
-    def __getitem__(self, index) -> ImageSet:
-        """Select images by integer, slice, index array or boolean mask."""
-        if isinstance(index, (int, np.integer)):
-            index = [int(index)]
-        index = np.arange(len(self))[index]
-        return ImageSet(
-            images=self.images[index],
-            labels=self.labels[index],
-            names=self.names[index],
-            landmarks=None
-            if self.landmarks is None
-            else {k: v[index] for k, v in self.landmarks.items()},
-            points=None if self.points is None else self.points[index],
-            description=self.description,
-        )
-
-    def replace(self, **changes) -> ImageSet:
-        """A copy with some fields replaced (as :func:`dataclasses.replace`).
-
-        Parameters
-        ----------
-        **changes
-            New values of ``images``, ``labels``, ``names``, ``landmarks``,
-            ``points`` or ``description``.
-
-        Returns
-        -------
-        ImageSet
-        """
-        fields = dict(
-            images=self.images,
-            labels=self.labels,
-            names=self.names,
-            landmarks=self.landmarks,
-            points=self.points,
-            description=self.description,
-        )
-        fields.update(changes)
-        return ImageSet(**fields)
-
-    def split(
-        self,
-        n_train: int | float,
-        *,
-        order: str = "random",
-        seed: int | None = 0,
-    ) -> tuple[ImageSet, ImageSet]:
-        """Split per class into a training and a test set.
-
-        Parameters
-        ----------
-        n_train : int or float
-            Training images per class: a count (int >= 1), or a fraction in
-            ``(0, 1)`` of each class (rounded, at least one image kept on
-            each side when the class has two or more).
-        order : {"random", "name"}
-            ``"random"`` draws the training images with ``seed``; ``"name"``
-            takes the first ones in natural name order (``2.pgm`` before
-            ``10.pgm``), e.g. images 1-5 of each AT&T subject.
-        seed : int, default 0
-            Seed of the random draw; the same seed gives the same split.
-
-        Returns
-        -------
-        train, test : ImageSet
-        """
-        if order not in ("random", "name"):
-            raise ValueError(f"order must be 'random' or 'name', got {order!r}")
-        if isinstance(n_train, (float, np.floating)) and not float(n_train).is_integer():
-            if not 0.0 < n_train < 1.0:
-                raise ValueError(f"a fractional n_train must lie in (0, 1), got {n_train}")
-        elif int(n_train) < 1:
-            raise ValueError(f"n_train must be at least 1, got {n_train}")
-        rng = np.random.default_rng(seed)
-        train_mask = np.zeros(len(self), dtype=bool)
-        for label in self.classes:
-            members = np.flatnonzero(self.labels == label)
-            if order == "name":
-                keys = [_natural_key(name) for name in self.names[members]]
-                members = members[sorted(range(len(members)), key=keys.__getitem__)]
-            else:
-                members = rng.permutation(members)
-            if isinstance(n_train, (float, np.floating)) and n_train < 1.0:
-                count = int(round(n_train * len(members)))
-                count = min(max(count, 1), max(len(members) - 1, 1))
-            else:
-                count = int(n_train)
-                if count > len(members):
-                    raise ValueError(
-                        f"class {label!r} has {len(members)} images, fewer than n_train={count}"
-                    )
-            train_mask[members[:count]] = True
-        return self[train_mask], self[~train_mask]
 
 
 def load_image_set(
@@ -549,10 +387,10 @@ def _image_entries(root: Path, pattern: str) -> list[tuple[str, Path]]:
     skipped: list[str] = []
     for label, directory in [(root.name, root)] + [
         (d.name, d)
-        for d in sorted(root.iterdir(), key=lambda p: _natural_key(p.name))
+        for d in sorted(root.iterdir(), key=lambda p: natural_key(p.name))
         if d.is_dir() and not d.name.startswith(".")
     ]:
-        for path in sorted(directory.glob(pattern), key=lambda p: _natural_key(p.name)):
+        for path in sorted(directory.glob(pattern), key=lambda p: natural_key(p.name)):
             if not path.is_file() or path.name.startswith("."):
                 continue
             if path.suffix.lower() not in IMAGE_EXTENSIONS:
@@ -675,10 +513,10 @@ def load_image_zip(
             # Members are written under numbered names (labels and file names of any length or
             # alphabet), in natural order, and their real names put back after reading.
             originals = {}
-            labels = sorted({label for label, _, _ in wanted}, key=_natural_key)
+            labels = sorted({label for label, _, _ in wanted}, key=natural_key)
             for label_index, label in enumerate(labels):
                 files = sorted((f, m) for lab, f, m in wanted if lab == label)
-                files.sort(key=lambda item: _natural_key(item[0]))
+                files.sort(key=lambda item: natural_key(item[0]))
                 for file_index, (file_name, member) in enumerate(files):
                     suffix = PurePosixPath(file_name).suffix.lower()
                     relative = f"{label_index:05d}/{file_index:05d}{suffix}"

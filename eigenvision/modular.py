@@ -29,7 +29,7 @@ from .faces import (
     faces_and_landmarks,
     mirror_landmarks,
 )  # fmt: skip
-from .io import ImageSet
+from .imageset import ImageSet
 from .normalize import resize, resize_points, to_gray
 
 __all__ = ["FeatureDetector", "FeatureLocations"]

@@ -16,7 +16,8 @@ from skimage.transform import SimilarityTransform, warp
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 
 from ._errors import NotFittedError, refuse_complex
-from .io import ImageSet, check_shape, resize_plane
+from .imageset import ImageSet
+from .io import check_shape, resize_plane
 
 __all__ = [
     "to_gray",

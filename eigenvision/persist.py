@@ -21,6 +21,7 @@ from ._errors import ModelFileError, NotFittedError
 from ._files import atomic_write
 from ._version import __version__
 from .eigenspace import Eigenspace
+from .finder import FaceFinder
 from .fisher import FisherSpace
 from .kernel import KernelPCA
 from .modular import FeatureDetector
@@ -43,6 +44,7 @@ _MODELS = {
         PixelStandardizer,
         Recognizer,
         FeatureDetector,
+        FaceFinder,
     )
 }
 _ALLOWED_KINDS = "biufU"  # bool, integers, floats, fixed-width unicode; never objects

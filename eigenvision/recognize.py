@@ -20,7 +20,7 @@ from ._base import check_fitted
 from .eigenspace import Eigenspace
 from .evaluate import recognition_rate
 from .fisher import FisherSpace
-from .io import ImageSet
+from .imageset import ImageSet
 from .neighbors import NearestNeighbor, check_metric
 from .views import resized, virtual_views
 

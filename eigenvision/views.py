@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .faces import mirror_landmarks
-from .io import ImageSet
+from .imageset import ImageSet
 from .normalize import resize, resize_points
 
 __all__ = ["resized", "translated", "mirrored", "concatenate", "virtual_views"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import datasets
-from ..io import ImageSet
+from ..imageset import ImageSet
 from ..modular import FeatureDetector
 from ..plot import rate_curves
 from ..recognize import Recognizer

@@ -1,0 +1,421 @@
+"""Faces in photographs: find every face, its eyes, nose and mouth, and align it.
+
+A :class:`FaceFinder` is the eigenspace detector of Moghaddam & Pentland
+(1997) made to hold up in the wild, in three stages:
+
+1. **Candidates**: the distance from face space (DFFS) of every
+   photometrically normalised window (:func:`~eigenvision.dffs_map`, by FFT)
+   over an image pyramid and a few in-plane rotations; local minima are
+   candidates (:func:`~eigenvision.detection.multiscale_minima`, the one
+   search of the package).
+2. **Face or not**: each candidate, cut again from the photo on its eyes,
+   is described by its distances from and in two eigenspaces, the face space
+   and a space of non-faces mined from the photos' backgrounds (the
+   "distance to non-face clusters" of Sung & Poggio 1998); a logistic
+   decision on their logarithms gives the probability of a face.
+3. **Features**: an eye, nose and mouth :class:`~eigenvision.FeatureDetector`
+   trained on the same wild faces places them inside each face found.
+
+:func:`find_faces` runs the finder that ships in the project's ``data/``
+(rebuilt by ``eigenvision build-models``, see :mod:`eigenvision.photos`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from numbers import Integral, Real
+
+import numpy as np
+from skimage.transform import SimilarityTransform, warp
+from sklearn.base import BaseEstimator
+from sklearn.linear_model import LogisticRegression
+
+from ._base import check_fitted
+from ._errors import EigenvisionError, refuse_complex
+from .detection import Detection, dffs_map, multiscale_minima, pyramid_scales, suppress
+from .eigenspace import Eigenspace
+from .faces import FACE_WINDOW, face_box, face_windows
+from .imageset import ImageSet
+from .modular import FeatureDetector
+from .normalize import align, resize, standardize, to_gray
+
+__all__ = ["Face", "FaceFinder"]
+
+
+@dataclass(frozen=True)
+class Face:
+    """A face found in a photo (:func:`find_faces`).
+
+    Attributes
+    ----------
+    box : (x, y, w, h)
+        Brows to chin, cheek to cheek (:func:`~eigenvision.face_box` of the
+        eyes), input pixels; along the eye line, so a tilted face's box is
+        the upright box of its eyes.
+    left_eye, right_eye, nose, mouth : (x, y)
+        Input pixels; ``left_eye`` is on the image's left.
+    score : float
+        The face/non-face decision's log-odds (higher: more face-like).
+    confidence : float
+        The probability of a face, ``1 / (1 + exp(-score))``.
+    angle : float
+        In-plane rotation of the eye line, degrees (positive: the right eye lower).
+    """
+
+    box: tuple
+    left_eye: tuple
+    right_eye: tuple
+    nose: tuple
+    mouth: tuple
+    score: float
+    confidence: float
+    angle: float
+
+    @property
+    def iod(self) -> float:
+        """Distance between the eyes, pixels."""
+        return float(np.hypot(*np.subtract(self.right_eye, self.left_eye)))
+
+
+class FaceFinder(BaseEstimator):
+    """Find faces in photographs with eigenspaces (see the module's description).
+
+    Parameters
+    ----------
+    n_components : int, default 20
+        Components of the face space and of the non-face space.
+    iod : int, default 16
+        Inter-ocular distance of the detection window (:data:`FACE_WINDOW`
+        geometry: ``round(1.6 iod) x round(1.4 iod)`` pixels): the smallest
+        face found without upsampling.
+    rotations : tuple of float, default (-20.0, 0.0, 20.0)
+        In-plane rotations searched, degrees; the face space is trained on
+        faces tilted up to half the step, so together they cover about
+        +-30 degrees.
+    step : float, default 2**0.25
+        Ratio between the pyramid's window sizes.
+    threshold : float, default 0.5
+        Smallest probability of a face reported by :meth:`find`.
+    max_side : int, default 800
+        Photos are searched with their longer side at most this (larger
+        ones are reduced first): bounded time and memory whatever the upload.
+    n_candidates : int, default 500
+        Stage-1 candidates per rotation passed to the face/non-face decision
+        (the face space alone ranks a wild face among the first few hundred
+        local minima of a photo, not first; the decision sorts them out).
+    augment : tuple of float, default (-8.0, 0.0, 8.0)
+        Tilts (degrees) of the training windows.
+    negatives_per_image : int, default 40
+        The best-scoring stage-1 windows of each background kept as non-faces.
+
+    Attributes
+    ----------
+    face_space_ : Eigenspace
+        Of standardised face windows.
+    nonface_space_ : Eigenspace
+        Of standardised hard non-face windows.
+    coef_ : (4,) ndarray
+    intercept_ : float
+        The logistic decision on ``log`` of (face DFFS, face DIFS, non-face
+        DFFS, non-face DIFS).
+    locator_ : FeatureDetector
+        Eyes, nose and mouth inside a found face.
+    window_ : (2,) int ndarray
+        The detection window ``(h, w)``.
+
+    References
+    ----------
+    B. Moghaddam and A. Pentland (1997), Probabilistic visual learning for
+    object representation, IEEE TPAMI 19(7). K.-K. Sung and T. Poggio (1998),
+    Example-based learning for view-based human face detection, IEEE TPAMI
+    20(1).
+    """
+
+    def __init__(self, n_components=20, *, iod=16, rotations=(-20.0, 0.0, 20.0), step=2**0.25,
+                 threshold=0.5, max_side=800, n_candidates=500, augment=(-8.0, 0.0, 8.0),
+                 negatives_per_image=40):  # fmt: skip
+        self.n_components = n_components
+        self.iod = iod
+        self.rotations = rotations
+        self.step = step
+        self.threshold = threshold
+        self.max_side = max_side
+        self.n_candidates = n_candidates
+        self.augment = augment
+        self.negatives_per_image = negatives_per_image
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, faces: ImageSet, backgrounds, *, locator=None):
+        """Train the face space, mine non-faces from ``backgrounds``, fit the decision.
+
+        Parameters
+        ----------
+        faces : ImageSet or sequence of ImageSet
+            Faces with ``left_eye`` and ``right_eye`` landmarks (e.g.
+            :func:`~eigenvision.datasets.load_helen`); ``nose`` and ``mouth``
+            too for the feature locator (fitted on the first set).
+        backgrounds : sequence of (H, W) ndarray or ((H, W) ndarray, boxes)
+            Photos whose windows are non-faces, except inside ``boxes``
+            (``(x, y, w, h)`` each, e.g. the annotated faces, which are
+            skipped along with windows overlapping them).
+        locator : FeatureDetector, optional
+            A fitted eye, nose and mouth detector; default one fitted here on
+            ``faces``.
+
+        Returns
+        -------
+        self
+        """
+        self._check_parameters()
+        windows = self._training_windows(faces)
+        self.window_ = np.array(windows.shape[1:], dtype=np.int64)
+        k = min(self.n_components, len(windows) - 1)
+        self.face_space_ = Eigenspace(k).fit(windows)
+        negatives = self._mine(backgrounds)
+        if len(negatives) < 2:
+            raise EigenvisionError(
+                f"only {len(negatives)} non-face windows were found in the backgrounds; "
+                "give more (or larger) photos"
+            )
+        self.nonface_space_ = Eigenspace(min(self.n_components, len(negatives) - 1)).fit(negatives)
+        X = np.vstack([self._describe(windows), self._describe(negatives)])
+        y = np.r_[np.ones(len(windows)), np.zeros(len(negatives))]
+        decision = LogisticRegression(class_weight="balanced", max_iter=1000).fit(X, y)
+        self.coef_ = decision.coef_[0].astype(np.float64)
+        self.intercept_ = float(decision.intercept_[0])
+        self.n_negatives_ = len(negatives)
+        if locator is None:
+            locator = FeatureDetector().fit(faces if isinstance(faces, ImageSet) else faces[0])
+        self.locator_ = locator
+        return self
+
+    def _check_parameters(self):
+        if not (isinstance(self.iod, Integral) and 8 <= self.iod <= 64):
+            raise ValueError(f"iod must be an int in [8, 64] pixels, got {self.iod!r}")
+        angles = np.asarray(self.rotations, dtype=float)
+        if angles.ndim != 1 or not 1 <= len(angles) <= 9 or not np.all(np.abs(angles) <= 90):
+            raise ValueError(f"rotations must be 1-9 angles in [-90, 90], got {self.rotations!r}")
+        if not (isinstance(self.threshold, Real) and 0.0 <= self.threshold <= 1.0):
+            raise ValueError(f"threshold must be a probability in [0, 1], got {self.threshold!r}")
+        if not (isinstance(self.max_side, Integral) and 64 <= self.max_side <= 4096):
+            raise ValueError(f"max_side must be an int in [64, 4096], got {self.max_side!r}")
+
+    def _training_windows(self, faces):
+        """Standardised face windows, tilted by ``augment`` and mirrored."""
+        if not isinstance(faces, ImageSet):
+            return np.concatenate([self._training_windows(one) for one in faces])
+        left, right = faces.landmarks["left_eye"], faces.landmarks["right_eye"]
+        centre = (left + right) / 2
+        stacks = []
+        for angle in self.augment:
+            theta = np.deg2rad(angle)
+            rotation = np.array([[np.cos(theta), -np.sin(theta)], [np.sin(theta), np.cos(theta)]])
+            # eyes moved by +angle around their midpoint: the window sees the face tilted by -angle
+            moved = {"left_eye": centre + (left - centre) @ rotation.T,
+                     "right_eye": centre + (right - centre) @ rotation.T}  # fmt: skip
+            stacks.append(face_windows(faces.images, moved, iod=self.iod, mirror=True))
+        return _standardized(np.concatenate(stacks))
+
+    def _mine(self, backgrounds):
+        """Hard non-face windows: stage-1 candidates of the backgrounds away from their faces."""
+        found = []
+        for item in backgrounds:
+            image, avoid = (item, ()) if isinstance(item, np.ndarray) else item
+            image, scale = _prepare(image, min(self.max_side, 480))
+            avoid = [_scaled_box(box, scale) for box in avoid]
+            candidates = sorted(self._candidates(image), key=lambda c: c[2])
+            kept = 0
+            for left, right, _ in candidates:
+                if kept == self.negatives_per_image:
+                    break
+                if any(_overlap(face_box(left, right), other) > 0.0 for other in avoid):
+                    continue
+                found.append(_cut(image, left, right, self.iod, self.window_))
+                kept += 1
+        return _standardized(np.array(found).reshape(-1, *self.window_))
+
+    # --------------------------------------------------------------- search
+    def _candidates(self, image):
+        """Stage 1: ``(left_eye, right_eye, dffs)`` of the best windows, all scales and turns."""
+        window = tuple(int(v) for v in self.window_)
+        found = []
+        for angle in self.rotations:
+            rotated, transform = _rotated(image, angle)
+            scales = pyramid_scales(rotated.shape, window, step=self.step)
+            if len(scales) == 0:
+                continue
+            minima = multiscale_minima(
+                rotated, lambda im: dffs_map(im, self.face_space_, normalize="window"), window,
+                scales,
+            )  # fmt: skip
+            for detection in minima[: self.n_candidates]:  # the best local minima of every scale
+                eyes = transform.inverse(np.array(_window_eyes(detection)))
+                found.append((eyes[0], eyes[1], detection.score))
+        return found
+
+    def _describe(self, windows):
+        """``log`` of the face and non-face spaces' DFFS and DIFS of standardised windows."""
+        X = windows.reshape(len(windows), -1)
+        features = [self.face_space_.dffs(X), self.face_space_.difs(X),
+                    self.nonface_space_.dffs(X), self.nonface_space_.difs(X)]  # fmt: skip
+        return np.log(np.maximum(np.stack(features, axis=1), 1e-12))
+
+    def decision_function(self, windows):
+        """Log-odds that standardised windows are faces.
+
+        Parameters
+        ----------
+        windows : (n, h, w) ndarray
+            Zero-mean, unit-norm windows of ``window_`` shape.
+
+        Returns
+        -------
+        (n,) ndarray
+        """
+        check_fitted(self, "coef_")
+        return self._describe(windows) @ self.coef_ + self.intercept_
+
+    def find(self, image, *, threshold=None, max_faces=50) -> list:
+        """Every face in a photo, most confident first.
+
+        Parameters
+        ----------
+        image : (H, W) or (H, W, 3) ndarray
+            Any size: photos larger than ``max_side`` are reduced first
+            (bounded time and memory), the results given in ``image``'s pixels.
+        threshold : float, optional
+            Smallest probability of a face (default ``self.threshold``).
+        max_faces : int, default 50
+
+        Returns
+        -------
+        list of Face
+            Empty when there is no face.
+        """
+        check_fitted(self, "coef_")
+        threshold = self.threshold if threshold is None else threshold
+        if not (isinstance(threshold, Real) and 0.0 <= threshold <= 1.0):
+            raise ValueError(f"threshold must be a probability in [0, 1], got {threshold!r}")
+        if isinstance(max_faces, bool) or not isinstance(max_faces, Integral) or max_faces < 1:
+            raise ValueError(f"max_faces must be a positive int, got {max_faces!r}")
+        small, scale = _prepare(image, self.max_side)
+        window = self.window_
+        if small.shape[0] < window[0] or small.shape[1] < window[1]:
+            return []
+        candidates = self._candidates(small)
+        if not candidates:
+            return []
+        cut = np.stack([_cut(small, left, right, self.iod, window) for left, right, _ in
+                        candidates])  # fmt: skip
+        scores = self.decision_function(_standardized(cut))
+        probable = [i for i in np.argsort(-scores) if _probability(scores[i]) >= threshold]
+        boxes = {}
+        for index in probable:  # lower score = better for suppress: the negated log-odds
+            detection = Detection(*face_box(*candidates[index][:2]), 1.0, float(-scores[index]))
+            boxes[id(detection)] = (detection, index)
+        kept = suppress([d for d, _ in boxes.values()], max_count=max_faces, overlap=0.3)
+        return [self._face(small, candidates[boxes[id(d)][1]], -d.score, scale) for d in kept]
+
+    def _face(self, small, candidate, score, scale):
+        """A Face from a candidate: features located in its box, all back in input pixels."""
+        left, right, _ = candidate
+        located = self.locator_.locate(small, box=face_box(left, right))
+        points = {name: np.asarray(p, dtype=float) for name, p in located.positions.items()}
+        if min(located.confidence.get("left_eye", 0.0), located.confidence.get("right_eye", 0.0)) \
+                < 0.02:  # fmt: skip
+            points["left_eye"], points["right_eye"] = left, right  # the window's own eyes
+        back = {name: tuple(float(v) for v in (p + 0.5) / scale[::-1] - 0.5)
+                for name, p in points.items()}  # fmt: skip
+        dx, dy = np.subtract(back["right_eye"], back["left_eye"])
+        return Face(
+            box=face_box(back["left_eye"], back["right_eye"]),
+            left_eye=back["left_eye"], right_eye=back["right_eye"],
+            nose=back.get("nose"), mouth=back.get("mouth"),
+            score=float(score), confidence=float(1.0 / (1.0 + np.exp(-score))),
+            angle=float(np.degrees(np.arctan2(dy, dx))),
+        )  # fmt: skip
+
+
+# ---------------------------------------------------------------- helpers
+def _probability(score):
+    return 1.0 / (1.0 + np.exp(-score))
+
+
+def _scaled_box(box, scale):
+    """An ``(x, y, w, h)`` box of the input in the reduced image (``scale`` = (fy, fx))."""
+    x, y, w, h = box
+    return ((x + 0.5) * scale[1] - 0.5, (y + 0.5) * scale[0] - 0.5, w * scale[1], h * scale[0])
+
+
+def _prepare(image, max_side):
+    """A grey float image with its longer side at most ``max_side``, and the factors
+    ``(fy, fx)`` from input to reduced pixels."""
+    refuse_complex(image, "the image")
+    image = np.asarray(image)
+    if image.ndim == 3:
+        image = to_gray(image)
+    if image.ndim != 2 or image.size == 0:
+        raise ValueError(f"expected a photo (H, W) or (H, W, 3), got shape {image.shape}")
+    if image.dtype == np.uint8:
+        image = image / 255.0
+    image = image.astype(np.float64) if image.dtype != np.float32 else image
+    if image.dtype.kind == "f" and not np.all(np.isfinite(image)):
+        raise ValueError("the image contains NaN or infinite values; fill or mask them first")
+    factor = min(1.0, max_side / max(image.shape))
+    if factor == 1.0:
+        return image, np.ones(2)
+    small = resize(image, tuple(max(1, round(side * factor)) for side in image.shape))
+    return small, np.array(small.shape) / np.array(image.shape)
+
+
+def _rotated(image, angle):
+    """``image`` turned by ``angle`` degrees about its centre on a canvas that holds all of it,
+    and the transform from input to output pixels."""
+    height, width = image.shape
+    theta = np.deg2rad(angle)
+    cos, sin = abs(np.cos(theta)), abs(np.sin(theta))
+    out_w = int(np.ceil(width * cos + height * sin))
+    out_h = int(np.ceil(width * sin + height * cos))
+    transform = (
+        SimilarityTransform(translation=(-(width - 1) / 2, -(height - 1) / 2))
+        + SimilarityTransform(rotation=theta)
+        + SimilarityTransform(translation=((out_w - 1) / 2, (out_h - 1) / 2))
+    )
+    if angle == 0:
+        return image, transform
+    out = warp(image, transform.inverse, output_shape=(out_h, out_w), order=1, mode="edge")
+    return out.astype(image.dtype, copy=False), transform
+
+
+def _window_eyes(detection):
+    """The eyes of a face window (:data:`FACE_WINDOW`), pixel-centre convention."""
+    iod = detection.width / FACE_WINDOW["width"]
+    y = detection.y + FACE_WINDOW["eye_row"] * iod
+    left = detection.x + FACE_WINDOW["eye_inset"] * iod
+    return [(left, y), (left + iod, y)]
+
+
+def _cut(image, left, right, iod, window):
+    """The face window of eyes ``left``, ``right`` cut from ``image`` (as :func:`face_windows`)."""
+    h, w = (int(v) for v in window)
+    row = FACE_WINDOW["eye_row"] * iod / (h - 1)
+    inset = FACE_WINDOW["eye_inset"] * iod / (w - 1)
+    eyes = ((inset, row), (inset + iod / (w - 1), row))
+    return align(image, left, right, shape=(h, w), eye_positions=eyes)
+
+
+def _standardized(windows):
+    """Zero-mean, unit-norm windows (flat ones zero), as ``normalize="window"`` sees them."""
+    return np.stack([standardize(window, method="norm") for window in windows]) if len(
+        windows
+    ) else np.asarray(windows, dtype=np.float64)
+
+
+def _overlap(a, b):
+    """Intersection over union of two ``(x, y, w, h)`` boxes."""
+    width = min(a[0] + a[2], b[0] + b[2]) - max(a[0], b[0])
+    height = min(a[1] + a[3], b[1] + b[3]) - max(a[1], b[1])
+    if width <= 0 or height <= 0:
+        return 0.0
+    inter = width * height
+    return inter / (a[2] * a[3] + b[2] * b[3] - inter)

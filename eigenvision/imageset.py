@@ -1,0 +1,217 @@
+"""The labelled image set every stage of the package passes along."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ._errors import ImageSetError, refuse_complex
+
+__all__ = ["ImageSet", "natural_key"]
+
+
+def natural_key(text: str) -> list:
+    """Sort key putting ``s2`` before ``s10`` and ``2.pgm`` before ``10.pgm``.
+
+    Parameters
+    ----------
+    text : str
+
+    Returns
+    -------
+    list
+        Text and number parts, numbers as ints.
+
+    Examples
+    --------
+    >>> sorted(["s10", "s2", "S1"], key=natural_key)
+    ['S1', 's2', 's10']
+    """
+    return [int(part) if part.isdigit() else part.lower() for part in re.split(r"(\d+)", text)]
+
+
+@dataclass(eq=False)
+class ImageSet:
+    """A labelled stack of equally sized images.
+
+    Parameters
+    ----------
+    images : (n, H, W) or (n, H, W, 3) ndarray of float32
+        Grey (or RGB) images in ``[0, 1]``.
+    labels : (n,) ndarray
+        One label per image (strings for folder sets, integers for digits).
+    names : (n,) ndarray of str
+        Each image's path relative to the dataset root, e.g. ``"s1/1.pgm"``.
+    landmarks : dict of str to (n, 2) ndarray, optional
+        Named points ``(x, y)`` in pixels, origin top-left, pixel centres at
+        integer coordinates. ``"left_eye"`` is the eye on the image's left.
+    points : (n, p, 2) ndarray, optional
+        All annotated points of a dataset (e.g. IMM's 73), same convention.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> s = ImageSet(np.zeros((4, 2, 3), np.float32), np.array([0, 0, 1, 1]))
+    >>> len(s), s.image_shape, s[s.labels == 1].names.tolist()
+    (4, (2, 3), ['2', '3'])
+    """
+
+    images: np.ndarray
+    labels: np.ndarray
+    names: np.ndarray | None = None
+    landmarks: dict[str, np.ndarray] | None = None
+    points: np.ndarray | None = None
+    description: str = field(default="", repr=False)
+
+    def __post_init__(self):
+        images = np.asarray(self.images)
+        refuse_complex(images, "images")
+        if not (images.ndim == 3 or (images.ndim == 4 and images.shape[3] == 3)):
+            raise ImageSetError(
+                "images must be a grey stack (n, H, W) or a colour stack (n, H, W, 3), "
+                f"got an array of shape {images.shape}"
+            )
+        if images.dtype != np.float32:
+            images = images.astype(np.float32)
+        self.images = images
+        n = len(images)
+        self.labels = np.asarray(self.labels)
+        if self.labels.shape != (n,):
+            raise ImageSetError(f"labels must have shape ({n},), got {self.labels.shape}")
+        if self.names is None:
+            self.names = np.array([str(i) for i in range(n)])
+        self.names = np.asarray(self.names, dtype=str)
+        if self.names.shape != (n,):
+            raise ImageSetError(f"names must have shape ({n},), got {self.names.shape}")
+        if self.landmarks is not None:
+            self.landmarks = {k: np.asarray(v, dtype=np.float64) for k, v in self.landmarks.items()}
+            for key, value in self.landmarks.items():
+                if value.shape != (n, 2):
+                    raise ImageSetError(
+                        f"landmark {key!r} must have shape ({n}, 2), got {value.shape}"
+                    )
+        if self.points is not None:
+            self.points = np.asarray(self.points, dtype=np.float64)
+            if self.points.ndim != 3 or self.points.shape[0] != n or self.points.shape[2] != 2:
+                raise ImageSetError(f"points must have shape ({n}, p, 2), got {self.points.shape}")
+
+    def __len__(self) -> int:
+        return len(self.images)
+
+    def __repr__(self) -> str:
+        marks = sorted(self.landmarks) if self.landmarks else None
+        return (
+            f"ImageSet(n={len(self)}, image_shape={self.image_shape}, "
+            f"classes={len(self.classes)}, landmarks={marks})"
+        )
+
+    @property
+    def image_shape(self) -> tuple[int, int]:
+        """``(H, W)`` of every image."""
+        return tuple(self.images.shape[1:3])
+
+    @property
+    def classes(self) -> np.ndarray:
+        """The distinct labels, sorted."""
+        return np.unique(self.labels)
+
+    @property
+    def X(self) -> np.ndarray:  # noqa: N802 - the scikit-learn name for flattened data
+        """The images flattened to ``(n, H * W)`` (a view, no copy)."""
+        return self.images.reshape(len(self), -1)
+
+    def __getitem__(self, index) -> ImageSet:
+        """Select images by integer, slice, index array or boolean mask."""
+        if isinstance(index, (int, np.integer)):
+            index = [int(index)]
+        index = np.arange(len(self))[index]
+        return ImageSet(
+            images=self.images[index],
+            labels=self.labels[index],
+            names=self.names[index],
+            landmarks=None
+            if self.landmarks is None
+            else {k: v[index] for k, v in self.landmarks.items()},
+            points=None if self.points is None else self.points[index],
+            description=self.description,
+        )
+
+    def replace(self, **changes) -> ImageSet:
+        """A copy with some fields replaced (as :func:`dataclasses.replace`).
+
+        Parameters
+        ----------
+        **changes
+            New values of ``images``, ``labels``, ``names``, ``landmarks``,
+            ``points`` or ``description``.
+
+        Returns
+        -------
+        ImageSet
+        """
+        fields = dict(
+            images=self.images,
+            labels=self.labels,
+            names=self.names,
+            landmarks=self.landmarks,
+            points=self.points,
+            description=self.description,
+        )
+        fields.update(changes)
+        return ImageSet(**fields)
+
+    def split(
+        self,
+        n_train: int | float,
+        *,
+        order: str = "random",
+        seed: int | None = 0,
+    ) -> tuple[ImageSet, ImageSet]:
+        """Split per class into a training and a test set.
+
+        Parameters
+        ----------
+        n_train : int or float
+            Training images per class: a count (int >= 1), or a fraction in
+            ``(0, 1)`` of each class (rounded, at least one image kept on
+            each side when the class has two or more).
+        order : {"random", "name"}
+            ``"random"`` draws the training images with ``seed``; ``"name"``
+            takes the first ones in natural name order (``2.pgm`` before
+            ``10.pgm``), e.g. images 1-5 of each AT&T subject.
+        seed : int, default 0
+            Seed of the random draw; the same seed gives the same split.
+
+        Returns
+        -------
+        train, test : ImageSet
+        """
+        if order not in ("random", "name"):
+            raise ValueError(f"order must be 'random' or 'name', got {order!r}")
+        if isinstance(n_train, (float, np.floating)) and not float(n_train).is_integer():
+            if not 0.0 < n_train < 1.0:
+                raise ValueError(f"a fractional n_train must lie in (0, 1), got {n_train}")
+        elif int(n_train) < 1:
+            raise ValueError(f"n_train must be at least 1, got {n_train}")
+        rng = np.random.default_rng(seed)
+        train_mask = np.zeros(len(self), dtype=bool)
+        for label in self.classes:
+            members = np.flatnonzero(self.labels == label)
+            if order == "name":
+                keys = [natural_key(name) for name in self.names[members]]
+                members = members[sorted(range(len(members)), key=keys.__getitem__)]
+            else:
+                members = rng.permutation(members)
+            if isinstance(n_train, (float, np.floating)) and n_train < 1.0:
+                count = int(round(n_train * len(members)))
+                count = min(max(count, 1), max(len(members) - 1, 1))
+            else:
+                count = int(n_train)
+                if count > len(members):
+                    raise ValueError(
+                        f"class {label!r} has {len(members)} images, fewer than n_train={count}"
+                    )
+            train_mask[members[:count]] = True
+        return self[train_mask], self[~train_mask]

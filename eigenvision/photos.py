@@ -1,0 +1,217 @@
+"""From a photograph to its faces: the trained finder that ships, alignment, and its recipe.
+
+:func:`find_faces` runs the :class:`~eigenvision.FaceFinder` of the
+project's ``data/face_finder.npz``; :func:`align_face` cuts a found face to
+the canonical crop recognition works on; :func:`build_finder` is the recipe
+that made the shipped finder from the datasets (``eigenvision build-models``).
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+from skimage import data as skimage_data
+
+from . import datasets
+from ._errors import EigenvisionError
+from .faces import face_box
+from .finder import Face, FaceFinder
+from .io import load_image
+from .modular import FeatureDetector
+from .normalize import DEFAULT_EYE_POSITIONS, align, to_gray
+from .persist import load
+
+__all__ = ["find_faces", "default_finder", "align_face", "build_finder", "helen_split",
+           "DEFAULT_FINDER", "BACKGROUNDS", "sample_picture"]  # fmt: skip
+
+#: Where the trained finder ships: the project's top-level ``data/``.
+DEFAULT_FINDER = Path(__file__).resolve().parents[1] / "data" / "face_finder.npz"
+
+#: scikit-image's sample pictures without a human face: non-face backgrounds.
+BACKGROUNDS = ("brick", "coffee", "coins", "grass", "gravel", "horse", "moon", "page",
+               "rocket", "text", "clock", "chelsea", "logo", "hubble_deep_field")  # fmt: skip
+
+_default_lock = threading.Lock()
+_default: dict = {}
+
+
+def default_finder(path=None) -> FaceFinder:
+    """The trained finder (``data/face_finder.npz``), read once per process.
+
+    Parameters
+    ----------
+    path : path-like, optional
+        Another model file (read each call, not kept).
+
+    Returns
+    -------
+    FaceFinder
+    """
+    if path is not None:
+        return _load_finder(Path(path))
+    with _default_lock:
+        if "finder" not in _default:
+            _default["finder"] = _load_finder(DEFAULT_FINDER)
+        return _default["finder"]
+
+
+def _load_finder(path: Path) -> FaceFinder:
+    if not path.is_file():
+        raise EigenvisionError(
+            f"no trained face finder at {path}; rebuild it from the datasets with "
+            "'eigenvision build-models' (needs $EIGENVISION_DATA with helen_train/ and "
+            "imm_frontal/)"
+        )
+    finder = load(path)
+    if not isinstance(finder, FaceFinder):
+        raise EigenvisionError(f"{path} holds a {type(finder).__name__}, not a FaceFinder")
+    return finder
+
+
+def find_faces(image, *, finder=None, threshold=None, max_faces=50) -> list:
+    """Every face in a photograph, with its eyes, nose and mouth.
+
+    Parameters
+    ----------
+    image : (H, W) or (H, W, 3) ndarray
+        A photo of any size: photos larger than the finder's ``max_side``
+        (800 pixels) are reduced first, so time and memory stay bounded;
+        results are in ``image``'s pixels.
+    finder : FaceFinder, optional
+        Default: the one trained on HELEN and IMM that ships in ``data/``.
+    threshold : float, optional
+        Smallest probability of a face (default the finder's, calibrated on
+        held-out HELEN photos).
+    max_faces : int, default 50
+
+    Returns
+    -------
+    list of Face
+        Most confident first; empty when there is none.
+
+    Examples
+    --------
+    >>> from skimage import data
+    >>> faces = find_faces(data.astronaut())  # doctest: +SKIP
+    >>> faces[0].left_eye, faces[0].confidence  # doctest: +SKIP
+    """
+    return (finder or default_finder()).find(image, threshold=threshold, max_faces=max_faces)
+
+
+def align_face(image, face, *, shape=(112, 92), eye_positions=DEFAULT_EYE_POSITIONS):
+    """Cut a face to a canonical crop: the similarity transform that puts its eyes in place.
+
+    Parameters
+    ----------
+    image : (H, W) or (H, W, 3) ndarray
+        The photo the face was found in.
+    face : Face or ((x, y), (x, y))
+        A found face, or its left and right eye.
+    shape : (H, W), default (112, 92)
+        The crop (AT&T's size).
+    eye_positions : ((u, v), (u, v)), default ((0.3, 0.4), (0.7, 0.4))
+        Where the eyes land, as fractions of the crop's width and height.
+
+    Returns
+    -------
+    (H, W) ndarray
+
+    Examples
+    --------
+    >>> photo = np.zeros((50, 60))
+    >>> align_face(photo, ((20.0, 25.0), (40.0, 25.0)), shape=(20, 16)).shape
+    (20, 16)
+    """
+    left, right = (face.left_eye, face.right_eye) if isinstance(face, Face) else face
+    grey = to_gray(np.asarray(image)) if np.ndim(image) == 3 else np.asarray(image)
+    return align(grey, left, right, shape=shape, eye_positions=eye_positions)
+
+
+def helen_split(photo_ids, *, held_out=5):
+    """Training and held-out photo ids: every ``held_out``-th distinct photo is held out.
+
+    Parameters
+    ----------
+    photo_ids : iterable of str
+    held_out : int, default 5
+        One photo in ``held_out`` (20%) is held out.
+
+    Returns
+    -------
+    train, test : sets of str
+        Disjoint: the faces of one photo are all on one side.
+    """
+    ids = sorted(set(photo_ids))
+    test = set(ids[::held_out])
+    return set(ids) - test, test
+
+
+def _helen_backgrounds(root, photo_ids, limit):
+    """HELEN photos (reduced) with the annotated faces' boxes to avoid."""
+    found = []
+    by_photo: dict = {}
+    for photo, image_path, pts_path in datasets.helen_files(root):
+        if photo in photo_ids:
+            by_photo.setdefault(image_path, pts_path)
+    for image_path, pts_path in sorted(by_photo.items())[:limit]:
+        image = load_image(image_path, max_side=800)
+        with Image.open(image_path) as header:
+            full = header.size[::-1]
+        scale = np.array(image.shape) / np.array(full)
+        marks = datasets.face_landmarks(datasets.read_pts(pts_path) * scale[::-1])
+        found.append((image, [face_box(marks["left_eye"], marks["right_eye"])]))
+    return found
+
+
+def sample_picture(name: str) -> np.ndarray:
+    """One of scikit-image's sample pictures, grey, float in [0, 1].
+
+    Parameters
+    ----------
+    name : str
+        E.g. ``"astronaut"`` or one of :data:`BACKGROUNDS`.
+
+    Returns
+    -------
+    (H, W) ndarray
+    """
+    picture = np.asarray(getattr(skimage_data, name)())
+    if picture.ndim == 3:
+        picture = to_gray(picture[..., :3])
+    return picture.astype(np.float64) / (255.0 if picture.dtype == np.uint8 else 1.0)
+
+
+def build_finder(root=None, *, n_backgrounds=150, seed=0) -> FaceFinder:
+    """The recipe of the shipped finder: HELEN's training photos and IMM, mined backgrounds.
+
+    Positives: the HELEN faces of the training photos (:func:`helen_split`)
+    and the IMM faces, mirrored and tilted. Backgrounds: ``n_backgrounds``
+    HELEN training photos away from their annotated faces, and scikit-image's
+    sample pictures without a face (:data:`BACKGROUNDS`). The eye, nose and
+    mouth locator is trained on the HELEN training faces.
+
+    Parameters
+    ----------
+    root : path, optional
+        The folder holding ``helen_train/`` and ``imm_frontal/`` (default
+        ``$EIGENVISION_DATA``).
+    n_backgrounds : int, default 150
+    seed : int, default 0
+        Unused by the deterministic recipe; kept for the command line's
+        common options.
+
+    Returns
+    -------
+    FaceFinder
+    """
+    files = datasets.helen_files(root)
+    train_ids, _ = helen_split(photo for photo, _, _ in files)
+    helen = datasets.load_helen(root, photo_ids=train_ids)
+    imm = datasets.load_imm(root)
+    backgrounds = _helen_backgrounds(root, train_ids, n_backgrounds)
+    backgrounds += [sample_picture(name) for name in BACKGROUNDS]
+    locator = FeatureDetector().fit(helen)
+    return FaceFinder().fit([helen, imm], backgrounds, locator=locator)
