@@ -25,6 +25,8 @@ __all__ = [
     "detection_rate_at",
     "eye_error",
     "error_fractions",
+    "face_found",
+    "face_detection_roc",
 ]
 
 
@@ -392,3 +394,67 @@ def error_fractions(errors, levels=(0.05, 0.10, 0.25)):
     if errors.size == 0:
         raise ValueError("no errors given")
     return {float(level): float(np.mean(errors <= level)) for level in levels}
+
+
+def face_found(box, centre, iod) -> bool:
+    """Whether a detection ``box`` finds the face of landmark centre ``centre`` and ``iod``.
+
+    The protocol of the wild-detection study: the box's centre lies within
+    0.5 IOD of the landmarks' centre, and its width within a factor 1.5 of
+    the face box's (:func:`~eigenvision.face_box`, 2.15 IOD).
+
+    Parameters
+    ----------
+    box : (x, y, w, h)
+    centre : (x, y)
+    iod : float
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> face_found((0, 0, 43, 44), (21, 22), 20.0), face_found((0, 0, 90, 90), (21, 22), 20.0)
+    (True, False)
+    """
+    x, y, w, h = (float(v) for v in box)
+    near = np.hypot(x + (w - 1) / 2 - centre[0], y + (h - 1) / 2 - centre[1]) <= 0.5 * iod
+    ratio = w / (2.15 * iod)
+    return bool(near and 1 / 1.5 <= ratio <= 1.5)
+
+
+def face_detection_roc(found, truths):
+    """Detection rate against false alarms per image as the score threshold falls.
+
+    Parameters
+    ----------
+    found : sequence of sequences of ((x, y, w, h), score)
+        Each image's detections; higher scores are more confident.
+    truths : sequence of ((x, y), iod)
+        Each image's annotated face: its landmarks' centre and inter-ocular
+        distance (one annotated face per image, as HELEN's crops).
+
+    Returns
+    -------
+    false_alarms : (m,) ndarray
+        Detections per image that find no annotated face, at each threshold.
+    detection_rate : (m,) ndarray
+        Fraction of the annotated faces found.
+    thresholds : (m,) ndarray
+        Decreasing; a detection counts when ``score >= threshold``.
+    """
+    if len(found) != len(truths) or not truths:
+        raise ValueError(f"found ({len(found)}) and truths ({len(truths)}) must match, non-empty")
+    hits, alarms = [], []
+    for detections, (centre, iod) in zip(found, truths, strict=True):
+        scores = [float(score) for box, score in detections if face_found(box, centre, iod)]
+        if scores:
+            hits.append(max(scores))
+        alarms += [float(score) for box, score in detections if not face_found(box, centre, iod)]
+    thresholds = np.unique(np.r_[hits, alarms])[::-1]
+    hits, alarms = np.sort(hits)[::-1], np.sort(alarms)[::-1]
+    n = len(truths)
+    rate = np.searchsorted(-hits, -thresholds, side="right") / n
+    false_alarms = np.searchsorted(-alarms, -thresholds, side="right") / n
+    return np.r_[0.0, false_alarms], np.r_[0.0, rate], np.r_[np.inf, thresholds]

@@ -32,7 +32,14 @@ from sklearn.linear_model import LogisticRegression
 
 from ._base import check_fitted
 from ._errors import EigenvisionError, refuse_complex
-from .detection import Detection, dffs_map, multiscale_minima, pyramid_scales, suppress
+from .detection import (
+    Detection,
+    dffs_map,
+    multiscale_minima,
+    pyramid_scales,
+    suppress,
+    window_maps,
+)  # fmt: skip
 from .eigenspace import Eigenspace
 from .faces import FACE_WINDOW, face_box, face_windows
 from .imageset import ImageSet
@@ -166,12 +173,25 @@ class FaceFinder(BaseEstimator):
         -------
         self
         """
-        self._check_parameters()
+        self.check_parameters()
         windows = self._training_windows(faces)
         self.window_ = np.array(windows.shape[1:], dtype=np.int64)
         k = min(self.n_components, len(windows) - 1)
         self.face_space_ = Eigenspace(k).fit(windows)
-        negatives = self._mine(backgrounds)
+        backgrounds = [_background(item, self.max_side) for item in backgrounds]
+        # Round 1 mines the windows the face space likes best; round 2 (bootstrapping, Sung &
+        # Poggio 1998) those the whole decision still calls faces.
+        negatives = self._mine(backgrounds, self._face_space_map)
+        self._fit_decision(windows, negatives)
+        negatives = np.concatenate([negatives, self._mine(backgrounds, self._score_map)])
+        self._fit_decision(windows, negatives)
+        if locator is None:
+            locator = FeatureDetector().fit(faces if isinstance(faces, ImageSet) else faces[0])
+        self.locator_ = locator
+        return self
+
+    def _fit_decision(self, windows, negatives):
+        """The non-face space of ``negatives`` and the logistic decision between the two."""
         if len(negatives) < 2:
             raise EigenvisionError(
                 f"only {len(negatives)} non-face windows were found in the backgrounds; "
@@ -184,12 +204,14 @@ class FaceFinder(BaseEstimator):
         self.coef_ = decision.coef_[0].astype(np.float64)
         self.intercept_ = float(decision.intercept_[0])
         self.n_negatives_ = len(negatives)
-        if locator is None:
-            locator = FeatureDetector().fit(faces if isinstance(faces, ImageSet) else faces[0])
-        self.locator_ = locator
-        return self
 
-    def _check_parameters(self):
+    def check_parameters(self):
+        """Raise ``ValueError`` naming a parameter out of range (``fit`` and ``load`` call it).
+
+        Returns
+        -------
+        None
+        """
         if not (isinstance(self.iod, Integral) and 8 <= self.iod <= 64):
             raise ValueError(f"iod must be an int in [8, 64] pixels, got {self.iod!r}")
         angles = np.asarray(self.rotations, dtype=float)
@@ -216,16 +238,12 @@ class FaceFinder(BaseEstimator):
             stacks.append(face_windows(faces.images, moved, iod=self.iod, mirror=True))
         return _standardized(np.concatenate(stacks))
 
-    def _mine(self, backgrounds):
-        """Hard non-face windows: stage-1 candidates of the backgrounds away from their faces."""
+    def _mine(self, backgrounds, score_map):
+        """Hard non-face windows: the best-scoring windows of the backgrounds away from faces."""
         found = []
-        for item in backgrounds:
-            image, avoid = (item, ()) if isinstance(item, np.ndarray) else item
-            image, scale = _prepare(image, min(self.max_side, 480))
-            avoid = [_scaled_box(box, scale) for box in avoid]
-            candidates = sorted(self._candidates(image), key=lambda c: c[2])
+        for image, avoid in backgrounds:
             kept = 0
-            for left, right, _ in candidates:
+            for left, right, _ in self._candidates(image, score_map, self.n_candidates):
                 if kept == self.negatives_per_image:
                     break
                 if any(_overlap(face_box(left, right), other) > 0.0 for other in avoid):
@@ -235,8 +253,11 @@ class FaceFinder(BaseEstimator):
         return _standardized(np.array(found).reshape(-1, *self.window_))
 
     # --------------------------------------------------------------- search
-    def _candidates(self, image):
-        """Stage 1: ``(left_eye, right_eye, dffs)`` of the best windows, all scales and turns."""
+    def _candidates(self, image, score_map, count, threshold=None):
+        """``(left_eye, right_eye, score)`` of the ``count`` best windows of every rotation.
+
+        ``score_map(image) -> (H', W')`` is lower for more face-like windows.
+        """
         window = tuple(int(v) for v in self.window_)
         found = []
         for angle in self.rotations:
@@ -244,14 +265,29 @@ class FaceFinder(BaseEstimator):
             scales = pyramid_scales(rotated.shape, window, step=self.step)
             if len(scales) == 0:
                 continue
-            minima = multiscale_minima(
-                rotated, lambda im: dffs_map(im, self.face_space_, normalize="window"), window,
-                scales,
-            )  # fmt: skip
-            for detection in minima[: self.n_candidates]:  # the best local minima of every scale
+            minima = multiscale_minima(rotated, score_map, window, scales, threshold=threshold)
+            # thousands of local minima per photo, most of them one clutter seen at several scales
+            for detection in suppress(minima, max_count=count, overlap=0.3):
                 eyes = transform.inverse(np.array(_window_eyes(detection)))
                 found.append((eyes[0], eyes[1], detection.score))
         return found
+
+    def _face_space_map(self, image):
+        """DFFS of every normalised window (round 1 of the mining)."""
+        return dffs_map(image, self.face_space_, normalize="window")
+
+    def _score_map(self, image):
+        """Minus the log-odds of a face for every window: the decision, by FFT, everywhere."""
+        features = []
+        for space in (self.face_space_, self.nonface_space_):
+            maps = window_maps(image, space, normalize="window")
+            variances = space.explained_variance_.astype(np.float64)
+            difs = np.einsum("kij,k->ij", maps.codes.astype(np.float64) ** 2, 1.0 / variances)
+            features += [maps.dffs, difs]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            logs = [np.log(np.maximum(f, 1e-12)) for f in features]
+        score = sum(c * f for c, f in zip(self.coef_, logs, strict=True)) + self.intercept_
+        return np.where(np.isfinite(score), -score, np.inf)  # flat windows: never faces
 
     def _describe(self, windows):
         """``log`` of the face and non-face spaces' DFFS and DIFS of standardised windows."""
@@ -299,22 +335,18 @@ class FaceFinder(BaseEstimator):
         if isinstance(max_faces, bool) or not isinstance(max_faces, Integral) or max_faces < 1:
             raise ValueError(f"max_faces must be a positive int, got {max_faces!r}")
         small, scale = _prepare(image, self.max_side)
-        window = self.window_
-        if small.shape[0] < window[0] or small.shape[1] < window[1]:
+        if small.shape[0] < self.window_[0] or small.shape[1] < self.window_[1]:
             return []
-        candidates = self._candidates(small)
-        if not candidates:
-            return []
-        cut = np.stack([_cut(small, left, right, self.iod, window) for left, right, _ in
-                        candidates])  # fmt: skip
-        scores = self.decision_function(_standardized(cut))
-        probable = [i for i in np.argsort(-scores) if _probability(scores[i]) >= threshold]
+        logit = -np.inf if threshold <= 0 else np.log(threshold / (1.0 - threshold))
+        candidates = self._candidates(small, self._score_map, self.n_candidates,
+                                      threshold=-logit if np.isfinite(logit) else None)  # fmt: skip
         boxes = {}
-        for index in probable:  # lower score = better for suppress: the negated log-odds
-            detection = Detection(*face_box(*candidates[index][:2]), 1.0, float(-scores[index]))
-            boxes[id(detection)] = (detection, index)
-        kept = suppress([d for d, _ in boxes.values()], max_count=max_faces, overlap=0.3)
-        return [self._face(small, candidates[boxes[id(d)][1]], -d.score, scale) for d in kept]
+        for left, right, score in candidates:
+            detection = Detection(*face_box(left, right), 1.0, float(score))
+            boxes[id(detection)] = (detection, (left, right, score))
+        kept = suppress(sorted((d for d, _ in boxes.values()), key=lambda d: d.score),
+                        max_count=max_faces, overlap=0.3)  # fmt: skip
+        return [self._face(small, boxes[id(d)][1], -d.score, scale) for d in kept]
 
     def _face(self, small, candidate, score, scale):
         """A Face from a candidate: features located in its box, all back in input pixels."""
@@ -337,8 +369,11 @@ class FaceFinder(BaseEstimator):
 
 
 # ---------------------------------------------------------------- helpers
-def _probability(score):
-    return 1.0 / (1.0 + np.exp(-score))
+def _background(item, max_side):
+    """A background as ``(reduced grey image, boxes to avoid in its pixels)``."""
+    image, avoid = (item, ()) if isinstance(item, np.ndarray) else item
+    image, scale = _prepare(image, min(max_side, 480))
+    return image, [_scaled_box(box, scale) for box in avoid]
 
 
 def _scaled_box(box, scale):

@@ -14,6 +14,7 @@ from numbers import Integral, Real
 import numpy as np
 
 from .eigenspace import Eigenspace
+from .finder import FaceFinder
 from .modular import FeatureDetector
 from .neighbors import METRICS
 from .recognize import METHODS, Recognizer
@@ -64,6 +65,8 @@ def check_state(model) -> None:
         _check_recognizer(model)
     if isinstance(model, FeatureDetector):
         _check_feature_detector(model)
+    if isinstance(model, FaceFinder):
+        _check_face_finder(model)
 
 
 def _shape(value, name, length=None):
@@ -171,3 +174,15 @@ def _check_feature_detector(detector):
     if (detector.offsets_mean_.shape != (n, 2) or detector.offsets_std_.shape != (n, 2)
             or quantiles.shape != (n, 101) or np.any(np.diff(quantiles, axis=1) < 0)):  # fmt: skip
         raise ValueError("FeatureDetector: offsets_ or score_quantiles_ are malformed")
+
+
+def _check_face_finder(finder):
+    finder.check_parameters()
+    window = tuple(int(v) for v in finder.window_)
+    for space in (finder.face_space_, finder.nonface_space_):
+        check_state(space)
+        if tuple(space.image_shape_) != window:
+            raise ValueError(f"FaceFinder: a space of {space.image_shape_} windows, not {window}")
+    if finder.coef_.shape != (4,) or not np.isfinite(finder.intercept_):
+        raise ValueError("FaceFinder: the decision must have 4 finite weights and an intercept")
+    check_state(finder.locator_)

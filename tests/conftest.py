@@ -65,3 +65,22 @@ def mnist_test():
 @pytest.fixture
 def rng():
     return np.random.default_rng(0)
+
+
+@pytest.fixture(scope="session")
+def helen_slice():
+    """Twelve held-out HELEN faces (aligned crops) and their photo ids: a small, fast slice."""
+    files = require_helen_files()
+    _, test = ev.photos.helen_split(photo for photo, _, _ in files)
+    ids = set(sorted(test)[:12])
+    return datasets.load_helen(photo_ids=ids), ids
+
+
+def require_helen_files():
+    try:
+        return datasets.helen_files()
+    except ev.DatasetNotFoundError as exc:
+        message = f"{exc}. The HELEN faces are in ../shared/data/helen_train of the workspace."
+        if IN_CI:
+            pytest.fail(f"dataset missing in CI: {message}")
+        pytest.skip(message)

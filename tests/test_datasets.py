@@ -106,3 +106,28 @@ def test_corrupt_mnist_is_reported(tmp_path):
         f.write(b"\x00\x00\x08\x01" + (5).to_bytes(4, "big") + bytes(5))
     with pytest.raises(ev.ImageSetError, match="declares"):
         datasets.load_mnist_test(root=tmp_path)
+
+
+def test_helen_faces_are_aligned_and_split_by_photo(helen_slice):
+    """The HELEN crops put the eye centres (mean of points 36-41, 42-47) where the loader says."""
+    faces, ids = helen_slice
+    crop = ev.datasets.HELEN_CROP
+    left = (crop["shape"][1] - 1 - crop["iod"]) / 2
+    np.testing.assert_allclose(faces.landmarks["left_eye"], [[left, crop["eye_row"]]] * len(faces),
+                               atol=1e-6)  # fmt: skip
+    np.testing.assert_allclose(faces.landmarks["right_eye"][:, 0] - faces.landmarks["left_eye"][:, 0],
+                               crop["iod"], atol=1e-6)  # fmt: skip
+    # the points agree with the eyes they were computed from
+    np.testing.assert_allclose(faces.points[:, 36:42].mean(axis=1), faces.landmarks["left_eye"])
+    assert set(faces.labels) <= ids and faces.images.shape[1:] == crop["shape"]
+    train, test = ev.photos.helen_split(photo for photo, _, _ in ev.datasets.helen_files())
+    assert not train & test and len(test) == pytest.approx(len(train | test) / 5, abs=1)
+
+
+def test_read_pts_refuses_malformed_files(tmp_path):
+    path = tmp_path / "x.pts"
+    path.write_text("version: 1\nn_points: 68\n{\n" + "1 2\n" * 68 + "}\n")
+    np.testing.assert_array_equal(ev.datasets.read_pts(path), np.tile([0.0, 1.0], (68, 1)))
+    path.write_text("1 2\n" * 67)
+    with pytest.raises(ev.ImageSetError, match="68"):
+        ev.datasets.read_pts(path)

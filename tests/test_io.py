@@ -377,3 +377,15 @@ def test_total_pixel_budget_is_checked_from_headers(tmp_path):
     assert small.images.shape == (4, 9, 8)
     with pytest.raises(ValueError, match="size"):
         ev.load_image_set(tmp_path / "people", size=(10**6, 10**6))
+
+
+def test_max_side_decodes_reduced_and_matches_a_resize(tmp_path, rng):
+    """A JPEG decoded reduced (Pillow's draft) and resized equals the full decode resized."""
+    smooth = np.add.outer(np.linspace(0, 200, 900), np.linspace(0, 55, 1200))
+    path = tmp_path / "photo.jpg"
+    Image.fromarray(smooth.astype(np.uint8)).save(path, quality=95)
+    small = ev.load_image(path, max_side=300)
+    assert small.shape == (225, 300) and small.flags.writeable
+    reference = ev.normalize.resize(ev.load_image(path), (225, 300))
+    assert np.abs(small - reference).max() < 0.02  # a smooth picture: decoding scale barely shows
+    assert ev.load_image(path, max_side=5000).shape == (900, 1200)  # never enlarged

@@ -15,4 +15,5 @@ EXPERIMENTS = (
     "face_recognition_rate",
     "feature_detection_roc",
     "lsa",
+    "wild_detection",
 )

@@ -1,0 +1,167 @@
+"""Faces in the wild: the face finder against OpenCV Haar and scikit-image's LBP cascade.
+
+Held-out HELEN photos (every 5th photo id, never seen in training), each
+reduced to at most ``--max-side`` pixels and given to all three detectors.
+A detection finds the annotated face when its box centre lies within 0.5
+IOD of the 68 landmarks' centre and its width within a factor 1.5 of the
+face box's; every other detection counts as a false alarm (unannotated
+people too: the count is strict, and the same for every detector). Eyes:
+Jesorsky's e from the true face box (the locator alone), from the finder's
+own box, and OpenCV's eye cascade in the same regions.
+
+Run: ``eigenvision experiment wild_detection [--limit 40]`` (needs
+``$EIGENVISION_DATA`` with ``helen_train/``; OpenCV from the ``bench`` extra).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from .. import datasets, evaluate
+from ..faces import face_box
+from ..io import load_image
+from ..photos import default_finder, helen_split
+from ..plot import rate_curves, roc
+from ._common import Run, data_env, parser, steps
+from .feature_detection_roc import _haar, haar_eyes
+
+NAME = "wild_detection"
+
+
+def _cascades():
+    """OpenCV's frontal-face Haar cascade and scikit-image's LBP cascade (None if missing)."""
+    try:
+        import cv2
+    except ImportError:
+        cv2 = None
+    haar = None
+    if cv2 is not None:
+        haar = cv2.CascadeClassifier(cv2.data.haarcascades + "haarcascade_frontalface_default.xml")
+    from skimage.data import lbp_frontal_face_cascade_filename
+    from skimage.feature import Cascade
+
+    return cv2, haar, Cascade(lbp_frontal_face_cascade_filename())
+
+
+def _haar_faces(haar, image, min_size):
+    """Haar detections with their level weights as scores."""
+    grey = np.ascontiguousarray(np.clip(image * 255, 0, 255).astype(np.uint8))
+    rects, _, weights = haar.detectMultiScale3(grey, scaleFactor=1.1, minNeighbors=3,
+                                               minSize=(min_size, min_size),
+                                               outputRejectLevels=True)  # fmt: skip
+    return [(tuple(float(v) for v in r), float(w)) for r, w in zip(rects, np.ravel(weights),
+                                                                     strict=True)]  # fmt: skip
+
+
+def _lbp_faces(lbp, image, min_size):
+    found = lbp.detect_multi_scale(image, scale_factor=1.2, step_ratio=1,
+                                   min_size=(min_size, min_size),
+                                   max_size=(max(image.shape), max(image.shape)))  # fmt: skip
+    return [((d["c"], d["r"], d["width"], d["height"]), 1.0) for d in found]
+
+
+def main(argv=None):
+    command = parser(NAME, __doc__.splitlines()[0])
+    command.add_argument("--limit", type=int, default=40, help="held-out photos (default 40)")
+    command.add_argument("--max-side", type=int, default=640, help="photo size (default 640)")
+    args = command.parse_args(argv)
+    data_env(args)
+    run = Run(NAME, args)
+    finder = default_finder()
+    files = datasets.helen_files()
+    _, test_ids = helen_split(photo for photo, _, _ in files)
+    files = [f for f in files if f[0] in test_ids][: args.limit]
+    cv2, haar, lbp = _cascades()
+    eye_haar = _haar()
+    found = {"eigenvision": [], "OpenCV Haar": [], "scikit-image LBP": []}
+    seconds = {name: [] for name in found}
+    truths, errors = [], {"locator, true box": [], "finder's own box": [], "OpenCV eye cascade": []}
+    for _, image_path, pts_path in steps(files, args, "photos"):
+        image = load_image(image_path, max_side=args.max_side)
+        full = _full_size(image_path)
+        points = datasets.read_pts(pts_path) * (np.array(image.shape) / np.array(full))[::-1]
+        marks = datasets.face_landmarks(points)
+        left, right = marks["left_eye"], marks["right_eye"]
+        iod = float(np.linalg.norm(right - left))
+        truths.append((points.mean(axis=0), iod))
+        min_size = int(finder.window_[1] * 1.2)
+        start = time.perf_counter()
+        faces = finder.find(image, threshold=0.0)
+        seconds["eigenvision"].append(time.perf_counter() - start)
+        found["eigenvision"].append([(f.box, f.score) for f in faces])
+        if haar is not None:
+            start = time.perf_counter()
+            found["OpenCV Haar"].append(_haar_faces(haar, image, min_size))
+            seconds["OpenCV Haar"].append(time.perf_counter() - start)
+        start = time.perf_counter()
+        found["scikit-image LBP"].append(_lbp_faces(lbp, image, min_size))
+        seconds["scikit-image LBP"].append(time.perf_counter() - start)
+        box = face_box(left, right)
+        located = finder.locator_.locate(image, box=box)
+        errors["locator, true box"].append(float(evaluate.eye_error(
+            located["left_eye"], located["right_eye"], left, right)[0]))  # fmt: skip
+        hits = [f for f in faces if evaluate.face_found(f.box, truths[-1][0], iod)]
+        errors["finder's own box"].append(float(evaluate.eye_error(
+            hits[0].left_eye, hits[0].right_eye, left, right)[0]) if hits else np.inf)  # fmt: skip
+        if eye_haar is not None:
+            eyes = haar_eyes(eye_haar, finder.locator_, image, box, iod)
+            errors["OpenCV eye cascade"].append(
+                float(evaluate.eye_error(eyes[0], eyes[1], left, right)[0]))  # fmt: skip
+    curves, points = {}, {}
+    for name, detections in found.items():
+        if len(detections) != len(truths):
+            continue
+        alarms, rate, _ = evaluate.face_detection_roc(detections, truths)
+        curves[name] = (alarms, rate)
+        points[name] = (float(alarms[-1]), float(rate[-1]))
+    haar_alarms = points.get("OpenCV Haar", (np.nan, np.nan))[0]
+    ours_at_haar = _rate_at(*curves["eigenvision"], haar_alarms)
+    levels = np.linspace(0, 0.25, 26)
+    cdf = {name: [float(np.mean(np.asarray(e) <= level)) for level in levels]
+           for name, e in errors.items() if e}  # fmt: skip
+    run.figure(roc({k: v for k, v in curves.items()}, xlabel="false alarms per photo",
+                   ylabel="faces found", title="held-out HELEN photos",
+                   marks={k: v for k, v in points.items() if k != "eigenvision"},
+                   xlim=(0, max(2.0, haar_alarms * 2 if np.isfinite(haar_alarms) else 2))))
+    run.figure(rate_curves(levels, cdf, references={"e = 0.10": 0.8}, xlabel="eye error e (IOD)",
+                           ylabel="fraction of faces", title="eye location"), "eyes.png")
+    median = {name: float(np.median(s)) for name, s in seconds.items() if s}
+    run.results = {
+        "photos": len(truths),
+        "operating_points": points,
+        "eigenvision_rate_at_haar_false_alarms": ours_at_haar,
+        "eye_within_0.10": _within(errors, 0.10),
+        "eye_within_0.05": _within(errors, 0.05),
+        "median_seconds": median,
+        "curves": {k: {"false_alarms": v[0], "detection_rate": v[1]} for k, v in curves.items()},
+    }
+    haar_rate = points.get("OpenCV Haar", (np.nan, np.nan))[1]
+    return run.finish(
+        f"{len(truths)} photos: at Haar's {haar_alarms:.2f} false alarms/photo eigenvision finds "
+        f"{100 * ours_at_haar:.0f}% (Haar {100 * haar_rate:.0f}%); eyes e<=0.10 "
+        f"{100 * run.results['eye_within_0.10']['locator, true box']:.0f}% from the true box; "
+        f"{median['eigenvision'] / median.get('OpenCV Haar', np.nan):.1f}x Haar's time"
+    )
+
+
+def _within(errors, level):
+    return {name: float(np.mean(np.asarray(e) <= level)) for name, e in errors.items() if e}
+
+
+def _rate_at(alarms, rate, limit):
+    """The best detection rate with at most ``limit`` false alarms per photo."""
+    allowed = alarms <= limit + 1e-12
+    return float(rate[allowed].max()) if allowed.any() else 0.0
+
+
+def _full_size(path):
+    from PIL import Image
+
+    with Image.open(path) as header:
+        return header.size[::-1]
+
+
+if __name__ == "__main__":
+    main()
