@@ -115,8 +115,8 @@ def test_helen_faces_are_aligned_and_split_by_photo(helen_slice):
     left = (crop["shape"][1] - 1 - crop["iod"]) / 2
     np.testing.assert_allclose(faces.landmarks["left_eye"], [[left, crop["eye_row"]]] * len(faces),
                                atol=1e-6)  # fmt: skip
-    np.testing.assert_allclose(faces.landmarks["right_eye"][:, 0] - faces.landmarks["left_eye"][:, 0],
-                               crop["iod"], atol=1e-6)  # fmt: skip
+    between = faces.landmarks["right_eye"][:, 0] - faces.landmarks["left_eye"][:, 0]
+    np.testing.assert_allclose(between, crop["iod"], atol=1e-6)
     # the points agree with the eyes they were computed from
     np.testing.assert_allclose(faces.points[:, 36:42].mean(axis=1), faces.landmarks["left_eye"])
     assert set(faces.labels) <= ids and faces.images.shape[1:] == crop["shape"]
