@@ -23,6 +23,9 @@ from .io import load_image, load_image_set
 from .modular import FeatureDetector
 from .neighbors import METRICS
 from .persist import load, save
+from .photos import DEFAULT_FINDER, build_finder, default_finder
+from .plot import faces as plot_faces
+from .plot import save_figure
 from .recognize import METHODS, Recognizer
 
 
@@ -145,6 +148,14 @@ def _count(minimum):
     return parse
 
 
+def _probability(text):
+    """An argparse type: a probability in [0, 1]."""
+    value = _finite(text)
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be a probability in [0, 1], got {text}")
+    return value
+
+
 def _finite(text):
     """An argparse type: a finite number (no nan, no inf)."""
     try:
@@ -219,6 +230,48 @@ def _cmd_locate(args) -> int:
             print(f"{path}: {cells}")
     if args.json:
         print(json.dumps(report, indent=2, allow_nan=False))
+    return 0
+
+
+def _cmd_detect(args) -> int:
+    finder = default_finder(args.model)
+    report = []
+    for path in progress(args.images, desc="finding faces", enabled=not args.quiet):
+        image = load_image(path, as_gray=False)
+        found = finder.find(image, threshold=args.threshold)
+        report.append({"image": path, "faces": [_face_json(face) for face in found]})
+        if args.draw:
+            target = Path(args.draw)
+            if len(args.images) > 1:
+                target = target.with_name(f"{Path(path).stem}-{target.name}")
+            save_figure(plot_faces(image, found, title=Path(path).name), target)
+        if not args.json:
+            cells = "; ".join(
+                f"box ({f.box[0]:.0f}, {f.box[1]:.0f}, {f.box[2]:.0f}, {f.box[3]:.0f}) eyes "
+                f"({f.left_eye[0]:.0f}, {f.left_eye[1]:.0f}) ({f.right_eye[0]:.0f}, "
+                f"{f.right_eye[1]:.0f}) p {f.confidence:.2f}" for f in found
+            )  # fmt: skip
+            print(f"{path}: {len(found)} face(s)" + (f": {cells}" if found else ""))
+    if args.json:
+        print(json.dumps(report, indent=2, allow_nan=False))
+    return 0
+
+
+def _face_json(face):
+    point = lambda p: None if p is None else [_plain(float(v)) for v in p]  # noqa: E731
+    return {"box": point(face.box), "left_eye": point(face.left_eye),
+            "right_eye": point(face.right_eye), "nose": point(face.nose),
+            "mouth": point(face.mouth), "score": _plain(face.score),
+            "confidence": _plain(face.confidence), "angle": _plain(face.angle)}  # fmt: skip
+
+
+def _cmd_build_models(args) -> int:
+    out = Path(args.output)
+    out.mkdir(parents=True, exist_ok=True)
+    finder = build_finder(n_backgrounds=args.backgrounds)
+    save(finder, out / "face_finder.npz")
+    print(f"trained the face finder on HELEN and IMM ({finder.n_negatives_} mined non-faces); "
+          f"saved {out / 'face_finder.npz'}")  # fmt: skip
     return 0
 
 
@@ -309,6 +362,22 @@ def build_parser() -> argparse.ArgumentParser:
     locate.add_argument("--box", type=_finite, nargs=4, metavar=("X", "Y", "W", "H"))
     locate.add_argument("--json", action="store_true", help="print JSON")
     locate.set_defaults(run=_cmd_locate)
+
+    detect = commands.add_parser("detect", help="find every face in photos (eyes, nose, mouth)")
+    detect.add_argument("images", nargs="+", help="photo files")
+    detect.add_argument("--json", action="store_true", help="print JSON")
+    detect.add_argument("--draw", metavar="OUT.png", help="draw the faces found into this file")
+    detect.add_argument("--threshold", type=_probability, help="smallest probability of a face")
+    detect.add_argument("--model", help="a face finder file (default: the one in data/)")
+    detect.set_defaults(run=_cmd_detect)
+
+    build = commands.add_parser(
+        "build-models", help="rebuild data/face_finder.npz from HELEN and IMM ($EIGENVISION_DATA)"
+    )
+    build.add_argument("-o", "--output", default=str(DEFAULT_FINDER.parent), help="folder")
+    build.add_argument("--backgrounds", type=_count(1), default=150,
+                       help="HELEN photos mined for non-faces (default 150)")  # fmt: skip
+    build.set_defaults(run=_cmd_build_models)
 
     experiment = commands.add_parser(
         "experiment", help="run one of the lecture's experiments (figure.png + results.json)"

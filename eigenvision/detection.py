@@ -646,16 +646,28 @@ def suppress(detections, *, max_count, overlap=None, separation=None) -> list:
     list of Detection
     """
     kept: list[Detection] = []
+    # the kept boxes as arrays: each candidate is compared with all of them at once
+    boxes = np.empty((max(int(max_count), 0), 4))
+    centres = np.empty((len(boxes), 2))
     for candidate in detections:
-        if len(kept) == max_count:
+        n = len(kept)
+        if n == max_count:
             break
-        if overlap is not None and any(_iou(candidate, other) > overlap for other in kept):
-            continue
-        if separation is not None and any(
-            np.hypot(*np.subtract(candidate.center, other.center)) <= separation * other.width
-            for other in kept
-        ):
-            continue
+        if n and overlap is not None:
+            x0 = np.maximum(boxes[:n, 0], candidate.x)
+            y0 = np.maximum(boxes[:n, 1], candidate.y)
+            x1 = np.minimum(boxes[:n, 0] + boxes[:n, 2], candidate.x + candidate.width)
+            y1 = np.minimum(boxes[:n, 1] + boxes[:n, 3], candidate.y + candidate.height)
+            inter = np.clip(x1 - x0, 0, None) * np.clip(y1 - y0, 0, None)
+            union = boxes[:n, 2] * boxes[:n, 3] + candidate.width * candidate.height - inter
+            if np.any(inter > overlap * union):
+                continue
+        if n and separation is not None:
+            distance = np.hypot(*(centres[:n] - candidate.center).T)
+            if np.any(distance <= separation * boxes[:n, 2]):
+                continue
+        boxes[n] = (candidate.x, candidate.y, candidate.width, candidate.height)
+        centres[n] = candidate.center
         kept.append(candidate)
     return kept
 
@@ -727,12 +739,3 @@ def detect(
     found = multiscale_minima(image, score_map, window, scales, radius=min_distance,
                               threshold=threshold)  # fmt: skip
     return suppress(found, max_count=max_detections, overlap=overlap)
-
-
-def _iou(a: Detection, b: Detection) -> float:
-    width = min(a.x + a.width, b.x + b.width) - max(a.x, b.x)
-    height = min(a.y + a.height, b.y + b.height) - max(a.y, b.y)
-    if width <= 0 or height <= 0:
-        return 0.0
-    inter = width * height
-    return inter / (a.width * a.height + b.width * b.height - inter)

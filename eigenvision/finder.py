@@ -1,23 +1,28 @@
-"""Faces in photographs: find every face, its eyes, nose and mouth, and align it.
+"""Faces in photographs: find every face, its eyes, nose and mouth.
 
 A :class:`FaceFinder` is the eigenspace detector of Moghaddam & Pentland
 (1997) made to hold up in the wild, in three stages:
 
 1. **Candidates**: the distance from face space (DFFS) of every
    photometrically normalised window (:func:`~eigenvision.dffs_map`, by FFT)
-   over an image pyramid and a few in-plane rotations; local minima are
-   candidates (:func:`~eigenvision.detection.multiscale_minima`, the one
-   search of the package).
+   over an image pyramid and a few in-plane rotations; the best local minima,
+   repeats suppressed, are candidates
+   (:func:`~eigenvision.detection.multiscale_minima`, the one search of the
+   package). On its own the face space ranks a wild face among the first few
+   hundred minima of a photo, not first: a space general enough for every
+   face also explains much clutter.
 2. **Face or not**: each candidate, cut again from the photo on its eyes,
    is described by its distances from and in two eigenspaces, the face space
-   and a space of non-faces mined from the photos' backgrounds (the
-   "distance to non-face clusters" of Sung & Poggio 1998); a logistic
-   decision on their logarithms gives the probability of a face.
+   and a space of non-faces mined from the photos' backgrounds in two
+   bootstrap rounds (the "distance to non-face clusters" of Sung & Poggio
+   1998); a logistic decision on their logarithms gives the probability of
+   a face.
 3. **Features**: an eye, nose and mouth :class:`~eigenvision.FeatureDetector`
    trained on the same wild faces places them inside each face found.
 
-:func:`find_faces` runs the finder that ships in the project's ``data/``
-(rebuilt by ``eigenvision build-models``, see :mod:`eigenvision.photos`).
+:func:`~eigenvision.find_faces` runs the finder that ships in the project's
+``data/`` (rebuilt by ``eigenvision build-models``, see
+:mod:`eigenvision.photos`).
 """
 
 from __future__ import annotations
@@ -38,7 +43,6 @@ from .detection import (
     multiscale_minima,
     pyramid_scales,
     suppress,
-    window_maps,
 )  # fmt: skip
 from .eigenspace import Eigenspace
 from .faces import FACE_WINDOW, face_box, face_windows
@@ -106,7 +110,7 @@ class FaceFinder(BaseEstimator):
     max_side : int, default 800
         Photos are searched with their longer side at most this (larger
         ones are reduced first): bounded time and memory whatever the upload.
-    n_candidates : int, default 500
+    n_candidates : int, default 1000
         Stage-1 candidates per rotation passed to the face/non-face decision
         (the face space alone ranks a wild face among the first few hundred
         local minima of a photo, not first; the decision sorts them out).
@@ -139,7 +143,7 @@ class FaceFinder(BaseEstimator):
     """
 
     def __init__(self, n_components=20, *, iod=16, rotations=(-20.0, 0.0, 20.0), step=2**0.25,
-                 threshold=0.5, max_side=800, n_candidates=500, augment=(-8.0, 0.0, 8.0),
+                 threshold=0.5, max_side=800, n_candidates=1000, augment=(-8.0, 0.0, 8.0),
                  negatives_per_image=40):  # fmt: skip
         self.n_components = n_components
         self.iod = iod
@@ -181,9 +185,9 @@ class FaceFinder(BaseEstimator):
         backgrounds = [_background(item, self.max_side) for item in backgrounds]
         # Round 1 mines the windows the face space likes best; round 2 (bootstrapping, Sung &
         # Poggio 1998) those the whole decision still calls faces.
-        negatives = self._mine(backgrounds, self._face_space_map)
+        negatives = self._mine(backgrounds, by_decision=False)
         self._fit_decision(windows, negatives)
-        negatives = np.concatenate([negatives, self._mine(backgrounds, self._score_map)])
+        negatives = np.concatenate([negatives, self._mine(backgrounds, by_decision=True)])
         self._fit_decision(windows, negatives)
         if locator is None:
             locator = FeatureDetector().fit(faces if isinstance(faces, ImageSet) else faces[0])
@@ -238,26 +242,26 @@ class FaceFinder(BaseEstimator):
             stacks.append(face_windows(faces.images, moved, iod=self.iod, mirror=True))
         return _standardized(np.concatenate(stacks))
 
-    def _mine(self, backgrounds, score_map):
-        """Hard non-face windows: the best-scoring windows of the backgrounds away from faces."""
+    def _mine(self, backgrounds, *, by_decision):
+        """Hard non-face windows: the most face-like candidates of the backgrounds away from
+        their faces, by DFFS (round 1) or by the decision fitted so far (round 2)."""
         found = []
         for image, avoid in backgrounds:
-            kept = 0
-            for left, right, _ in self._candidates(image, score_map, self.n_candidates):
-                if kept == self.negatives_per_image:
-                    break
-                if any(_overlap(face_box(left, right), other) > 0.0 for other in avoid):
-                    continue
-                found.append(_cut(image, left, right, self.iod, self.window_))
-                kept += 1
-        return _standardized(np.array(found).reshape(-1, *self.window_))
+            candidates = [c for c in self._candidates(image, self.n_candidates)
+                          if not any(_overlap(face_box(c[0], c[1]), box) > 0.0 for box in avoid)]
+            if not candidates:
+                continue
+            windows = _standardized(np.stack([_cut(image, left, right, self.iod, self.window_)
+                                              for left, right, _ in candidates]))  # fmt: skip
+            badness = -self.decision_function(windows) if by_decision else \
+                np.array([c[2] for c in candidates])  # fmt: skip
+            found.append(windows[np.argsort(badness)[: self.negatives_per_image]])
+        return np.concatenate(found) if found else np.zeros((0, *self.window_))
 
     # --------------------------------------------------------------- search
-    def _candidates(self, image, score_map, count, threshold=None):
-        """``(left_eye, right_eye, score)`` of the ``count`` best windows of every rotation.
-
-        ``score_map(image) -> (H', W')`` is lower for more face-like windows.
-        """
+    def _candidates(self, image, count):
+        """Stage 1: ``(left_eye, right_eye, dffs)`` of the ``count`` best windows of every
+        rotation (local DFFS minima over the pyramid, repeats suppressed)."""
         window = tuple(int(v) for v in self.window_)
         found = []
         for angle in self.rotations:
@@ -265,29 +269,15 @@ class FaceFinder(BaseEstimator):
             scales = pyramid_scales(rotated.shape, window, step=self.step)
             if len(scales) == 0:
                 continue
-            minima = multiscale_minima(rotated, score_map, window, scales, threshold=threshold)
+            minima = multiscale_minima(
+                rotated, lambda im: dffs_map(im, self.face_space_, normalize="window"), window,
+                scales,
+            )  # fmt: skip
             # thousands of local minima per photo, most of them one clutter seen at several scales
             for detection in suppress(minima, max_count=count, overlap=0.3):
                 eyes = transform.inverse(np.array(_window_eyes(detection)))
                 found.append((eyes[0], eyes[1], detection.score))
         return found
-
-    def _face_space_map(self, image):
-        """DFFS of every normalised window (round 1 of the mining)."""
-        return dffs_map(image, self.face_space_, normalize="window")
-
-    def _score_map(self, image):
-        """Minus the log-odds of a face for every window: the decision, by FFT, everywhere."""
-        features = []
-        for space in (self.face_space_, self.nonface_space_):
-            maps = window_maps(image, space, normalize="window")
-            variances = space.explained_variance_.astype(np.float64)
-            difs = np.einsum("kij,k->ij", maps.codes.astype(np.float64) ** 2, 1.0 / variances)
-            features += [maps.dffs, difs]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            logs = [np.log(np.maximum(f, 1e-12)) for f in features]
-        score = sum(c * f for c, f in zip(self.coef_, logs, strict=True)) + self.intercept_
-        return np.where(np.isfinite(score), -score, np.inf)  # flat windows: never faces
 
     def _describe(self, windows):
         """``log`` of the face and non-face spaces' DFFS and DIFS of standardised windows."""
@@ -337,15 +327,20 @@ class FaceFinder(BaseEstimator):
         small, scale = _prepare(image, self.max_side)
         if small.shape[0] < self.window_[0] or small.shape[1] < self.window_[1]:
             return []
-        logit = -np.inf if threshold <= 0 else np.log(threshold / (1.0 - threshold))
-        candidates = self._candidates(small, self._score_map, self.n_candidates,
-                                      threshold=-logit if np.isfinite(logit) else None)  # fmt: skip
+        candidates = self._candidates(small, self.n_candidates)
+        if not candidates:
+            return []
+        windows = np.stack([_cut(small, left, right, self.iod, self.window_)
+                            for left, right, _ in candidates])  # fmt: skip
+        scores = self.decision_function(_standardized(windows))
         boxes = {}
-        for left, right, score in candidates:
-            detection = Detection(*face_box(left, right), 1.0, float(score))
-            boxes[id(detection)] = (detection, (left, right, score))
-        kept = suppress(sorted((d for d, _ in boxes.values()), key=lambda d: d.score),
-                        max_count=max_faces, overlap=0.3)  # fmt: skip
+        for index in np.argsort(-scores):
+            if 1.0 / (1.0 + np.exp(-scores[index])) < threshold:
+                break
+            left, right, _ = candidates[index]
+            detection = Detection(*face_box(left, right), 1.0, float(-scores[index]))
+            boxes[id(detection)] = (detection, candidates[index])
+        kept = suppress([d for d, _ in boxes.values()], max_count=max_faces, overlap=0.3)
         return [self._face(small, boxes[id(d)][1], -d.score, scale) for d in kept]
 
     def _face(self, small, candidate, score, scale):

@@ -19,6 +19,7 @@ from ._files import atomic_write
 
 __all__ = [
     "image_grid",
+    "faces",
     "term_correlations",
     "eigenimages",
     "reconstructions",
@@ -429,4 +430,39 @@ def term_correlations(singular_values, before, after, terms, rank):
         ax.set_yticks(range(len(terms)), terms, fontsize=7)
         ax.set_title(title)
     figure.colorbar(shown, ax=right, fraction=0.046)
+    return figure
+
+
+def faces(image, found, *, title=None, names=None):
+    """A photo with every face found: its box along the eye line, eyes, nose, mouth, name.
+
+    Parameters
+    ----------
+    image : (H, W) or (H, W, 3) ndarray
+    found : sequence of Face
+        From :func:`~eigenvision.find_faces`.
+    title : str, optional
+    names : sequence of str, optional
+        A label per face (e.g. who it is); default its confidence.
+
+    Returns
+    -------
+    Figure
+    """
+    height, width = np.shape(image)[:2]
+    figure = Figure(figsize=(8, 8 * height / max(width, 1)))
+    ax = figure.add_axes([0, 0, 1, 1])
+    ax.imshow(image, cmap="gray" if np.ndim(image) == 2 else None)
+    for index, face in enumerate(found):
+        x, y, w, h = face.box
+        angle = face.angle
+        ax.add_patch(Rectangle((x, y), w, h, fill=False, color="lime", linewidth=2,
+                               angle=angle, rotation_point="center"))  # fmt: skip
+        points = [p for p in (face.left_eye, face.right_eye, face.nose, face.mouth) if p]
+        ax.plot(*np.transpose(points), "o", color="yellow", markersize=4)
+        label = names[index] if names is not None else f"{face.confidence:.2f}"
+        ax.text(x, y - 4, label, color="lime", fontsize=10, weight="bold")
+    ax.set_axis_off()
+    if title:
+        ax.set_title(title)
     return figure

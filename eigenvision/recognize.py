@@ -22,6 +22,7 @@ from .evaluate import recognition_rate
 from .fisher import FisherSpace
 from .imageset import ImageSet
 from .neighbors import NearestNeighbor, check_metric
+from .normalize import align
 from .views import resized, virtual_views
 
 __all__ = ["UNKNOWN", "METHODS", "Recognizer", "Verification", "nearest_subspace"]
@@ -118,6 +119,13 @@ class Recognizer(BaseEstimator):
         lies in every image at the working resolution, for locating the
         features; default the whole image. For a cropped set such as AT&T
         (92 x 112, head and shoulders) about ``(10, 34, 72, 75)``.
+    finder : FaceFinder, optional
+        Work on uncropped photos: :meth:`fit` and :meth:`add` take photos
+        with one face each (the finder's most confident; none is an error),
+        cut it on its eyes to ``aligned_shape`` (:func:`~eigenvision.align_face`),
+        and :meth:`identify` names every face of a photo.
+    aligned_shape : (H, W), default (56, 46)
+        The canonical crop of photo faces (with ``finder``).
 
     Notes
     -----
@@ -173,6 +181,8 @@ class Recognizer(BaseEstimator):
         modular_components=None,
         global_weight=0.5,
         face_box=None,
+        finder=None,
+        aligned_shape=(56, 46),
     ):
         self.n_components = n_components
         self.method = method
@@ -189,6 +199,8 @@ class Recognizer(BaseEstimator):
         self.modular_components = modular_components
         self.global_weight = global_weight
         self.face_box = face_box
+        self.finder = finder
+        self.aligned_shape = aligned_shape
 
     # ------------------------------------------------------------------ fit
     def fit(self, images, labels=None):
@@ -211,7 +223,7 @@ class Recognizer(BaseEstimator):
         self
         """
         self._check_options()
-        faces = self._training_set(_as_image_set(images, labels, min_images=2))
+        faces = self._training_set(self._from_photos(images, labels, min_images=2))
         self.image_shape_ = faces.image_shape
         self._fit_features(faces)
         blocks = self._block_codes(faces)
@@ -220,6 +232,58 @@ class Recognizer(BaseEstimator):
         self.gallery_labels_ = faces.labels
         self.classes_ = np.unique(faces.labels)
         return self
+
+    def _from_photos(self, images, labels, *, min_images):
+        """An ImageSet of the images, or (with ``finder``) of the aligned face of each photo."""
+        if self.finder is None:
+            return _as_image_set(images, labels, min_images=min_images)
+        photos = list(images.images) if isinstance(images, ImageSet) else list(images)
+        labels = images.labels if labels is None and isinstance(images, ImageSet) else labels
+        if labels is None or len(labels) != len(photos):
+            raise ValueError("labels are required, one per photo")
+        crops = []
+        for index, photo in enumerate(photos):
+            found = self.finder.find(photo, max_faces=2)
+            if len(found) != 1:
+                raise ValueError(
+                    f"photo {index} ({labels[index]!r}) shows {len(found)} faces; enrolment takes "
+                    "one face per photo: crop it to one person, or lower the finder's threshold"
+                )
+            crops.append(self._aligned(photo, found[0]))
+        return _as_image_set(np.stack(crops), labels, min_images=min_images)
+
+    def _aligned(self, photo, face):
+        from_eyes = ((0.3, 0.4), (0.7, 0.4))
+        grey = np.asarray(photo, dtype=np.float64)
+        if grey.ndim == 3:
+            grey = grey[..., :3] @ np.array([0.299, 0.587, 0.114])
+        return align(grey / (255.0 if np.asarray(photo).dtype == np.uint8 else 1.0),
+                     face.left_eye, face.right_eye, shape=tuple(self.aligned_shape),
+                     eye_positions=from_eyes)  # fmt: skip
+
+    def identify(self, photo):
+        """Every face of an uncropped photo with its name (:data:`UNKNOWN` past ``threshold``).
+
+        Parameters
+        ----------
+        photo : (H, W) or (H, W, 3) ndarray
+
+        Returns
+        -------
+        list of (Face, label, distance)
+            Most confident face first; empty when the photo shows none.
+        """
+        check_fitted(self, "gallery_")
+        if self.finder is None:
+            raise ValueError("identify() needs Recognizer(finder=ev.photos.default_finder())")
+        found = self.finder.find(photo)
+        if not found:
+            return []
+        crops = np.stack([self._aligned(photo, face) for face in found])
+        distances, labels = self.kneighbors(crops, k=max(self.k, 1))
+        names = self.predict_from_neighbors(distances, labels)
+        return [(face, name, float(distance)) for face, name, distance in
+                zip(found, names, distances[:, 0], strict=True)]  # fmt: skip
 
     def _check_options(self):
         if isinstance(self.k, bool) or not isinstance(self.k, Integral) or self.k < 1:
@@ -525,7 +589,7 @@ class Recognizer(BaseEstimator):
         self
         """
         check_fitted(self, "gallery_")
-        faces = self._training_set(_as_image_set(images, labels, min_images=1))
+        faces = self._training_set(self._from_photos(images, labels, min_images=1))
         codes = self._probe_codes(faces)
         if faces.labels.dtype.kind != self.gallery_labels_.dtype.kind:
             raise ValueError(

@@ -175,5 +175,5 @@ def test_face_windows_put_the_eyes_where_window_eyes_reads_them(rng):
     np.testing.assert_allclose(found_right, [10 + 6 + 30, 20 + 12])
     with pytest.raises(ValueError, match="face_windows needs landmarks"):
         ev.face_windows(image[None])
-    with pytest.raises(ValueError, match="iod must be at least 5"):
+    with pytest.raises(ValueError, match=r"iod must lie in \[5, 400\]"):
         ev.face_windows(image[None], landmarks, iod=2)

@@ -1,0 +1,128 @@
+"""Faces in photographs: the shipped finder, alignment, bad input (issue 18)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from skimage import data
+from skimage.feature import Cascade
+
+import eigenvision as ev
+from eigenvision import evaluate, photos
+
+
+@pytest.fixture(scope="module")
+def finder():
+    return photos.default_finder()
+
+
+def _lbp_boxes(image):
+    cascade = Cascade(data.lbp_frontal_face_cascade_filename())
+    found = cascade.detect_multi_scale(image, scale_factor=1.2, step_ratio=1, min_size=(60, 60),
+                                       max_size=(200, 200))  # fmt: skip
+    return [(d["c"], d["r"], d["width"], d["height"]) for d in found]
+
+
+def test_the_shipped_finder_finds_the_astronaut_first(finder):
+    """Checked against scikit-image's LBP cascade, computed here on the same picture."""
+    image = data.astronaut()
+    faces = ev.find_faces(image)
+    assert faces, "no face found in the astronaut picture"
+    (x, y, w, h), = _lbp_boxes(photos.sample_picture("astronaut"))
+    best = faces[0]
+    centre = np.mean([best.left_eye, best.right_eye], axis=0)
+    assert x <= centre[0] <= x + w and y <= centre[1] <= y + h  # the eyes lie in the LBP box
+    assert 0.25 <= best.iod / w <= 0.65  # and span a face's share of it
+    assert best.confidence >= finder.threshold and best.nose is not None
+
+
+@pytest.mark.parametrize("name", ["immunohistochemistry", "retina", "colorwheel"])
+def test_no_face_in_pictures_without_faces(name):
+    """Sample pictures that were not among the training backgrounds."""
+    assert ev.find_faces(photos.sample_picture(name)) == []
+
+
+def test_blank_noise_and_tiny_photos_give_no_face(rng):
+    assert ev.find_faces(np.zeros((300, 400))) == []
+    assert ev.find_faces(np.full((300, 400), 0.5) + 0.01 * rng.normal(size=(300, 400))) == []
+    assert ev.find_faces(np.ones((10, 10))) == []
+
+
+def test_a_huge_photo_is_searched_reduced(finder, monkeypatch):
+    """A 16-megapixel upload costs what its 800-pixel copy costs (and answers in its pixels)."""
+    seen = []
+    original = finder._candidates
+
+    def spy(image, *args, **kwargs):
+        seen.append(image.shape)
+        return original(image, *args, **kwargs)
+
+    monkeypatch.setattr(finder, "_candidates", spy)
+    astronaut = photos.sample_picture("astronaut")
+    huge = np.kron(astronaut, np.ones((8, 8)))  # 4096 x 4096
+    faces = finder.find(huge)
+    assert seen == [(800, 800)]
+    small = finder.find(astronaut)
+    np.testing.assert_allclose(np.array(faces[0].left_eye) / 8, small[0].left_eye, atol=3)
+
+
+def test_bad_photos_are_refused_clearly(finder):
+    with pytest.raises(ValueError, match="NaN"):
+        finder.find(np.full((100, 100), np.nan))
+    with pytest.raises(TypeError, match="complex"):
+        finder.find(np.zeros((100, 100), complex))
+    with pytest.raises(ValueError, match="shape"):
+        finder.find(np.zeros((4, 100, 100, 3)))
+    with pytest.raises(ValueError, match="threshold"):
+        finder.find(np.zeros((100, 100)), threshold=float("nan"))
+
+
+def test_held_out_helen_faces_are_found_and_their_eyes_located(finder, helen_slice):
+    """Held-out photos (never seen in training): the face in its crop, the eyes from the box."""
+    faces, _ = helen_slice
+    found, errors = 0, []
+    marks = faces.landmarks
+    for image, left, right, points in zip(faces.images, marks["left_eye"], marks["right_eye"],
+                                          faces.points, strict=True):  # fmt: skip
+        centre = points.mean(axis=0)
+        found += any(evaluate.face_found(f.box, centre, 40.0) for f in finder.find(image))
+        located = finder.locator_.locate(image, box=ev.face_box(left, right))
+        errors.append(evaluate.eye_error(located["left_eye"], located["right_eye"], left, right)[0])
+    assert found / len(faces) >= 0.7
+    assert np.mean(np.array(errors) <= 0.10) >= 0.8
+
+
+def test_align_face_puts_the_eyes_in_place(rng):
+    photo = rng.random((120, 160))
+    face = ((50.0, 60.0), (90.0, 52.0))
+    crop = ev.align_face(photo, face, shape=(56, 46))
+    transform = ev.normalize.eye_transform(*face, shape=(56, 46))
+    np.testing.assert_allclose(transform(np.array(face)),
+                               [[0.3 * 45, 0.4 * 55], [0.7 * 45, 0.4 * 55]], atol=1e-9)  # fmt: skip
+    assert crop.shape == (56, 46)
+
+
+def test_the_finder_round_trips_and_inconsistent_files_are_refused(finder, tmp_path):
+    path = ev.save(finder, tmp_path / "finder.npz")
+    loaded = ev.load(path)
+    image = photos.sample_picture("astronaut")
+    assert [f.box for f in loaded.find(image)] == [f.box for f in finder.find(image)]
+    loaded.coef_ = np.zeros(3)
+    with pytest.raises(ValueError, match="4 finite"):
+        ev.validation.check_state(loaded)
+
+
+def test_cli_detect_lists_and_draws_faces(tmp_path, capsys):
+    import json
+
+    from PIL import Image
+
+    from eigenvision.cli import main
+
+    path = tmp_path / "astronaut.png"
+    Image.fromarray(data.astronaut()).save(path)
+    drawn = tmp_path / "faces.png"
+    assert main(["-q", "detect", str(path), "--json", "--draw", str(drawn)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report[0]["faces"] and drawn.is_file()
+    assert set(report[0]["faces"][0]) >= {"box", "left_eye", "right_eye", "confidence"}
