@@ -143,8 +143,9 @@ def _check_recognizer(model):
     if gallery.shape[1] != width:
         raise ValueError(f"Recognizer: gallery_ codes have {gallery.shape[1]} dimensions, "
                          f"its features give {width}")  # fmt: skip
-    if model.detector is not None:
-        check_state(model.detector)
+    for part in (model.detector, model.finder):
+        if part is not None:
+            check_state(part)
 
 
 def _check_feature_detector(detector):
