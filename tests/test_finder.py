@@ -138,3 +138,49 @@ def test_cli_detect_lists_and_draws_faces(tmp_path, capsys):
     report = json.loads(capsys.readouterr().out)
     assert report[0]["faces"] and drawn.is_file()
     assert set(report[0]["faces"][0]) >= {"box", "left_eye", "right_eye", "confidence"}
+
+
+class _KnownFaces:
+    """A finder that answers with given faces (the recognizer's photo logic, apart from the
+    finder's quality)."""
+
+    def __init__(self, faces_by_photo):
+        self.faces_by_photo = faces_by_photo
+
+    def find(self, photo, *, threshold=None, max_faces=50):
+        return self.faces_by_photo[round(float(photo[0, 0]) * 100)][:max_faces]
+
+
+def _face(left, right):
+    return ev.Face(ev.face_box(left, right), left, right, None, None, 5.0, 0.99, 0.0)
+
+
+def test_recognizer_enrols_and_identifies_faces_in_photos(rng):
+    """Photos of two people, faces at known places: enrolment aligns each on its eyes, and
+    identify() names every face of a group photo (UNKNOWN beyond the threshold)."""
+    people = rng.random((2, 56, 46))
+    photos_, faces = [], {}
+    for index in range(6):
+        photo = rng.random((200, 260)) * 0.1
+        x, y = 40 + 20 * index, 30 + 5 * index
+        photo[y : y + 56, x : x + 46] = people[index % 2] + 0.01 * rng.normal(size=(56, 46))
+        photo[0, 0] = index / 100
+        left, right = (x + 0.3 * 45, y + 0.4 * 55), (x + 0.7 * 45, y + 0.4 * 55)
+        faces[index] = [_face(left, right)]
+        photos_.append(photo)
+    group = rng.random((200, 260)) * 0.1
+    group[10:66, 10:56], group[100:156, 150:196] = people[1], rng.random((56, 46))
+    group[0, 0] = 0.06
+    faces[6] = [_face((10 + 13.5, 10 + 22.0), (10 + 31.5, 10 + 22.0)),
+                _face((150 + 13.5, 100 + 22.0), (150 + 31.5, 100 + 22.0))]  # fmt: skip
+    rec = ev.Recognizer(3, finder=_KnownFaces(faces), aligned_shape=(56, 46))
+    rec.fit(np.stack(photos_), ["ann", "bob"] * 3)
+    rec.threshold = 1.0
+    answers = rec.identify(group)
+    assert [name for _, name, _ in answers] == ["bob", ev.UNKNOWN]
+    assert answers[0][2] < 1.0 < answers[1][2]
+    faces[7] = faces[6]
+    two = group.copy()
+    two[0, 0] = 0.07
+    with pytest.raises(ValueError, match="2 faces"):
+        rec.add(two[None], ["carl"])
