@@ -17,7 +17,7 @@ from ._errors import (
 from ._version import __version__
 from .detection import Detection, detect, dffs_map, difs_map, likelihood_map
 from .eigenspace import Eigenspace
-from .faces import face_box, face_windows, window_eyes
+from .faces import align_face, face_box, face_windows, window_eyes
 from .finder import Face, FaceFinder
 from .fisher import FisherSpace
 from .imageset import ImageSet
@@ -27,7 +27,7 @@ from .modular import FeatureDetector, FeatureLocations
 from .neighbors import NearestNeighbor
 from .normalize import PixelStandardizer, normalize_image, normalize_images
 from .persist import load, save
-from .photos import align_face, find_faces
+from .photos import find_faces
 from .ppca import ProbabilisticPCA
 from .rank import RankSelection, select_rank
 from .recognize import UNKNOWN, Recognizer, Verification, nearest_subspace

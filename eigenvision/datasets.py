@@ -41,6 +41,7 @@ __all__ = [
     "load_usps",
     "load_mnist_test",
     "load_helen",
+    "load_helen_photo",
     "helen_files",
     "read_pts",
     "face_landmarks",
@@ -337,6 +338,27 @@ def helen_files(root=None) -> list[tuple[str, Path, Path]]:
     if not files:
         raise ImageSetError(f"{directory}: no <photo>_<k>.jpg / .pts pairs")
     return files
+
+
+def load_helen_photo(image_path, pts_path, *, max_side=None):
+    """One HELEN photograph, grey, and its 68 points in that image's pixels.
+
+    Parameters
+    ----------
+    image_path, pts_path : path-like
+        A pair from :func:`helen_files`.
+    max_side : int, optional
+        Reduce the photo so its longer side is at most this (the points follow).
+
+    Returns
+    -------
+    image : (H, W) ndarray of float32
+    points : (68, 2) ndarray of float64
+    """
+    image = load_image(image_path, max_side=max_side)
+    with Image.open(image_path) as header:  # the stored size: the points' frame
+        stored = header.size[::-1]
+    return image, resize_points(read_pts(pts_path), stored, image.shape)
 
 
 def load_helen(root=None, *, photo_ids=None) -> ImageSet:

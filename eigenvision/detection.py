@@ -31,7 +31,7 @@ from .normalize import resize
 
 __all__ = [
     "dffs_map", "difs_map", "likelihood_map", "window_maps", "WindowMaps", "detect", "Detection",
-    "multiscale_minima", "suppress", "pyramid_scales",
+    "multiscale_minima", "suppress", "kept_indices", "pyramid_scales", "box_iou",
 ]  # fmt: skip
 
 _MODES = ("valid", "same")
@@ -625,6 +625,31 @@ def multiscale_minima(image, score_map, window, scales, *, radius=None, threshol
     return found
 
 
+def box_iou(box, boxes) -> np.ndarray:
+    """Intersection over union of one ``(x, y, w, h)`` box with each of ``boxes``.
+
+    Parameters
+    ----------
+    box : (x, y, w, h)
+    boxes : (n, 4) array_like
+
+    Returns
+    -------
+    (n,) ndarray
+
+    Examples
+    --------
+    >>> box_iou((0, 0, 2, 2), [(1, 0, 2, 2), (5, 5, 1, 1)]).round(4).tolist()
+    [0.3333, 0.0]
+    """
+    x, y, w, h = (float(v) for v in box)
+    boxes = np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
+    width = np.minimum(boxes[:, 0] + boxes[:, 2], x + w) - np.maximum(boxes[:, 0], x)
+    height = np.minimum(boxes[:, 1] + boxes[:, 3], y + h) - np.maximum(boxes[:, 1], y)
+    inter = np.clip(width, 0, None) * np.clip(height, 0, None)
+    return inter / (boxes[:, 2] * boxes[:, 3] + w * h - inter)
+
+
 def suppress(detections, *, max_count, overlap=None, separation=None) -> list:
     """Greedy non-maximum suppression: the best detection of each place, best first.
 
@@ -645,30 +670,40 @@ def suppress(detections, *, max_count, overlap=None, separation=None) -> list:
     -------
     list of Detection
     """
-    kept: list[Detection] = []
+    kept = kept_indices(detections, max_count=max_count, overlap=overlap, separation=separation)
+    return [detections[i] for i in kept]
+
+
+def kept_indices(detections, *, max_count, overlap=None, separation=None) -> list:
+    """The positions in ``detections`` that :func:`suppress` keeps, in its order.
+
+    Parameters
+    ----------
+    detections, max_count, overlap, separation
+        As :func:`suppress`.
+
+    Returns
+    -------
+    list of int
+    """
+    kept: list[int] = []
     # the kept boxes as arrays: each candidate is compared with all of them at once
     boxes = np.empty((max(int(max_count), 0), 4))
     centres = np.empty((len(boxes), 2))
-    for candidate in detections:
+    for index, candidate in enumerate(detections):
         n = len(kept)
         if n == max_count:
             break
-        if n and overlap is not None:
-            x0 = np.maximum(boxes[:n, 0], candidate.x)
-            y0 = np.maximum(boxes[:n, 1], candidate.y)
-            x1 = np.minimum(boxes[:n, 0] + boxes[:n, 2], candidate.x + candidate.width)
-            y1 = np.minimum(boxes[:n, 1] + boxes[:n, 3], candidate.y + candidate.height)
-            inter = np.clip(x1 - x0, 0, None) * np.clip(y1 - y0, 0, None)
-            union = boxes[:n, 2] * boxes[:n, 3] + candidate.width * candidate.height - inter
-            if np.any(inter > overlap * union):
-                continue
+        box = (candidate.x, candidate.y, candidate.width, candidate.height)
+        if n and overlap is not None and np.any(box_iou(box, boxes[:n]) > overlap):
+            continue
         if n and separation is not None:
             distance = np.hypot(*(centres[:n] - candidate.center).T)
             if np.any(distance <= separation * boxes[:n, 2]):
                 continue
-        boxes[n] = (candidate.x, candidate.y, candidate.width, candidate.height)
+        boxes[n] = box
         centres[n] = candidate.center
-        kept.append(candidate)
+        kept.append(index)
     return kept
 
 

@@ -448,10 +448,11 @@ def face_detection_roc(found, truths):
         raise ValueError(f"found ({len(found)}) and truths ({len(truths)}) must match, non-empty")
     hits, alarms = [], []
     for detections, (centre, iod) in zip(found, truths, strict=True):
-        scores = [float(score) for box, score in detections if face_found(box, centre, iod)]
+        scores = []
+        for box, score in detections:
+            (scores if face_found(box, centre, iod) else alarms).append(float(score))
         if scores:
             hits.append(max(scores))
-        alarms += [float(score) for box, score in detections if not face_found(box, centre, iod)]
     thresholds = np.unique(np.r_[hits, alarms])[::-1]
     hits, alarms = np.sort(hits)[::-1], np.sort(alarms)[::-1]
     n = len(truths)

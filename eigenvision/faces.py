@@ -14,10 +14,11 @@ from __future__ import annotations
 import numpy as np
 
 from .imageset import ImageSet
-from .normalize import align, to_gray
+from .normalize import DEFAULT_EYE_POSITIONS, align, to_gray
 
 __all__ = [
-    "face_box", "box_eyes", "face_windows", "window_eyes", "mirror_landmarks", "eye_frame",
+    "face_box", "box_eyes", "face_windows", "face_window", "window_shape", "window_eyes",
+    "align_face", "mirror_landmarks", "eye_frame",
     "faces_and_landmarks", "FACE_WINDOW", "FEATURES", "PATCH_SHAPES",
 ]  # fmt: skip
 
@@ -151,15 +152,85 @@ def face_windows(images, landmarks=None, *, iod=20, mirror=True) -> np.ndarray:
     faces, marks = faces_and_landmarks(
         images, landmarks, {"left_eye", "right_eye"}, caller="face_windows"
     )
-    shape = (int(round(FACE_WINDOW["height"] * iod)), int(round(FACE_WINDOW["width"] * iod)))
-    row = FACE_WINDOW["eye_row"] * iod / (shape[0] - 1)
-    inset = FACE_WINDOW["eye_inset"] * iod / (shape[1] - 1)
-    eyes = ((inset, row), (inset + iod / (shape[1] - 1), row))
     windows = np.stack([
-        align(face.astype(np.float64), left, right, shape=shape, eye_positions=eyes)
+        face_window(face.astype(np.float64), left, right, iod=iod)
         for face, left, right in zip(faces, marks["left_eye"], marks["right_eye"], strict=True)
     ])  # fmt: skip
     return np.concatenate([windows, windows[:, :, ::-1]]) if mirror else windows
+
+
+def window_shape(iod) -> tuple[int, int]:
+    """``(height, width)`` of the :data:`FACE_WINDOW` of a given inter-ocular distance.
+
+    Parameters
+    ----------
+    iod : float
+        Pixels between the eyes.
+
+    Returns
+    -------
+    (int, int)
+
+    Examples
+    --------
+    >>> window_shape(20)
+    (32, 28)
+    """
+    return int(round(FACE_WINDOW["height"] * iod)), int(round(FACE_WINDOW["width"] * iod))
+
+
+def face_window(image, left_eye, right_eye, *, iod=20) -> np.ndarray:
+    """One face window (:data:`FACE_WINDOW` geometry) cut from ``image`` on its eyes.
+
+    Parameters
+    ----------
+    image : (H, W) ndarray
+    left_eye, right_eye : (x, y)
+    iod : float, default 20
+        Inter-ocular distance in the window.
+
+    Returns
+    -------
+    (h, w) ndarray
+        ``window_shape(iod)``; the eyes level, ``iod`` apart, where
+        :func:`window_eyes` reads them back.
+    """
+    shape = window_shape(iod)
+    row = FACE_WINDOW["eye_row"] * iod / (shape[0] - 1)
+    inset = FACE_WINDOW["eye_inset"] * iod / (shape[1] - 1)
+    eyes = ((inset, row), (inset + iod / (shape[1] - 1), row))
+    return align(image, left_eye, right_eye, shape=shape, eye_positions=eyes)
+
+
+def align_face(image, face, *, shape=(112, 92), eye_positions=DEFAULT_EYE_POSITIONS):
+    """Cut a face to a canonical crop: the similarity transform that puts its eyes in place.
+
+    Parameters
+    ----------
+    image : (H, W) or (H, W, 3) ndarray
+        The photo the face is in (8-bit or float; colour becomes grey).
+    face : Face or ((x, y), (x, y))
+        A found face (anything with ``left_eye`` and ``right_eye``), or its
+        left and right eye.
+    shape : (H, W), default (112, 92)
+        The crop (AT&T's size).
+    eye_positions : ((u, v), (u, v)), default ((0.3, 0.4), (0.7, 0.4))
+        Where the eyes land, as fractions of the crop's width and height.
+
+    Returns
+    -------
+    (H, W) ndarray
+
+    Examples
+    --------
+    >>> photo = np.zeros((50, 60))
+    >>> align_face(photo, ((20.0, 25.0), (40.0, 25.0)), shape=(20, 16)).shape
+    (20, 16)
+    """
+    left, right = (face.left_eye, face.right_eye) if hasattr(face, "left_eye") else face
+    image = np.asarray(image)
+    grey = to_gray(image[..., :3]) if image.ndim == 3 else image
+    return align(grey, left, right, shape=shape, eye_positions=eye_positions)
 
 
 def window_eyes(detection) -> tuple[np.ndarray, np.ndarray]:

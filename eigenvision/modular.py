@@ -30,7 +30,7 @@ from .faces import (
     mirror_landmarks,
 )  # fmt: skip
 from .imageset import ImageSet
-from .normalize import resize, resize_points, to_gray
+from .normalize import resize, resize_points, to_gray, unit_norm
 
 __all__ = ["FeatureDetector", "FeatureLocations"]
 
@@ -218,7 +218,7 @@ class FeatureDetector(BaseEstimator):
         self.spaces_ = {}
         quantiles = []
         for f in features:
-            stack = _unit_patches(np.stack(patches[f]))
+            stack = unit_norm(np.stack(patches[f]))
             self.spaces_[f] = self._feature_space(stack)
             # Confidence is calibrated on people the space has not seen: each half of
             # the training people scored by a space fitted on the other half.
@@ -510,7 +510,7 @@ class FeatureDetector(BaseEstimator):
         out = {}
         for f in self.features_:
             shape = tuple(self.patch_shapes_[self.features_.index(f)])
-            out[f] = _unit_patches(_cut(canonical, points[f], shape, angle, 1.0)[None])[0]
+            out[f] = unit_norm(_cut(canonical, points[f], shape, angle, 1.0)[None])[0]
         return out
 
 
@@ -552,15 +552,6 @@ def _cut(image, center, shape, angle, scale):
     xs = center[0] + cos * u - sin * v
     ys = center[1] + sin * u + cos * v
     return ndimage.map_coordinates(image, [ys, xs], order=1, mode="nearest")
-
-
-def _unit_patches(stack):
-    """Zero-mean, unit-norm patches (flat ones become zero), as ``normalize="window"`` sees them."""
-    flat = stack.reshape(len(stack), -1).astype(np.float64)
-    flat = flat - flat.mean(axis=1, keepdims=True)
-    norms = np.linalg.norm(flat, axis=1, keepdims=True)
-    flat = np.divide(flat, norms, out=np.zeros_like(flat), where=norms > 1e-12)
-    return flat.reshape(stack.shape)
 
 
 def _template_only(space):

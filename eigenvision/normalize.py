@@ -26,6 +26,7 @@ __all__ = [
     "align",
     "equalize",
     "standardize",
+    "unit_norm",
     "mask_ellipse",
     "normalize_image",
     "normalize_images",
@@ -274,6 +275,33 @@ def standardize(image: np.ndarray, *, method: str = "norm") -> np.ndarray:
     if scale == 0:
         return np.zeros_like(image)
     return (centred / scale).astype(image.dtype)
+
+
+def unit_norm(stack: np.ndarray) -> np.ndarray:
+    """Each window zero-mean and of unit norm (flat ones all zero), as
+    ``dffs_map(..., normalize="window")`` sees windows.
+
+    Parameters
+    ----------
+    stack : (n, ...) ndarray
+        Windows or patches.
+
+    Returns
+    -------
+    (n, ...) ndarray of float64
+
+    Examples
+    --------
+    >>> unit_norm(np.array([[0.0, 2.0], [1.0, 1.0]]))
+    array([[-0.70710678,  0.70710678],
+           [ 0.        ,  0.        ]])
+    """
+    stack = np.asarray(stack)
+    flat = stack.reshape(len(stack), -1).astype(np.float64)
+    flat = flat - flat.mean(axis=1, keepdims=True)
+    norms = np.linalg.norm(flat, axis=1, keepdims=True)
+    flat = np.divide(flat, norms, out=np.zeros_like(flat), where=norms > 1e-12)
+    return flat.reshape(stack.shape)
 
 
 def mask_ellipse(image: np.ndarray, *, fill: float | None = None) -> np.ndarray:

@@ -1,8 +1,8 @@
 """From a photograph to its faces: the trained finder that ships, alignment, and its recipe.
 
 :func:`find_faces` runs the :class:`~eigenvision.FaceFinder` of the
-project's ``data/face_finder.npz``; :func:`align_face` cuts a found face to
-the canonical crop recognition works on; :func:`build_finder` is the recipe
+project's ``data/face_finder.npz`` (:func:`~eigenvision.align_face` cuts a
+found face to a canonical crop); :func:`build_finder` is the recipe
 that made the shipped finder from the datasets (``eigenvision build-models``).
 """
 
@@ -11,20 +11,18 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from PIL import Image
 from skimage import data as skimage_data
 
 from . import datasets
 from ._errors import EigenvisionError
 from .evaluate import face_found
 from .faces import face_box
-from .finder import Face, FaceFinder
-from .io import load_image
+from .finder import FaceFinder
 from .modular import FeatureDetector
-from .normalize import DEFAULT_EYE_POSITIONS, align, to_gray
+from .normalize import to_gray
 from .persist import load
 
-__all__ = ["find_faces", "default_finder", "align_face", "build_finder", "helen_split",
+__all__ = ["find_faces", "default_finder", "build_finder", "helen_split",
            "DEFAULT_FINDER", "BACKGROUNDS", "sample_picture", "calibrate_threshold"]  # fmt: skip
 
 #: Where the trained finder ships: the project's top-level ``data/``.
@@ -96,35 +94,6 @@ def find_faces(image, *, finder=None, threshold=None, max_faces=50) -> list:
     return (finder or default_finder()).find(image, threshold=threshold, max_faces=max_faces)
 
 
-def align_face(image, face, *, shape=(112, 92), eye_positions=DEFAULT_EYE_POSITIONS):
-    """Cut a face to a canonical crop: the similarity transform that puts its eyes in place.
-
-    Parameters
-    ----------
-    image : (H, W) or (H, W, 3) ndarray
-        The photo the face was found in.
-    face : Face or ((x, y), (x, y))
-        A found face, or its left and right eye.
-    shape : (H, W), default (112, 92)
-        The crop (AT&T's size).
-    eye_positions : ((u, v), (u, v)), default ((0.3, 0.4), (0.7, 0.4))
-        Where the eyes land, as fractions of the crop's width and height.
-
-    Returns
-    -------
-    (H, W) ndarray
-
-    Examples
-    --------
-    >>> photo = np.zeros((50, 60))
-    >>> align_face(photo, ((20.0, 25.0), (40.0, 25.0)), shape=(20, 16)).shape
-    (20, 16)
-    """
-    left, right = (face.left_eye, face.right_eye) if isinstance(face, Face) else face
-    grey = to_gray(np.asarray(image)) if np.ndim(image) == 3 else np.asarray(image)
-    return align(grey, left, right, shape=shape, eye_positions=eye_positions)
-
-
 def helen_split(photo_ids, *, held_out=5):
     """Training and held-out photo ids: every ``held_out``-th distinct photo is held out.
 
@@ -147,16 +116,10 @@ def helen_split(photo_ids, *, held_out=5):
 def _helen_backgrounds(root, photo_ids, limit):
     """HELEN photos (reduced) with the annotated faces' boxes to avoid."""
     found = []
-    by_photo: dict = {}
-    for photo, image_path, pts_path in datasets.helen_files(root):
-        if photo in photo_ids:
-            by_photo.setdefault(image_path, pts_path)
-    for image_path, pts_path in sorted(by_photo.items())[:limit]:
-        image = load_image(image_path, max_side=800)
-        with Image.open(image_path) as header:
-            full = header.size[::-1]
-        scale = np.array(image.shape) / np.array(full)
-        marks = datasets.face_landmarks(datasets.read_pts(pts_path) * scale[::-1])
+    files = [(i, p) for photo, i, p in datasets.helen_files(root) if photo in photo_ids]
+    for image_path, pts_path in files[:limit]:
+        image, points = datasets.load_helen_photo(image_path, pts_path, max_side=800)
+        marks = datasets.face_landmarks(points)
         found.append((image, [face_box(marks["left_eye"], marks["right_eye"])]))
     return found
 
@@ -237,10 +200,7 @@ def calibrate_threshold(finder, files, *, false_alarms=0.5, max_side=640) -> flo
     """
     alarms = []
     for _, image_path, pts_path in files:
-        image = load_image(image_path, max_side=max_side)
-        with Image.open(image_path) as header:
-            full = header.size[::-1]
-        points = datasets.read_pts(pts_path) * (np.array(image.shape) / np.array(full))[::-1]
+        image, points = datasets.load_helen_photo(image_path, pts_path, max_side=max_side)
         marks = datasets.face_landmarks(points)
         iod = float(np.linalg.norm(marks["right_eye"] - marks["left_eye"]))
         alarms += [face.score for face in finder.find(image, threshold=0.0)

@@ -19,10 +19,10 @@ from sklearn.utils import get_tags
 from ._base import check_fitted
 from .eigenspace import Eigenspace
 from .evaluate import recognition_rate
+from .faces import align_face
 from .fisher import FisherSpace
 from .imageset import ImageSet
 from .neighbors import NearestNeighbor, check_metric
-from .normalize import align
 from .views import resized, virtual_views
 
 __all__ = ["UNKNOWN", "METHODS", "Recognizer", "Verification", "nearest_subspace"]
@@ -253,13 +253,7 @@ class Recognizer(BaseEstimator):
         return _as_image_set(np.stack(crops), labels, min_images=min_images)
 
     def _aligned(self, photo, face):
-        from_eyes = ((0.3, 0.4), (0.7, 0.4))
-        grey = np.asarray(photo, dtype=np.float64)
-        if grey.ndim == 3:
-            grey = grey[..., :3] @ np.array([0.299, 0.587, 0.114])
-        return align(grey / (255.0 if np.asarray(photo).dtype == np.uint8 else 1.0),
-                     face.left_eye, face.right_eye, shape=tuple(self.aligned_shape),
-                     eye_positions=from_eyes)  # fmt: skip
+        return align_face(photo, face, shape=tuple(self.aligned_shape))
 
     def identify(self, photo):
         """Every face of an uncropped photo with its name (:data:`UNKNOWN` past ``threshold``).

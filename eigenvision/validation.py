@@ -14,6 +14,7 @@ from numbers import Integral, Real
 import numpy as np
 
 from .eigenspace import Eigenspace
+from .faces import window_shape
 from .finder import FaceFinder
 from .modular import FeatureDetector
 from .neighbors import METRICS
@@ -180,6 +181,8 @@ def _check_feature_detector(detector):
 def _check_face_finder(finder):
     finder.check_parameters()
     window = tuple(int(v) for v in finder.window_)
+    if window != window_shape(finder.iod):
+        raise ValueError(f"FaceFinder: window_ {window} is not the window of iod {finder.iod}")
     for space in (finder.face_space_, finder.nonface_space_):
         check_state(space)
         if tuple(space.image_shape_) != window:

@@ -99,8 +99,8 @@ def test_att_is_offered_when_the_data_are_there(att):
     assert "AT&T faces" in _every_set()
 
 
-def test_page_errors_are_words_not_tracebacks(monkeypatch):
-    """The app's config hides tracebacks and the deploy button; a failing page says why."""
+def test_the_config_hides_tracebacks_and_the_deploy_button():
+    """What the server shows when a page fails anyway: no traceback, no deploy button."""
     config = (ROOT / ".streamlit" / "config.toml").read_text()
     assert "showErrorDetails = false" in config and 'toolbarMode = "viewer"' in config
 
@@ -227,3 +227,64 @@ def test_browser_slider_morphs_and_upload_detects(browser, tmp_path):
     _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, '[data-testid="stDataFrame"]'))
     assert "Traceback" not in browser.page_source
     assert _screenshot(browser, "detect.png").stat().st_size > 10000
+
+
+def _zip_of(people):
+    """A zip upload: ``{label: [(H, W) uint8 images]}`` as label/i.png."""
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for label, images in people.items():
+            for i, image in enumerate(images):
+                archive.writestr(f"{label}/{i}.png", _png(image))
+    return buffer.getvalue()
+
+
+def _people(seed, per_person):
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    return {name: [(rng.random((32, 32)) * 255).astype("uint8") for _ in range(per_person)]
+            for name in ("ann", "bob", "cid")}  # fmt: skip
+
+
+@pytest.mark.parametrize("page, key", [("Explore", "explore"), ("Recognise", "recognise"),
+                                       ("Evaluate", "evaluate")])  # fmt: skip
+def test_a_zip_with_two_images_per_person_works_on_every_page(page, key):
+    """Regression: Explore and Recognise crashed with 2 images per class (a slider from 1 to 1),
+    Evaluate on small zips (a per-class eigenspace from one image)."""
+    at = _app(page)
+    at.sidebar.selectbox(key=f"{key}-set").set_value("upload a zip").run()
+    at.sidebar.file_uploader(key=f"{key}-zip").upload("people.zip", _zip_of(_people(0, 2))).run()
+    if page == "Evaluate":
+        at.button[0].click().run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+
+
+def test_one_sessions_zip_never_answers_for_another():
+    """Regression: fitted models of uploaded zips were cached under the name "zip", so a
+    second upload was explained by the first upload's eigenspace."""
+    captions = []
+    for seed in (1, 2):
+        at = _app("Explore")
+        at.sidebar.selectbox(key="explore-set").set_value("upload a zip").run()
+        at.sidebar.file_uploader(key="explore-zip").upload("p.zip", _zip_of(_people(seed, 4))).run()
+        at.sidebar.slider(key="explore-k").set_value(2).run()
+        assert not at.exception
+        captions.append(next(c.value for c in at.caption if "components keep" in c.value))
+    assert captions[0] != captions[1]
+
+
+def test_a_16_megapixel_upload_is_searched_reduced():
+    """Regression: a 16-megapixel photo on the Detect page took 30-53 s and 3 GB."""
+    import numpy as np
+
+    ramp = np.add.outer(np.arange(4000), np.arange(4000)) % 256
+    at = _app("Detect")
+    at.sidebar.file_uploader(key="detect-upload").upload(
+        "big.png", _png(ramp.astype("uint8")), "image/png"
+    ).run()
+    assert not at.exception, at.exception
+    assert any("Searched at 0.26" in c.value for c in at.caption)

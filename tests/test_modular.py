@@ -6,7 +6,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 import eigenvision as ev
 from eigenvision.evaluate import error_fractions, eye_error
-from eigenvision.modular import _unit_patches
+from eigenvision.normalize import unit_norm
 
 
 @pytest.fixture(scope="module")
@@ -100,7 +100,7 @@ def test_template_detector_scores_distance_to_the_mean_patch(folds, rng):
     assert space.components_.shape[0] == 0
     image = rng.random((40, 50))
     windows = sliding_window_view(image, space.image_shape_)
-    flat = _unit_patches(windows.reshape(-1, *space.image_shape_)).reshape(-1, space.mean_.size)
+    flat = unit_norm(windows.reshape(-1, *space.image_shape_)).reshape(-1, space.mean_.size)
     expected = np.sum((flat - space.mean_) ** 2, axis=1).reshape(windows.shape[:2])
     np.testing.assert_allclose(
         detector.feature_map(image, "left_eye"), expected, rtol=1e-9, atol=1e-12

@@ -21,7 +21,6 @@ import numpy as np
 
 from .. import datasets, evaluate
 from ..faces import face_box
-from ..io import load_image
 from ..photos import default_finder, helen_split
 from ..plot import rate_curves, roc
 from ._common import Run, data_env, parser, steps
@@ -79,9 +78,7 @@ def main(argv=None):
     seconds = {name: [] for name in found}
     truths, errors = [], {"locator, true box": [], "finder's own box": [], "OpenCV eye cascade": []}
     for _, image_path, pts_path in steps(files, args, "photos"):
-        image = load_image(image_path, max_side=args.max_side)
-        full = _full_size(image_path)
-        points = datasets.read_pts(pts_path) * (np.array(image.shape) / np.array(full))[::-1]
+        image, points = datasets.load_helen_photo(image_path, pts_path, max_side=args.max_side)
         marks = datasets.face_landmarks(points)
         left, right = marks["left_eye"], marks["right_eye"]
         iod = float(np.linalg.norm(right - left))
@@ -155,13 +152,6 @@ def _rate_at(alarms, rate, limit):
     """The best detection rate with at most ``limit`` false alarms per photo."""
     allowed = alarms <= limit + 1e-12
     return float(rate[allowed].max()) if allowed.any() else 0.0
-
-
-def _full_size(path):
-    from PIL import Image
-
-    with Image.open(path) as header:
-        return header.size[::-1]
 
 
 if __name__ == "__main__":
