@@ -136,13 +136,10 @@ def sample_picture(name: str) -> np.ndarray:
     -------
     (H, W) ndarray
     """
-    picture = np.asarray(getattr(skimage_data, name)())
-    if picture.ndim == 3:
-        picture = to_gray(picture[..., :3])
-    return picture.astype(np.float64) / (255.0 if picture.dtype == np.uint8 else 1.0)
+    return to_gray(getattr(skimage_data, name)()).astype(np.float64)  # RGBA: on white
 
 
-def build_finder(root=None, *, n_backgrounds=150, seed=0) -> FaceFinder:
+def build_finder(root=None, *, n_backgrounds=150) -> FaceFinder:
     """The recipe of the shipped finder: HELEN's training photos and IMM, mined backgrounds.
 
     Positives: the HELEN faces of the training photos (:func:`helen_split`)
@@ -158,9 +155,6 @@ def build_finder(root=None, *, n_backgrounds=150, seed=0) -> FaceFinder:
         The folder holding ``helen_train/`` and ``imm_frontal/`` (default
         ``$EIGENVISION_DATA``).
     n_backgrounds : int, default 150
-    seed : int, default 0
-        Unused by the deterministic recipe; kept for the command line's
-        common options.
 
     Returns
     -------

@@ -135,3 +135,21 @@ def test_unknown_feature_names_are_named(rng):
     ):
         with pytest.raises(ValueError, match="knows .* not 'left_ear'"):
             call()
+
+
+def test_nan_boxes_and_empty_input_are_named(rng):
+    """Regression: a NaN face box and empty input escaped as foreign errors."""
+    faces = rng.random((4, 60, 60)).astype(np.float32)
+    marks = {"left_eye": [[20.0, 25.0]] * 4, "right_eye": [[40.0, 25.0]] * 4,
+             "nose": [[30.0, 35.0]] * 4, "mouth": [[30.0, 45.0]] * 4}  # fmt: skip
+    detector = ev.FeatureDetector(iod=10, rotations=(0,), scales=(1,)).fit(
+        ev.ImageSet(faces, np.array([0, 0, 1, 1]), landmarks=marks)
+    )
+    with pytest.raises(ValueError, match="box must be finite"):
+        detector.locate(faces[0], box=(0, 0, float("nan"), 40))
+    with pytest.raises(ValueError, match="gallery is empty"):
+        ev.NearestNeighbor().fit(np.empty((0, 3)))
+    with pytest.raises(ValueError, match="at least 2 images"):
+        ev.Recognizer(2).fit(np.empty((0, 4, 4)), np.array([]))
+    with pytest.raises(ValueError, match="n, d >= 2"):
+        ev.select_rank(np.empty((0, 5)))
