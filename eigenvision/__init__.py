@@ -15,6 +15,7 @@ from ._errors import (
     NotFittedError,
 )
 from ._version import __version__
+from .bayesian import BayesianSpace
 from .detection import Detection, detect, dffs_map, difs_map, likelihood_map
 from .eigenspace import Eigenspace
 from .faces import align_face, face_box, face_windows, window_eyes
@@ -61,6 +62,7 @@ __all__ = [
     "likelihood_map",
     "Eigenspace",
     "FisherSpace",
+    "BayesianSpace",
     "Face",
     "FaceFinder",
     "find_faces",

@@ -20,6 +20,7 @@ import numpy as np
 from ._errors import ModelFileError, NotFittedError
 from ._files import atomic_write
 from ._version import __version__
+from .bayesian import BayesianSpace
 from .eigenspace import Eigenspace
 from .finder import FaceFinder
 from .fisher import FisherSpace
@@ -39,6 +40,7 @@ _MODELS = {
     for cls in (
         Eigenspace,
         FisherSpace,
+        BayesianSpace,
         KernelPCA,
         ProbabilisticPCA,
         PixelStandardizer,
@@ -62,7 +64,7 @@ def save(model, path) -> Path:
     Parameters
     ----------
     model : fitted estimator
-        An :class:`Eigenspace`, :class:`FisherSpace`, :class:`KernelPCA`,
+        An :class:`Eigenspace`, :class:`FisherSpace`, :class:`BayesianSpace`, :class:`KernelPCA`,
         :class:`ProbabilisticPCA`, :class:`PixelStandardizer`,
         :class:`Recognizer` or :class:`FeatureDetector`.
     path : path-like

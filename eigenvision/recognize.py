@@ -13,10 +13,12 @@ from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
+from scipy.special import expit
 from sklearn.base import BaseEstimator, clone
 from sklearn.utils import get_tags
 
 from ._base import check_fitted
+from .bayesian import BayesianSpace
 from .eigenspace import Eigenspace
 from .evaluate import recognition_rate
 from .faces import align_face
@@ -31,7 +33,7 @@ __all__ = ["UNKNOWN", "METHODS", "Recognizer", "Verification", "nearest_subspace
 UNKNOWN = "unknown"
 
 #: The recognition methods (presets of the feature a :class:`Recognizer` builds).
-METHODS = ("eigenfaces", "fisherfaces", "modular", "combined")
+METHODS = ("eigenfaces", "fisherfaces", "bayesian", "modular", "combined")
 _GLOBAL = "face"  # name of the whole-face block in block_names_
 
 
@@ -46,11 +48,16 @@ class Verification:
         To the nearest enrolled image of the claimed label, in the metric's units.
     threshold : float or None
         The threshold the decision used (None: every claim is accepted).
+    probability : float or None
+        ``P(same person | difference)`` of the best-matching image of the
+        claimed label, where the method has one (``"bayesian"`` with the
+        Euclidean metric: the MAP similarity); None otherwise.
     """
 
     accepted: bool
     distance: float
     threshold: float | None
+    probability: float | None = None
 
 
 class Recognizer(BaseEstimator):
@@ -60,10 +67,15 @@ class Recognizer(BaseEstimator):
     ----------
     n_components : int or float, default 20
         Eigenspace size (for ``"fisherfaces"``: discriminant directions,
-        at most classes - 1; None means all).
-    method : {"eigenfaces", "fisherfaces", "modular", "combined"}, default "eigenfaces"
+        at most classes - 1; for ``"bayesian"``: intrapersonal components;
+        None means all).
+    method : {"eigenfaces", "fisherfaces", "bayesian", "modular", "combined"}, default "eigenfaces"
         The feature: :class:`Eigenspace` of the whole face (Turk & Pentland
-        1991), :class:`FisherSpace` (Belhumeur et al. 1997), one eigenspace
+        1991), :class:`FisherSpace` (Belhumeur et al. 1997),
+        :class:`BayesianSpace` (whitened intrapersonal codes, whose nearest
+        neighbour is the maximum-likelihood match of Moghaddam, Jebara &
+        Pentland 2000; :meth:`match_probability` and :meth:`verify` give
+        their MAP similarity), one eigenspace
         per facial feature ("eigenfeatures": the eyes, nose and mouth cut by
         ``detector``; Pentland, Moghaddam & Starner 1994), or both whole
         face and features ("combined"). The presets of ``feature``.
@@ -286,9 +298,11 @@ class Recognizer(BaseEstimator):
         if self.method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
         metric = check_metric(self.metric)
-        if metric.needs_variances and self.method == "fisherfaces" and self.feature is None:
+        if metric.needs_variances and self.method in ("fisherfaces", "bayesian") \
+                and self.feature is None:  # fmt: skip
             raise ValueError(
-                f"metric={self.metric!r} needs eigenspaces (their eigenvalues), not fisherfaces"
+                f"metric={self.metric!r} needs eigenspaces (their eigenvalues), not "
+                f"{self.method} (bayesian codes are whitened already: use 'euclidean')"
             )
         if self.feature is not None and self.method == "modular":
             raise ValueError(
@@ -319,6 +333,8 @@ class Recognizer(BaseEstimator):
             return clone(self.feature)
         if self.method == "fisherfaces":
             return FisherSpace(n_components=self.n_components)
+        if self.method == "bayesian":
+            return BayesianSpace(n_components=self.n_components)
         if self.method in ("eigenfaces", "combined"):
             return Eigenspace(n_components=self.n_components)
         return None
@@ -553,7 +569,50 @@ class Recognizer(BaseEstimator):
         distance = float(self._metric_distance(euclidean))
         threshold = self._checked_threshold()
         accepted = threshold is None or distance <= threshold
-        return Verification(bool(accepted), distance, threshold)
+        probability = None
+        if self._has_probability:
+            probability = float(expit(self.feature_.log_odds(difference).max()))
+        return Verification(bool(accepted), distance, threshold, probability)
+
+    @property
+    def _has_probability(self):
+        """Whether gallery code differences have a MAP probability (bayesian, Euclidean)."""
+        return (
+            hasattr(self.feature_, "log_odds") and not self.feature_spaces_
+            and check_metric(self.metric).name == "euclidean"
+        )  # fmt: skip
+
+    def match_probability(self, images):
+        """``P(same person | difference)`` of each probe and each enrolled person.
+
+        The MAP similarity (Moghaddam, Jebara & Pentland 2000) of the
+        probe's best-matching enrolled image of each person; for
+        ``method="bayesian"`` with the Euclidean metric. Each entry answers
+        "is the probe this person?" on its own: rows need not sum to 1, and
+        a row of small values says "none of them".
+
+        Parameters
+        ----------
+        images : (H, W) or (m, H, W) ndarray or ImageSet
+            Probes (see :meth:`kneighbors`).
+
+        Returns
+        -------
+        (m, n_classes) ndarray
+            Columns in the order of ``classes_``.
+        """
+        check_fitted(self, "gallery_")
+        if not self._has_probability:
+            raise ValueError(
+                "match probabilities need method='bayesian' with metric='euclidean' "
+                f"(got method={self.method!r}, metric={self.metric!r})"
+            )
+        codes = self._probe_codes(images)
+        log_odds = self.feature_.pairwise_log_odds(codes, self.gallery_)
+        columns = np.searchsorted(self.classes_, self.gallery_labels_)
+        best = np.full((len(codes), len(self.classes_)), -np.inf)
+        np.maximum.at(best.T, columns, log_odds.T)
+        return expit(best)
 
     def _checked_threshold(self):
         """``threshold`` as a float, refused when it is not a number (NaN accepts everyone)."""

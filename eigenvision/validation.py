@@ -13,6 +13,7 @@ from numbers import Integral, Real
 
 import numpy as np
 
+from .bayesian import BayesianSpace
 from .eigenspace import Eigenspace
 from .faces import window_shape
 from .finder import FaceFinder
@@ -62,6 +63,8 @@ def check_state(model) -> None:
     _check_subspace(model)
     if isinstance(model, Eigenspace):
         _check_eigenspace(model)
+    if isinstance(model, BayesianSpace):
+        _check_bayesian(model)
     if isinstance(model, Recognizer):
         _check_recognizer(model)
     if isinstance(model, FeatureDetector):
@@ -108,6 +111,19 @@ def _check_eigenspace(space):
         raise ValueError("Eigenspace.explained_variance_ratio_ does not match its components")
     if not (isinstance(space.noise_variance_, Real) and space.noise_variance_ >= 0):
         raise ValueError(f"Eigenspace.noise_variance_ must be >= 0, got {space.noise_variance_!r}")
+
+
+def _check_bayesian(space):
+    m = space.components_.shape[0]
+    for key in ("intra_variances_", "extra_variances_"):
+        values = getattr(space, key)
+        if values.shape != (m,) or not np.all(values > 0):
+            raise ValueError(f"BayesianSpace.{key} must be ({m},) positive variances")
+    if space.intra_to_extra_.shape != (m, m):
+        raise ValueError(f"BayesianSpace.intra_to_extra_ must be ({m}, {m})")
+    if not (isinstance(space.intra_prior, Real) and 0 < space.intra_prior < 1):
+        raise ValueError(f"BayesianSpace.intra_prior must lie in (0, 1), got {space.intra_prior!r}")
+    check_state(space.pca_)
 
 
 def _check_recognizer(model):

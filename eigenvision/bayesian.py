@@ -1,0 +1,306 @@
+"""Bayesian face matching: Gaussian models of intrapersonal and extrapersonal differences."""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+import numpy as np
+from scipy.special import expit
+
+from ._base import SubspaceModel, check_fitted
+from .eigenspace import Eigenspace
+
+__all__ = ["BayesianSpace"]
+
+
+class BayesianSpace(SubspaceModel):
+    """Intrapersonal / extrapersonal difference models (Moghaddam, Jebara & Pentland 2000).
+
+    A face difference ``delta = x_1 - x_2`` is either intrapersonal
+    (``Omega_I``: two images of one person) or extrapersonal (``Omega_E``).
+    Each class of differences is a zero-mean Gaussian whose covariance is an
+    eigenspace plus isotropic noise: the ``k`` leading eigenvalues
+    ``lambda_i`` and ``rho``, the mean of the others (the full likelihood,
+    DIFS + DFFS / rho, of Moghaddam & Pentland 1997). As in Fisherfaces, both
+    live in the space of a PCA step fitted first, where the ``n - c``
+    dimensions the training data span keep the covariances estimable
+    (Wang & Tang 2004 show this "PCA then Bayes" order helps).
+
+    :meth:`transform` gives the *whitened intrapersonal codes*
+    ``y = Sigma_I^(-1/2) V (x - m)``; the squared Euclidean distance between
+    two codes is ``delta^T Sigma_I^(-1) delta``, so the nearest neighbour of
+    a probe among gallery codes is exactly the gallery image of maximum
+    likelihood ``P(delta | Omega_I)`` (the paper's ML similarity). The MAP
+    similarity ``P(Omega_I | delta)`` (:meth:`intra_probability`) weighs
+    it against the extrapersonal likelihood and the prior.
+
+    Both covariances come from every pair of training images without
+    forming a pair: over the pairs of a class, ``sum (x_i - x_j)(x_i -
+    x_j)^T = n_c S_c`` (``S_c`` its scatter about its mean), and over all
+    pairs ``n S``, so the intrapersonal covariance is ``sum_c n_c S_c /
+    sum_c C(n_c, 2)`` and the extrapersonal one ``(n S - sum_c n_c S_c) /
+    (C(n, 2) - sum_c C(n_c, 2))``.
+
+    Parameters
+    ----------
+    n_components : int, default 20
+        Intrapersonal principal components ``k_I``; less than the PCA
+        dimension.
+    extra_components : int, optional
+        Extrapersonal principal components ``k_E`` (default
+        ``n_components``).
+    pca_components : int, optional
+        Dimension of the PCA step; default ``min(n - c, d)`` (``c`` classes),
+        the dimension the intrapersonal differences span.
+    intra_prior : float, default 0.5
+        ``P(Omega_I)``, the prior that a compared pair is one person (0.5:
+        a verification claim as likely true as not).
+
+    Attributes
+    ----------
+    mean_ : (d,) ndarray
+    components_ : (m, d) ndarray
+        ``Sigma_I^(-1/2) V``: rows map centred images to whitened
+        intrapersonal codes (not orthonormal).
+    pca_ : Eigenspace
+        The PCA step (``m = pca_components`` components).
+    intra_variances_ : (m,) ndarray
+        Intrapersonal eigenvalues, the ``k_I`` largest then ``rho_I``
+        repeated (the covariance the codes are whitened by).
+    extra_variances_ : (m,) ndarray
+        Extrapersonal eigenvalues, ``k_E`` then ``rho_E``.
+    intra_to_extra_ : (m, m) ndarray
+        Maps a difference of intrapersonal codes to the difference of
+        extrapersonal (whitened) codes.
+    n_components_ : int
+        ``m``, the length of the codes.
+    classes_ : (c,) ndarray
+
+    References
+    ----------
+    B. Moghaddam, T. Jebara and A. Pentland (2000), Bayesian face
+    recognition, Pattern Recognition 33(11). B. Moghaddam and A. Pentland
+    (1997), Probabilistic visual learning for object representation, IEEE
+    TPAMI 19(7). X. Wang and X. Tang (2004), A unified framework for subspace
+    face recognition, IEEE TPAMI 26(9).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> people = rng.normal(size=(5, 30))
+    >>> X = np.repeat(people, 4, axis=0) + 0.1 * rng.normal(size=(20, 30))
+    >>> y = np.repeat(np.arange(5), 4)
+    >>> space = BayesianSpace(n_components=3).fit(X, y)
+    >>> space.transform(X).shape
+    (20, 15)
+    >>> same = space.intra_probability(X[[0]], X[[1]])[0]
+    >>> other = space.intra_probability(X[[0]], X[[4]])[0]
+    >>> bool(same > 0.99 and other < 0.01)
+    True
+    """
+
+    def __init__(self, n_components=20, *, extra_components=None, pca_components=None,
+                 intra_prior=0.5):  # fmt: skip
+        self.n_components = n_components
+        self.extra_components = extra_components
+        self.pca_components = pca_components
+        self.intra_prior = intra_prior
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
+
+    def fit(self, X, y):
+        """Fit the PCA step and both difference models on labelled images.
+
+        Parameters
+        ----------
+        X : (n, d) ndarray, (n, H, W) image stack or ImageSet
+        y : (n,) array-like
+            Person labels; at least 2 people and one with two images or more.
+
+        Returns
+        -------
+        self
+        """
+        if y is None:
+            raise ValueError("BayesianSpace requires y to be passed, but the target y is None")
+        X, y = self._validate_fit(X, y)
+        classes, codes = np.unique(y, return_inverse=True)
+        n, c = len(X), len(classes)
+        if c < 2:
+            raise ValueError(f"BayesianSpace needs at least 2 people, got {c}")
+        if n - c < 2:
+            raise ValueError(
+                f"BayesianSpace needs intrapersonal differences: {n} images of {c} people "
+                "span n - c < 2 dimensions of them; add more images per person"
+            )
+        if not (isinstance(self.intra_prior, Real) and 0.0 < self.intra_prior < 1.0):
+            raise ValueError(f"intra_prior must lie in (0, 1), got {self.intra_prior!r}")
+        m = min(n - c, X.shape[1]) if self.pca_components is None else self.pca_components
+        largest = min(n - 1, X.shape[1])
+        if isinstance(m, bool) or not isinstance(m, Integral) or not 2 <= m <= largest:
+            raise ValueError(
+                f"pca_components={m!r} must be an int in [2, min(n - 1, d) = {largest}]"
+            )
+        k_intra = _checked_rank("n_components", self.n_components, m)
+        k_extra = _checked_rank(
+            "extra_components",
+            self.n_components if self.extra_components is None else self.extra_components,
+            m,
+        )
+        pca = Eigenspace(n_components=m).fit(X)
+        Z = pca.transform(X).astype(np.float64)
+        intra, extra = _pair_covariances(Z, codes)
+        intra_values, intra_vectors = _regularised_spectrum(intra, k_intra)
+        extra_values, extra_vectors = _regularised_spectrum(extra, k_extra)
+        whiten = intra_vectors / np.sqrt(intra_values)  # (m, m): Z @ whiten are the codes
+        self.pca_ = pca
+        self.mean_ = pca.mean_
+        self.components_ = (whiten.T @ pca.components_.astype(np.float64)).astype(X.dtype)
+        self.intra_variances_ = intra_values
+        self.extra_variances_ = extra_values
+        # codes = Z W_I with W_I = U_I L_I^(-1/2), so Z = codes L_I^(1/2) U_I^T and the
+        # extrapersonal codes are Z U_E L_E^(-1/2).
+        self.intra_to_extra_ = (
+            (intra_vectors * np.sqrt(intra_values)).T @ extra_vectors / np.sqrt(extra_values)
+        )
+        self.classes_ = classes
+        self.n_components_ = m
+        return self
+
+    def transform(self, X):
+        """Whitened intrapersonal codes: ``(n, d)`` or ``(n, H, W)`` -> ``(n, m)``.
+
+        Parameters
+        ----------
+        X : (n, d) ndarray or (n, H, W) image stack
+
+        Returns
+        -------
+        (n, m) ndarray
+            Squared Euclidean distances between codes are intrapersonal
+            Mahalanobis distances.
+        """
+        check_fitted(self)
+        return self._project(X)[1]
+
+    def log_odds(self, code_differences):
+        """``log P(Omega_I | delta) / P(Omega_E | delta)`` from differences of codes.
+
+        Parameters
+        ----------
+        code_differences : (n, m) ndarray
+            ``transform(x_1) - transform(x_2)`` for each pair.
+
+        Returns
+        -------
+        (n,) ndarray
+            ``log P(delta | Omega_I) - log P(delta | Omega_E)`` plus the
+            log prior ratio; positive means "more likely the same person".
+        """
+        delta = self._checked_codes(code_differences, "code_differences")
+        extra_codes = delta @ self.intra_to_extra_
+        return self._from_distances(
+            np.einsum("ij,ij->i", delta, delta), np.einsum("ij,ij->i", extra_codes, extra_codes)
+        )
+
+    def pairwise_log_odds(self, codes_a, codes_b):
+        """:meth:`log_odds` of every pair of two sets of codes.
+
+        Parameters
+        ----------
+        codes_a : (na, m) ndarray
+        codes_b : (nb, m) ndarray
+            Outputs of :meth:`transform`.
+
+        Returns
+        -------
+        (na, nb) ndarray
+        """
+        a = self._checked_codes(codes_a, "codes_a")
+        b = self._checked_codes(codes_b, "codes_b")
+        to_extra = self.intra_to_extra_
+        return self._from_distances(_squared_distances(a, b),
+                                    _squared_distances(a @ to_extra, b @ to_extra))  # fmt: skip
+
+    def _checked_codes(self, codes, name):
+        check_fitted(self)
+        codes = np.asarray(codes, dtype=np.float64)
+        if codes.ndim != 2 or codes.shape[1] != self.n_components_:
+            raise ValueError(f"{name} must be (n, {self.n_components_}), got shape {codes.shape}")
+        return codes
+
+    def _from_distances(self, intra, extra):
+        """Log odds from squared whitened distances under each model."""
+        log_det = np.sum(np.log(self.intra_variances_)) - np.sum(np.log(self.extra_variances_))
+        prior = np.log(self.intra_prior) - np.log1p(-self.intra_prior)
+        return -0.5 * (intra - extra + log_det) + prior
+
+    def intra_probability(self, X1, X2):
+        """The MAP similarity ``P(Omega_I | x_1 - x_2)`` of image pairs.
+
+        Parameters
+        ----------
+        X1, X2 : (n, d) ndarray or (n, H, W) image stack
+            Row ``i`` of each forms pair ``i``.
+
+        Returns
+        -------
+        (n,) ndarray
+            Probability that each pair shows one person, in [0, 1].
+        """
+        codes1, codes2 = self.transform(X1), self.transform(X2)
+        if codes1.shape != codes2.shape:
+            raise ValueError(
+                f"X1 and X2 must hold as many images, got {len(codes1)} and {len(codes2)}"
+            )
+        return expit(self.log_odds(codes1.astype(np.float64) - codes2))
+
+
+def _squared_distances(a, b):
+    """``||a_i - b_j||^2`` (na, nb), by the Gram expansion, clipped at 0."""
+    norms_a, norms_b = np.einsum("ij,ij->i", a, a), np.einsum("ij,ij->i", b, b)
+    return np.maximum(norms_a[:, None] + norms_b - 2 * (a @ b.T), 0.0)
+
+
+def _checked_rank(name, value, m):
+    if isinstance(value, bool) or not isinstance(value, Integral) or not 1 <= value < m:
+        raise ValueError(
+            f"{name}={value!r} must be an int in [1, {m - 1}]: fewer than the PCA step's "
+            f"{m} dimensions, so that the noise variance rho has directions to average over"
+        )
+    return int(value)
+
+
+def _pair_covariances(Z, codes):
+    """Covariances of intrapersonal and extrapersonal pair differences of ``Z`` (n, m)."""
+    n = len(Z)
+    counts = np.bincount(codes).astype(np.float64)
+    means = np.zeros((len(counts), Z.shape[1]))
+    np.add.at(means, codes, Z)
+    means /= counts[:, None]
+    within = Z - means[codes]
+    # sum over pairs of a class of (x_i - x_j)(x_i - x_j)^T = n_c * its scatter.
+    intra_sum = (within * counts[codes][:, None]).T @ within
+    centred = Z - Z.mean(axis=0)
+    total_sum = n * centred.T @ centred
+    intra_pairs = float(np.sum(counts * (counts - 1) / 2))
+    extra_pairs = n * (n - 1) / 2 - intra_pairs
+    return intra_sum / intra_pairs, (total_sum - intra_sum) / extra_pairs
+
+
+def _regularised_spectrum(covariance, k):
+    """Eigenvalues (largest first) with all but the ``k`` largest replaced by their mean ``rho``."""
+    values, vectors = np.linalg.eigh(covariance)
+    values, vectors = np.maximum(values[::-1], 0.0), vectors[:, ::-1]
+    rho = float(values[k:].mean())
+    floor = max(float(values[0]), np.finfo(float).tiny) * np.finfo(float).eps
+    if rho <= floor:
+        raise ValueError(
+            f"the differences span only {int(np.sum(values > floor))} dimensions: keep fewer "
+            f"than {k} components or give more images per person"
+        )
+    return np.concatenate([values[:k], np.full(len(values) - k, rho)]), vectors
