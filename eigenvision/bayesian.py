@@ -143,7 +143,8 @@ class BayesianSpace(SubspaceModel):
         largest = min(n - 1, X.shape[1])
         if isinstance(m, bool) or not isinstance(m, Integral) or not 2 <= m <= largest:
             raise ValueError(
-                f"pca_components={m!r} must be an int in [2, min(n - 1, d) = {largest}]"
+                f"pca_components={m!r} must be an int in [2, min(n - 1, d) = {largest}] "
+                f"(n_samples={n}, n_features={X.shape[1]})"
             )
         k_intra = _checked_rank("n_components", self.n_components, m)
         k_extra = _checked_rank(

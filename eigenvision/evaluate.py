@@ -20,6 +20,8 @@ __all__ = [
     "eer",
     "recognition_rate",
     "rank_curve",
+    "open_set_roc",
+    "rate_at",
     "cross_validate",
     "detection_roc",
     "detection_rate_at",
@@ -222,6 +224,78 @@ def rank_curve(y_true, neighbor_labels, max_rank: int | None = None):
             ranks[i] = hits[0] + 1
     width = max_rank or neighbor_labels.shape[1]
     return np.array([np.mean(ranks <= r) for r in range(1, width + 1)])
+
+
+def open_set_roc(genuine_scores, genuine_correct, impostor_scores):
+    """Open-set identification ROC: detection-and-identification rate against false alarms.
+
+    A probe is accepted when its score (higher: more confident, as
+    elsewhere here; pass ``-distance``) reaches the threshold. A genuine
+    probe (its person enrolled) counts when it is accepted *and* named
+    correctly; an impostor (not enrolled) is a false alarm when accepted at
+    all. The watch-list ROC of Phillips, Grother & Micheals (2005, Evaluation
+    methods in face recognition, Handbook of Face Recognition) and FRVT 2002.
+
+    Parameters
+    ----------
+    genuine_scores : (g,) array-like
+        Score of each genuine probe's answer (e.g. minus its nearest distance).
+    genuine_correct : (g,) array-like of bool
+        Whether that answer names the right person (rank-1 correct).
+    impostor_scores : (i,) array-like
+        Score of each impostor probe's answer.
+
+    Returns
+    -------
+    far : (m,) ndarray
+        False-alarm rate at each threshold, rising from 0.
+    dir : (m,) ndarray
+        Detection-and-identification rate (TAR of the issue tracker's wording).
+    thresholds : (m,) ndarray
+        Decreasing; the first is ``+inf`` (nothing accepted).
+
+    Examples
+    --------
+    >>> far, dir_, _ = open_set_roc([3.0, 2.0, 1.0], [True, False, True], [1.5, 0.0])
+    >>> far.tolist(), dir_.round(3).tolist()
+    ([0.0, 0.0, 0.0, 0.5, 0.5, 1.0], [0.0, 0.333, 0.333, 0.333, 0.667, 0.667])
+    """
+    genuine = _real(np.asarray(genuine_scores, dtype=np.float64).ravel(), "genuine_scores")
+    correct = np.asarray(genuine_correct, dtype=bool).ravel()
+    impostor = _real(np.asarray(impostor_scores, dtype=np.float64).ravel(), "impostor_scores")
+    if correct.shape != genuine.shape:
+        raise ValueError(
+            f"genuine_correct has {correct.size} values for {genuine.size} genuine scores"
+        )
+    if genuine.size == 0 or impostor.size == 0:
+        raise ValueError("an open-set ROC needs genuine and impostor probes, at least one each")
+    if np.isnan(genuine).any() or np.isnan(impostor).any():
+        raise ValueError("scores hold NaN; every probe needs a score")
+    thresholds = np.concatenate([[np.inf], np.unique(np.concatenate([genuine, impostor]))[::-1]])
+    # accepted at threshold t: score >= t; counts by sorting once.
+    def accepted(scores):
+        return scores.size - np.searchsorted(np.sort(scores), thresholds, side="left")
+
+    return accepted(impostor) / impostor.size, accepted(genuine[correct]) / genuine.size, thresholds
+
+
+def rate_at(far, rate, target: float) -> float:
+    """The highest ``rate`` reached with ``far <= target`` (e.g. TAR at FAR 1%).
+
+    Parameters
+    ----------
+    far, rate : (m,) array-like
+        An ROC (:func:`roc_curve` or :func:`open_set_roc`).
+    target : float
+        The false-alarm rate allowed.
+
+    Returns
+    -------
+    float
+    """
+    far, rate = np.asarray(far, dtype=np.float64), np.asarray(rate, dtype=np.float64)
+    allowed = far <= target
+    return float(rate[allowed].max()) if allowed.any() else 0.0
 
 
 def cross_validate(model, imageset: ImageSet, *, scheme="kfold", n_splits=5, k=5, seed=0,

@@ -116,3 +116,25 @@ def test_long_loops_show_progress_on_a_terminal_only(monkeypatch, rng):
     monkeypatch.setattr(sys, "stderr", quiet)
     ev.evaluate.cross_validate(ev.Recognizer(3), faces, scheme="loo")  # progress off by default
     assert quiet.getvalue() == ""
+
+
+def test_open_set_roc_equals_a_threshold_loop():
+    rng = np.random.default_rng(0)
+    genuine = np.round(rng.normal(1.0, 1.0, 300), 1)  # rounded: ties between and within sets
+    correct = rng.random(300) < 0.9
+    impostor = np.round(rng.normal(-1.0, 1.0, 200), 1)
+    far, dir_, thresholds = evaluate.open_set_roc(genuine, correct, impostor)
+    assert thresholds[0] == np.inf and np.all(np.diff(thresholds) < 0)
+    for t, f, d in zip(thresholds, far, dir_, strict=True):
+        assert f == np.mean(impostor >= t)
+        assert d == np.mean((genuine >= t) & correct)
+    assert far[-1] == 1.0 and dir_[-1] == correct.mean()
+    # rate_at: the best detection-and-identification rate within the false-alarm budget
+    for target in (0.0, 0.01, 0.1, 0.5):
+        expected = max(np.mean((genuine >= t) & correct) for t in np.r_[np.inf, genuine, impostor]
+                       if np.mean(impostor >= t) <= target)  # fmt: skip
+        assert evaluate.rate_at(far, dir_, target) == expected
+    with pytest.raises(ValueError, match="NaN"):
+        evaluate.open_set_roc([np.nan], [True], [0.0])
+    with pytest.raises(ValueError, match="impostor"):
+        evaluate.open_set_roc([1.0], [True], [])

@@ -13,6 +13,7 @@ import eigenvision as ev
         ev.Eigenspace(2, solver="covariance", whiten=True),
         ev.KernelPCA(2),
         ev.FisherSpace(),
+        ev.BayesianSpace(1),
         ev.ProbabilisticPCA(1),
     ]
 )
