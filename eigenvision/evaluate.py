@@ -22,6 +22,7 @@ __all__ = [
     "rank_curve",
     "open_set_roc",
     "rate_at",
+    "threshold_at",
     "cross_validate",
     "detection_roc",
     "detection_rate_at",
@@ -296,6 +297,38 @@ def rate_at(far, rate, target: float) -> float:
     far, rate = np.asarray(far, dtype=np.float64), np.asarray(rate, dtype=np.float64)
     allowed = far <= target
     return float(rate[allowed].max()) if allowed.any() else 0.0
+
+
+def threshold_at(impostor_scores, far: float) -> float:
+    """The lowest threshold that accepts at most ``far`` of the impostors (``score >= t``).
+
+    Calibrates an open-set decision from impostor probes (people not
+    enrolled): with ``n`` of them, ``floor(far n)`` may be accepted.
+
+    Parameters
+    ----------
+    impostor_scores : (n,) array-like
+        Higher: more confident (pass ``-distance``).
+    far : float
+        False-accept rate allowed, in ``[0, 1)``.
+
+    Returns
+    -------
+    float
+        Just above the ``(floor(far n) + 1)``-th highest impostor score.
+
+    Examples
+    --------
+    >>> threshold_at([0.1, 0.9, 0.5, 0.3], far=0.25) > 0.5
+    True
+    """
+    if not (isinstance(far, (int, float, np.floating)) and 0.0 <= far < 1.0):
+        raise ValueError(f"far must lie in [0, 1), got {far!r}")
+    scores = _real(np.asarray(impostor_scores).ravel(), "impostor_scores")
+    if scores.size == 0 or np.isnan(scores).any():
+        raise ValueError("calibration needs impostor scores, none of them NaN")
+    allowed = int(np.floor(far * scores.size))
+    return float(np.nextafter(np.sort(scores)[::-1][allowed], np.inf))
 
 
 def cross_validate(model, imageset: ImageSet, *, scheme="kfold", n_splits=5, k=5, seed=0,

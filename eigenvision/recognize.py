@@ -20,7 +20,7 @@ from sklearn.utils import get_tags
 from ._base import check_fitted
 from .bayesian import BayesianSpace
 from .eigenspace import Eigenspace
-from .evaluate import recognition_rate
+from .evaluate import recognition_rate, threshold_at
 from .faces import align_face
 from .fisher import FisherSpace
 from .imageset import ImageSet
@@ -582,7 +582,57 @@ class Recognizer(BaseEstimator):
             and check_metric(self.metric).name == "euclidean"
         )  # fmt: skip
 
-    def match_probability(self, images):
+    def pairwise_distances(self, images_a, images_b=None):
+        """Distances (in the metric's units) between every pair of two sets of images.
+
+        For verification protocols (every pair of a set: ``images_b=None``)
+        and for comparing faces neither of which is enrolled.
+
+        Parameters
+        ----------
+        images_a : (m, H, W) ndarray or ImageSet
+        images_b : (n, H, W) ndarray or ImageSet, optional
+            Default ``images_a``.
+
+        Returns
+        -------
+        (m, n) ndarray
+        """
+        codes_a = self._probe_codes(images_a).astype(np.float64)
+        codes_b = codes_a if images_b is None else self._probe_codes(images_b).astype(np.float64)
+        norms_a = np.einsum("ij,ij->i", codes_a, codes_a)
+        norms_b = np.einsum("ij,ij->i", codes_b, codes_b)
+        squared = np.maximum(norms_a[:, None] + norms_b - 2 * codes_a @ codes_b.T, 0.0)
+        return self._metric_distance(np.sqrt(squared))
+
+    def pairwise_log_odds(self, images_a, images_b=None):
+        """``log P(same) / P(different)`` of every pair of two sets of images (``"bayesian"``).
+
+        Parameters
+        ----------
+        images_a : (m, H, W) ndarray or ImageSet
+        images_b : (n, H, W) ndarray or ImageSet, optional
+            Default ``images_a``.
+
+        Returns
+        -------
+        (m, n) ndarray
+            The MAP similarity's log odds (:meth:`BayesianSpace.log_odds`).
+        """
+        self._check_probability()
+        codes_a = self._probe_codes(images_a)
+        codes_b = codes_a if images_b is None else self._probe_codes(images_b)
+        return self.feature_.pairwise_log_odds(codes_a, codes_b)
+
+    def _check_probability(self):
+        check_fitted(self, "gallery_")
+        if not self._has_probability:
+            raise ValueError(
+                "match probabilities need method='bayesian' with metric='euclidean' "
+                f"(got method={self.method!r}, metric={self.metric!r})"
+            )
+
+    def match_probability(self, images, *, log_odds=False):
         """``P(same person | difference)`` of each probe and each enrolled person.
 
         The MAP similarity (Moghaddam, Jebara & Pentland 2000) of the
@@ -595,24 +645,22 @@ class Recognizer(BaseEstimator):
         ----------
         images : (H, W) or (m, H, W) ndarray or ImageSet
             Probes (see :meth:`kneighbors`).
+        log_odds : bool, default False
+            Return ``log P(same) / P(different)`` instead of the probability
+            (it keeps its resolution where the probability rounds to 0 or 1).
 
         Returns
         -------
         (m, n_classes) ndarray
             Columns in the order of ``classes_``.
         """
-        check_fitted(self, "gallery_")
-        if not self._has_probability:
-            raise ValueError(
-                "match probabilities need method='bayesian' with metric='euclidean' "
-                f"(got method={self.method!r}, metric={self.metric!r})"
-            )
+        self._check_probability()
         codes = self._probe_codes(images)
-        log_odds = self.feature_.pairwise_log_odds(codes, self.gallery_)
+        pairwise = self.feature_.pairwise_log_odds(codes, self.gallery_)
         columns = np.searchsorted(self.classes_, self.gallery_labels_)
         best = np.full((len(codes), len(self.classes_)), -np.inf)
-        np.maximum.at(best.T, columns, log_odds.T)
-        return expit(best)
+        np.maximum.at(best.T, columns, pairwise.T)
+        return best if log_odds else expit(best)
 
     def _checked_threshold(self):
         """``threshold`` as a float, refused when it is not a number (NaN accepts everyone)."""
@@ -683,10 +731,8 @@ class Recognizer(BaseEstimator):
                 "calibration needs impostor probes: images of people who are not enrolled"
             )
         distances, _ = self.kneighbors(faces[impostor], k=1)
-        nearest = np.sort(distances[:, 0])
-        allowed = int(np.floor(far * len(nearest)))
         # Accept distances strictly below the (allowed + 1)-th smallest impostor distance.
-        self.threshold = float(np.nextafter(nearest[allowed], -np.inf))
+        self.threshold = -threshold_at(-distances[:, 0], far)
         return self.threshold
 
 

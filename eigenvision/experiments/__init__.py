@@ -16,4 +16,5 @@ EXPERIMENTS = (
     "feature_detection_roc",
     "lsa",
     "wild_detection",
+    "open_set",
 )

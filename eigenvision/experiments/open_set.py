@@ -1,0 +1,245 @@
+"""Open set: eigenfaces, Fisherfaces and Bayesian matching name the enrolled, reject others.
+
+Protocol (AT&T): people 1-20 enrolled with images 1-5; the threshold is set
+at 1% false accepts on people 21-30 (all their images); the test probes are
+images 6-10 of the enrolled (genuine) and every image of people 31-40
+(impostors, never seen). Each method's settings (working resolution,
+components, metric) are chosen by 5-fold cross-validation of the rank-1
+rate on the enrolled training images alone. Also: the closed set (all 40
+people, images 1-5 train, 6-10 test, settings by cross-validation on 1-5),
+and verification of same/different pairs of people 21-40 by models trained
+on people 1-20. IMM (12 people, crops aligned on the eyes) follows the same
+protocol with people 1-6 enrolled, 7-9 calibrating and 10-12 impostors.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.model_selection import GridSearchCV, StratifiedKFold
+
+from .. import datasets
+from ..evaluate import auc, eer, open_set_roc, rate_at, roc_curve, threshold_at
+from ..faces import align_face
+from ..imageset import ImageSet
+from ..plot import roc
+from ..recognize import Recognizer
+from ._common import Run, data_env, parser, steps
+
+NAME = "open_set"
+SHAPES = [(28, 23), (56, 46)]
+#: Each method: the Recognizer preset and the grid cross-validation searches.
+GRIDS = {
+    "eigenfaces": {"n_components": [10, 20, 40, 60], "metric": ["euclidean", "cosine"]},
+    "fisherfaces": {"n_components": [None], "metric": ["euclidean", "cosine"]},
+    "bayesian": {"n_components": [5, 10, 20, 40], "metric": ["euclidean", "cosine"]},
+}
+FARS = (0.01, 0.001)
+
+
+def att_groups():
+    """AT&T as (person number 1-40, image number 1-10, ImageSet)."""
+    faces = datasets.load_att()
+    person = np.array([int(label[1:]) for label in faces.labels])
+    image = np.array([int(name.split("/")[1].split(".")[0]) for name in faces.names])
+    return person, image, faces
+
+
+def imm_groups(shape=(56, 46)):
+    """IMM cut on its hand-placed pupils: (person 1-12, image 1-10, aligned ImageSet)."""
+    faces = datasets.load_imm()
+    crops = np.stack([
+        align_face(photo, (left, right), shape=shape)
+        for photo, left, right in zip(faces.images, faces.landmarks["left_eye"],
+                                      faces.landmarks["right_eye"], strict=True)
+    ])  # fmt: skip
+    person = np.array([int(label) for label in faces.labels])
+    image = np.array([int(name.split("_")[1].split(".")[0]) for name in faces.names])
+    return person, image, ImageSet(crops.astype(np.float32), faces.labels, names=faces.names)
+
+
+def chosen(method, train: ImageSet, *, folds=5, shapes=SHAPES):
+    """The Recognizer of ``method`` with the grid point of best cross-validated rank-1 rate."""
+    # the smallest cross-validation fold bounds the components: PCA needs k < n, the
+    # intrapersonal model k < n - c.
+    smallest = len(train) - int(np.ceil(len(train) / folds))
+    largest = smallest - (len(np.unique(train.labels)) if method == "bayesian" else 0) - 1
+    sizes = [k for k in GRIDS[method]["n_components"] if k is None or k <= largest]
+    grid = {**GRIDS[method], "n_components": sizes or [largest], "shape": list(shapes)}
+    search = GridSearchCV(
+        Recognizer(method=method),
+        grid,
+        scoring={"rank1": _rank1, "separation": separation},
+        refit=_best_rank1_then_separation,
+        cv=StratifiedKFold(folds, shuffle=True, random_state=0),
+        error_score="raise",
+    )
+    search.fit(train.images, train.labels)
+    best = search.best_index_
+    return search.best_estimator_, search.best_params_, {
+        "rank1": float(search.cv_results_["mean_test_rank1"][best]),
+        "separation": float(search.cv_results_["mean_test_separation"][best]),
+    }
+
+
+def _rank1(rec, images, labels):
+    return rec.score(images, labels)
+
+
+def separation(rec, images, labels):
+    """AUC of each probe's nearest same-person distance against its nearest other-person one.
+
+    Rank-1 on AT&T's training halves is 100% almost everywhere in the grid; this
+    continuous score says how well one threshold parts people, the open-set question.
+    """
+    distances, named = rec.kneighbors(images, k=len(rec.gallery_))
+    same = named == np.asarray(labels)[:, None]
+    if not (same.any(axis=1).all() and (~same).any(axis=1).all()):
+        raise ValueError("every probe needs enrolled images of its own and of other people")
+    nearest_same = np.where(same, distances, np.inf).min(axis=1)
+    nearest_other = np.where(~same, distances, np.inf).min(axis=1)
+    truth = np.r_[np.ones(len(images)), np.zeros(len(images))]
+    return auc(*roc_curve(truth, -np.r_[nearest_same, nearest_other])[:2])
+
+
+def _best_rank1_then_separation(results):
+    order = np.lexsort((results["mean_test_separation"], results["mean_test_rank1"]))
+    return int(order[-1])
+
+
+def scores(rec, probes: ImageSet, *, map_score=False):
+    """``(score, named)``: confidence of each probe's answer (higher: surer) and that answer."""
+    if map_score:
+        odds = rec.match_probability(probes, log_odds=True)
+        return odds.max(axis=1), rec.classes_[odds.argmax(axis=1)]
+    distances, labels = rec.kneighbors(probes, k=1)
+    return -distances[:, 0], labels[:, 0]
+
+
+def open_set(rec, enrolled, calibration, genuine, impostors, *, map_score=False):
+    """The open-set numbers of a fitted recognizer: ROC, calibrated operating point, rank-1."""
+    genuine_score, named = scores(rec, genuine, map_score=map_score)
+    correct = named == genuine.labels
+    impostor_score, _ = scores(rec, impostors, map_score=map_score)
+    far, dir_, _ = open_set_roc(genuine_score, correct, impostor_score)
+    threshold = threshold_at(scores(rec, calibration, map_score=map_score)[0], FARS[0])
+    result = {
+        "rank1": float(correct.mean()),
+        "calibrated_tar": float(np.mean((genuine_score >= threshold) & correct)),
+        "calibrated_far": float(np.mean(impostor_score >= threshold)),
+        "curve": (far, dir_),
+    }
+    for target in FARS:
+        result[f"tar_at_far_{target:g}"] = rate_at(far, dir_, target)
+    result["auc"] = auc(*roc_curve(
+        np.r_[np.ones(len(genuine_score)), np.zeros(len(impostor_score))],
+        np.r_[genuine_score, impostor_score],
+    )[:2])  # fmt: skip
+    return result
+
+
+def verification(rec, faces: ImageSet, *, map_score=False):
+    """Same/different on every pair of ``faces`` (people the model never saw): ROC numbers."""
+    if map_score:
+        similarity = rec.pairwise_log_odds(faces)
+    else:
+        similarity = -rec.pairwise_distances(faces)
+    i, j = np.triu_indices(len(faces), 1)
+    same = faces.labels[i] == faces.labels[j]
+    fpr, tpr, _ = roc_curve(same, similarity[i, j])
+    return {
+        "eer": eer(fpr, tpr)[0],
+        "auc": auc(fpr, tpr),
+        **{f"tar_at_far_{target:g}": rate_at(fpr, tpr, target) for target in FARS},
+        "curve": (fpr, tpr),
+        "pairs": {"same": int(same.sum()), "different": int((~same).sum())},
+    }
+
+
+def protocol(person, image, faces, *, enrolled, calibration, impostors, args, run, dataset):
+    """Choose, fit and measure every method on one dataset; returns the results table."""
+    enrol = np.isin(person, enrolled) & (image <= 5)
+    genuine = np.isin(person, enrolled) & (image > 5)
+    calibrate, impostor = np.isin(person, calibration), np.isin(person, impostors)
+    closed_train, closed_test = faces[image <= 5], faces[image > 5]
+    table, curves, marks = {}, {}, {}
+    for method in steps(GRIDS, args, f"{dataset} methods"):
+        rec, params, cv_rate = chosen(method, faces[enrol], folds=args.folds)
+        variants = [(method, False)] + ([(f"{method} MAP", True)] if method == "bayesian"
+                                          and rec.metric == "euclidean" else [])  # fmt: skip
+        for name, map_score in variants:
+            row = open_set(rec, faces[enrol], faces[calibrate], faces[genuine],
+                           faces[impostor], map_score=map_score)  # fmt: skip
+            far, dir_ = row.pop("curve")
+            curves[f"{name} (TAR@1% {100 * row['tar_at_far_0.01']:.0f}%)"] = (far, dir_)
+            marks[f"{name} calibrated"] = (row["calibrated_far"], row["calibrated_tar"])
+            row.update(settings=dict(params), cross_validation=cv_rate)
+            table[name] = row
+        closed_rec, closed_params, _ = chosen(method, closed_train, folds=args.folds)
+        table[method]["closed_set"] = float(closed_rec.score(closed_test, closed_test.labels))
+        table[method]["closed_settings"] = closed_params
+    run.figure(
+        roc(curves, xlabel="false alarms (impostors accepted)",
+            ylabel="genuine probes accepted and named correctly",
+            title=f"{dataset}: open-set identification", xlim=(-0.01, 0.3)),  # fmt: skip
+        f"{dataset}_open_set.png",
+    )
+    return table
+
+
+def verification_table(person, faces, *, train_people, test_people, args, run, dataset):
+    """Verification ROC of each method (settings by cross-validation on the training people)."""
+    train = faces[np.isin(person, train_people)]
+    test = faces[np.isin(person, test_people)]
+    table, curves = {}, {}
+    for method in steps(GRIDS, args, f"{dataset} verification"):
+        rec, params, _ = chosen(method, train, folds=args.folds)
+        variants = [(method, False)] + ([(f"{method} MAP", True)] if method == "bayesian"
+                                          and rec.metric == "euclidean" else [])  # fmt: skip
+        for name, map_score in variants:
+            row = verification(rec, test, map_score=map_score)
+            fpr, tpr = row.pop("curve")
+            curves[f"{name} (EER {100 * row['eer']:.1f}%)"] = (fpr, tpr)
+            row["settings"] = params
+            table[name] = row
+    run.figure(
+        roc(curves, xlabel="false accepts (different people)", ylabel="true accepts (same person)",
+            title=f"{dataset}: verification, unseen people", xlim=(-0.01, 0.3)),  # fmt: skip
+        f"{dataset}_verification.png",
+    )
+    return table
+
+
+def main(argv=None):
+    command = parser(NAME, __doc__.splitlines()[0])
+    command.add_argument("--folds", type=int, default=5, help="cross-validation folds")
+    command.add_argument("--no-imm", action="store_true", help="AT&T only")
+    args = command.parse_args(argv)
+    data_env(args)
+    run = Run(NAME, args)
+    person, image, faces = att_groups()
+    results = {
+        "att": protocol(person, image, faces, enrolled=range(1, 21), calibration=range(21, 31),
+                        impostors=range(31, 41), args=args, run=run, dataset="att"),
+        "att_verification": verification_table(
+            person, faces, train_people=range(1, 21), test_people=range(21, 41), args=args,
+            run=run, dataset="att"),
+    }  # fmt: skip
+    if not args.no_imm:
+        person, image, faces = imm_groups()
+        results["imm"] = protocol(person, image, faces, enrolled=range(1, 7),
+                                  calibration=range(7, 10), impostors=range(10, 13),
+                                  args=args, run=run, dataset="imm")  # fmt: skip
+    run.results = results
+    att = results["att"]
+    return run.finish(
+        "AT&T open set TAR@FAR1% / rank-1: "
+        + ", ".join(f"{name} {100 * row['tar_at_far_0.01']:.0f}/{100 * row['rank1']:.0f}%"
+                    for name, row in att.items())  # fmt: skip
+        + "; closed set: "
+        + ", ".join(f"{name} {100 * row['closed_set']:.1f}%"
+                    for name, row in att.items() if "closed_set" in row)  # fmt: skip
+    )
+
+
+if __name__ == "__main__":
+    main()
