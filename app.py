@@ -106,11 +106,22 @@ def fitted_space(images: ev.ImageSet, n_components: int) -> ev.Eigenspace:
                   n_components)  # fmt: skip
 
 
-def fitted_recognizer(train: ev.ImageSet, n_components: int, metric: str) -> ev.Recognizer:
+def fitted_recognizer(train: ev.ImageSet, n_components: int, metric: str,
+                      method: str = "eigenfaces") -> ev.Recognizer:  # fmt: skip
     return fitted(
-        "recognizer", train, lambda: ev.Recognizer(n_components, metric=metric).fit(train),
-        n_components, metric,
+        "recognizer", train,
+        lambda: ev.Recognizer(n_components, metric=metric, method=method).fit(train),
+        n_components, metric, method,
     )  # fmt: skip
+
+
+#: The whole-face methods the Recognise page offers, and the most components each allows
+#: for n enrolled images of c people.
+WHOLE_FACE_METHODS = {
+    "eigenfaces": lambda n, c: n - 1,
+    "fisherfaces": lambda n, c: c - 1,
+    "bayesian": lambda n, c: n - c - 1,
+}
 
 
 def rank_selection(images: ev.ImageSet) -> ev.RankSelection:
@@ -227,14 +238,27 @@ def recognise() -> None:
     if chosen is None:
         return
     images, gallery, probes = chosen
-    largest = int(min(150, len(gallery) - 1, np.prod(images.image_shape)))
+    method = st.sidebar.selectbox("Method", list(WHOLE_FACE_METHODS), key="method")
+    people = len(np.unique(gallery.labels))
+    limit = WHOLE_FACE_METHODS[method](len(gallery), people)
+    if method == "bayesian" and limit >= 1:  # the intrapersonal model lives in the data's span
+        limit = min(limit, fitted_space(gallery, None).n_components_ - 1)
+    largest = int(min(150, limit, np.prod(images.image_shape)))
     if largest < 1:
-        st.warning("Recognition needs at least two enrolled images; pick another dataset.")
+        needs = {
+            "eigenfaces": "at least two enrolled images",
+            "fisherfaces": "at least two people",
+            "bayesian": "two or more images of some people (differences of one person's images)",
+        }[method]
+        st.warning(f"{method} needs {needs}; this split enrols {len(gallery)} images of "
+                   f"{people} people. Pick another method or dataset.")  # fmt: skip
         return
-    k = component_slider("Components", largest, 40, "recognise-k")
-    metric = st.sidebar.selectbox("Metric", list(METRICS), key="metric")
+    k = component_slider("Components", largest, 40 if method != "bayesian" else 20,
+                         "recognise-k")  # fmt: skip
+    metrics = [m for m in METRICS if method == "eigenfaces" or m != "mahalanobis"]
+    metric = st.sidebar.selectbox("Metric", metrics, key="metric")
     uploaded_model = st.sidebar.file_uploader("or use a model file (.npz)", type=["npz"])
-    trained = fitted_recognizer(gallery, k, metric)
+    trained = fitted_recognizer(gallery, k, metric, method)
     recognizer = trained
     if uploaded_model is not None:
         try:
@@ -281,6 +305,10 @@ def recognise() -> None:
     decision = labels[0, 0] if distances[0, 0] <= threshold else ev.UNKNOWN
     verdict = f"**{decision}**" + ("" if truth is None else f" (truth: {truth})")
     st.markdown(f"Decision: {verdict}, nearest distance {distances[0, 0]:.3f}")
+    probability = recognizer.verify(probe, labels[0, 0]).probability
+    if probability is not None:
+        st.markdown(f"P(same person as {labels[0, 0]}) = {probability:.3f} "
+                    "(Bayesian MAP similarity, prior 0.5)")  # fmt: skip
     space = recognizer.feature_
     if isinstance(space, ev.Eigenspace):
         flat = probe.reshape(1, -1)

@@ -18,7 +18,7 @@ from sklearn.utils.extmath import randomized_svd
 
 __all__ = [
     "Spectrum", "solve", "scatter_spectrum", "top_eigh", "shifted_moments", "symmetric_scatter",
-    "IncrementalSVD", "generalized_eigh", "sign_flip", "SOLVERS",
+    "IncrementalSVD", "generalized_eigh", "numerical_rank", "sign_flip", "SOLVERS",
 ]  # fmt: skip
 
 #: The in-memory solvers :func:`solve` knows.
@@ -389,6 +389,29 @@ def generalized_eigh(a, b):
     reduced = np.linalg.solve(lower, half.T)  # L^-1 a L^-T (a symmetric)
     values, vectors = np.linalg.eigh((reduced + reduced.T) / 2)
     return values, np.linalg.solve(lower.T, vectors)
+
+
+def numerical_rank(singular, n: int, d: int) -> int:
+    """How many singular values (largest first) stand above round-off.
+
+    Solvers that square the data (Gram, scatter) resolve singular values
+    down to about ``s_1 sqrt(eps)``; below ``10 s_1 sqrt(max(n, d) eps)`` a
+    "component" is round-off.
+
+    Parameters
+    ----------
+    singular : (m,) ndarray
+        Singular values (or anything proportional to them), largest first.
+    n, d : int
+        The data's shape.
+
+    Returns
+    -------
+    int
+    """
+    singular = np.asarray(singular, dtype=np.float64)
+    tolerance = singular[0] * 10 * np.sqrt(max(n, d) * np.finfo(np.float64).eps)
+    return int(np.sum(singular > tolerance))
 
 
 def sign_flip(components: np.ndarray) -> np.ndarray:

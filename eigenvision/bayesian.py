@@ -8,6 +8,7 @@ import numpy as np
 from scipy.special import expit
 
 from ._base import SubspaceModel, check_fitted
+from ._linalg import numerical_rank
 from .eigenspace import Eigenspace
 
 __all__ = ["BayesianSpace"]
@@ -50,8 +51,9 @@ class BayesianSpace(SubspaceModel):
         Extrapersonal principal components ``k_E`` (default
         ``n_components``).
     pca_components : int, optional
-        Dimension of the PCA step; default ``min(n - c, d)`` (``c`` classes),
-        the dimension the intrapersonal differences span.
+        Dimension of the PCA step; default ``min(n - c, d, rank)`` (``c``
+        classes, ``rank`` that of the centred data), the dimension the
+        intrapersonal differences span.
     intra_prior : float, default 0.5
         ``P(Omega_I)``, the prior that a compared pair is one person (0.5:
         a verification claim as likely true as not).
@@ -146,13 +148,17 @@ class BayesianSpace(SubspaceModel):
                 f"pca_components={m!r} must be an int in [2, min(n - 1, d) = {largest}] "
                 f"(n_samples={n}, n_features={X.shape[1]})"
             )
+        pca = Eigenspace(n_components=m).fit(X)
+        rank = numerical_rank(np.sqrt(pca.eigenvalues_), *X.shape)
+        if self.pca_components is None and rank < m:  # e.g. pixels constant in every image
+            m = rank
+            pca = Eigenspace(n_components=m).fit(X)
         k_intra = _checked_rank("n_components", self.n_components, m)
         k_extra = _checked_rank(
             "extra_components",
             self.n_components if self.extra_components is None else self.extra_components,
             m,
         )
-        pca = Eigenspace(n_components=m).fit(X)
         Z = pca.transform(X).astype(np.float64)
         intra, extra = _pair_covariances(Z, codes)
         intra_values, intra_vectors = _regularised_spectrum(intra, k_intra)

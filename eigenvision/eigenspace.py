@@ -16,7 +16,15 @@ from . import dask_engine
 from ._base import SubspaceModel, check_fitted, flatten_images, is_dask_array
 from ._base import progress as show_progress
 from ._errors import EigenvisionError
-from ._linalg import SOLVERS, IncrementalSVD, Spectrum, scatter_spectrum, shifted_moments, sign_flip
+from ._linalg import (
+    SOLVERS,
+    IncrementalSVD,
+    Spectrum,
+    numerical_rank,
+    scatter_spectrum,
+    shifted_moments,
+    sign_flip,
+)
 from ._linalg import solve as solve_spectrum
 
 __all__ = ["Eigenspace"]
@@ -206,11 +214,7 @@ class Eigenspace(SubspaceModel):
             k = int(np.searchsorted(ratio, k_request - 1e-12) + 1)
             k = min(k, len(eigenvalues))
         elif self.n_components is None:
-            # Solvers that square the data (Gram, scatter) resolve singular values down to
-            # about s_1 sqrt(eps); below that a "component" is round-off.
-            singular = spectrum.singular
-            tolerance = singular[0] * 10 * np.sqrt(max(n, d) * np.finfo(np.float64).eps)
-            k = max(1, min(k_request, int(np.sum(singular > tolerance))))
+            k = max(1, min(k_request, numerical_rank(spectrum.singular, n, d)))
         else:
             k = k_request
         kept = eigenvalues[:k]

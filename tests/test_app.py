@@ -90,6 +90,11 @@ def test_every_page_with_every_dataset_raises_nothing(page, key):
             at.sidebar.selectbox(key="metric").set_value("mahalanobis").run()
             assert not at.exception and not at.error, (title, at.error)
             at.sidebar.selectbox(key="metric").set_value("euclidean").run()
+            for method in ("fisherfaces", "bayesian", "eigenfaces"):
+                at.sidebar.selectbox(key="method").set_value(method).run()
+                for slider in [s for s in at.sidebar.slider if s.key == "recognise-k"]:
+                    slider.set_value(slider.max).run()  # none: one component is all there is
+                assert not at.exception and not at.error, (title, method, at.error)
         if page == "Evaluate":
             at.button[0].click().run()
             assert not at.exception and not at.error, (title, at.error)
@@ -288,3 +293,21 @@ def test_a_16_megapixel_upload_is_searched_reduced():
     ).run()
     assert not at.exception, at.exception
     assert any("Searched at 0.26" in c.value for c in at.caption)
+
+
+def test_recognise_with_bayesian_matching_reports_a_probability():
+    at = _app("Recognise")
+    at.sidebar.selectbox(key="recognise-set").set_value("digits (built in)").run()
+    at.sidebar.selectbox(key="method").set_value("bayesian").run()
+    assert not at.exception and not at.error
+    assert any("P(same person as" in m.value for m in at.markdown)
+    assert "mahalanobis" not in at.sidebar.selectbox(key="metric").options
+
+
+def test_bayesian_on_one_enrolled_image_per_person_says_what_it_needs():
+    at = _app("Recognise")
+    at.sidebar.selectbox(key="recognise-set").set_value("upload a zip").run()
+    at.sidebar.file_uploader(key="recognise-zip").upload("p.zip", _zip_of(_people(0, 2))).run()
+    at.sidebar.selectbox(key="method").set_value("bayesian").run()
+    assert not at.exception and not at.error
+    assert any("two or more images of some people" in w.value for w in at.warning)

@@ -138,3 +138,17 @@ def test_open_set_roc_equals_a_threshold_loop():
         evaluate.open_set_roc([np.nan], [True], [0.0])
     with pytest.raises(ValueError, match="impostor"):
         evaluate.open_set_roc([1.0], [True], [])
+
+
+def test_threshold_at_accepts_at_most_the_allowed_impostors():
+    rng = np.random.default_rng(1)
+    scores = np.round(rng.normal(size=250), 1)  # ties
+    for far in (0.0, 0.004, 0.01, 0.1, 0.5):
+        t = evaluate.threshold_at(scores, far)
+        accepted = np.mean(scores >= t)
+        assert accepted <= far
+        # and no lower threshold among the scores keeps within the budget
+        lower = scores[scores < t]
+        assert lower.size == 0 or np.mean(scores >= lower.max()) > far
+    with pytest.raises(ValueError, match="far"):
+        evaluate.threshold_at(scores, 1.0)

@@ -115,3 +115,33 @@ def test_face_recognition_rate_small(tmp_path, att, imm):
     expected = np.mean(train.labels[nearest] == test.labels)
     assert results["rates"]["eigenfaces"][1] == pytest.approx(expected)
     assert set(results["rates"]) == {"eigenfaces", "eigenfeatures", "combined", "Fisherfaces"}
+
+
+def test_open_set_against_brute_force(tmp_path, att):
+    results = _run("open_set", tmp_path, "--methods", "eigenfaces", "bayesian", "--folds", "2",
+                   "--no-imm")  # fmt: skip
+    from sklearn.metrics.pairwise import pairwise_distances
+
+    from eigenvision.views import resized
+
+    row = results["att"]["eigenfaces"]
+    settings = row["settings"]
+    person = np.array([int(label[1:]) for label in att.labels])
+    image = np.array([int(n.split("/")[1].split(".")[0]) for n in att.names])
+    flat = resized(att, tuple(settings["shape"])).images.reshape(len(att), -1).astype(np.float64)
+    enrolled = (person <= 20) & (image <= 5)
+    pca = PCA(settings["n_components"], svd_solver="full").fit(flat[enrolled])
+    codes = pca.transform(flat)
+    distances = pairwise_distances(codes, codes[enrolled], metric=settings["metric"])
+    nearest = distances.min(1)
+    named = att.labels[enrolled][distances.argmin(1)]
+    genuine = (person <= 20) & (image > 5)
+    impostor = person > 30
+    correct = named[genuine] == att.labels[genuine]
+    assert row["rank1"] == pytest.approx(correct.mean())
+    # TAR at FAR 1%: the best threshold loop over every distance
+    best = max(np.mean((nearest[genuine] <= t) & correct) for t in np.r_[nearest, -1.0]
+               if np.mean(nearest[impostor] <= t) <= 0.01)  # fmt: skip
+    assert row["tar_at_far_0.01"] == pytest.approx(best)
+    assert set(results["att"]) >= {"eigenfaces", "bayesian"}
+    assert set(results["att_verification"]["bayesian"]) >= {"eer", "auc", "tar_at_far_0.01"}
