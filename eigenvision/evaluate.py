@@ -343,7 +343,9 @@ def cross_validate(model, imageset: ImageSet, *, scheme="kfold", n_splits=5, k=5
         one split, the first ``k`` images of each class (natural name order)
         train, the rest test.
     model : estimator
-        Cloned and fitted on each split's training images.
+        Cloned and fitted on each split's training images; a model with
+        ``accepts_image_sets = True`` (a :class:`~eigenvision.Recognizer`)
+        gets ImageSets, so that landmarks reach it.
     imageset : ImageSet
     n_splits : int, default 5
     k : int, default 5
@@ -359,8 +361,7 @@ def cross_validate(model, imageset: ImageSet, *, scheme="kfold", n_splits=5, k=5
 
     if scheme == "first_k_per_class":
         train, test = imageset.split(k, order="name")
-        fitted = clone(model).fit(train.images, train.labels)
-        return np.array([recognition_rate(test.labels, fitted.predict(test.images))])
+        return np.array([recognition_rate(test.labels, _fit_predict(model, train, test))])
     if scheme == "kfold":
         splitter = StratifiedKFold(n_splits=n_splits, shuffle=True, random_state=seed)
     elif scheme == "loo":
@@ -372,10 +373,16 @@ def cross_validate(model, imageset: ImageSet, *, scheme="kfold", n_splits=5, k=5
     total = splitter.get_n_splits(imageset.images, imageset.labels)
     for train_index, test_index in show_progress(folds, total=total, desc="folds",
                                                  enabled=progress):  # fmt: skip
-        fitted = clone(model).fit(imageset.images[train_index], imageset.labels[train_index])
-        predicted = fitted.predict(imageset.images[test_index])
-        rates.append(recognition_rate(imageset.labels[test_index], predicted))
+        train, test = imageset[train_index], imageset[test_index]
+        rates.append(recognition_rate(test.labels, _fit_predict(model, train, test)))
     return np.array(rates)
+
+
+def _fit_predict(model, train: ImageSet, test: ImageSet):
+    """A clone of ``model`` fitted on ``train``, predicting ``test``."""
+    if getattr(model, "accepts_image_sets", False):  # landmarks and all (a Recognizer)
+        return clone(model).fit(train).predict(test)
+    return clone(model).fit(train.images, train.labels).predict(test.images)
 
 
 def detection_roc(minima, errors, *, radius=0.1):

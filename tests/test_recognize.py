@@ -424,3 +424,23 @@ def test_mahalanobis_at_full_rank_on_att(att_split):
     model = Recognizer(None, metric="mahalanobis").fit(train)
     assert model.feature_.n_components_ == len(train) - 1  # 200 centred images: rank 199
     assert ev.evaluate.recognition_rate(test.labels, model.predict(test.images)) >= 0.7
+
+
+def test_cross_validation_keeps_the_detector_fitted_and_the_landmarks(imm):
+    """Regression: scikit-learn's clone unfitted Recognizer(detector=...), and cross_validate
+    fitted on bare arrays, so modular recognizers could not be cross-validated (and located
+    features again where the landmarks were given)."""
+    from sklearn.base import clone
+    from sklearn.model_selection import StratifiedKFold
+
+    faces = ev.normalize_images(imm, shape=(56, 46), align_on=("left_eye", "right_eye"))
+    detector = ev.FeatureDetector(n_components=5).fit(imm)
+    rec = ev.Recognizer(10, method="combined", detector=detector)
+    assert clone(rec).detector is detector
+    rates = ev.evaluate.cross_validate(rec, faces, n_splits=3, seed=1)
+    expected = []
+    for train, test in StratifiedKFold(3, shuffle=True, random_state=1).split(faces.images,
+                                                                                faces.labels):
+        fitted = ev.Recognizer(10, method="combined", detector=detector).fit(faces[train])
+        expected.append(np.mean(fitted.predict(faces[test]) == faces.labels[test]))
+    np.testing.assert_allclose(rates, expected)
