@@ -115,6 +115,14 @@ def test_face_recognition_rate_small(tmp_path, att, imm):
     expected = np.mean(train.labels[nearest] == test.labels)
     assert results["rates"]["eigenfaces"][1] == pytest.approx(expected)
     assert set(results["rates"]) == {"eigenfaces", "eigenfeatures", "combined", "Fisherfaces"}
+    chosen = results["cross_validated"]
+    assert chosen["eigenfaces"]["n_components"] == 20  # the only grid point below 6 x 4 images
+    # the chosen eigenfaces equal the PCA brute force above at their r
+    pca = PCA(20).fit(a)
+    za, zb = pca.transform(a), pca.transform(b)
+    nearest = np.argmin(((zb[:, None] - za[None]) ** 2).sum(-1), axis=1)
+    assert chosen["eigenfaces"]["test_rate"] == pytest.approx(np.mean(train.labels[nearest]
+                                                                      == test.labels))
 
 
 def test_open_set_against_brute_force(tmp_path, att):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import datasets
+from ..evaluate import cross_validate
 from ..imageset import ImageSet
 from ..modular import FeatureDetector
 from ..plot import rate_curves
@@ -68,6 +69,9 @@ def main(argv=None):
     )
     command.add_argument("--global-weight", type=float, default=0.7)
     command.add_argument("--limit", type=int, default=None, help="people (default: all 40)")
+    command.add_argument("--folds", type=int, default=5, help="cross-validation folds")
+    command.add_argument("--cv-ranks", type=int, nargs="+", default=[20, 40, 60, 80, 120])
+    command.add_argument("--cv-weights", type=float, nargs="+", default=[0.5, 0.7, 0.9])
     args = command.parse_args(argv)
     data_env(args)
     run = Run(NAME, args)
@@ -106,8 +110,42 @@ def main(argv=None):
     figure.axes[0].set_ylim(0.4, 1.0)
     run.figure(figure)
     best = {name: (max(v), ranks[int(np.argmax(v))]) for name, v in curves.items()}
-    run.results = {"ranks": ranks, "rates": curves, "opencv": opencv, "best": best}
-    return run.finish(", ".join(f"{n} {100 * b[0]:.1f}% (r={b[1]})" for n, b in best.items()))
+    chosen = cross_validated(train_f, test_f, detector, args)
+    run.results = {"ranks": ranks, "rates": curves, "opencv": opencv, "best": best,
+                   "cross_validated": chosen}  # fmt: skip
+    return run.finish(
+        "best over r: " + ", ".join(f"{n} {100 * b[0]:.1f}% (r={b[1]})" for n, b in best.items())
+        + "; at the cross-validated r: "
+        + ", ".join(f"{n} {100 * c['test_rate']:.1f}%" for n, c in chosen.items())
+    )
+
+
+def cross_validated(train, test, detector, args):
+    """Each method at the settings of best 5-fold rank-1 on the training half alone.
+
+    The lecture's claim is about a chosen r; choosing it (and the fusion weight) on the
+    test set would flatter whichever method has more knobs.
+    """
+    largest = len(train) - int(np.ceil(len(train) / args.folds)) - 1
+    ranks = [r for r in args.cv_ranks if r <= largest]
+    grids = {
+        "eigenfaces": [dict(n_components=r) for r in ranks],
+        "combined": [dict(n_components=r, method="combined", detector=detector, global_weight=w)
+                     for r in ranks for w in args.cv_weights],  # fmt: skip
+    }
+    chosen = {}
+    for name, points in grids.items():
+        rates = [cross_validate(Recognizer(**point), train, n_splits=args.folds).mean()
+                 for point in steps(points, args, f"cross-validating {name}")]  # fmt: skip
+        point = points[int(np.argmax(rates))]
+        model = Recognizer(**point).fit(train)
+        chosen[name] = {
+            "n_components": point["n_components"],
+            "global_weight": point.get("global_weight"),
+            "cv_rate": float(max(rates)),
+            "test_rate": float(np.mean(model.predict(test) == test.labels)),
+        }
+    return chosen
 
 
 if __name__ == "__main__":
