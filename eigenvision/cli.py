@@ -106,10 +106,13 @@ def _cmd_recognize(args) -> int:
         distances, labels = model.kneighbors(image, k=max(args.top, model.k))
         predicted = model.predict_from_neighbors(distances, labels)[0]
         distances, labels = distances[:, : args.top], labels[:, : args.top]
+        # P(same person) of the nearest match, where the method has one (bayesian)
+        probability = model.verify(image, labels[0, 0]).probability
         results.append(
             {
                 "image": path,
                 "label": _plain(predicted),
+                "probability": probability,
                 "matches": [
                     {"label": _plain(label), "distance": float(distance)}
                     for label, distance in zip(labels[0], distances[0], strict=True)
@@ -121,7 +124,8 @@ def _cmd_recognize(args) -> int:
     else:
         for result in results:
             matches = ", ".join(f"{m['label']} ({m['distance']:.4g})" for m in result["matches"])
-            print(f"{result['image']}: {result['label']}    nearest: {matches}")
+            sure = "" if result["probability"] is None else f" (P same {result['probability']:.3f})"
+            print(f"{result['image']}: {result['label']}{sure}    nearest: {matches}")
     return 0
 
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from ._errors import ImageSetError, refuse_complex
 
-__all__ = ["ImageSet", "natural_key"]
+__all__ = ["ImageSet", "as_image_set", "natural_key"]
 
 
 def natural_key(text: str) -> list:
@@ -215,3 +215,46 @@ class ImageSet:
                     )
             train_mask[members[:count]] = True
         return self[train_mask], self[~train_mask]
+
+
+def as_image_set(images, labels, *, min_images):
+    """An ImageSet of grey images from an ImageSet or a ``(H, W)`` / ``(n, H, W)`` array.
+
+    Parameters
+    ----------
+    images : ImageSet or (H, W) or (n, H, W) array-like
+    labels : (n,) array-like or None
+        Replace an ImageSet's labels; required for arrays unless
+        ``min_images`` is 0 (probes need no labels: zeros are given).
+    min_images : int
+        Fewer images are an error.
+
+    Returns
+    -------
+    ImageSet
+        Without ``points``; landmarks kept.
+    """
+    if isinstance(images, ImageSet):
+        faces = images.replace(points=None, **({} if labels is None else {"labels": labels}))
+        if faces.images.ndim != 3:
+            raise ValueError(
+                f"images must be grey (n, H, W), got shape {faces.images.shape}; "
+                "load them with as_gray=True"
+            )
+    else:
+        stack = np.asarray(images)
+        if stack.ndim == 2:
+            stack = stack[None]
+        if stack.ndim != 3:
+            raise ValueError(f"images must be (H, W) or (n, H, W), got shape {stack.shape}")
+        if labels is None:
+            if min_images:
+                raise ValueError("labels are required: pass labels= or an ImageSet")
+            labels = np.zeros(len(stack), dtype=np.int64)
+        labels = np.asarray(labels)
+        if labels.shape != (len(stack),):
+            raise ValueError(f"labels must have shape ({len(stack)},), got {labels.shape}")
+        faces = ImageSet(stack, labels)
+    if len(faces) < min_images:
+        raise ValueError(f"need at least {min_images} images, got {len(faces)}")
+    return faces

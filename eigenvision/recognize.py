@@ -23,7 +23,7 @@ from .eigenspace import Eigenspace
 from .evaluate import recognition_rate, threshold_at
 from .faces import align_face
 from .fisher import FisherSpace
-from .imageset import ImageSet
+from .imageset import ImageSet, as_image_set
 from .neighbors import NearestNeighbor, check_metric
 from .views import resized, virtual_views
 
@@ -271,7 +271,7 @@ class Recognizer(BaseEstimator):
     def _from_photos(self, images, labels, *, min_images):
         """An ImageSet of the images, or (with ``finder``) of the aligned face of each photo."""
         if self.finder is None:
-            return _as_image_set(images, labels, min_images=min_images)
+            return as_image_set(images, labels, min_images=min_images)
         photos = list(images.images) if isinstance(images, ImageSet) else list(images)
         labels = images.labels if labels is None and isinstance(images, ImageSet) else labels
         if labels is None or len(labels) != len(photos):
@@ -285,7 +285,7 @@ class Recognizer(BaseEstimator):
                     "one face per photo: crop it to one person, or lower the finder's threshold"
                 )
             crops.append(self._aligned(photo, found[0]))
-        return _as_image_set(np.stack(crops), labels, min_images=min_images)
+        return as_image_set(np.stack(crops), labels, min_images=min_images)
 
     def _aligned(self, photo, face):
         return align_face(photo, face, shape=tuple(self.aligned_shape))
@@ -452,7 +452,7 @@ class Recognizer(BaseEstimator):
 
     def _probe_codes(self, images):
         check_fitted(self, "gallery_")
-        faces = self._working_resolution(_as_image_set(images, None, min_images=0))
+        faces = self._working_resolution(as_image_set(images, None, min_images=0))
         if faces.image_shape != self.image_shape_:
             if not self.resize:
                 raise ValueError(
@@ -563,7 +563,7 @@ class Recognizer(BaseEstimator):
         -------
         float
         """
-        faces = _as_image_set(images, labels, min_images=1)
+        faces = as_image_set(images, labels, min_images=1)
         return recognition_rate(faces.labels, self.predict(faces))
 
     def verify(self, image, label) -> Verification:
@@ -747,7 +747,7 @@ class Recognizer(BaseEstimator):
         """
         if not 0.0 <= far < 1.0:
             raise ValueError(f"far must lie in [0, 1), got {far}")
-        faces = _as_image_set(images, labels, min_images=1)
+        faces = as_image_set(images, labels, min_images=1)
         impostor = ~np.isin(faces.labels, self.gallery_labels_)
         if not impostor.any():
             raise ValueError(
@@ -763,37 +763,6 @@ def _vote(labels):
     counts = Counter(labels.tolist())
     top = max(counts.values())
     return next(label for label in labels.tolist() if counts[label] == top)
-
-
-def _as_image_set(images, labels, *, min_images):
-    """An ImageSet of grey images from an ImageSet or a ``(H, W)`` / ``(n, H, W)`` array.
-
-    Probes (``min_images=0``) need no labels.
-    """
-    if isinstance(images, ImageSet):
-        faces = images.replace(points=None, **({} if labels is None else {"labels": labels}))
-        if faces.images.ndim != 3:
-            raise ValueError(
-                f"images must be grey (n, H, W), got shape {faces.images.shape}; "
-                "load them with as_gray=True"
-            )
-    else:
-        stack = np.asarray(images)
-        if stack.ndim == 2:
-            stack = stack[None]
-        if stack.ndim != 3:
-            raise ValueError(f"images must be (H, W) or (n, H, W), got shape {stack.shape}")
-        if labels is None:
-            if min_images:
-                raise ValueError("labels are required: pass labels= or an ImageSet")
-            labels = np.zeros(len(stack), dtype=np.int64)
-        labels = np.asarray(labels)
-        if labels.shape != (len(stack),):
-            raise ValueError(f"labels must have shape ({len(stack)},), got {labels.shape}")
-        faces = ImageSet(stack, labels)
-    if len(faces) < min_images:
-        raise ValueError(f"need at least {min_images} images, got {len(faces)}")
-    return faces
 
 
 def nearest_subspace(train, images, n_components):
@@ -818,7 +787,7 @@ def nearest_subspace(train, images, n_components):
     dffs : (m, n_classes) ndarray
         Columns in the order of ``np.unique(train.labels)``.
     """
-    stack = _as_image_set(images, None, min_images=0).images
+    stack = as_image_set(images, None, min_images=0).images
     classes = np.unique(train.labels)
     dffs = np.empty((len(stack), len(classes)))
     flat = stack.reshape(len(stack), -1)

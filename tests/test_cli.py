@@ -56,6 +56,15 @@ def test_train_recognize_enroll_evaluate(tmp_path, capsys):
     assert main(["recognize", str(model), str(probe), "--json", "--top", "2"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert result[0]["label"] == "person1" and len(result[0]["matches"]) == 2
+    assert result[0]["probability"] is None  # eigenfaces have no P(same person)
+    bayes = tmp_path / "bayes.npz"
+    assert main(["train", str(tmp_path / "people"), "-o", str(bayes), "--method", "bayesian",
+                 "--n-components", "2"]) == 0  # fmt: skip
+    capsys.readouterr()
+    assert main(["recognize", str(bayes), str(probe), "--json"]) == 0
+    answer = json.loads(capsys.readouterr().out)[0]
+    expected = ev.load(bayes).verify(ev.load_image(probe), "person1").probability
+    assert answer["label"] == "person1" and answer["probability"] == expected
     newcomers = tmp_path / "new"
     _write_people(newcomers, np.random.default_rng(5))
     for folder in newcomers.iterdir():
