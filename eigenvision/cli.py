@@ -103,9 +103,8 @@ def _cmd_recognize(args) -> int:
     results = []
     for path in progress(args.images, desc="recognising", enabled=not args.quiet):
         image = load_image(path)
-        distances, labels = model.kneighbors(image, k=max(args.top, model.k))
-        predicted = model.predict_from_neighbors(distances, labels)[0]
-        distances, labels = distances[:, : args.top], labels[:, : args.top]
+        distances, labels = model.kneighbors(image, k=args.top)
+        predicted = model.predict(image)[0]
         # P(same person) of the nearest match, where the method has one (bayesian)
         probability = model.verify(image, labels[0, 0]).probability
         results.append(

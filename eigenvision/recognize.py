@@ -25,6 +25,7 @@ from .faces import align_face
 from .fisher import FisherSpace
 from .imageset import ImageSet, as_image_set
 from .neighbors import NearestNeighbor, check_metric
+from .scores import SCORE_NORMS, class_distances, normalized, znorm_statistics
 from .views import resized, virtual_views
 
 __all__ = ["UNKNOWN", "METHODS", "Recognizer", "Verification", "nearest_subspace"]
@@ -98,6 +99,14 @@ class Recognizer(BaseEstimator):
     threshold : float, optional
         Probes whose nearest distance exceeds it are :data:`UNKNOWN`;
         :meth:`calibrate_threshold` picks one from data.
+    score_norm : {None, "znorm", "tnorm"}, default None
+        What the threshold compares (:mod:`eigenvision.scores`): the raw
+        distance to the named person, or that distance in impostor standard
+        deviations, by person (``"znorm"``: the other enrolled people's
+        distances to them) or by probe (``"tnorm"``: the probe's distances to
+        the other enrolled people). The names (nearest neighbours) are the
+        same either way; :meth:`verify`, :meth:`predict` and
+        :meth:`calibrate_threshold` decide on the normalised value.
     shape : (H, W), optional
         Working resolution: every image (training, enrolled, probe) is
         resized to it first. Lower resolutions smooth away pixel noise.
@@ -184,6 +193,7 @@ class Recognizer(BaseEstimator):
         metric="euclidean",
         k=1,
         threshold=None,
+        score_norm=None,
         shape=None,
         mirror=False,
         jitter=0,
@@ -202,6 +212,7 @@ class Recognizer(BaseEstimator):
         self.metric = metric
         self.k = k
         self.threshold = threshold
+        self.score_norm = score_norm
         self.shape = shape
         self.mirror = mirror
         self.jitter = jitter
@@ -266,7 +277,16 @@ class Recognizer(BaseEstimator):
         self.gallery_ = self._join(blocks)
         self.gallery_labels_ = faces.labels
         self.classes_ = np.unique(faces.labels)
+        self._fit_score_norm()
         return self
+
+    def _fit_score_norm(self):
+        """Each enrolled person's impostor statistics (``"znorm"``), from the gallery itself."""
+        self.score_statistics_ = None
+        if self.score_norm == "znorm":
+            own = class_distances(self._pairwise_codes(self.gallery_, self.gallery_),
+                                  self.gallery_labels_, self.classes_)  # fmt: skip
+            self.score_statistics_ = znorm_statistics(own, self.gallery_labels_, self.classes_)
 
     def _from_photos(self, images, labels, *, min_images):
         """An ImageSet of the images, or (with ``finder``) of the aligned face of each photo."""
@@ -309,15 +329,19 @@ class Recognizer(BaseEstimator):
         if not found:
             return []
         crops = np.stack([self._aligned(photo, face) for face in found])
-        distances, labels = self.kneighbors(crops, k=max(self.k, 1))
-        names = self.predict_from_neighbors(distances, labels)
+        named, decision = self._decide(self._probe_codes(crops))
+        names = self._rejected_as_unknown(named, decision)
         return [(face, name, float(distance)) for face, name, distance in
-                zip(found, names, distances[:, 0], strict=True)]  # fmt: skip
+                zip(found, names, decision, strict=True)]  # fmt: skip
 
     def _check_options(self):
         if isinstance(self.k, bool) or not isinstance(self.k, Integral) or self.k < 1:
             raise ValueError(f"k must be a positive int (neighbours voting), got {self.k!r}")
         self._checked_threshold()
+        if self.score_norm is not None and self.score_norm not in SCORE_NORMS:
+            raise ValueError(
+                f"score_norm must be one of {SCORE_NORMS} or None, got {self.score_norm!r}"
+            )
         if self.method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
         metric = check_metric(self.metric)
@@ -517,7 +541,46 @@ class Recognizer(BaseEstimator):
             With a threshold set and labels that are not strings, the result
             has dtype object so it can hold :data:`UNKNOWN`.
         """
-        return self.predict_from_neighbors(*self.kneighbors(images, k=self.k))
+        return self._rejected_as_unknown(*self._decide(self._probe_codes(images)))
+
+    def decide(self, images):
+        """Each probe's name and the distance its threshold judges, without the threshold.
+
+        Parameters
+        ----------
+        images : (H, W) or (m, H, W) ndarray or ImageSet
+            Probes (see :meth:`kneighbors`).
+
+        Returns
+        -------
+        named : (m,) ndarray
+            The voted label (:meth:`predict` without rejection).
+        distances : (m,) ndarray
+            The nearest distance (with ``score_norm``: the distance to the
+            named person, normalised); :meth:`predict` answers
+            :data:`UNKNOWN` where it exceeds ``threshold``.
+        """
+        return self._decide(self._probe_codes(images))
+
+    def _decide(self, codes):
+        """``(named, decision)``: each probe's voted label and the distance its threshold judges."""
+        distances, indices = self._index().kneighbors(codes, min(self.k, len(self.gallery_)))
+        named = self._voted(self.gallery_labels_[indices])
+        if self.score_norm is None:
+            return named, self._metric_distance(distances[:, 0])
+        scores = self._class_scores(codes)
+        return named, scores[np.arange(len(codes)), np.searchsorted(self.classes_, named)]
+
+    def _class_scores(self, codes):
+        """(m, n_classes) nearest distance to each enrolled person, normalised by ``score_norm``."""
+        nearest = class_distances(self._pairwise_codes(codes, self.gallery_),
+                                  self.gallery_labels_, self.classes_)  # fmt: skip
+        return normalized(nearest, self.score_norm, self.score_statistics_)
+
+    def _voted(self, labels):
+        if self.k == 1:
+            return labels[:, 0].copy()
+        return np.array([_vote(row) for row in labels[:, : self.k]], dtype=labels.dtype)
 
     def predict_from_neighbors(self, distances, labels):
         """The decision of :meth:`predict` from :meth:`kneighbors`' output, without searching again.
@@ -532,16 +595,21 @@ class Recognizer(BaseEstimator):
         (m,) ndarray
             As :meth:`predict`.
         """
-        labels = np.asarray(labels)[:, : self.k]
-        predicted = (
-            labels[:, 0].copy()
-            if self.k == 1
-            else np.array([_vote(row) for row in labels], dtype=labels.dtype)
-        )
+        if self.score_norm is not None:
+            raise ValueError(
+                f"with score_norm={self.score_norm!r} the decision needs the probes' distances to "
+                "every enrolled person: call predict(images)"
+            )
+        named = self._voted(np.asarray(labels))
+        return self._rejected_as_unknown(named, np.asarray(distances)[:, 0])
+
+    def _rejected_as_unknown(self, named, decision):
+        """``named`` with :data:`UNKNOWN` where ``decision`` exceeds the threshold."""
+        predicted = named
         threshold = self._checked_threshold()
         if threshold is None:
             return predicted
-        rejected = np.asarray(distances)[:, 0] > threshold
+        rejected = np.asarray(decision) > threshold
         if predicted.dtype.kind not in "US":
             predicted = predicted.astype(object)
         else:
@@ -590,6 +658,9 @@ class Recognizer(BaseEstimator):
         difference = self.gallery_[mask].astype(np.float64) - code
         euclidean = np.sqrt(np.einsum("ij,ij->i", difference, difference).min())
         distance = float(self._metric_distance(euclidean))
+        if self.score_norm is not None:
+            scores = self._class_scores(code[None])
+            distance = float(scores[0, np.searchsorted(self.classes_, label)])
         threshold = self._checked_threshold()
         accepted = threshold is None or distance <= threshold
         probability = None
@@ -621,8 +692,13 @@ class Recognizer(BaseEstimator):
         -------
         (m, n) ndarray
         """
-        codes_a = self._probe_codes(images_a).astype(np.float64)
-        codes_b = codes_a if images_b is None else self._probe_codes(images_b).astype(np.float64)
+        codes_a = self._probe_codes(images_a)
+        return self._pairwise_codes(codes_a, codes_a if images_b is None
+                                    else self._probe_codes(images_b))  # fmt: skip
+
+    def _pairwise_codes(self, codes_a, codes_b):
+        """Metric distances between every pair of (metric-normalised) codes."""
+        codes_a, codes_b = codes_a.astype(np.float64), codes_b.astype(np.float64)
         norms_a = np.einsum("ij,ij->i", codes_a, codes_a)
         norms_b = np.einsum("ij,ij->i", codes_b, codes_b)
         squared = np.maximum(norms_a[:, None] + norms_b - 2 * codes_a @ codes_b.T, 0.0)
@@ -723,6 +799,7 @@ class Recognizer(BaseEstimator):
         self.gallery_ = np.vstack([self.gallery_, codes.astype(self.gallery_.dtype)])
         self.gallery_labels_ = np.concatenate([self.gallery_labels_, faces.labels])
         self.classes_ = np.unique(self.gallery_labels_)
+        self._fit_score_norm()
         return self
 
     def calibrate_threshold(self, images, labels, *, far: float = 0.01) -> float:
@@ -753,9 +830,9 @@ class Recognizer(BaseEstimator):
             raise ValueError(
                 "calibration needs impostor probes: images of people who are not enrolled"
             )
-        distances, _ = self.kneighbors(faces[impostor], k=1)
+        _, decision = self._decide(self._probe_codes(faces[impostor]))
         # Accept distances strictly below the (allowed + 1)-th smallest impostor distance.
-        self.threshold = -threshold_at(-distances[:, 0], far)
+        self.threshold = -threshold_at(-decision, far)
         return self.threshold
 
 

@@ -20,6 +20,7 @@ from .finder import FaceFinder
 from .modular import FeatureDetector
 from .neighbors import METRICS
 from .recognize import METHODS, Recognizer
+from .scores import SCORE_NORMS
 
 __all__ = ["check_state", "LIMITS"]
 
@@ -135,6 +136,14 @@ def _check_recognizer(model):
         isinstance(model.threshold, Real) and np.isfinite(model.threshold)
     ):
         raise ValueError(f"Recognizer.threshold must be a finite number, got {model.threshold!r}")
+    if model.score_norm is not None and model.score_norm not in SCORE_NORMS:
+        raise ValueError(f"Recognizer: unknown score_norm {model.score_norm!r}")
+    statistics = getattr(model, "score_statistics_", None)
+    if model.score_norm == "znorm" and (
+        statistics is None or statistics.shape != (len(model.classes_), 2)
+        or not np.all(statistics[:, 1] > 0)
+    ):  # fmt: skip
+        raise ValueError("Recognizer.score_statistics_ must be (n_classes, 2), std > 0, for znorm")
     if not (isinstance(model.jitter, Integral) and 0 <= model.jitter <= LIMITS["jitter"]):
         raise ValueError(f"Recognizer.jitter must be in [0, {LIMITS['jitter']}]")
     image_shape = _shape(tuple(model.image_shape_), "Recognizer.image_shape_", 2)

@@ -15,6 +15,7 @@ protocol with people 1-6 enrolled, 7-9 calibrating and 10-12 impostors.
 from __future__ import annotations
 
 import numpy as np
+from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
 
 from .. import datasets
@@ -23,6 +24,7 @@ from ..faces import align_face
 from ..imageset import ImageSet
 from ..plot import roc
 from ..recognize import Recognizer
+from ..scores import SCORE_NORMS
 from ._common import Run, data_env, parser, steps
 
 NAME = "open_set"
@@ -122,8 +124,8 @@ def scores(rec, probes: ImageSet, *, map_score=False):
     if map_score:
         odds = rec.match_probability(probes, log_odds=True)
         return odds.max(axis=1), rec.classes_[odds.argmax(axis=1)]
-    distances, labels = rec.kneighbors(probes, k=1)
-    return -distances[:, 0], labels[:, 0]
+    named, distances = rec.decide(probes)
+    return -distances, named
 
 
 def open_set(rec, enrolled, calibration, genuine, impostors, *, map_score=False):
@@ -185,6 +187,12 @@ def protocol(person, image, faces, *, enrolled, calibration, impostors, args, ru
             marks[f"{name} calibrated"] = (row["calibrated_far"], row["calibrated_tar"])
             row.update(settings=dict(params), cross_validation=cv_rate)
             table[name] = row
+        for norm in SCORE_NORMS:  # the same settings, the decision normalised
+            normed = clone(rec).set_params(score_norm=norm).fit(faces[enrol])
+            row = open_set(normed, faces[enrol], faces[calibrate], faces[genuine],
+                           faces[impostor])  # fmt: skip
+            row.pop("curve")
+            table[f"{method} + {norm}"] = row
         closed_rec, closed_params, _ = chosen(method, closed_train, folds=args.folds)
         table[method]["closed_set"] = float(closed_rec.score(closed_test, closed_test.labels))
         table[method]["closed_settings"] = closed_params
