@@ -332,6 +332,44 @@ def recognise() -> None:
     model_download(recognizer, "recognizer.npz")
 
 
+@st.cache_resource(show_spinner=False)
+def trained_finder() -> ev.FaceFinder:
+    return ev.photos.default_finder()
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def face_candidates(image: np.ndarray) -> list:
+    """Every face the finder sees at any confidence (the slider filters without searching)."""
+    return trained_finder().find(image, threshold=0.0, max_faces=20)
+
+
+def find_faces_view(image: np.ndarray) -> None:
+    """Every face of the photo by the trained finder, with its eyes, nose and mouth."""
+    finder = trained_finder()
+    least = st.sidebar.slider("Smallest face probability", 0.0, 1.0,
+                              float(round(finder.threshold, 4)), 0.0001, format="%.4f",
+                              key="detect-probability")  # fmt: skip
+    with st.spinner("Searching the photo for faces (a few seconds) ..."):
+        candidates = face_candidates(image)
+    found = [face for face in candidates if face.confidence >= least]
+    if not found:
+        best = max((face.confidence for face in candidates), default=None)
+        hint = "" if best is None else (
+            f"; the likeliest candidate has probability {best:.4f}: lower the slider to see it"
+        )
+        st.info(f"No face at probability {least:.4f} or more{hint}.")
+    names = [f"{i + 1}: p {face.confidence:.3f}" for i, face in enumerate(found)]
+    st.pyplot(plot.faces(image, found, names=names,
+                         title=f"{len(found)} face(s) at probability >= {least:.4f}"))  # fmt: skip
+    st.dataframe([
+        {"face": i + 1, "x": round(face.box[0]), "y": round(face.box[1]),
+         "size": round(face.box[2]), "probability": round(face.confidence, 4),
+         "left eye": tuple(round(v) for v in face.left_eye),
+         "right eye": tuple(round(v) for v in face.right_eye)}
+        for i, face in enumerate(found)
+    ])  # fmt: skip
+
+
 def detect_page() -> None:
     st.header("Detect")
     upload = st.sidebar.file_uploader(
@@ -351,6 +389,11 @@ def detect_page() -> None:
             st.caption(f"Searched at {factor:.2f} of the upload's {image.shape} pixels for speed.")
             shape = tuple(max(1, round(side * factor)) for side in image.shape)
             image = ev.normalize.resize(image, shape)
+    mode = st.radio("Search", ["every face (trained finder)", "DFFS map (the lecture's)"],
+                    horizontal=True, key="detect-mode")  # fmt: skip
+    if mode.startswith("every face"):
+        find_faces_view(image)
+        return
     k = st.sidebar.slider("Face-space components", 1, 30, 10, key="detect-k")
     smallest = st.sidebar.slider("Smallest face (pixels)", 25, 400, 25, 5, key="smallest")
     space, aligned = face_space(k)

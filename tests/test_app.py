@@ -65,6 +65,21 @@ def test_detect_page_shows_detections():
     at = _app("Detect")
     assert not at.exception
     assert at.dataframe  # the detection table
+    at.radio(key="detect-mode").set_value("DFFS map (the lecture's)").run()
+    assert not at.exception and at.dataframe
+
+
+def test_detect_page_finds_the_astronauts_face_with_the_trained_finder():
+    at = _app("Detect")  # the astronaut, no dataset needed: the finder ships in data/
+    # at the calibrated default (0.5 false alarms per HELEN photo) her face is not certain
+    # enough, and the page says how to see it
+    assert any("lower the slider" in i.value for i in at.info)
+    at.sidebar.slider(key="detect-probability").set_value(0.5).run()
+    assert not at.exception and not at.error
+    table = at.dataframe[0].value
+    first = table.iloc[0]
+    assert abs(first["left eye"][0] - 204) <= 10 and abs(first["left eye"][1] - 100) <= 10
+    assert abs(first["right eye"][0] - 248) <= 10 and abs(first["right eye"][1] - 104) <= 10
 
 
 def _every_set():
