@@ -25,13 +25,13 @@ from .imageset import ImageSet
 from .io import iter_image_batches, load_image, load_image_set
 from .kernel import KernelPCA
 from .modular import FeatureDetector, FeatureLocations
-from .neighbors import NearestNeighbor
+from .neighbors import NearestNeighbor, nearest_subspace
 from .normalize import PixelStandardizer, normalize_image, normalize_images
 from .persist import load, save
 from .photos import find_faces
 from .ppca import ProbabilisticPCA
 from .rank import RankSelection, select_rank
-from .recognize import UNKNOWN, Recognizer, Verification, nearest_subspace
+from .recognize import UNKNOWN, Recognizer, Verification
 
 __all__ = [
     "__version__",

@@ -10,6 +10,7 @@ from scipy.special import expit
 from ._base import SubspaceModel, check_fitted
 from ._linalg import numerical_rank
 from .eigenspace import Eigenspace
+from .neighbors import squared_distances
 
 __all__ = ["BayesianSpace"]
 
@@ -230,8 +231,8 @@ class BayesianSpace(SubspaceModel):
         a = self._checked_codes(codes_a, "codes_a")
         b = self._checked_codes(codes_b, "codes_b")
         to_extra = self.intra_to_extra_
-        return self._from_distances(_squared_distances(a, b),
-                                    _squared_distances(a @ to_extra, b @ to_extra))  # fmt: skip
+        return self._from_distances(squared_distances(a, b),
+                                    squared_distances(a @ to_extra, b @ to_extra))  # fmt: skip
 
     def _checked_codes(self, codes, name):
         check_fitted(self)
@@ -265,12 +266,6 @@ class BayesianSpace(SubspaceModel):
                 f"X1 and X2 must hold as many images, got {len(codes1)} and {len(codes2)}"
             )
         return expit(self.log_odds(codes1.astype(np.float64) - codes2))
-
-
-def _squared_distances(a, b):
-    """``||a_i - b_j||^2`` (na, nb), by the Gram expansion, clipped at 0."""
-    norms_a, norms_b = np.einsum("ij,ij->i", a, a), np.einsum("ij,ij->i", b, b)
-    return np.maximum(norms_a[:, None] + norms_b - 2 * (a @ b.T), 0.0)
 
 
 def _checked_rank(name, value, m):

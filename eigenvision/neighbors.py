@@ -20,8 +20,12 @@ from . import dask_engine
 from ._base import check_fitted, is_dask_array
 from ._errors import refuse_complex
 from ._parallel import n_threads, single_threaded_blas
+from .eigenspace import Eigenspace
+from .imageset import as_image_set
 
-__all__ = ["NearestNeighbor", "Metric", "METRICS", "check_metric"]
+__all__ = [
+    "NearestNeighbor", "Metric", "METRICS", "check_metric", "squared_distances", "nearest_subspace",
+]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -348,3 +352,59 @@ def _row_value_order(rows, values):
 def _shard_search(probes, shard, k):
     """The exact in-memory search of one shard (what the Dask engine runs on each worker)."""
     return NearestNeighbor(n_jobs=1).fit(shard).kneighbors(probes, k)
+
+
+def squared_distances(a, b):
+    """``||a_i - b_j||^2`` of every pair of rows, in float64 (the Gram expansion, clipped at 0).
+
+    For all-pairs tables (verification protocols, score normalisation); the
+    exact k-nearest search is :class:`NearestNeighbor`.
+
+    Parameters
+    ----------
+    a : (m, q) array-like
+    b : (n, q) array-like
+
+    Returns
+    -------
+    (m, n) ndarray
+    """
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    norms_a, norms_b = np.einsum("ij,ij->i", a, a), np.einsum("ij,ij->i", b, b)
+    return np.maximum(norms_a[:, None] + norms_b - 2 * (a @ b.T), 0.0)
+
+
+def nearest_subspace(train, images, n_components):
+    """The per-class eigenspace classifier: each image goes to the class that reconstructs it best.
+
+    One :class:`Eigenspace` per class of ``train``; an image's label is the
+    class with the smallest distance from feature space (DFFS). The
+    lecture's "assign to the class whose eigenspace reconstructs best"
+    (CLAFIC, Watanabe 1967).
+
+    Parameters
+    ----------
+    train : ImageSet
+        Labelled training images.
+    images : (m, H, W) ndarray or ImageSet
+    n_components : int
+        Components per class (at most the class size minus one).
+
+    Returns
+    -------
+    labels : (m,) ndarray
+    dffs : (m, n_classes) ndarray
+        Columns in the order of ``np.unique(train.labels)``.
+    """
+    stack = as_image_set(images, None, min_images=0).images
+    classes = np.unique(train.labels)
+    dffs = np.empty((len(stack), len(classes)))
+    flat = stack.reshape(len(stack), -1)
+    for j, label in enumerate(classes):
+        members = train.images[train.labels == label]
+        if len(members) < 2:
+            raise ValueError(
+                f"class {label!r} has {len(members)} image; each class needs two or more"
+            )
+        dffs[:, j] = Eigenspace(min(n_components, len(members) - 1)).fit(members).dffs(flat)
+    return classes[np.argmin(dffs, axis=1)], dffs

@@ -24,11 +24,11 @@ from .evaluate import recognition_rate, threshold_at
 from .faces import align_face
 from .fisher import FisherSpace
 from .imageset import ImageSet, as_image_set
-from .neighbors import NearestNeighbor, check_metric
+from .neighbors import NearestNeighbor, check_metric, squared_distances
 from .scores import SCORE_NORMS, class_distances, normalized, znorm_statistics
 from .views import resized, virtual_views
 
-__all__ = ["UNKNOWN", "METHODS", "Recognizer", "Verification", "nearest_subspace"]
+__all__ = ["UNKNOWN", "METHODS", "Recognizer", "Verification"]
 
 #: The label :meth:`Recognizer.predict` gives a probe farther than the threshold from all.
 UNKNOWN = "unknown"
@@ -662,19 +662,20 @@ class Recognizer(BaseEstimator):
             scores = self._class_scores(code[None])
             distance = float(scores[0, np.searchsorted(self.classes_, label)])
         threshold = self._checked_threshold()
-        accepted = threshold is None or distance <= threshold
         probability = None
-        if self._has_probability:
+        if self._probability_ready():
             probability = float(expit(self.feature_.log_odds(difference).max()))
-        return Verification(bool(accepted), distance, threshold, probability)
+        return Verification(threshold is None or distance <= threshold, distance, threshold,
+                            probability)  # fmt: skip
 
-    @property
-    def _has_probability(self):
+    def _probability_ready(self, *, required=False):
         """Whether gallery code differences have a MAP probability (bayesian, Euclidean)."""
-        return (
-            hasattr(self.feature_, "log_odds") and not self.feature_spaces_
-            and check_metric(self.metric).name == "euclidean"
-        )  # fmt: skip
+        ready = hasattr(self.feature_, "log_odds") and not self.feature_spaces_ \
+            and self.metric == "euclidean"  # fmt: skip
+        if required and not ready:
+            raise ValueError("match probabilities need method='bayesian' with metric='euclidean' "
+                             f"(got method={self.method!r}, metric={self.metric!r})")  # fmt: skip
+        return ready
 
     def pairwise_distances(self, images_a, images_b=None):
         """Distances (in the metric's units) between every pair of two sets of images.
@@ -698,11 +699,7 @@ class Recognizer(BaseEstimator):
 
     def _pairwise_codes(self, codes_a, codes_b):
         """Metric distances between every pair of (metric-normalised) codes."""
-        codes_a, codes_b = codes_a.astype(np.float64), codes_b.astype(np.float64)
-        norms_a = np.einsum("ij,ij->i", codes_a, codes_a)
-        norms_b = np.einsum("ij,ij->i", codes_b, codes_b)
-        squared = np.maximum(norms_a[:, None] + norms_b - 2 * codes_a @ codes_b.T, 0.0)
-        return self._metric_distance(np.sqrt(squared))
+        return self._metric_distance(np.sqrt(squared_distances(codes_a, codes_b)))
 
     def pairwise_log_odds(self, images_a, images_b=None):
         """``log P(same) / P(different)`` of every pair of two sets of images (``"bayesian"``).
@@ -718,18 +715,10 @@ class Recognizer(BaseEstimator):
         (m, n) ndarray
             The MAP similarity's log odds (:meth:`BayesianSpace.log_odds`).
         """
-        self._check_probability()
         codes_a = self._probe_codes(images_a)
+        self._probability_ready(required=True)
         codes_b = codes_a if images_b is None else self._probe_codes(images_b)
         return self.feature_.pairwise_log_odds(codes_a, codes_b)
-
-    def _check_probability(self):
-        check_fitted(self, "gallery_")
-        if not self._has_probability:
-            raise ValueError(
-                "match probabilities need method='bayesian' with metric='euclidean' "
-                f"(got method={self.method!r}, metric={self.metric!r})"
-            )
 
     def match_probability(self, images, *, log_odds=False):
         """``P(same person | difference)`` of each probe and each enrolled person.
@@ -753,12 +742,10 @@ class Recognizer(BaseEstimator):
         (m, n_classes) ndarray
             Columns in the order of ``classes_``.
         """
-        self._check_probability()
         codes = self._probe_codes(images)
+        self._probability_ready(required=True)
         pairwise = self.feature_.pairwise_log_odds(codes, self.gallery_)
-        columns = np.searchsorted(self.classes_, self.gallery_labels_)
-        best = np.full((len(codes), len(self.classes_)), -np.inf)
-        np.maximum.at(best.T, columns, pairwise.T)
+        best = -class_distances(-pairwise, self.gallery_labels_, self.classes_)  # each one's best
         return best if log_odds else expit(best)
 
     def _checked_threshold(self):
@@ -840,39 +827,3 @@ def _vote(labels):
     counts = Counter(labels.tolist())
     top = max(counts.values())
     return next(label for label in labels.tolist() if counts[label] == top)
-
-
-def nearest_subspace(train, images, n_components):
-    """The per-class eigenspace classifier: each image goes to the class that reconstructs it best.
-
-    One :class:`Eigenspace` per class of ``train``; an image's label is the
-    class with the smallest distance from feature space (DFFS). The
-    lecture's "assign to the class whose eigenspace reconstructs best"
-    (CLAFIC, Watanabe 1967).
-
-    Parameters
-    ----------
-    train : ImageSet
-        Labelled training images.
-    images : (m, H, W) ndarray or ImageSet
-    n_components : int
-        Components per class (at most the class size minus one).
-
-    Returns
-    -------
-    labels : (m,) ndarray
-    dffs : (m, n_classes) ndarray
-        Columns in the order of ``np.unique(train.labels)``.
-    """
-    stack = as_image_set(images, None, min_images=0).images
-    classes = np.unique(train.labels)
-    dffs = np.empty((len(stack), len(classes)))
-    flat = stack.reshape(len(stack), -1)
-    for j, label in enumerate(classes):
-        members = train.images[train.labels == label]
-        if len(members) < 2:
-            raise ValueError(
-                f"class {label!r} has {len(members)} image; each class needs two or more"
-            )
-        dffs[:, j] = Eigenspace(min(n_components, len(members) - 1)).fit(members).dffs(flat)
-    return classes[np.argmin(dffs, axis=1)], dffs

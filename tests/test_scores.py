@@ -66,8 +66,9 @@ def test_recognizer_decides_on_normalised_distances(score_norm, tmp_path):
                  for c in range(5)]  # fmt: skip
         expected = (nearest - np.array(stats)[:, 0]) / np.array(stats)[:, 1]
     else:
-        expected = np.stack([(nearest[:, c] - np.delete(nearest, c, 1).mean(1))
-                             / np.delete(nearest, c, 1).std(1) for c in range(5)], axis=1)  # fmt: skip
+        cohorts = [np.delete(nearest, c, 1) for c in range(5)]
+        expected = np.stack([(nearest[:, c] - cohorts[c].mean(1)) / cohorts[c].std(1)
+                             for c in range(5)], axis=1)  # fmt: skip
     for p in (0, 9, 27):
         for c in range(5):
             assert rec.verify(probes[p], c).distance == pytest.approx(expected[p, c], rel=1e-4)

@@ -6,8 +6,8 @@ import numpy as np
 
 from ..eigenspace import Eigenspace
 from ..evaluate import auc, roc_curve
+from ..neighbors import nearest_subspace
 from ..plot import confusion, roc
-from ..recognize import nearest_subspace
 from ._common import Run, add_digit_options, data_env, digits_split, parser
 
 NAME = "novelty_roc"

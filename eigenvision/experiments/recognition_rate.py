@@ -9,8 +9,9 @@ from __future__ import annotations
 import numpy as np
 from sklearn.neighbors import KNeighborsClassifier
 
+from ..neighbors import nearest_subspace
 from ..plot import rate_curves
-from ..recognize import Recognizer, nearest_subspace
+from ..recognize import Recognizer
 from ._common import Run, add_digit_options, data_env, digits_split, parser, steps
 
 NAME = "recognition_rate"
