@@ -271,7 +271,15 @@ def recognise() -> None:
             recognizer = candidate
         except ev.ModelFileError as exc:
             st.error(f"That model file was refused: {exc}. Using the model trained here.")
-    source = st.radio("Probe", ["a held-out image", "upload an image"], horizontal=True)
+    source = st.radio("Probe", ["a held-out image", "upload an image",
+                                "upload a photo (every face)"], horizontal=True)  # fmt: skip
+    if source == "upload a photo (every face)":
+        upload = st.file_uploader("photo", type=["png", "jpg", "jpeg", "bmp", "tif", "tiff"],
+                                  key="recognise-photo")  # fmt: skip
+        photo = None if upload is None else read_upload(upload)
+        if photo is not None:
+            name_every_face(photo, recognizer)
+        return
     if source == "upload an image":
         upload = st.file_uploader(
             "probe image", type=["png", "jpg", "jpeg", "pgm", "bmp", "tif", "tiff"]
@@ -343,12 +351,11 @@ def face_candidates(image: np.ndarray) -> list:
     return trained_finder().find(image, threshold=0.0, max_faces=20)
 
 
-def find_faces_view(image: np.ndarray) -> None:
-    """Every face of the photo by the trained finder, with its eyes, nose and mouth."""
-    finder = trained_finder()
+def faces_found(image: np.ndarray, key: str) -> tuple[list, float]:
+    """The finder's faces at the sidebar's probability (default: its calibrated threshold)."""
     least = st.sidebar.slider("Smallest face probability", 0.0, 1.0,
-                              float(round(finder.threshold, 4)), 0.0001, format="%.4f",
-                              key="detect-probability")  # fmt: skip
+                              float(round(trained_finder().threshold, 4)), 0.0001, format="%.4f",
+                              key=key)  # fmt: skip
     with st.spinner("Searching the photo for faces (a few seconds) ..."):
         candidates = face_candidates(image)
     found = [face for face in candidates if face.confidence >= least]
@@ -358,6 +365,12 @@ def find_faces_view(image: np.ndarray) -> None:
             f"; the likeliest candidate has probability {best:.4f}: lower the slider to see it"
         )
         st.info(f"No face at probability {least:.4f} or more{hint}.")
+    return found, least
+
+
+def find_faces_view(image: np.ndarray) -> None:
+    """Every face of the photo by the trained finder, with its eyes, nose and mouth."""
+    found, least = faces_found(image, "detect-probability")
     names = [f"{i + 1}: p {face.confidence:.3f}" for i, face in enumerate(found)]
     st.pyplot(plot.faces(image, found, names=names,
                          title=f"{len(found)} face(s) at probability >= {least:.4f}"))  # fmt: skip
@@ -368,6 +381,27 @@ def find_faces_view(image: np.ndarray) -> None:
          "right eye": tuple(round(v) for v in face.right_eye)}
         for i, face in enumerate(found)
     ])  # fmt: skip
+
+
+def name_every_face(photo: np.ndarray, recognizer: ev.Recognizer) -> None:
+    """Find every face of a photo, cut each on its eyes to the recognizer's size, name it."""
+    if max(photo.shape) > DETECT_SIDE:
+        factor = DETECT_SIDE / max(photo.shape)
+        photo = ev.normalize.resize(photo, tuple(max(1, round(s * factor)) for s in photo.shape))
+    found, _ = faces_found(photo, "photo-probability")
+    if not found:
+        return
+    crops = np.stack([ev.align_face(photo, face, shape=recognizer.image_shape_) for face in found])
+    named, distances = recognizer.decide(crops)
+    default = float(np.round(np.median(distances), 2))
+    threshold = st.slider("Unknown beyond distance", 0.0, float(distances.max() * 2 + 1e-6),
+                          default, key="photo-threshold")  # fmt: skip
+    names = [f"{label if distance <= threshold else ev.UNKNOWN} ({distance:.2f})"
+             for label, distance in zip(named, distances, strict=True)]  # fmt: skip
+    st.pyplot(plot.faces(photo, found, names=names, title=f"{len(found)} face(s), named"))
+    columns = st.columns(min(len(found), 6))
+    for index, crop in enumerate(crops[:6]):
+        columns[index].image(to_display(crop), caption=names[index], width=90)
 
 
 def detect_page() -> None:

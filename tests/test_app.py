@@ -2,6 +2,7 @@
 
 import io
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -326,3 +327,18 @@ def test_bayesian_on_one_enrolled_image_per_person_says_what_it_needs():
     at.sidebar.selectbox(key="method").set_value("bayesian").run()
     assert not at.exception and not at.error
     assert any("two or more images of some people" in w.value for w in at.warning)
+
+
+def test_recognise_names_every_face_of_an_uploaded_photo():
+    from skimage import data
+
+    at = _app("Recognise")
+    at.sidebar.selectbox(key="recognise-set").set_value("LFW faces (built in)").run()
+    at.radio[0].set_value("upload a photo (every face)").run()
+    at.file_uploader(key="recognise-photo").upload("astronaut.png", _png(data.astronaut())).run()
+    assert not at.exception and not at.error
+    at.sidebar.slider(key="photo-probability").set_value(0.5).run()
+    assert not at.exception and not at.error
+    captions = [image.caption for element in at.get("image") for image in element.proto.imgs]
+    # one aligned crop per face, captioned with its name (or unknown) and distance
+    assert any(re.fullmatch(r"\S+ \(\d+\.\d\d\)", caption) for caption in captions), captions
