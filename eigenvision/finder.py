@@ -34,10 +34,10 @@ from numbers import Integral, Real
 import numpy as np
 from skimage.transform import SimilarityTransform, warp
 from sklearn.base import BaseEstimator
-from sklearn.linear_model import LogisticRegression
 
 from ._base import check_fitted
 from ._errors import EigenvisionError
+from .decision import fit_decision, log_distances
 from .detection import (
     Detection,
     box_iou,
@@ -205,11 +205,8 @@ class FaceFinder(BaseEstimator):
                 "give more (or larger) photos"
             )
         self.nonface_space_ = Eigenspace(min(self.n_components, len(negatives) - 1)).fit(negatives)
-        X = np.vstack([self._describe(windows), self._describe(negatives)])
-        y = np.r_[np.ones(len(windows)), np.zeros(len(negatives))]
-        decision = LogisticRegression(class_weight="balanced", max_iter=1000).fit(X, y)
-        self.coef_ = decision.coef_[0].astype(np.float64)
-        self.intercept_ = float(decision.intercept_[0])
+        weights = fit_decision(self._describe(windows), self._describe(negatives))
+        self.coef_, self.intercept_ = weights[:-1], float(weights[-1])
         self.n_negatives_ = len(negatives)
 
     def check_parameters(self):
@@ -288,10 +285,8 @@ class FaceFinder(BaseEstimator):
 
     def _describe(self, windows):
         """``log`` of the face and non-face spaces' DFFS and DIFS of standardised windows."""
-        X = windows.reshape(len(windows), -1)
-        features = [self.face_space_.dffs(X), self.face_space_.difs(X),
-                    self.nonface_space_.dffs(X), self.nonface_space_.difs(X)]  # fmt: skip
-        return np.log(np.maximum(np.stack(features, axis=1), 1e-12))
+        return log_distances(windows.reshape(len(windows), -1),
+                             (self.face_space_, self.nonface_space_))  # fmt: skip
 
     def decision_function(self, windows):
         """Log-odds that standardised windows are faces.

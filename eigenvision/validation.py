@@ -197,6 +197,19 @@ def _check_feature_detector(detector):
         if tuple(space.image_shape_) != tuple(shape):
             raise ValueError(f"FeatureDetector: the {feature} space is not {tuple(shape)}")
     n = len(features)
+    if getattr(detector, "score", "dffs") not in ("dffs", "decision"):
+        raise ValueError(f"FeatureDetector.score must be 'dffs' or 'decision', "
+                         f"not {detector.score!r}")  # fmt: skip
+    if detector.score == "decision":
+        spaces = getattr(detector, "nonfeature_spaces_", {})
+        if tuple(spaces) != features or getattr(detector, "decision_", np.zeros(0)).shape != (n, 5):
+            raise ValueError("FeatureDetector: score='decision' needs nonfeature_spaces_ and a "
+                             f"decision_ of shape ({n}, 5)")  # fmt: skip
+        for feature, shape in zip(features, expected, strict=True):
+            check_state(spaces[feature])
+            if tuple(spaces[feature].image_shape_) != tuple(shape):
+                raise ValueError(f"FeatureDetector: the {feature} non-feature space is not "
+                                 f"{tuple(shape)}")  # fmt: skip
     quantiles = detector.score_quantiles_
     if (detector.offsets_mean_.shape != (n, 2) or detector.offsets_std_.shape != (n, 2)
             or quantiles.shape != (n, 101) or np.any(np.diff(quantiles, axis=1) < 0)):  # fmt: skip
