@@ -87,8 +87,8 @@ def test_bad_photos_are_refused_clearly(finder):
 def test_held_out_helen_faces_are_found_and_their_eyes_located(finder, helen_slice):
     """Held-out photos (never seen in training): the face in its crop, the eyes from the box.
 
-    Measured on these 12: 11 found at a probability of 0.5, eyes within 0.10 IOD for 8 (the
-    issue's target is 80%: not met yet)."""
+    Measured on these 12: 10 found at a probability of 0.5, eyes within 0.10 IOD for 11 by
+    the shipped decision locator (the IMM-trained DFFS locator it replaced: 8)."""
     faces, _ = helen_slice
     found, errors = 0, []
     marks = faces.landmarks
@@ -100,7 +100,7 @@ def test_held_out_helen_faces_are_found_and_their_eyes_located(finder, helen_sli
         located = finder.locator_.locate(image, box=ev.face_box(left, right))
         errors.append(evaluate.eye_error(located["left_eye"], located["right_eye"], left, right)[0])
     assert found / len(faces) >= 0.75
-    assert np.mean(np.array(errors) <= 0.10) >= 0.5
+    assert np.mean(np.array(errors) <= 0.10) >= 0.8
 
 
 def test_align_face_puts_the_eyes_in_place(rng):
