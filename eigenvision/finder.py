@@ -19,7 +19,8 @@ A :class:`FaceFinder` is the eigenspace detector of Moghaddam & Pentland
    1998); a logistic decision on their logarithms gives the probability of
    a face.
 3. **Features**: an eye, nose and mouth :class:`~eigenvision.FeatureDetector`
-   trained on the same wild faces places them inside each face found.
+   trained on the same wild faces (``score="decision"``: the feature against
+   the face around it) places them inside each face found.
 
 :func:`~eigenvision.find_faces` runs the finder that ships in the project's
 ``data/`` (rebuilt by ``eigenvision build-models``, see
@@ -193,7 +194,8 @@ class FaceFinder(BaseEstimator):
         negatives = np.concatenate([negatives, self._mine(backgrounds, by_decision=True)])
         self._fit_decision(windows, negatives)
         if locator is None:
-            locator = FeatureDetector().fit(faces if isinstance(faces, ImageSet) else faces[0])
+            first = faces if isinstance(faces, ImageSet) else faces[0]
+            locator = FeatureDetector(score="decision").fit(first)
         self.locator_ = locator
         return self
 
