@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
 from scipy.special import expit
+from sklearn.base import clone
+from sklearn.linear_model import LogisticRegression
 
 from ._base import SubspaceModel, check_fitted
 from ._linalg import numerical_rank
@@ -58,6 +61,16 @@ class BayesianSpace(SubspaceModel):
     intra_prior : float, default 0.5
         ``P(Omega_I)``, the prior that a compared pair is one person (0.5:
         a verification claim as likely true as not).
+    calibrate : bool, default True
+        Calibrate :meth:`probability` by Platt scaling of the log likelihood
+        ratio on pairs of people the model did not see: the training people
+        are split in two halves, a model fitted on each half scores every
+        pair of the other. The Gaussians' own ratio is overconfident (log
+        odds of -80 for two people); on AT&T (people 21-40 verified by a
+        model of 1-20) the calibration took the class-balanced Brier score
+        from 0.186 to 0.113. Needs 10 people or more (with fewer, or when
+        the halves do not generalise, a warning says so and the ratio is
+        used as it is).
 
     Attributes
     ----------
@@ -75,6 +88,10 @@ class BayesianSpace(SubspaceModel):
     intra_to_extra_ : (m, m) ndarray
         Maps a difference of intrapersonal codes to the difference of
         extrapersonal (whitened) codes.
+    calibration_ : (2,) ndarray
+        Platt's ``(a, b)``: :meth:`probability` is ``expit(a r + b + log
+        prior odds)`` for the log likelihood ratio ``r``; ``(1, 0)`` without
+        calibration.
     n_components_ : int
         ``m``, the length of the codes.
     classes_ : (c,) ndarray
@@ -93,7 +110,7 @@ class BayesianSpace(SubspaceModel):
     >>> people = rng.normal(size=(5, 30))
     >>> X = np.repeat(people, 4, axis=0) + 0.1 * rng.normal(size=(20, 30))
     >>> y = np.repeat(np.arange(5), 4)
-    >>> space = BayesianSpace(n_components=3).fit(X, y)
+    >>> space = BayesianSpace(n_components=3, calibrate=False).fit(X, y)
     >>> space.transform(X).shape
     (20, 15)
     >>> same = space.intra_probability(X[[0]], X[[1]])[0]
@@ -103,11 +120,12 @@ class BayesianSpace(SubspaceModel):
     """
 
     def __init__(self, n_components=20, *, extra_components=None, pca_components=None,
-                 intra_prior=0.5):  # fmt: skip
+                 intra_prior=0.5, calibrate=True):  # fmt: skip
         self.n_components = n_components
         self.extra_components = extra_components
         self.pca_components = pca_components
         self.intra_prior = intra_prior
+        self.calibrate = calibrate
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -177,7 +195,57 @@ class BayesianSpace(SubspaceModel):
         )
         self.classes_ = classes
         self.n_components_ = m
+        self.calibration_ = np.array([1.0, 0.0])
+        if self.calibrate:
+            self.calibration_ = self._cross_fitted_platt(X, codes)
         return self
+
+    def _cross_fitted_platt(self, X, codes):
+        """Platt's ``(a, b)`` from the pairs of each half of the people, scored by the other."""
+        ratios, same = [], []
+        if codes.max() + 1 < 2 * _CALIBRATION_PEOPLE:
+            return _uncalibrated(f"{codes.max() + 1} people; calibration needs "
+                                 f"{2 * _CALIBRATION_PEOPLE}")  # fmt: skip
+        for half in (0, 1):
+            fit, held = codes % 2 != half, codes % 2 == half
+            try:
+                model = clone(self).set_params(calibrate=False, pca_components=None)
+                model.fit(X[fit], codes[fit])
+            except ValueError as exc:
+                return _uncalibrated(f"half the training people cannot be modelled alone: {exc}")
+            held_codes = model.transform(X[held])
+            i, j = np.triu_indices(len(held_codes), 1)
+            ratios.append(model.pairwise_log_odds(held_codes, held_codes)[i, j]
+                          - model._prior_log_odds())  # fmt: skip
+            same.append(codes[held][i] == codes[held][j])
+        ratios, same = np.concatenate(ratios), np.concatenate(same)
+        if same.all() or not same.any():
+            return _uncalibrated("no pair of one person (or of two) in a half")
+        platt = LogisticRegression(class_weight="balanced").fit(ratios[:, None], same)
+        if not platt.coef_[0, 0] > 0:  # unseen people's ratios do not rank same above different
+            return _uncalibrated("the ratio does not separate unseen people")
+        return np.array([platt.coef_[0, 0], platt.intercept_[0]])
+
+    def _prior_log_odds(self):
+        return float(np.log(self.intra_prior) - np.log1p(-self.intra_prior))
+
+    def probability(self, log_odds):
+        """``P(same person)`` from :meth:`log_odds`, calibrated (see ``calibrate``).
+
+        Parameters
+        ----------
+        log_odds : array-like
+            From :meth:`log_odds` or :meth:`pairwise_log_odds`.
+
+        Returns
+        -------
+        ndarray
+            Of the same shape, in [0, 1].
+        """
+        check_fitted(self, "calibration_")
+        prior = self._prior_log_odds()
+        a, b = self.calibration_
+        return expit(a * (np.asarray(log_odds, dtype=np.float64) - prior) + b + prior)
 
     def transform(self, X):
         """Whitened intrapersonal codes: ``(n, d)`` or ``(n, H, W)`` -> ``(n, m)``.
@@ -244,8 +312,7 @@ class BayesianSpace(SubspaceModel):
     def _from_distances(self, intra, extra):
         """Log odds from squared whitened distances under each model."""
         log_det = np.sum(np.log(self.intra_variances_)) - np.sum(np.log(self.extra_variances_))
-        prior = np.log(self.intra_prior) - np.log1p(-self.intra_prior)
-        return -0.5 * (intra - extra + log_det) + prior
+        return -0.5 * (intra - extra + log_det) + self._prior_log_odds()
 
     def intra_probability(self, X1, X2):
         """The MAP similarity ``P(Omega_I | x_1 - x_2)`` of image pairs.
@@ -258,14 +325,24 @@ class BayesianSpace(SubspaceModel):
         Returns
         -------
         (n,) ndarray
-            Probability that each pair shows one person, in [0, 1].
+            Probability that each pair shows one person, in [0, 1]
+            (:meth:`probability` of the pairs' log odds).
         """
         codes1, codes2 = self.transform(X1), self.transform(X2)
         if codes1.shape != codes2.shape:
             raise ValueError(
                 f"X1 and X2 must hold as many images, got {len(codes1)} and {len(codes2)}"
             )
-        return expit(self.log_odds(codes1.astype(np.float64) - codes2))
+        return self.probability(self.log_odds(codes1.astype(np.float64) - codes2))
+
+
+#: People per half needed to calibrate (each half's model must generalise to the other's).
+_CALIBRATION_PEOPLE = 5
+
+
+def _uncalibrated(reason):
+    warnings.warn(f"BayesianSpace: P(same person) left uncalibrated ({reason})", stacklevel=4)
+    return np.array([1.0, 0.0])
 
 
 def _checked_rank(name, value, m):

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
-from scipy.special import expit
 from sklearn.base import BaseEstimator, clone
 from sklearn.utils import get_tags
 
@@ -664,7 +663,7 @@ class Recognizer(BaseEstimator):
         threshold = self._checked_threshold()
         probability = None
         if self._probability_ready():
-            probability = float(expit(self.feature_.log_odds(difference).max()))
+            probability = float(self.feature_.probability(self.feature_.log_odds(difference).max()))
         return Verification(threshold is None or distance <= threshold, distance, threshold,
                             probability)  # fmt: skip
 
@@ -746,7 +745,7 @@ class Recognizer(BaseEstimator):
         self._probability_ready(required=True)
         pairwise = self.feature_.pairwise_log_odds(codes, self.gallery_)
         best = -class_distances(-pairwise, self.gallery_labels_, self.classes_)  # each one's best
-        return best if log_odds else expit(best)
+        return best if log_odds else self.feature_.probability(best)
 
     def _checked_threshold(self):
         """``threshold`` as a float, refused when it is not a number (NaN accepts everyone)."""

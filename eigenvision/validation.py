@@ -124,6 +124,9 @@ def _check_bayesian(space):
         raise ValueError(f"BayesianSpace.intra_to_extra_ must be ({m}, {m})")
     if not (isinstance(space.intra_prior, Real) and 0 < space.intra_prior < 1):
         raise ValueError(f"BayesianSpace.intra_prior must lie in (0, 1), got {space.intra_prior!r}")
+    calibration = getattr(space, "calibration_", np.array([1.0, 0.0]))
+    if calibration.shape != (2,) or not calibration[0] > 0:
+        raise ValueError("BayesianSpace.calibration_ must be (a > 0, b)")
     check_state(space.pca_)
 
 

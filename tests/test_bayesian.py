@@ -84,7 +84,8 @@ def test_ml_search_equals_a_brute_force_likelihood_loop():
 
 def test_log_odds_equal_the_two_gaussians_and_the_prior():
     X, y = _people(seed=2)
-    space = ev.BayesianSpace(n_components=3, extra_components=5, intra_prior=0.2).fit(X, y)
+    space = ev.BayesianSpace(n_components=3, extra_components=5, intra_prior=0.2,
+                             calibrate=False).fit(X, y)  # fmt: skip
     intra = multivariate_normal(cov=_covariance(space.intra_variances_, space, "intra"))
     extra = multivariate_normal(cov=_covariance(space.extra_variances_, space, "extra"))
     a, b = X[:7], X[7:14]
@@ -194,3 +195,31 @@ def test_pixels_constant_in_every_image_do_not_count_as_dimensions():
     space = ev.BayesianSpace(n_components=30).fit(X, y)
     assert space.n_components_ == 37 and np.all(space.intra_variances_ > 0)
     assert np.isfinite(space.transform(X)).all()
+
+
+def test_calibrated_probabilities_are_platt_scaled_cross_fitted_ratios():
+    """Each half of the people is modelled alone and scores the other half's pairs; Platt's
+    (a, b) on those ratios, refitted here with scikit-learn, give the probabilities."""
+    from sklearn.linear_model import LogisticRegression
+
+    X, y = _people(n_people=12, per_person=5, seed=6)
+    space = ev.BayesianSpace(n_components=3).fit(X, y)
+    ratios, same = [], []
+    for half in (0, 1):
+        fit, held = y % 2 != half, y % 2 == half
+        model = ev.BayesianSpace(n_components=3, calibrate=False).fit(X[fit], y[fit])
+        codes = model.transform(X[held])
+        i, j = np.triu_indices(len(codes), 1)
+        ratios.append(model.pairwise_log_odds(codes, codes)[i, j])
+        same.append(y[held][i] == y[held][j])
+    platt = LogisticRegression(class_weight="balanced").fit(np.concatenate(ratios)[:, None],
+                                                          np.concatenate(same))  # fmt: skip
+    np.testing.assert_allclose(space.calibration_, [platt.coef_[0, 0], platt.intercept_[0]])
+    assert space.calibration_[0] > 0
+    codes = space.transform(X[:6])
+    odds = space.log_odds(codes[:3] - codes[3:])
+    np.testing.assert_allclose(space.intra_probability(X[:3], X[3:6]),
+                               1 / (1 + np.exp(-(space.calibration_[0] * odds
+                                                 + space.calibration_[1]))))  # fmt: skip
+    with pytest.warns(UserWarning, match="uncalibrated"):
+        ev.BayesianSpace(n_components=2).fit(*_people(n_people=6, seed=7))
