@@ -55,9 +55,9 @@ def fit_side_by_side(X, y, repeats, k=20):
         repeats,
     )
     _, (_, (intra, _)) = timed["direct_sklearn"]
-    n_pairs = 2 * int(np.sum(y[:, None] == y[None]) - len(y)) // 2
-    # the pair sets hold each difference twice (+-); PCA divides by n - 1, the model by n
-    reference = intra.explained_variance_ * (n_pairs - 1) / n_pairs
+    rows = int(np.sum(y[:, None] == y[None]) - len(y))  # ordered same-person pairs: +-d each
+    # PCA divides the rows' scatter by rows - 1, the model by rows
+    reference = intra.explained_variance_ * (rows - 1) / rows
     agree = np.max(np.abs(ours.intra_variances_[:k] - reference[:k]) / reference[:k])
     row = {
         "images": len(X), "pixels": X.shape[1], "pairs": len(X) * (len(X) - 1) // 2,

@@ -202,3 +202,27 @@ class SubspaceModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
     @property
     def _n_features_out(self):
         return self.components_.shape[0]
+
+
+class SupervisedSubspaceModel(SubspaceModel):
+    """Base of the subspace models fitted on labelled data (Fisherfaces, Bayesian matching)."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
+
+    def _validate_labelled(self, X, y):
+        """``(X, classes, codes)``: validated data, its sorted classes, each row's class index.
+
+        Refuses a missing ``y`` and fewer than two classes.
+        """
+        name = type(self).__name__
+        if y is None:
+            raise ValueError(f"{name} requires y to be passed, but the target y is None")
+        X, y = self._validate_fit(X, y)
+        classes, codes = np.unique(y, return_inverse=True)
+        if len(classes) < 2:
+            raise ValueError(f"{name} needs at least 2 classes (people), got {len(classes)}")
+        return X, classes, codes

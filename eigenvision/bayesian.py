@@ -10,7 +10,7 @@ from scipy.special import expit
 from sklearn.base import clone
 from sklearn.linear_model import LogisticRegression
 
-from ._base import SubspaceModel, check_fitted
+from ._base import SupervisedSubspaceModel, check_fitted
 from ._linalg import numerical_rank
 from .eigenspace import Eigenspace
 from .neighbors import squared_distances
@@ -18,7 +18,7 @@ from .neighbors import squared_distances
 __all__ = ["BayesianSpace"]
 
 
-class BayesianSpace(SubspaceModel):
+class BayesianSpace(SupervisedSubspaceModel):
     """Intrapersonal / extrapersonal difference models (Moghaddam, Jebara & Pentland 2000).
 
     A face difference ``delta = x_1 - x_2`` is either intrapersonal
@@ -127,12 +127,6 @@ class BayesianSpace(SubspaceModel):
         self.intra_prior = intra_prior
         self.calibrate = calibrate
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.target_tags.required = True
-        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
-        return tags
-
     def fit(self, X, y):
         """Fit the PCA step and both difference models on labelled images.
 
@@ -146,13 +140,8 @@ class BayesianSpace(SubspaceModel):
         -------
         self
         """
-        if y is None:
-            raise ValueError("BayesianSpace requires y to be passed, but the target y is None")
-        X, y = self._validate_fit(X, y)
-        classes, codes = np.unique(y, return_inverse=True)
+        X, classes, codes = self._validate_labelled(X, y)
         n, c = len(X), len(classes)
-        if c < 2:
-            raise ValueError(f"BayesianSpace needs at least 2 people, got {c}")
         if n - c < 2:
             raise ValueError(
                 f"BayesianSpace needs intrapersonal differences: {n} images of {c} people "

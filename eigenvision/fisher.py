@@ -6,14 +6,14 @@ from numbers import Integral
 
 import numpy as np
 
-from ._base import SubspaceModel, check_fitted
+from ._base import SupervisedSubspaceModel, check_fitted
 from ._linalg import generalized_eigh, sign_flip
 from .eigenspace import Eigenspace
 
 __all__ = ["FisherSpace"]
 
 
-class FisherSpace(SubspaceModel):
+class FisherSpace(SupervisedSubspaceModel):
     """Fisherfaces (Belhumeur, Hespanha & Kriegman 1997).
 
     PCA first reduces the data to ``n - c`` dimensions, where the
@@ -53,12 +53,6 @@ class FisherSpace(SubspaceModel):
         self.n_components = n_components
         self.pca_components = pca_components
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.target_tags.required = True
-        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
-        return tags
-
     def fit(self, X, y):
         """Fit on images or flattened data ``X`` with class labels ``y`` (n,).
 
@@ -72,13 +66,8 @@ class FisherSpace(SubspaceModel):
         -------
         self
         """
-        if y is None:
-            raise ValueError("FisherSpace requires y to be passed, but the target y is None")
-        X, y = self._validate_fit(X, y)
-        classes, codes = np.unique(y, return_inverse=True)
+        X, classes, codes = self._validate_labelled(X, y)
         n, c = len(X), len(classes)
-        if c < 2:
-            raise ValueError(f"Fisherfaces need at least 2 classes, got {c}")
         if n <= c:
             raise ValueError(
                 f"Fisherfaces need more samples ({n}) than classes ({c}); "

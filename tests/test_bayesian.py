@@ -120,7 +120,7 @@ def test_match_probability_and_verify_agree():
 
 def test_bayesian_refuses_what_it_cannot_model():
     X, y = _people()
-    with pytest.raises(ValueError, match="at least 2 people"):
+    with pytest.raises(ValueError, match="at least 2 classes"):
         ev.BayesianSpace(2).fit(X, np.zeros(len(X)))
     with pytest.raises(ValueError, match="intrapersonal differences"):
         ev.BayesianSpace(1).fit(X[:7], np.arange(7) % 6)
