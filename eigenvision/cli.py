@@ -271,7 +271,7 @@ def _face_json(face):
 def _cmd_build_models(args) -> int:
     out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)
-    finder = build_finder(n_backgrounds=args.backgrounds)
+    finder = build_finder(n_backgrounds=args.backgrounds, progress=not args.quiet)
     save(finder, out / "face_finder.npz")
     print(f"trained the face finder on HELEN and IMM ({finder.n_negatives_} mined non-faces); "
           f"saved {out / 'face_finder.npz'}")  # fmt: skip

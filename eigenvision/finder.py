@@ -37,6 +37,7 @@ from skimage.transform import SimilarityTransform, warp
 from sklearn.base import BaseEstimator
 
 from ._base import check_fitted
+from ._base import progress as show_progress
 from ._errors import EigenvisionError
 from .decision import fit_decision, log_distances
 from .detection import (
@@ -160,7 +161,7 @@ class FaceFinder(BaseEstimator):
         self.negatives_per_image = negatives_per_image
 
     # ------------------------------------------------------------------ fit
-    def fit(self, faces: ImageSet, backgrounds, *, locator=None):
+    def fit(self, faces: ImageSet, backgrounds, *, locator=None, progress=False):
         """Train the face space, mine non-faces from ``backgrounds``, fit the decision.
 
         Parameters
@@ -176,6 +177,9 @@ class FaceFinder(BaseEstimator):
         locator : FeatureDetector, optional
             A fitted eye, nose and mouth detector; default one fitted here on
             ``faces``.
+        progress : bool, default False
+            Progress bars (stderr, on a terminal) over the two mining rounds,
+            minutes on a few hundred photos.
 
         Returns
         -------
@@ -189,9 +193,10 @@ class FaceFinder(BaseEstimator):
         backgrounds = [_background(item, self.max_side) for item in backgrounds]
         # Round 1 mines the windows the face space likes best; round 2 (bootstrapping, Sung &
         # Poggio 1998) those the whole decision still calls faces.
-        negatives = self._mine(backgrounds, by_decision=False)
+        negatives = self._mine(backgrounds, by_decision=False, progress=progress)
         self._fit_decision(windows, negatives)
-        negatives = np.concatenate([negatives, self._mine(backgrounds, by_decision=True)])
+        negatives = np.concatenate([negatives, self._mine(backgrounds, by_decision=True,
+                                                          progress=progress)])  # fmt: skip
         self._fit_decision(windows, negatives)
         if locator is None:
             first = faces if isinstance(faces, ImageSet) else faces[0]
@@ -244,11 +249,12 @@ class FaceFinder(BaseEstimator):
             stacks.append(face_windows(faces.images, moved, iod=self.iod, mirror=True))
         return unit_norm(np.concatenate(stacks))
 
-    def _mine(self, backgrounds, *, by_decision):
+    def _mine(self, backgrounds, *, by_decision, progress=False):
         """Hard non-face windows: the most face-like candidates of the backgrounds away from
         their faces, by DFFS (round 1) or by the decision fitted so far (round 2)."""
         found = []
-        for image, avoid in backgrounds:
+        for image, avoid in show_progress(backgrounds, desc=f"mining non-faces, round "
+                                          f"{2 if by_decision else 1}", enabled=progress):
             candidates = [c for c in self._candidates(image, self.n_candidates)
                           if not len(avoid) or box_iou(face_box(c[0], c[1]), avoid).max() == 0]
             if not candidates:
