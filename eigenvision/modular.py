@@ -108,8 +108,9 @@ class FeatureDetector(BaseEstimator):
         it" from the log DFFS and DIFS to the feature space and to a space of
         patches mined around each training feature
         (:mod:`eigenvision.decision`); ``confidence`` is then that
-        probability. For varied faces (HELEN): from the true face box, both
-        eyes within 0.10 IOD on 79% of held-out faces against 2% by DFFS.
+        probability. For varied faces (trained on HELEN): from the true face
+        box, both eyes within 0.10 IOD on 80% of 40 held-out photos
+        (``wild_detection``) against 17.5% of 62 by DFFS.
     negatives_per_face : int, default 6
         With ``score="decision"``: patches mined per training view and
         feature, 0.15 to ``search_margin`` IODs from it.
