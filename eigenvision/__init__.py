@@ -19,10 +19,10 @@ from .bayesian import BayesianSpace
 from .detection import Detection, detect, dffs_map, difs_map, likelihood_map
 from .eigenspace import Eigenspace
 from .faces import align_face, face_box, face_windows, window_eyes
-from .finder import Face, FaceFinder
+from .finder import Face, FaceFinder, single_face
 from .fisher import FisherSpace
 from .imageset import ImageSet
-from .io import iter_image_batches, load_image, load_image_set
+from .io import iter_image_batches, load_image, load_image_set, load_photos
 from .kernel import KernelPCA
 from .modular import FeatureDetector, FeatureLocations
 from .neighbors import NearestNeighbor, nearest_subspace
@@ -65,6 +65,7 @@ __all__ = [
     "BayesianSpace",
     "Face",
     "FaceFinder",
+    "single_face",
     "find_faces",
     "align_face",
     "KernelPCA",
@@ -79,6 +80,7 @@ __all__ = [
     "ImageSet",
     "load_image",
     "load_image_set",
+    "load_photos",
     "iter_image_batches",
     "PixelStandardizer",
     "normalize_image",

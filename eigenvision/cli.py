@@ -19,7 +19,7 @@ from ._base import progress
 from ._errors import EigenvisionError
 from ._version import __version__
 from .experiments import EXPERIMENTS
-from .io import load_image, load_image_set
+from .io import load_image, load_image_set, load_photos
 from .modular import FeatureDetector
 from .neighbors import METRICS
 from .persist import load, save
@@ -85,21 +85,69 @@ def _recognizer(args, **options):
 
 
 def _cmd_train(args) -> int:
-    images = _load_images(args.source)
     shape = tuple(args.shape) if args.shape else None
-    model = _recognizer(args, shape=shape, resize=True).fit(images)
+    if args.photos:
+        finder = default_finder(args.finder)
+        if args.face_threshold is not None:
+            finder.threshold = args.face_threshold
+        photos, labels = _load_photos(args.source)
+        model = _recognizer(args, shape=shape, resize=True, finder=finder,
+                            verbose=not args.quiet).fit(photos, labels)  # fmt: skip
+        count = f"{len(photos)} photos (one face each)"
+    else:
+        images = _load_images(args.source)
+        model = _recognizer(args, shape=shape, resize=True).fit(images)
+        count = f"{len(images)} images"
     save(model, args.output)
     print(
         f"trained {args.method} ({args.n_components} components, {args.metric}) on "
-        f"{len(images)} images of {len(model.classes_)} classes; saved {args.output}"
+        f"{count} of {len(model.classes_)} classes; saved {args.output}"
     )
     return 0
+
+
+def _load_photos(source: str):
+    """``(photos, labels)`` from a folder of labelled photos of any sizes or a dataset name."""
+    if source in datasets.REGISTRY and not Path(source).exists():
+        faces = datasets.load(source)
+        return list(faces.images), faces.labels
+    photos, labels, _ = load_photos(source, on_error="skip")
+    return photos, labels
+
+
+def _recognize_photos(model, args) -> list:
+    """Every face of each photo with its name (a model trained with ``--photos``)."""
+    if args.face_threshold is not None:
+        model.finder.threshold = args.face_threshold
+    results = []
+    for path in progress(args.images, desc="recognising", enabled=not args.quiet):
+        named = model.identify(load_image(path, as_gray=False, max_side=model.finder.max_side))
+        results.append({"image": path, "faces": [
+            {**_face_json(face), "label": _plain(label), "distance": _plain(distance)}
+            for face, label, distance in named]})  # fmt: skip
+    if not args.json:
+        for result in results:
+            cells = "; ".join(
+                f"{face['label']} ({face['distance']:.4g}) at box "
+                + " ".join(f"{v:.0f}" for v in face["box"])
+                for face in result["faces"]
+            )  # fmt: skip
+            count = f"{result['image']}: {len(result['faces'])} face(s)"
+            print(count + (f": {cells}" if cells else ""))
+    return results
 
 
 def _cmd_recognize(args) -> int:
     model = _load_model(args.model, Recognizer)
     if args.threshold is not None:
         model.threshold = args.threshold
+    if model.finder is not None:
+        results = _recognize_photos(model, args)
+        if args.json:
+            print(json.dumps(results, indent=2, allow_nan=False))
+        return 0
+    if args.face_threshold is not None:
+        raise ValueError("--face-threshold is for models trained on photos (train --photos)")
     results = []
     for path in progress(args.images, desc="recognising", enabled=not args.quiet):
         image = load_image(path)
@@ -172,9 +220,15 @@ def _finite(text):
 
 def _cmd_enroll(args) -> int:
     model = _load_model(args.model, Recognizer)
-    images = _load_images(args.folder)
+    if model.finder is not None:
+        model.verbose = not args.quiet
+        images, labels = _load_photos(args.folder)
+    else:
+        faces = _load_images(args.folder)
+        images, labels = faces.images, faces.labels
     before = len(model.classes_)
-    model.add(images.images, images.labels)
+    model.add(images, labels)
+    model.verbose = False
     save(model, args.output or args.model)
     print(
         f"enrolled {len(images)} images; {len(model.classes_)} classes "
@@ -308,6 +362,12 @@ def _add_model_options(parser):
     )
 
 
+def _add_face_threshold(parser):
+    parser.add_argument("--face-threshold", type=_probability, metavar="P",
+                        help="models on photos: smallest probability of a face "
+                             "(default the finder's calibrated one)")  # fmt: skip
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="eigenvision",
@@ -325,20 +385,26 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("source", help=sources)
     train.add_argument("-o", "--output", required=True, help="model file to write (.npz)")
     train.add_argument("--shape", type=_count(1), nargs=2, metavar=("H", "W"), help="working size")
+    train.add_argument("--photos", action="store_true",
+                       help="SOURCE holds uncropped photos, one face each: find, align, enrol")
+    train.add_argument("--finder", help="a face finder file for --photos (default: data/'s)")
+    _add_face_threshold(train)
     _add_model_options(train)
     train.set_defaults(run=_cmd_train)
 
     recognize = commands.add_parser("recognize", help="who is in these images?")
     recognize.add_argument("model", help="model file from 'eigenvision train'")
-    recognize.add_argument("images", nargs="+", help="image files")
+    recognize.add_argument("images", nargs="+",
+                           help="image files (photos, every face named, for --photos models)")
     recognize.add_argument("--top", type=_count(1), default=5, help="nearest matches to list")
     recognize.add_argument("--threshold", type=_finite, help="reject matches farther than this")
     recognize.add_argument("--json", action="store_true", help="print JSON")
+    _add_face_threshold(recognize)
     recognize.set_defaults(run=_cmd_recognize)
 
     enroll = commands.add_parser("enroll", help="add people or images to a trained model")
     enroll.add_argument("model")
-    enroll.add_argument("folder", help="one sub-folder per label")
+    enroll.add_argument("folder", help="one sub-folder per label (photos for --photos models)")
     enroll.add_argument("-o", "--output", help="write here instead of updating the model")
     enroll.set_defaults(run=_cmd_enroll)
 

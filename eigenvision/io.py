@@ -28,6 +28,7 @@ __all__ = [
     "load_image",
     "load_image_set",
     "load_image_zip",
+    "load_photos",
     "iter_image_batches",
     "IMAGE_EXTENSIONS",
 ]
@@ -330,16 +331,76 @@ def load_image_set(
     if size is not None:
         size = check_shape(size, "size")
     _check_total_pixels(root, entries, size, max_total_pixels)
+
+    def read(path):
+        image = load_image(path, max_pixels=max_pixels)
+        return image if size is None else resize_plane(image, size)
+
+    images, labels, names = _read_entries(root, entries, read, on_error=on_error, pattern=pattern)
+    shapes = sorted({im.shape for im in images})
+    if len(shapes) > 1:
+        raise ImageSetError(
+            f"{root}: images have different sizes {shapes[:4]}; pass size=(H, W) to resize them"
+        )
+    return ImageSet(np.stack(images), np.array(labels), np.array(names), description=str(root))
+
+
+def load_photos(folder: PathLike, *, pattern: str = "*", on_error: str = "raise",
+                max_side: int = 1024, max_pixels: int | None = None):  # fmt: skip
+    """Read a folder of labelled photos of any sizes, in colour: one sub-folder per person.
+
+    For enrolment from uncropped photos (``Recognizer(finder=...)``), where
+    each photo keeps its own size.
+
+    Parameters
+    ----------
+    folder : str or path-like
+        ``folder/<label>/<photo>``; photos directly in ``folder`` get the
+        folder's own name as label.
+    pattern : str, default "*"
+    on_error : {"raise", "skip"}
+        As :func:`load_image_set`.
+    max_side : int, default 1024
+        Photos are decoded reduced so that their longer side is at most this
+        (:func:`load_image`): memory stays bounded by the number of photos.
+    max_pixels : int, optional
+        Passed to :func:`load_image`.
+
+    Returns
+    -------
+    photos : list of (H_i, W_i, 3) or (H_i, W_i) ndarray
+    labels : (n,) ndarray of str
+    names : (n,) ndarray of str
+        Paths relative to ``folder``.
+
+    Raises
+    ------
+    ImageSetError
+        Not a folder, no photos, or unreadable photos (``on_error="raise"``).
+    """
+    if on_error not in ("raise", "skip"):
+        raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
+    root = Path(folder)
+    if not root.is_dir():
+        raise ImageSetError(f"{root}: not a folder; pass the one holding a sub-folder per person")
+    photos, labels, names = _read_entries(
+        root, _image_entries(root, pattern),
+        lambda path: load_image(path, as_gray=False, max_pixels=max_pixels, max_side=max_side),
+        on_error=on_error, pattern=pattern,
+    )  # fmt: skip
+    return photos, np.array(labels), np.array(names)
+
+
+def _read_entries(root, entries, read, *, on_error, pattern):
+    """``(images, labels, names)`` of the ``(label, path)`` entries read by ``read``; unreadable
+    files raise one :class:`ImageSetError` naming them all, or are skipped with a warning."""
     images, labels, names, failures = [], [], [], []
     for label, path in entries:
         try:
-            image = load_image(path, max_pixels=max_pixels)
+            images.append(read(path))
         except ImageLoadError as exc:
             failures.append(str(exc))
             continue
-        if size is not None:
-            image = resize_plane(image, size)
-        images.append(image)
         labels.append(label)
         names.append(path.relative_to(root).as_posix())
     if failures and on_error == "raise":
@@ -349,15 +410,10 @@ def load_image_set(
             + "\nfix or remove them, or pass on_error='skip'"
         )
     if failures:
-        warnings.warn(f"skipped {len(failures)} unreadable image(s): {failures}", stacklevel=2)
+        warnings.warn(f"skipped {len(failures)} unreadable image(s): {failures}", stacklevel=3)
     if not images:
         raise ImageSetError(f"{root}: no images found matching {pattern!r}")
-    shapes = sorted({im.shape for im in images})
-    if len(shapes) > 1:
-        raise ImageSetError(
-            f"{root}: images have different sizes {shapes[:4]}; pass size=(H, W) to resize them"
-        )
-    return ImageSet(np.stack(images), np.array(labels), np.array(names), description=str(root))
+    return images, labels, names
 
 
 def _check_total_pixels(root, entries, size, max_total_pixels):

@@ -17,10 +17,12 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.utils import get_tags
 
 from ._base import check_fitted
+from ._base import progress as show_progress
 from .bayesian import BayesianSpace
 from .eigenspace import Eigenspace
 from .evaluate import recognition_rate, threshold_at
 from .faces import align_face
+from .finder import single_face
 from .fisher import FisherSpace
 from .imageset import ImageSet, as_image_set
 from .neighbors import NearestNeighbor, check_metric, squared_distances
@@ -141,11 +143,13 @@ class Recognizer(BaseEstimator):
         (92 x 112, head and shoulders) about ``(10, 34, 72, 75)``.
     finder : FaceFinder, optional
         Work on uncropped photos: :meth:`fit` and :meth:`add` take photos
-        with one face each (the finder's most confident; none is an error),
-        cut it on its eyes to ``aligned_shape`` (:func:`~eigenvision.align_face`),
-        and :meth:`identify` names every face of a photo.
+        with one face each (:func:`~eigenvision.single_face`: none or
+        several is an error), cut it on its eyes to ``aligned_shape``
+        (:func:`~eigenvision.align_face`), and :meth:`identify` names every face of a photo.
     aligned_shape : (H, W), default (56, 46)
         The canonical crop of photo faces (with ``finder``).
+    verbose : bool, default False
+        Show progress while photos are searched for faces (seconds each).
 
     Notes
     -----
@@ -204,6 +208,7 @@ class Recognizer(BaseEstimator):
         face_box=None,
         finder=None,
         aligned_shape=(56, 46),
+        verbose=False,
     ):
         self.n_components = n_components
         self.method = method
@@ -223,6 +228,7 @@ class Recognizer(BaseEstimator):
         self.face_box = face_box
         self.finder = finder
         self.aligned_shape = aligned_shape
+        self.verbose = verbose
 
     #: :func:`~eigenvision.evaluate.cross_validate` passes it ImageSets (with landmarks).
     accepts_image_sets = True
@@ -295,15 +301,11 @@ class Recognizer(BaseEstimator):
         labels = images.labels if labels is None and isinstance(images, ImageSet) else labels
         if labels is None or len(labels) != len(photos):
             raise ValueError("labels are required, one per photo")
-        crops = []
-        for index, photo in enumerate(photos):
-            found = self.finder.find(photo, max_faces=2)
-            if len(found) != 1:
-                raise ValueError(
-                    f"photo {index} ({labels[index]!r}) shows {len(found)} faces; enrolment takes "
-                    "one face per photo: crop it to one person, or lower the finder's threshold"
-                )
-            crops.append(self._aligned(photo, found[0]))
+        searched = show_progress(enumerate(photos), total=len(photos), desc="finding faces",
+                                 enabled=self.verbose)  # fmt: skip
+        crops = [self._aligned(photo, single_face(self.finder, photo,
+                                                  name=f"photo {index} ({labels[index]})"))
+                 for index, photo in searched]  # fmt: skip
         return as_image_set(np.stack(crops), labels, min_images=min_images)
 
     def _aligned(self, photo, face):

@@ -132,3 +132,53 @@ def test_json_output_has_no_infinity():
     assert _plain(np.float64(np.inf)) is None and _plain(float("nan")) is None
     assert _plain(np.float32(1.5)) == 1.5 and _plain(np.int64(3)) == 3
     assert json.loads(json.dumps({"score": _plain(np.inf)}, allow_nan=False)) == {"score": None}
+
+
+def _imm_photo(imm, name, folder):
+    """IMM photo ``name`` (e.g. "01_01") saved at 400 x 300 in ``folder``; its eyes there."""
+    from PIL import Image
+
+    index = list(imm.names).index(f"{name}.jpg")
+    photo = Image.fromarray((imm.images[index] * 255).astype(np.uint8)).resize((400, 300))
+    folder.mkdir(parents=True, exist_ok=True)
+    photo.save(folder / f"{name}.png")
+    factor = 400 / imm.images[index].shape[1]
+    return folder / f"{name}.png", [
+        (np.asarray(imm.landmarks[eye][index]) + 0.5) * factor - 0.5
+        for eye in ("left_eye", "right_eye")
+    ]
+
+
+def test_train_recognize_enroll_on_uncropped_photos(imm, tmp_path, capsys):
+    """Issue #18 item 4: train --photos finds, aligns and enrols one face per photo; recognize
+    lists every face of a photo with its name; enroll takes photos; no face is an error in
+    enrolment and an empty list in recognition."""
+    import json
+
+    model = tmp_path / "photos.npz"
+    eyes = {}
+    for person in ("01", "02", "03", "04"):
+        path, eyes[path] = _imm_photo(imm, f"{person}_01", tmp_path / "train" / f"p{person}")
+    assert main(["-q", "train", str(tmp_path / "train"), "--photos", "--face-threshold", "0.99",
+                 "-o", str(model), "--n-components", "3"]) == 0  # fmt: skip
+    assert "4 photos (one face each) of 4 classes" in capsys.readouterr().out
+    blank = tmp_path / "blank.png"
+    from PIL import Image
+
+    Image.fromarray(np.full((300, 400), 128, np.uint8)).save(blank)
+    paths = list(eyes)
+    assert main(["-q", "recognize", str(model), *map(str, paths), str(blank), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report[-1] == {"image": str(blank), "faces": []}
+    for entry, path in zip(report, paths, strict=False):
+        face = entry["faces"][0]  # the enrolled face: its own person at distance 0
+        assert face["label"] == path.parent.name and face["distance"] < 1e-3
+        iod = np.hypot(*np.subtract(*eyes[path]))
+        for found, true in zip((face["left_eye"], face["right_eye"]), eyes[path], strict=True):
+            assert np.hypot(*np.subtract(found, true)) < 0.25 * iod
+    _imm_photo(imm, "05_01", tmp_path / "new" / "p05")
+    assert main(["-q", "enroll", str(model), str(tmp_path / "new")]) == 0
+    assert "5 classes (1 new)" in capsys.readouterr().out
+    Image.fromarray(np.full((300, 400), 128, np.uint8)).save(tmp_path / "new" / "p05" / "x.png")
+    assert main(["-q", "enroll", str(model), str(tmp_path / "new")]) == 2
+    assert "shows no face" in capsys.readouterr().err

@@ -144,11 +144,15 @@ class _KnownFaces:
     """A finder that answers with given faces (the recognizer's photo logic, apart from the
     finder's quality)."""
 
+    threshold = 0.5
+
     def __init__(self, faces_by_photo):
         self.faces_by_photo = faces_by_photo
 
     def find(self, photo, *, threshold=None, max_faces=50):
-        return self.faces_by_photo[round(float(photo[0, 0]) * 100)][:max_faces]
+        threshold = self.threshold if threshold is None else threshold
+        found = self.faces_by_photo[round(float(photo[0, 0]) * 100)]
+        return [face for face in found if face.confidence >= threshold][:max_faces]
 
 
 def _face(left, right):
@@ -184,3 +188,27 @@ def test_recognizer_enrols_and_identifies_faces_in_photos(rng):
     two[0, 0] = 0.07
     with pytest.raises(ValueError, match="2 faces"):
         rec.add(two[None], ["carl"])
+
+
+def test_single_face_ignores_small_rivals_and_names_the_likeliest():
+    """Enrolment's rule: the surest face; a second counts only at half its width or more."""
+    subject, speck = _face((100, 100), (150, 100)), _face((10, 10), (20, 10))
+    finder = _KnownFaces({0: [subject, speck]})
+    assert ev.single_face(finder, np.zeros((5, 5))) is subject
+    finder.faces_by_photo[0] = [subject, _face((300, 100), (340, 100))]
+    with pytest.raises(ValueError, match="2 faces of similar size"):
+        ev.single_face(finder, np.zeros((5, 5)))
+    finder.threshold = 0.999
+    with pytest.raises(ValueError, match=r"threshold 0.999 \(the likeliest: p = 0.99"):
+        ev.single_face(finder, np.zeros((5, 5)), name="x")
+
+
+def test_a_face_inside_a_surer_face_is_not_a_second_face(imm):
+    """Regression: on IMM 01_06 the finder also gave a 67-pixel box (p 0.999) centred inside
+    the subject's 227-pixel face; enrolment then refused the photo as showing 2 faces."""
+    index = list(imm.names).index("01_06.jpg")
+    found = ev.find_faces(imm.images[index])
+    left, right = imm.landmarks["left_eye"][index], imm.landmarks["right_eye"][index]
+    assert len(found) == 1
+    iod = np.hypot(*np.subtract(left, right))
+    assert np.hypot(*np.subtract(found[0].left_eye, left)) < 0.25 * iod

@@ -389,3 +389,24 @@ def test_max_side_decodes_reduced_and_matches_a_resize(tmp_path, rng):
     reference = ev.normalize.resize(ev.load_image(path), (225, 300))
     assert np.abs(small - reference).max() < 0.02  # a smooth picture: decoding scale barely shows
     assert ev.load_image(path, max_side=5000).shape == (900, 1200)  # never enlarged
+
+
+def test_load_photos_keeps_each_photos_size_and_colour(tmp_path):
+    from PIL import Image
+
+    rng = np.random.default_rng(0)
+    for label, size in (("ann", (60, 40)), ("ann", (30, 50)), ("bob", (2000, 1000))):
+        folder = tmp_path / label
+        folder.mkdir(exist_ok=True)
+        Image.fromarray(rng.integers(0, 255, (*size, 3), dtype=np.uint8)).save(
+            folder / f"{len(list(folder.iterdir()))}.png"
+        )
+    (tmp_path / "bob" / "broken.jpg").write_bytes(b"not a photo")
+    with pytest.raises(ev.ImageSetError, match="broken.jpg"):
+        ev.load_photos(tmp_path)
+    with pytest.warns(UserWarning, match="skipped 1 unreadable"):
+        photos, labels, names = ev.load_photos(tmp_path, on_error="skip", max_side=500)
+    assert [p.shape for p in photos] == [(60, 40, 3), (30, 50, 3), (500, 250, 3)]
+    assert labels.tolist() == ["ann", "ann", "bob"] and names[2] == "bob/0.png"
+    with pytest.raises(ev.ImageSetError, match="not a folder"):
+        ev.load_photos(tmp_path / "ann" / "0.png")
