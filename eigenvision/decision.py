@@ -13,11 +13,15 @@ logistic regression.
 from __future__ import annotations
 
 import numpy as np
+from sklearn.cluster import KMeans
 from sklearn.linear_model import LogisticRegression
+from sklearn.neural_network import MLPClassifier
 
 from .detection import window_maps
+from .eigenspace import Eigenspace
 
-__all__ = ["log_distances", "log_distance_maps", "fit_decision"]
+__all__ = ["log_distances", "log_distance_maps", "fit_decision", "cluster_spaces",
+           "fit_network", "network_log_odds"]  # fmt: skip
 
 _FLOOR = 1e-12  # log of an exact fit
 
@@ -85,3 +89,82 @@ def fit_decision(positive, negative):
     y = np.r_[np.ones(len(positive)), np.zeros(len(negative))]
     model = LogisticRegression(class_weight="balanced", max_iter=1000).fit(X, y)
     return np.r_[model.coef_[0], model.intercept_[0]].astype(np.float64)
+
+
+def cluster_spaces(X, n_clusters, n_components, *, random_state=0) -> list:
+    """An eigenspace for each k-means cluster of ``X`` (Sung & Poggio 1998's face and non-face
+    clusters, each modelled by its own principal subspace).
+
+    Parameters
+    ----------
+    X : (n, h, w) or (n, d) ndarray
+        Zero-mean, unit-norm windows.
+    n_clusters : int
+        At most ``n // 4`` are used (every cluster keeps a few windows).
+    n_components : int
+        Components per cluster's space (fewer where a cluster is small).
+    random_state : int, default 0
+
+    Returns
+    -------
+    list of Eigenspace
+    """
+    n_clusters = max(1, min(int(n_clusters), len(X) // 4))
+    if n_clusters == 1:
+        labels = np.zeros(len(X), dtype=int)
+    else:
+        labels = KMeans(n_clusters, n_init=3,
+                        random_state=random_state).fit_predict(X.reshape(len(X), -1))
+    return [Eigenspace(max(1, min(n_components, int(np.sum(labels == c)) - 1))).fit(X[labels == c])
+            for c in range(n_clusters)]  # fmt: skip
+
+
+def fit_network(positive, negative, *, hidden=32, random_state=0) -> dict:
+    """A one-hidden-layer perceptron on standardised features (Sung & Poggio's classifier).
+
+    Trained by scikit-learn's :class:`~sklearn.neural_network.MLPClassifier`
+    (ReLU, early stopping on a tenth of the rows); the weights come back as
+    plain arrays, for :func:`network_log_odds` and for model files.
+
+    Parameters
+    ----------
+    positive, negative : (n, f) ndarray
+        Feature rows (e.g. :func:`log_distances`) of objects and non-objects.
+    hidden : int, default 32
+    random_state : int, default 0
+
+    Returns
+    -------
+    dict
+        ``mean`` (f,), ``scale`` (f,), ``hidden_weights`` (f, hidden),
+        ``hidden_bias`` (hidden,), ``output_weights`` (hidden,),
+        ``output_bias`` (float).
+    """
+    X = np.vstack([positive, negative])
+    y = np.r_[np.ones(len(positive)), np.zeros(len(negative))]
+    mean, scale = X.mean(axis=0), X.std(axis=0)
+    scale = np.where(scale > 0, scale, 1.0)
+    network = MLPClassifier((int(hidden),), alpha=1e-3, max_iter=500, early_stopping=True,
+                            random_state=random_state).fit((X - mean) / scale, y)  # fmt: skip
+    return {"mean": mean, "scale": scale,
+            "hidden_weights": network.coefs_[0], "hidden_bias": network.intercepts_[0],
+            "output_weights": network.coefs_[1][:, 0],
+            "output_bias": float(network.intercepts_[1][0])}  # fmt: skip
+
+
+def network_log_odds(features, weights) -> np.ndarray:
+    """Log-odds of "object" from :func:`fit_network`'s weights.
+
+    Parameters
+    ----------
+    features : (n, f) ndarray
+    weights : dict
+        As :func:`fit_network` returns.
+
+    Returns
+    -------
+    (n,) ndarray
+    """
+    hidden = (features - weights["mean"]) / weights["scale"] @ weights["hidden_weights"]
+    hidden = np.maximum(hidden + weights["hidden_bias"], 0.0)
+    return hidden @ weights["output_weights"] + weights["output_bias"]

@@ -269,6 +269,12 @@ def _load_checked(path, archive: zipfile.ZipFile, max_bytes: int):
         check_state(model)
     except RecursionError as exc:
         raise ModelFileError(f"{path}: the model description nests too deeply") from exc
+    except AttributeError as exc:  # a file of another version (e.g. the finder before #18's)
+        raise ModelFileError(
+            f"{path}: the model lacks {exc.name!r}: it was written by another version of "
+            f"eigenvision ({header.get('eigenvision_version', 'unknown')}); train it again with "
+            "this one, or for data/face_finder.npz run 'eigenvision build-models'"
+        ) from exc
     except ValueError as exc:
         if isinstance(exc, ModelFileError):
             raise

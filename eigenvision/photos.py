@@ -148,8 +148,9 @@ def build_finder(root=None, *, n_backgrounds=150, progress=False) -> FaceFinder:
     HELEN training photos away from their annotated faces, and scikit-image's
     sample pictures without a face (:data:`BACKGROUNDS`). The eye, nose and
     mouth locator (``FeatureDetector(score="decision")``) is trained on the
-    HELEN training faces. The threshold gives 0.5 false alarms per
-    photo on 30 held-out HELEN photos (:func:`calibrate_threshold`).
+    HELEN training faces. The threshold gives 0.25 false alarms per
+    photo on 60 held-out HELEN photos (:func:`calibrate_threshold`; the
+    shipped finder: 0.9088).
 
     Parameters
     ----------
@@ -174,8 +175,10 @@ def build_finder(root=None, *, n_backgrounds=150, progress=False) -> FaceFinder:
     # within 0.10 IOD on 17% of held-out faces (the IMM-trained one 71%), this one on 82%.
     locator = FeatureDetector(score="decision").fit(helen)
     finder = FaceFinder().fit([helen, imm], backgrounds, locator=locator, progress=progress)
-    finder.threshold = calibrate_threshold(finder, [f for f in files if f[0] in test_ids][-30:],
-                                           progress=progress)  # fmt: skip
+    # 0.25, not 0.5: HELEN's unannotated people count as false alarms, and at 0.5 per photo
+    # (p 0.75) scikit-image's immunohistochemistry picture showed a face (p 0.86)
+    finder.threshold = calibrate_threshold(finder, [f for f in files if f[0] in test_ids][-60:],
+                                           false_alarms=0.25, progress=progress)  # fmt: skip
     return finder
 
 

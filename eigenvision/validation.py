@@ -224,10 +224,19 @@ def _check_face_finder(finder):
     window = tuple(int(v) for v in finder.window_)
     if window != window_shape(finder.iod):
         raise ValueError(f"FaceFinder: window_ {window} is not the window of iod {finder.iod}")
-    for space in (finder.face_space_, finder.nonface_space_):
+    spaces = [finder.face_space_, *finder.face_clusters_.values(),
+              *finder.nonface_clusters_.values()]  # fmt: skip
+    for space in spaces:
         check_state(space)
         if tuple(space.image_shape_) != window:
             raise ValueError(f"FaceFinder: a space of {space.image_shape_} windows, not {window}")
-    if finder.coef_.shape != (4,) or not np.isfinite(finder.intercept_):
-        raise ValueError("FaceFinder: the decision must have 4 finite weights and an intercept")
+    features = 2 * (len(spaces) - 1)
+    hidden = finder.network_hidden_bias_.shape
+    if (finder.network_mean_.shape != (features,) or finder.network_scale_.shape != (features,)
+            or np.any(finder.network_scale_ <= 0) or len(hidden) != 1
+            or finder.network_hidden_weights_.shape != (features, *hidden)
+            or finder.network_output_weights_.shape != hidden
+            or not np.isfinite(finder.network_output_bias_)):  # fmt: skip
+        raise ValueError(f"FaceFinder: the perceptron's weights do not fit {features} features "
+                         "(2 per cluster space)")  # fmt: skip
     check_state(finder.locator_)
