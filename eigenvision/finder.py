@@ -113,8 +113,10 @@ class FaceFinder(BaseEstimator):
         face found without upsampling.
     rotations : tuple of float, default (-20.0, 0.0, 20.0)
         In-plane rotations searched, degrees (the face space is trained on
-        faces tilted by ``augment`` in between; the recall at each tilt is
-        not measured yet).
+        faces tilted by ``augment`` in between). On 30 held-out HELEN
+        photos at 0.45 false alarms per photo: upright 57% with these or with
+        ``(0.0,)``; turned by 20 degrees 17% with these, 7% with ``(0.0,)``
+        (the search at 0 degrees alone is 1.6 times faster).
     step : float, default 2**0.25
         Ratio between the pyramid's window sizes.
     threshold : float, default 0.5
