@@ -127,13 +127,9 @@ def _recognize_photos(model, args) -> list:
             for face, label, distance in named]})  # fmt: skip
     if not args.json:
         for result in results:
-            cells = "; ".join(
-                f"{face['label']} ({face['distance']:.4g}) at box "
-                + " ".join(f"{v:.0f}" for v in face["box"])
-                for face in result["faces"]
-            )  # fmt: skip
-            count = f"{result['image']}: {len(result['faces'])} face(s)"
-            print(count + (f": {cells}" if cells else ""))
+            cells = "; ".join(f"{face['label']} ({face['distance']:.4g}) at box " + " ".join(
+                f"{v:.0f}" for v in face["box"]) for face in result["faces"])  # fmt: skip
+            print(f"{result['image']}: {len(result['faces'])} face(s)" + (cells and f": {cells}"))
     return results
 
 
@@ -308,10 +304,21 @@ def _cmd_detect(args) -> int:
                 f"({f.left_eye[0]:.0f}, {f.left_eye[1]:.0f}) ({f.right_eye[0]:.0f}, "
                 f"{f.right_eye[1]:.0f}) p {f.confidence:.2f}" for f in found
             )  # fmt: skip
-            print(f"{path}: {len(found)} face(s)" + (f": {cells}" if found else ""))
+            hint = "" if found else _likeliest_hint(finder, image, args.threshold)
+            print(f"{path}: {len(found)} face(s)" + (f": {cells}" if found else hint))
     if args.json:
         print(json.dumps(report, indent=2, allow_nan=False))
     return 0
+
+
+def _likeliest_hint(finder, image, threshold):
+    """Why a photo shows no face: the likeliest candidate's probability and how to see it."""
+    likeliest = finder.find(image, threshold=0.0, max_faces=1)
+    if not likeliest:
+        return ""
+    threshold = finder.threshold if threshold is None else threshold
+    return (f" (the likeliest has p {likeliest[0].confidence:.3f}, below the threshold "
+            f"{threshold:.4g}: --threshold lower shows it)")  # fmt: skip
 
 
 def _face_json(face):

@@ -264,3 +264,28 @@ def test_windows_cut_at_once_equal_one_by_one(rng):
                                expected, atol=1e-12)  # fmt: skip
     with pytest.raises(ValueError, match="distinct finite"):
         face_windows_at(image, [[(1.0, 2.0), (1.0, 2.0)]])
+
+
+def test_a_studio_portrait_is_not_crowded_out_by_a_blank_wall(imm, finder):
+    """Regression: on IMM 07_01 (a frontal face, a plain wall) half of stage 1's 1,000
+    candidates were near-flat wall windows, none was the face, and the finder's answer was a
+    speck of wall (p 0.89). Windows varying less than min_contrast are no candidates."""
+    index = list(imm.names).index("07_01.jpg")
+    found = finder.find(imm.images[index])
+    left, right = imm.landmarks["left_eye"][index], imm.landmarks["right_eye"][index]
+    iod = np.hypot(*np.subtract(left, right))
+    assert len(found) == 1
+    assert np.hypot(*np.subtract(found[0].left_eye, left)) < 0.25 * iod
+    with pytest.raises(ValueError, match="min_contrast"):
+        ev.FaceFinder(min_contrast=-1).check_parameters()
+
+
+def test_cli_detect_says_why_a_photo_shows_no_face(tmp_path, capsys):
+    from PIL import Image
+
+    from eigenvision.cli import main
+
+    path = tmp_path / "astronaut.png"
+    Image.fromarray(data.astronaut()).save(path)
+    assert main(["-q", "detect", str(path), "--threshold", "1.0"]) == 0
+    assert "0 face(s) (the likeliest has p 0." in capsys.readouterr().out
