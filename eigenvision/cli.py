@@ -88,11 +88,11 @@ def _cmd_train(args) -> int:
     shape = tuple(args.shape) if args.shape else None
     if args.photos:
         finder = default_finder(args.finder)
-        if args.face_threshold is not None:
-            finder.threshold = args.face_threshold
+        finder.threshold = finder.threshold if args.face_threshold is None else args.face_threshold
         photos, labels = _load_photos(args.source)
         model = _recognizer(args, shape=shape, resize=True, finder=finder,
                             verbose=not args.quiet).fit(photos, labels)  # fmt: skip
+        model.verbose = False  # the bars were for this command, not for the file's users
         count = f"{len(photos)} photos (one face each)"
     else:
         images = _load_images(args.source)

@@ -1,13 +1,17 @@
-"""Object / non-object decisions from two eigenspaces: the log DFFS and DIFS of each, weighed.
+"""Object / non-object decisions from eigenspaces: the log DFFS and DIFS to each, weighed.
 
 A single eigenspace's DFFS is a poor detector where the object varies more
 than the clutter around it: wild eyes are explained worse by ten components
 than smooth cheeks are (measured on three HELEN training faces: the true
 eye's DFFS 0.08-0.33, the map's minimum, on skin, 0.05-0.08). Sung &
-Poggio (1998) and Moghaddam & Pentland (1997) answer with a second model
-of what is *not* the object; here the four log distances of a window to the
-object space and to a space of mined non-object windows are weighed by
-logistic regression.
+Poggio (1998) and Moghaddam & Pentland (1997) answer with models of what is
+*not* the object. Two recipes share :func:`log_distances`: the feature
+locator weighs the four log distances to the object space and to one space
+of mined non-object windows by logistic regression (:func:`fit_decision`);
+the face finder, as Sung & Poggio, clusters faces and non-faces
+(:func:`cluster_spaces`, an eigenspace per cluster) and weighs the distances
+to all of them with a small perceptron (:func:`fit_network`,
+:func:`network_log_odds`).
 """
 
 from __future__ import annotations
