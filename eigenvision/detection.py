@@ -686,25 +686,48 @@ def kept_indices(detections, *, max_count, overlap=None, separation=None) -> lis
     -------
     list of int
     """
-    kept: list[int] = []
-    # the kept boxes as arrays: each candidate is compared with all of them at once
-    boxes = np.empty((max(int(max_count), 0), 4))
-    centres = np.empty((len(boxes), 2))
-    for index, candidate in enumerate(detections):
-        n = len(kept)
-        if n == max_count:
+    count = max(int(max_count), 0)
+    if not detections or count == 0:
+        return []
+    x, y, width, height = np.array(
+        [(d.x, d.y, d.width, d.height) for d in detections], dtype=np.float64
+    ).T
+    right, bottom, area = x + width, y + height, width * height
+    centre_x, centre_y = x + (width - 1) / 2, y + (height - 1) / 2
+
+    def clashes(later, earlier):
+        """``[i, j]``: detection ``later[i]`` is dropped if ``earlier[j]`` is kept."""
+        drop = np.zeros((len(later), len(earlier)), dtype=bool)
+        a, b = later[:, None], earlier[None, :]
+        if overlap is not None:
+            inter = np.clip(np.minimum(right[a], right[b]) - np.maximum(x[a], x[b]), 0, None)
+            inter *= np.clip(np.minimum(bottom[a], bottom[b]) - np.maximum(y[a], y[b]), 0, None)
+            drop |= inter > overlap * (area[a] + area[b] - inter)
+        if separation is not None:
+            distance = np.hypot(centre_x[a] - centre_x[b], centre_y[a] - centre_y[b])
+            drop |= distance <= separation * width[b]
+        return drop
+
+    # Greedy, one block of candidates at a time: those a kept detection drops go at once, the
+    # rest are settled among themselves. A numpy call per candidate cost most of stage 1's
+    # suppression (thousands of local minima per photo); this is 10x faster, same answer.
+    kept = np.zeros(0, dtype=np.intp)
+    for start in range(0, len(detections), _SUPPRESSION_BLOCK):
+        block = np.arange(start, min(start + _SUPPRESSION_BLOCK, len(detections)))
+        if len(kept):
+            block = block[~clashes(block, kept).any(axis=1)]
+        among = clashes(block, block)
+        chosen = np.zeros(len(block), dtype=bool)
+        for i in range(len(block)):
+            chosen[i] = not np.any(among[i, :i] & chosen[:i])
+        kept = np.concatenate([kept, block[chosen]])
+        if len(kept) >= count:
             break
-        box = (candidate.x, candidate.y, candidate.width, candidate.height)
-        if n and overlap is not None and np.any(box_iou(box, boxes[:n]) > overlap):
-            continue
-        if n and separation is not None:
-            distance = np.hypot(*(centres[:n] - candidate.center).T)
-            if np.any(distance <= separation * boxes[:n, 2]):
-                continue
-        boxes[n] = box
-        centres[n] = candidate.center
-        kept.append(index)
-    return kept
+    return kept[:count].tolist()
+
+
+#: Candidates :func:`kept_indices` settles at once.
+_SUPPRESSION_BLOCK = 256
 
 
 def detect(

@@ -314,24 +314,19 @@ class FaceFinder(BaseEstimator):
             scales = pyramid_scales(rotated.shape, window, step=self.step)
             if len(scales) == 0:
                 continue
+            # flat windows are infinitely far (in the map, so they hide no neighbouring minimum)
+            gate = max(self.min_contrast, 1e-3)
             minima = multiscale_minima(
-                rotated, lambda im: dffs_map(im, self.face_space_, normalize="window"), window,
-                scales,
+                rotated, lambda im: dffs_map(im, self.face_space_, normalize="window",
+                                             min_contrast=gate), window, scales,
             )  # fmt: skip
-            minima = self._with_contrast(rotated, minima)
             # thousands of local minima per photo, most of them one clutter seen at several scales
-            for detection in suppress(minima, max_count=count, overlap=0.3):
-                eyes = transform.inverse(np.array(window_eyes(detection)))
-                found.append((eyes[0], eyes[1], detection.score))
+            kept = suppress(minima, max_count=count, overlap=0.3)
+            if not kept:
+                continue
+            eyes = transform.inverse(np.concatenate([window_eyes(d) for d in kept]))
+            found += [(eyes[2 * i], eyes[2 * i + 1], d.score) for i, d in enumerate(kept)]
         return found
-
-    def _with_contrast(self, image, minima):
-        """The minima whose window varies by ``min_contrast`` or more (standard deviation)."""
-        if not minima or not self.min_contrast:
-            return minima
-        windows = face_windows_at(image, [window_eyes(d) for d in minima], iod=self.iod)
-        contrast = windows.reshape(len(windows), -1).std(axis=1)
-        return [d for d, c in zip(minima, contrast, strict=True) if c >= self.min_contrast]
 
     def _windows(self, image, candidates):
         """The candidates' face windows cut from ``image`` on their eyes, zero-mean, unit-norm."""
@@ -390,10 +385,44 @@ class FaceFinder(BaseEstimator):
             return []
         scores = self.decision_function(self._windows(small, candidates))
         order = [i for i in np.argsort(-scores) if 1.0 / (1.0 + np.exp(-scores[i])) >= threshold]
-        boxes = [Detection(*face_box(*candidates[i][:2]), 1.0, -scores[i]) for i in order]
-        # a box centred inside a surer one is a part of that face (an eye region, a cheek)
-        kept = kept_indices(boxes, max_count=max_faces, overlap=0.3, separation=0.5)
-        return [self._face(small, candidates[order[k]], scores[order[k]], scale) for k in kept]
+        chosen = [order[k] for k in _distinct(candidates, scores, order, max_faces)]
+        # Placed by the decision's best nearby window, ranked by the candidate's own score:
+        # ranked by the refined score, clutter gains as much as faces (validation photos: 57%
+        # -> 53% found at 0.45 false alarms per photo), while the eyes land nearer.
+        refined = self._refine(small, [candidates[i] for i in chosen])
+        kept = _distinct(refined, scores[chosen], range(len(chosen)), max_faces)
+        return [self._face(small, refined[k], scores[chosen[k]], scale) for k in kept]
+
+    def _refine(self, image, candidates):
+        """Candidates moved to the best window of the decision around them, coarse to fine.
+
+        Each round tries shifts of ``(-d, 0, d)`` inter-ocular distances in x
+        and y and scales ``2 ** (-e, 0, e)`` about the eyes' midpoint (27
+        windows) and keeps the best, with ``(d, e)`` halving from
+        ``(0.15, 0.25)`` over three rounds.
+        """
+        if not candidates:
+            return []
+        left = np.array([c[0] for c in candidates], dtype=float)
+        right = np.array([c[1] for c in candidates], dtype=float)
+        best = self.decision_function(self._windows(image, candidates))
+        for shift, scale in _REFINEMENT:
+            grid = np.array([(dx, dy, s) for dx in (-shift, 0.0, shift)
+                             for dy in (-shift, 0.0, shift)
+                             for s in 2.0 ** np.array([-scale, 0.0, scale])])  # fmt: skip
+            centre, half = (left + right) / 2, (right - left) / 2
+            iod = 2 * np.hypot(*half.T)[:, None, None]
+            moved = centre[:, None] + grid[None, :, :2] * iod  # (n, 27, 2)
+            spread = half[:, None] * grid[None, :, 2:]
+            trial_left, trial_right = (moved - spread).reshape(-1, 2), (moved + spread).reshape(-1, 2)
+            trials = [(a, b, 0.0) for a, b in zip(trial_left, trial_right, strict=True)]
+            values = self.decision_function(self._windows(image, trials)).reshape(len(left), -1)
+            pick = values.argmax(axis=1)
+            better = values[np.arange(len(left)), pick] > best
+            rows = np.flatnonzero(better) * len(grid) + pick[better]
+            left[better], right[better] = trial_left[rows], trial_right[rows]
+            best = np.maximum(best, values.max(axis=1))
+        return [(a, b, c[2]) for a, b, c in zip(left, right, candidates, strict=True)]
 
     def _face(self, small, candidate, score, scale):
         """A Face from a candidate: features located in its box, all back in input pixels."""
@@ -463,6 +492,17 @@ def single_face(finder, photo, *, name="the photo"):
 # ---------------------------------------------------------------- helpers
 #: The perceptron's weights, each held as the attribute ``network_<name>_``.
 _NETWORK = ("mean", "scale", "hidden_weights", "hidden_bias", "output_weights", "output_bias")
+
+
+#: The refinement's rounds: (shift in inter-ocular distances, log2 scale step).
+_REFINEMENT = ((0.15, 0.25), (0.075, 0.125), (0.0375, 0.0625))
+
+
+def _distinct(candidates, scores, order, max_faces):
+    """Positions in ``order`` of the candidates that are separate faces, surest first: a box
+    centred inside a surer one is a part of that face (an eye region, a cheek)."""
+    boxes = [Detection(*face_box(*candidates[i][:2]), 1.0, -scores[i]) for i in order]
+    return kept_indices(boxes, max_count=max_faces, overlap=0.3, separation=0.5)
 
 
 def _named(spaces):

@@ -201,3 +201,33 @@ def test_threaded_maps_work_in_a_forked_child(rng):
         child.kill()
     assert child.exitcode == 0
     np.testing.assert_array_equal(result, expected)
+
+
+@pytest.mark.parametrize("overlap, separation", [(0.3, None), (None, 0.5), (0.1, 0.2)])
+@pytest.mark.parametrize("max_count", [1, 7, 1000])
+def test_suppression_equals_a_greedy_loop(overlap, separation, max_count, rng):
+    from eigenvision.detection import Detection, box_iou, kept_indices
+
+    sizes = rng.uniform(5, 40, 300)
+    found = [Detection(*rng.uniform(0, 100, 2), s, 1.2 * s, 1.0, float(score))
+             for s, score in zip(sizes, np.sort(rng.random(300)), strict=True)]  # fmt: skip
+    expected = []
+    for index, candidate in enumerate(found):  # the textbook loop, one box at a time
+        if len(expected) == max_count:
+            break
+        box = (candidate.x, candidate.y, candidate.width, candidate.height)
+        clash = False
+        for j in expected:
+            other = found[j]
+            if overlap is not None and box_iou(box, [(other.x, other.y, other.width,
+                                                      other.height)])[0] > overlap:  # fmt: skip
+                clash = True
+            if separation is not None and np.hypot(*np.subtract(candidate.center, other.center)) \
+                    <= separation * other.width:  # fmt: skip
+                clash = True
+        if not clash:
+            expected.append(index)
+    assert kept_indices(found, max_count=max_count, overlap=overlap,
+                        separation=separation) == expected  # fmt: skip
+    assert 1 <= len(expected) < 300  # some boxes suppressed, so the rule was exercised
+    assert kept_indices([], max_count=5, overlap=0.3) == []
