@@ -451,8 +451,8 @@ def build_parser() -> argparse.ArgumentParser:
         "build-models", help="rebuild data/face_finder.npz from HELEN and IMM ($EIGENVISION_DATA)"
     )
     build.add_argument("-o", "--output", default=str(DEFAULT_FINDER.parent), help="folder")
-    build.add_argument("--backgrounds", type=_count(1), default=150,
-                       help="HELEN photos mined for non-faces (default 150)")  # fmt: skip
+    build.add_argument("--backgrounds", type=_count(1), default=250,
+                       help="HELEN photos mined for non-faces (default 250)")  # fmt: skip
     build.set_defaults(run=_cmd_build_models)
 
     experiment = commands.add_parser(

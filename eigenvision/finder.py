@@ -25,7 +25,10 @@ A :class:`FaceFinder` is the eigenspace detector of Moghaddam & Pentland
    DFFS) found 16%: most of the gain is the non-faces drawn from the
    candidates stage 1 really gives (one space, logistic: 44%), the clusters
    and the perceptron add the rest (in a prototype on the same photos).
-3. **Features**: an eye, nose and mouth :class:`~eigenvision.FeatureDetector`
+3. **Placement**: each face kept is moved to the decision's best window
+   nearby (shifts and scales, coarse to fine), keeping its stage-2 score:
+   ranked by the refined score, clutter gains as much as faces do.
+4. **Features**: an eye, nose and mouth :class:`~eigenvision.FeatureDetector`
    trained on the same wild faces (``score="decision"``: the feature against
    the face around it) places them inside each face found.
 
@@ -139,7 +142,8 @@ class FaceFinder(BaseEstimator):
         Hidden units of the face/non-face perceptron.
     min_contrast : float, default 0.02
         Stage-1 windows whose grey levels (in [0, 1]) vary less than this
-        (standard deviation) are no candidates: standardised, a blank wall's
+        (standard deviation, at the pyramid level searched: the DFFS map
+        holds them infinitely far) are no candidates: standardised, a blank wall's
         JPEG noise can look like anything. The faintest of 182 HELEN and IMM
         face windows varies by 0.067. On a studio portrait (IMM 07_01) such
         windows held half of stage 1's 1,000 places and crowded the face out.
@@ -308,18 +312,19 @@ class FaceFinder(BaseEstimator):
         """Stage 1: ``(left_eye, right_eye, dffs)`` of the ``count`` best windows of every
         rotation (local DFFS minima over the pyramid, repeats suppressed)."""
         window = tuple(int(v) for v in self.window_)
+        # flat windows are infinitely far (in the map, so they hide no neighbouring minimum)
+        gate = max(self.min_contrast, 1e-3)
+
+        def score_map(scaled):
+            return dffs_map(scaled, self.face_space_, normalize="window", min_contrast=gate)
+
         found = []
         for angle in self.rotations:
             rotated, transform = _rotated(image, angle)
             scales = pyramid_scales(rotated.shape, window, step=self.step)
             if len(scales) == 0:
                 continue
-            # flat windows are infinitely far (in the map, so they hide no neighbouring minimum)
-            gate = max(self.min_contrast, 1e-3)
-            minima = multiscale_minima(
-                rotated, lambda im: dffs_map(im, self.face_space_, normalize="window",
-                                             min_contrast=gate), window, scales,
-            )  # fmt: skip
+            minima = multiscale_minima(rotated, score_map, window, scales)
             # thousands of local minima per photo, most of them one clutter seen at several scales
             kept = suppress(minima, max_count=count, overlap=0.3)
             if not kept:
@@ -414,7 +419,8 @@ class FaceFinder(BaseEstimator):
             iod = 2 * np.hypot(*half.T)[:, None, None]
             moved = centre[:, None] + grid[None, :, :2] * iod  # (n, 27, 2)
             spread = half[:, None] * grid[None, :, 2:]
-            trial_left, trial_right = (moved - spread).reshape(-1, 2), (moved + spread).reshape(-1, 2)
+            trial_left = (moved - spread).reshape(-1, 2)
+            trial_right = (moved + spread).reshape(-1, 2)
             trials = [(a, b, 0.0) for a, b in zip(trial_left, trial_right, strict=True)]
             values = self.decision_function(self._windows(image, trials)).reshape(len(left), -1)
             pick = values.argmax(axis=1)
