@@ -291,7 +291,7 @@ def _cmd_detect(args) -> int:
     report = []
     for path in progress(args.images, desc="finding faces", enabled=not args.quiet):
         image = load_image(path, as_gray=False)
-        found = finder.find(image, threshold=args.threshold)
+        found, likeliest = finder.find(image, threshold=args.threshold, return_likeliest=True)
         report.append({"image": path, "faces": [_face_json(face) for face in found]})
         if args.draw:
             target = Path(args.draw)
@@ -304,21 +304,14 @@ def _cmd_detect(args) -> int:
                 f"({f.left_eye[0]:.0f}, {f.left_eye[1]:.0f}) ({f.right_eye[0]:.0f}, "
                 f"{f.right_eye[1]:.0f}) p {f.confidence:.2f}" for f in found
             )  # fmt: skip
-            hint = "" if found else _likeliest_hint(finder, image, args.threshold)
+            hint = "" if found or likeliest is None else (
+                f" (the likeliest has p {likeliest:.3f}, below the threshold "
+                f"{finder.threshold if args.threshold is None else args.threshold:.4g}: "
+                "--threshold lower shows it)")  # fmt: skip
             print(f"{path}: {len(found)} face(s)" + (f": {cells}" if found else hint))
     if args.json:
         print(json.dumps(report, indent=2, allow_nan=False))
     return 0
-
-
-def _likeliest_hint(finder, image, threshold):
-    """Why a photo shows no face: the likeliest candidate's probability and how to see it."""
-    likeliest = finder.find(image, threshold=0.0, max_faces=1)
-    if not likeliest:
-        return ""
-    threshold = finder.threshold if threshold is None else threshold
-    return (f" (the likeliest has p {likeliest[0].confidence:.3f}, below the threshold "
-            f"{threshold:.4g}: --threshold lower shows it)")  # fmt: skip
 
 
 def _face_json(face):
