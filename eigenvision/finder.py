@@ -131,6 +131,18 @@ class FaceFinder(BaseEstimator):
         Stage-1 candidates per rotation passed to the face/non-face decision
         (the face space alone ranks a wild face among the first few hundred
         local minima of a photo, not first; the decision sorts them out).
+    candidate_overlap : float, default 0.3
+        Stage-1 candidates may overlap a better one (by DFFS) up to this
+        intersection over union. The face space's best window on a face is
+        often off by a sixth of the eye distance (median over 125 HELEN
+        training faces: 0.16 IOD), where the sharp decision rejects it;
+        closer neighbours let the decision see better-placed ones. 0.5 with
+        2,000 candidates, on 70 held-out HELEN photos: found at 1 false alarm
+        per photo 64% -> 79%, at threshold 0 84% -> 91%, eyes within 0.10
+        IOD from the finder's box 64% -> 71%, but at 0.45 false alarms 61% ->
+        63% only, and scikit-image's immunohistochemistry picture showed a
+        face (p 0.997; 0.993 with non-faces mined the same way): not the
+        default.
     augment : tuple of float, default (-8.0, 0.0, 8.0)
         Tilts (degrees) of the training windows.
     negatives_per_image : int, default 200
@@ -175,9 +187,9 @@ class FaceFinder(BaseEstimator):
     """
 
     def __init__(self, n_components=20, *, iod=16, rotations=(-20.0, 0.0, 20.0), step=2**0.25,
-                 threshold=0.5, max_side=800, n_candidates=1000, augment=(-8.0, 0.0, 8.0),
-                 negatives_per_image=200, n_clusters=6, hidden_units=32,
-                 min_contrast=0.02):  # fmt: skip
+                 threshold=0.5, max_side=800, n_candidates=1000, candidate_overlap=0.3,
+                 augment=(-8.0, 0.0, 8.0), negatives_per_image=200, n_clusters=6,
+                 hidden_units=32, min_contrast=0.02):  # fmt: skip
         self.n_components = n_components
         self.iod = iod
         self.rotations = rotations
@@ -185,6 +197,7 @@ class FaceFinder(BaseEstimator):
         self.threshold = threshold
         self.max_side = max_side
         self.n_candidates = n_candidates
+        self.candidate_overlap = candidate_overlap
         self.augment = augment
         self.negatives_per_image = negatives_per_image
         self.n_clusters = n_clusters
@@ -209,8 +222,8 @@ class FaceFinder(BaseEstimator):
             A fitted eye, nose and mouth detector; default one fitted here on
             ``faces``.
         progress : bool, default False
-            Progress bars (stderr, on a terminal) over the two mining rounds,
-            minutes on a few hundred photos.
+            A progress bar (stderr, on a terminal) over the search of the
+            backgrounds, minutes on a few hundred photos.
 
         Returns
         -------
@@ -223,12 +236,12 @@ class FaceFinder(BaseEstimator):
         self.face_space_ = Eigenspace(k).fit(windows)
         self.face_clusters_ = _named(cluster_spaces(windows, self.n_clusters, self.n_components))
         backgrounds = [_background(item, self.max_side) for item in backgrounds]
+        pools = self._background_candidates(backgrounds, progress=progress)
         # Round 1 samples the candidates stage 1 gives on backgrounds; round 2 (bootstrapping,
         # Sung & Poggio 1998) keeps those the whole decision still calls faces.
-        negatives = self._mine(backgrounds, by_decision=False, progress=progress)
+        negatives = self._mine(backgrounds, pools, by_decision=False)
         self._fit_decision(windows, negatives)
-        negatives = np.concatenate([negatives, self._mine(backgrounds, by_decision=True,
-                                                          progress=progress)])  # fmt: skip
+        negatives = np.concatenate([negatives, self._mine(backgrounds, pools, by_decision=True)])
         self._fit_decision(windows, negatives)
         if locator is None:
             first = faces if isinstance(faces, ImageSet) else faces[0]
@@ -267,10 +280,13 @@ class FaceFinder(BaseEstimator):
             raise ValueError(f"threshold must be a probability in [0, 1], got {self.threshold!r}")
         if not (isinstance(self.max_side, Integral) and 64 <= self.max_side <= 4096):
             raise ValueError(f"max_side must be an int in [64, 4096], got {self.max_side!r}")
+        if not (isinstance(self.candidate_overlap, Real) and 0.0 < self.candidate_overlap <= 1.0):
+            raise ValueError("candidate_overlap must be an intersection over union in (0, 1], "
+                             f"got {self.candidate_overlap!r}")  # fmt: skip
         if not (isinstance(self.min_contrast, Real) and 0.0 <= self.min_contrast < 1.0):
             raise ValueError(f"min_contrast must be a number in [0, 1), got {self.min_contrast!r}")
         for name, high in (("n_clusters", 64), ("hidden_units", 1024),
-                           ("negatives_per_image", 10_000)):  # fmt: skip
+                           ("negatives_per_image", 10_000), ("n_candidates", 100_000)):  # fmt: skip
             value = getattr(self, name)
             if isinstance(value, bool) or not (isinstance(value, Integral) and 1 <= value <= high):
                 raise ValueError(f"{name} must be an int in [1, {high}], got {value!r}")
@@ -291,14 +307,21 @@ class FaceFinder(BaseEstimator):
             stacks.append(face_windows(faces.images, moved, iod=self.iod, mirror=True))
         return unit_norm(np.concatenate(stacks))
 
-    def _mine(self, backgrounds, *, by_decision, progress=False):
-        """Non-face windows: candidates of the backgrounds away from their faces, a random
-        sample (round 1) or the most face-like by the decision fitted so far (round 2)."""
+    def _background_candidates(self, backgrounds, *, progress=False):
+        """Stage 1's candidates on each background, away from its faces (both rounds use them:
+        the search, not the cut, is what takes time)."""
+        pools = []
+        for image, avoid in show_progress(backgrounds, desc="searching the backgrounds",
+                                          enabled=progress):  # fmt: skip
+            pools.append([c for c in self._candidates(image, self.n_candidates) if not len(avoid)
+                          or box_iou(face_box(c[0], c[1]), avoid).max() == 0])  # fmt: skip
+        return pools
+
+    def _mine(self, backgrounds, pools, *, by_decision):
+        """Non-face windows from each background's candidates (``pools``): a random sample
+        (round 1) or the most face-like by the decision fitted so far (round 2)."""
         found, rng = [], np.random.default_rng(0)
-        for image, avoid in show_progress(backgrounds, desc=f"mining non-faces, round "
-                                          f"{2 if by_decision else 1}", enabled=progress):
-            candidates = [c for c in self._candidates(image, self.n_candidates)
-                          if not len(avoid) or box_iou(face_box(c[0], c[1]), avoid).max() == 0]
+        for (image, _), candidates in zip(backgrounds, pools, strict=True):
             if not candidates:
                 continue
             windows = self._windows(image, candidates)
@@ -326,7 +349,7 @@ class FaceFinder(BaseEstimator):
                 continue
             minima = multiscale_minima(rotated, score_map, window, scales)
             # thousands of local minima per photo, most of them one clutter seen at several scales
-            kept = suppress(minima, max_count=count, overlap=0.3)
+            kept = suppress(minima, max_count=count, overlap=self.candidate_overlap)
             if not kept:
                 continue
             eyes = transform.inverse(np.concatenate([window_eyes(d) for d in kept]))

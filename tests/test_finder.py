@@ -11,6 +11,7 @@ from skimage.feature import Cascade
 
 import eigenvision as ev
 from eigenvision import evaluate, photos
+from eigenvision.normalize import to_gray
 
 
 @pytest.fixture(scope="module")
@@ -335,3 +336,29 @@ def test_backgrounds_skip_photos_with_two_annotated_faces(monkeypatch):
     backgrounds = photos._helen_backgrounds(None, train_ids, 10_000)
     assert len(backgrounds) == len(loaded) > 400
     assert set(loaded) <= train_ids and not set(loaded) & doubles
+
+
+def test_close_candidates_reach_the_decision(finder, helen_slice):
+    """Stage 1's best window on a face is often a sixth of the eye distance off (median over
+    125 HELEN training faces: 0.16 IOD), where the sharp decision rejects it. Candidates may
+    overlap a better one up to ``candidate_overlap``, which brings some nearer the true eyes
+    than suppression at 0.3 kept (found 79% against 64% at 1 false alarm per photo on 70
+    validation photos)."""
+    faces, _ = helen_slice
+    marks = faces.landmarks
+    nearest = {}
+    for overlap, count in ((0.3, 1000), (0.5, 2000)):
+        search = ev.FaceFinder(**{**finder.get_params(), "candidate_overlap": overlap})
+        search.__dict__.update({k: v for k, v in vars(finder).items() if k.endswith("_")})
+        nearest[overlap] = []
+        for index, image in enumerate(faces.images[:6]):
+            candidates = search._candidates(to_gray(image), count)
+            left = np.array([c[0] for c in candidates])
+            right = np.array([c[1] for c in candidates])
+            truth = [np.tile(marks[name][index], (len(left), 1))
+                     for name in ("left_eye", "right_eye")]  # fmt: skip
+            nearest[overlap].append(evaluate.eye_error(left, right, *truth).min())
+    assert np.all(np.array(nearest[0.5]) <= np.array(nearest[0.3]) + 1e-9)
+    assert np.mean(nearest[0.5]) < np.mean(nearest[0.3])
+    with pytest.raises(ValueError, match="candidate_overlap"):
+        ev.FaceFinder(candidate_overlap=0.0).check_parameters()
