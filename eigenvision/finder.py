@@ -222,8 +222,9 @@ class FaceFinder(BaseEstimator):
             A fitted eye, nose and mouth detector; default one fitted here on
             ``faces``.
         progress : bool, default False
-            A progress bar (stderr, on a terminal) over the search of the
-            backgrounds, minutes on a few hundred photos.
+            Progress bars (stderr, on a terminal) over the search of the
+            backgrounds and the two mining rounds, minutes on a few hundred
+            photos.
 
         Returns
         -------
@@ -239,9 +240,10 @@ class FaceFinder(BaseEstimator):
         pools = self._background_candidates(backgrounds, progress=progress)
         # Round 1 samples the candidates stage 1 gives on backgrounds; round 2 (bootstrapping,
         # Sung & Poggio 1998) keeps those the whole decision still calls faces.
-        negatives = self._mine(backgrounds, pools, by_decision=False)
+        negatives = self._mine(backgrounds, pools, by_decision=False, progress=progress)
         self._fit_decision(windows, negatives)
-        negatives = np.concatenate([negatives, self._mine(backgrounds, pools, by_decision=True)])
+        negatives = np.concatenate([negatives, self._mine(backgrounds, pools, by_decision=True,
+                                                          progress=progress)])  # fmt: skip
         self._fit_decision(windows, negatives)
         if locator is None:
             first = faces if isinstance(faces, ImageSet) else faces[0]
@@ -317,11 +319,14 @@ class FaceFinder(BaseEstimator):
                           or box_iou(face_box(c[0], c[1]), avoid).max() == 0])  # fmt: skip
         return pools
 
-    def _mine(self, backgrounds, pools, *, by_decision):
+    def _mine(self, backgrounds, pools, *, by_decision, progress=False):
         """Non-face windows from each background's candidates (``pools``): a random sample
         (round 1) or the most face-like by the decision fitted so far (round 2)."""
         found, rng = [], np.random.default_rng(0)
-        for (image, _), candidates in zip(backgrounds, pools, strict=True):
+        rounds = show_progress(zip(backgrounds, pools, strict=True), total=len(pools),
+                               desc=f"mining non-faces, round {2 if by_decision else 1}",
+                               enabled=progress)  # fmt: skip
+        for (image, _), candidates in rounds:
             if not candidates:
                 continue
             windows = self._windows(image, candidates)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections import Counter
 
 import numpy as np
@@ -348,8 +349,7 @@ def test_close_candidates_reach_the_decision(finder, helen_slice):
     marks = faces.landmarks
     nearest = {}
     for overlap, count in ((0.3, 1000), (0.5, 2000)):
-        search = ev.FaceFinder(**{**finder.get_params(), "candidate_overlap": overlap})
-        search.__dict__.update({k: v for k, v in vars(finder).items() if k.endswith("_")})
+        search = copy.copy(finder).set_params(candidate_overlap=overlap)
         nearest[overlap] = []
         for index, image in enumerate(faces.images[:6]):
             candidates = search._candidates(to_gray(image), count)
@@ -362,3 +362,5 @@ def test_close_candidates_reach_the_decision(finder, helen_slice):
     assert np.mean(nearest[0.5]) < np.mean(nearest[0.3])
     with pytest.raises(ValueError, match="candidate_overlap"):
         ev.FaceFinder(candidate_overlap=0.0).check_parameters()
+    with pytest.raises(ValueError, match="n_candidates must be an int"):
+        ev.FaceFinder(n_candidates=0).check_parameters()
