@@ -141,8 +141,8 @@ class FaceFinder(BaseEstimator):
         per photo 64% -> 79%, at threshold 0 84% -> 91%, eyes within 0.10
         IOD from the finder's box 64% -> 71%, but at 0.45 false alarms 61% ->
         63% only, and scikit-image's immunohistochemistry picture showed a
-        face (p 0.997; 0.993 with non-faces mined the same way): not the
-        default.
+        face (p 0.997; 0.993 with non-faces mined the same way, 0.99 with
+        texture non-faces added): not the default.
     augment : tuple of float, default (-8.0, 0.0, 8.0)
         Tilts (degrees) of the training windows.
     negatives_per_image : int, default 200

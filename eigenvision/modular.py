@@ -395,12 +395,13 @@ class FeatureDetector(BaseEstimator):
         left, right, _ = box_eyes(box)
         return {"left_eye": tuple(left), "right_eye": tuple(right)}
 
-    def feature_minimum(self, face_image, feature, *, box=None, map_function=None):
+    def feature_minimum(self, face_image, feature, *, box=None, map_function=None,
+                        whole_image=False):  # fmt: skip
         """Global minimum of one feature's map over its search region and scales.
 
         The lecture's detection criterion reads this minimum (see
         :func:`eigenvision.evaluate.detection_roc`). No shape prior: each
-        feature on its own, in :meth:`search_region`.
+        feature on its own, in :meth:`search_region` or the whole image.
 
         Parameters
         ----------
@@ -412,6 +413,10 @@ class FeatureDetector(BaseEstimator):
             ``map_function(image, feature) -> (H', W')`` replacing the DFFS
             map (lower is better; for comparisons with other scores on the
             same regions and scales).
+        whole_image : bool, default False
+            The minimum over every window of the image, at the scales the box
+            predicts (the lecture's criterion: the other eye, the brows and
+            the chin compete), not only in :meth:`search_region`.
 
         Returns
         -------
@@ -419,6 +424,9 @@ class FeatureDetector(BaseEstimator):
         """
         image, box, iod = self._prepare(face_image, box)
         center, half = self.search_region(feature, box)
+        if whole_image:
+            height, width = image.shape
+            center, half = ((width - 1) / 2, (height - 1) / 2), (width / 2, height / 2)
         found = self._search(image, feature, center, half, self.iod / iod,
                              map_function=map_function, n=1)  # fmt: skip
         if not found:

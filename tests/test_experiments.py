@@ -99,6 +99,16 @@ def test_feature_detection_roc_small(tmp_path, imm):
     assert roc["SSD to mean eye"] == roc["NCC (skimage match_template)"]
     assert roc["DFFS(10)"]["located_within_radius"] >= 0.75
     assert results["n_test_faces"] == 8
+    assert results["region"] == "eye region"
+
+
+def test_feature_detection_roc_over_the_whole_photo(tmp_path, imm):
+    results = _run("feature_detection_roc", tmp_path, "--limit", "2", "--whole-photo")
+    assert results["region"] == "whole photo" and results["n_test_faces"] == 4
+    roc = results["roc"]
+    # the affine identity holds over the whole photo too (float32 running sums broke NCC there)
+    assert roc["SSD to mean eye"] == roc["NCC (skimage match_template)"]
+    assert roc["DFFS(10)"]["located_within_radius"] >= 0.5
 
 
 def test_face_recognition_rate_small(tmp_path, att, imm):

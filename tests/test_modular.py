@@ -53,6 +53,26 @@ def test_nose_and_mouth_found_near_their_landmarks(detector, folds):
         assert np.mean(np.array(errors) <= 0.15) >= 0.9, feature
 
 
+def test_whole_image_minimum_is_the_smallest_window_of_every_scale(detector, folds):
+    """The lecture's criterion, brute force: every window of the photo at each searched scale."""
+    faces = folds[1]
+    left, right = faces.landmarks["left_eye"][0], faces.landmarks["right_eye"][0]
+    box = ev.face_box(left, right)
+    image = faces.images[0].astype(np.float64)
+    x, y, score = detector.feature_minimum(image, "left_eye", box=box, whole_image=True)
+    base = detector.iod / np.linalg.norm(right - left)
+    maps = [detector.feature_map(image, "left_eye", factor=base * m)
+            for m in detector.search_scales]  # fmt: skip
+    best = int(np.argmin([np.min(m) for m in maps]))
+    assert score == pytest.approx(maps[best].min(), abs=1e-12)
+    # reported at that window's centre, in the photo's pixels
+    row, col = np.unravel_index(np.argmin(maps[best]), maps[best].shape)
+    h, w = detector.patch_shapes_[detector.features_.index("left_eye")]
+    scaled = np.array(maps[best].shape) + (h - 1, w - 1)
+    factor_y, factor_x = np.array(image.shape) / scaled
+    assert (x, y) == pytest.approx(((col + w / 2) * factor_x - 0.5, (row + h / 2) * factor_y - 0.5))
+
+
 def test_any_resolution_and_a_loose_box(detector, folds):
     """Half resolution, box shifted by 10% and 15% too wide: still between the eyes."""
     rng = np.random.default_rng(0)
