@@ -12,6 +12,7 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
+from scipy.special import expit
 from skimage import data as skimage_data
 
 from . import datasets
@@ -230,4 +231,4 @@ def calibrate_threshold(finder, files, *, false_alarms=0.5, max_side=640, progre
     allowed = int(false_alarms * len(files))
     if allowed >= len(alarms):
         return 0.0
-    return float(np.round(1.0 / (1.0 + np.exp(-alarms[allowed])), 4))
+    return float(np.round(expit(alarms[allowed]), 4))

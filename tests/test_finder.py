@@ -364,3 +364,30 @@ def test_close_candidates_reach_the_decision(finder, helen_slice):
         ev.FaceFinder(candidate_overlap=0.0).check_parameters()
     with pytest.raises(ValueError, match="n_candidates must be an int"):
         ev.FaceFinder(n_candidates=0).check_parameters()
+
+
+def test_the_eye_pair_check_adds_the_located_eyes_log_probabilities(finder, monkeypatch):
+    """score = decision log-odds + eye_weight (log p_left + log p_right), the locator's eyes."""
+    image = photos.sample_picture("astronaut")
+    seen, locate = [], finder.locator_.locate
+
+    def spy(*args, **kwargs):
+        located = locate(*args, **kwargs)
+        seen.append(located.confidence)
+        return located
+
+    monkeypatch.setattr(finder.locator_, "locate", spy)
+    assert finder.eye_weight == 0.0  # the shipped default: the decision alone
+    alone = finder.find(image, threshold=0.0, max_faces=8)
+    confidences = list(seen)
+    checker = copy.copy(finder).set_params(eye_weight=16.0)
+    checked = checker.find(image, threshold=0.0, max_faces=8)
+    assert len(alone) == len(checked) == len(confidences) == 8
+    by_box = {face.box: face for face in checked}
+    for face, eyes in zip(alone, confidences, strict=True):
+        penalty = 16.0 * (np.log(eyes["left_eye"]) + np.log(eyes["right_eye"]))
+        assert by_box[face.box].score == pytest.approx(face.score + penalty, abs=1e-9)
+    assert [face.score for face in checked] == sorted((f.score for f in checked), reverse=True)
+    assert checked[0].box == alone[0].box  # her face keeps its eyes: still first
+    with pytest.raises(ValueError, match="eye_weight"):
+        ev.FaceFinder(eye_weight=-1.0).check_parameters()
