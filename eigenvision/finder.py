@@ -457,12 +457,11 @@ class FaceFinder(BaseEstimator):
         checked = [self._face(small, refined[k], scores[chosen[k]], scale) for k in kept]
         # The eye-pair check only lowers a score: the candidates under the threshold need none
         # (their decision's probability bounds the likeliest from above).
-        likely = [face.confidence for face in checked]
-        if (probability < threshold).any():
-            likely.append(probability[probability < threshold].max())
+        unchecked = probability[probability < threshold]
+        likeliest = np.max(np.concatenate([[face.confidence for face in checked], unchecked]))
         faces = sorted((face for face in checked if face.confidence >= threshold),
                        key=lambda face: -face.score)  # fmt: skip
-        return faces, float(max(likely))
+        return faces, float(likeliest)
 
     def _refine(self, image, candidates, scores):
         """Candidates moved to the best window of the decision around them, coarse to fine.

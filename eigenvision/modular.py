@@ -423,10 +423,8 @@ class FeatureDetector(BaseEstimator):
         (x, y, score)
         """
         image, box, iod = self._prepare(face_image, box)
-        center, half = self.search_region(feature, box)
-        if whole_image:
-            height, width = image.shape
-            center, half = ((width - 1) / 2, (height - 1) / 2), (width / 2, height / 2)
+        shape = image.shape if whole_image else None
+        center, half = self.search_region(feature, box, image_shape=shape)
         found = self._search(image, feature, center, half, self.iod / iod,
                              map_function=map_function, n=1)  # fmt: skip
         if not found:
@@ -434,7 +432,7 @@ class FeatureDetector(BaseEstimator):
         x, y = found[0].center
         return (x, y, found[0].score)
 
-    def search_region(self, feature, box):
+    def search_region(self, feature, box, *, image_shape=None):
         """Where a feature is searched from the face box alone: centre ``(x, y)`` and half-size.
 
         The eyes: a square of half-size ``search_margin`` IODs around where
@@ -448,6 +446,9 @@ class FeatureDetector(BaseEstimator):
             One of ``features_``.
         box : (x, y, w, h)
             The face box (see :func:`~eigenvision.face_box`).
+        image_shape : (H, W), optional
+            Search the whole image of this shape instead (the lecture's
+            criterion, :meth:`feature_minimum`'s ``whole_image``).
 
         Returns
         -------
@@ -455,6 +456,9 @@ class FeatureDetector(BaseEstimator):
         half : (half_width, half_height) tuple of float
         """
         self._known(feature)
+        if image_shape is not None:
+            height, width = image_shape[:2]
+            return ((width - 1) / 2, (height - 1) / 2), (width / 2, height / 2)
         iod = box_eyes(box)[2]
         eyes = self._eye_prior(box)
         if feature in eyes:

@@ -389,5 +389,9 @@ def test_the_eye_pair_check_adds_the_located_eyes_log_probabilities(finder, monk
         assert by_box[face.box].score == pytest.approx(face.score + penalty, abs=1e-9)
     assert [face.score for face in checked] == sorted((f.score for f in checked), reverse=True)
     assert checked[0].box == alone[0].box  # her face keeps its eyes: still first
+    # the likeliest: the best checked face, or the decision's best when none was checked
+    assert checker.find(image, threshold=0.0, return_likeliest=True)[1] == checked[0].confidence
+    assert checker.find(image, threshold=1.0, return_likeliest=True)[1] == pytest.approx(
+        alone[0].confidence, rel=1e-12)
     with pytest.raises(ValueError, match="eye_weight"):
         ev.FaceFinder(eye_weight=-1.0).check_parameters()

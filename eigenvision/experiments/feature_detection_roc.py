@@ -175,10 +175,9 @@ def main(argv=None):
                 image, feature, box=box, map_function=ncc, whole_image=args.whole_photo
             )
             if haar is not None:
-                center, half = best.search_region(feature, box)
-                if args.whole_photo:
-                    center = ((image.shape[1] - 1) / 2, (image.shape[0] - 1) / 2)
-                    half = (image.shape[1] / 2, image.shape[0] / 2)
+                center, half = best.search_region(
+                    feature, box, image_shape=image.shape if args.whole_photo else None
+                )
                 found = haar_candidates(haar, image, center, half, iod)
                 searched["Haar eye cascade (OpenCV)"] = (
                     found[0] if found else (np.nan, np.nan, np.inf)
