@@ -4,11 +4,12 @@ import json
 
 import numpy as np
 import pytest
+from conftest import require_helen_files
 from scipy.linalg import svdvals
 from sklearn.decomposition import PCA
 from sklearn.metrics import roc_auc_score
 
-from eigenvision import datasets
+from eigenvision import datasets, evaluate
 from eigenvision.cli import main as cli
 from eigenvision.experiments import EXPERIMENTS
 
@@ -109,6 +110,31 @@ def test_feature_detection_roc_over_the_whole_photo(tmp_path, imm):
     # the affine identity holds over the whole photo too (float32 running sums broke NCC there)
     assert roc["SSD to mean eye"] == roc["NCC (skimage match_template)"]
     assert roc["DFFS(10)"]["located_within_radius"] >= 0.5
+
+
+def test_wild_detection_eye_confidence_roc_against_sklearn(tmp_path):
+    """The locator's eye confidence against its hits and misses (e <= 0.10), recomputed here from
+    the locator on the true boxes, its AUC by scikit-learn (three photos: two hits, one miss)."""
+    from eigenvision.faces import face_box
+    from eigenvision.photos import default_finder, helen_split
+
+    files = require_helen_files()
+    results = _run("wild_detection", tmp_path, "--limit", "3")
+    _, test_ids = helen_split(photo for photo, _, _ in files)
+    locator = default_finder().locator_
+    hits, confidence = [], []
+    for _, image_path, pts_path in [f for f in files if f[0] in test_ids][:3]:
+        image, points = datasets.load_helen_photo(image_path, pts_path, max_side=640)
+        marks = datasets.face_landmarks(points)
+        located = locator.locate(image, box=face_box(marks["left_eye"], marks["right_eye"]))
+        hits.append(evaluate.eye_error(located["left_eye"], located["right_eye"],
+                                       marks["left_eye"], marks["right_eye"])[0] <= 0.10)
+        confidence.append(min(located.confidence["left_eye"], located.confidence["right_eye"]))
+    roc = results["eye_confidence"]
+    assert (roc["hits"], roc["misses"]) == (sum(hits), len(hits) - sum(hits))
+    assert 0 < roc["misses"] < 3  # both classes, or the AUC says nothing
+    assert roc["auc"] == pytest.approx(roc_auc_score(hits, confidence), abs=1e-12)
+    assert results["eye_within_0.10"]["locator, true box"] == pytest.approx(np.mean(hits))
 
 
 def test_face_recognition_rate_small(tmp_path, att, imm):

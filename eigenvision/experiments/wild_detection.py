@@ -7,7 +7,9 @@ IOD of the 68 landmarks' centre and its width within a factor 1.5 of the
 face box's; every other detection counts as a false alarm (unannotated
 people too: the count is strict, and the same for every detector). Eyes:
 Jesorsky's e from the true face box (the locator alone), from the finder's
-own box, and OpenCV's eye cascade in the same regions.
+own box, and OpenCV's eye cascade in the same regions; how well the
+locator's eye confidence (the smaller of the two eyes') tells its hits
+(e <= 0.10) from its misses, as an ROC.
 
 Run: ``eigenvision experiment wild_detection [--limit 40]`` (needs
 ``$EIGENVISION_DATA`` with ``helen_train/``; OpenCV from the ``bench`` extra).
@@ -77,6 +79,7 @@ def main(argv=None):
     found = {"eigenvision": [], "OpenCV Haar": [], "scikit-image LBP": []}
     seconds = {name: [] for name in found}
     truths, errors = [], {"locator, true box": [], "finder's own box": [], "OpenCV eye cascade": []}
+    eye_confidence = []  # the locator's, from the true box: the smaller of the two eyes'
     for _, image_path, pts_path in steps(files, args, "photos"):
         image, points = datasets.load_helen_photo(image_path, pts_path, max_side=args.max_side)
         marks = datasets.face_landmarks(points)
@@ -100,6 +103,7 @@ def main(argv=None):
         located = finder.locator_.locate(image, box=box)
         errors["locator, true box"].append(float(evaluate.eye_error(
             located["left_eye"], located["right_eye"], left, right)[0]))  # fmt: skip
+        eye_confidence.append(min(located.confidence["left_eye"], located.confidence["right_eye"]))
         hits = [f for f in faces if evaluate.face_found(f.box, truths[-1][0], iod)]
         errors["finder's own box"].append(float(evaluate.eye_error(
             hits[0].left_eye, hits[0].right_eye, left, right)[0]) if hits else np.inf)  # fmt: skip
@@ -126,6 +130,12 @@ def main(argv=None):
                    xlim=(0, max(2.0, haar_alarms * 2 if np.isfinite(haar_alarms) else 2))))
     run.figure(rate_curves(levels, cdf, references={"e = 0.10": 0.8}, xlabel="eye error e (IOD)",
                            ylabel="fraction of faces", title="eye location"), "eyes.png")
+    hit = np.asarray(errors["locator, true box"]) <= 0.10
+    fpr, tpr, _ = evaluate.roc_curve(hit, eye_confidence)
+    confidence_auc = evaluate.auc(fpr, tpr) if 0 < hit.sum() < len(hit) else float("nan")
+    run.figure(roc({f"eye confidence (AUC {confidence_auc:.3f})": (fpr, tpr)},
+                   xlabel="misses accepted (e > 0.10)", ylabel="hits accepted (e <= 0.10)",
+                   title="does the locator know when it is right?"), "eye_confidence.png")
     median = {name: float(np.median(s)) for name, s in seconds.items() if s}
     run.results = {
         "photos": len(truths),
@@ -133,6 +143,9 @@ def main(argv=None):
         "eigenvision_rate_at_haar_false_alarms": ours_at_haar,
         "eye_within_0.10": _within(errors, 0.10),
         "eye_within_0.05": _within(errors, 0.05),
+        "eye_confidence": {"auc": confidence_auc, "false_positive_rate": fpr,
+                           "true_positive_rate": tpr, "hits": int(hit.sum()),
+                           "misses": int((~hit).sum())},
         "median_seconds": median,
         "curves": {k: {"false_alarms": v[0], "detection_rate": v[1]} for k, v in curves.items()},
     }
