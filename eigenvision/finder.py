@@ -64,7 +64,7 @@ from .detection import (
     suppress,
 )  # fmt: skip
 from .eigenspace import Eigenspace
-from .faces import face_box, face_windows, face_windows_at, window_eyes
+from .faces import FACE_WINDOW, face_box, face_windows, face_windows_at, window_eyes
 from .imageset import ImageSet
 from .modular import FeatureDetector
 from .normalize import resize, to_gray, unit_norm
@@ -127,6 +127,12 @@ class FaceFinder(BaseEstimator):
         (the search at 0 degrees alone is 1.6 times faster).
     step : float, default 2**0.25
         Ratio between the pyramid's window sizes.
+    min_iod : float, optional
+        The smallest face searched, as its eye distance in the searched
+        (reduced) photo's pixels; default the window's own (``iod``, rounded
+        to whole pixels of the window; no upsampling). A larger one skips
+        the pyramid's finest levels, where texture looks most like a small
+        face.
     threshold : float, default 0.5
         Smallest probability of a face reported by :meth:`find`.
     max_side : int, default 800
@@ -200,13 +206,15 @@ class FaceFinder(BaseEstimator):
     """
 
     def __init__(self, n_components=20, *, iod=16, rotations=(-20.0, 0.0, 20.0), step=2**0.25,
-                 threshold=0.5, max_side=800, n_candidates=1000, candidate_overlap=0.3,
-                 eye_weight=0.0, augment=(-8.0, 0.0, 8.0), negatives_per_image=200, n_clusters=6,
-                 hidden_units=32, min_contrast=0.02):  # fmt: skip
+                 min_iod=None, threshold=0.5, max_side=800, n_candidates=1000,
+                 candidate_overlap=0.3, eye_weight=0.0, augment=(-8.0, 0.0, 8.0),
+                 negatives_per_image=200, n_clusters=6, hidden_units=32,
+                 min_contrast=0.02):  # fmt: skip
         self.n_components = n_components
         self.iod = iod
         self.rotations = rotations
         self.step = step
+        self.min_iod = min_iod
         self.threshold = threshold
         self.max_side = max_side
         self.n_candidates = n_candidates
@@ -292,6 +300,10 @@ class FaceFinder(BaseEstimator):
         angles = np.asarray(self.rotations, dtype=float)
         if angles.ndim != 1 or not 1 <= len(angles) <= 9 or not np.all(np.abs(angles) <= 90):
             raise ValueError(f"rotations must be 1-9 angles in [-90, 90], got {self.rotations!r}")
+        if self.min_iod is not None and not (isinstance(self.min_iod, Real)
+                                             and self.iod <= self.min_iod <= 4096):  # fmt: skip
+            raise ValueError(f"min_iod must be None or a number in [iod, 4096] pixels, "
+                             f"got {self.min_iod!r}")  # fmt: skip
         if not (isinstance(self.threshold, Real) and 0.0 <= self.threshold <= 1.0):
             raise ValueError(f"threshold must be a probability in [0, 1], got {self.threshold!r}")
         if not (isinstance(self.max_side, Integral) and 64 <= self.max_side <= 4096):
@@ -358,6 +370,9 @@ class FaceFinder(BaseEstimator):
         window = tuple(int(v) for v in self.window_)
         # flat windows are infinitely far (in the map, so they hide no neighbouring minimum)
         gate = max(self.min_contrast, 1e-3)
+        # a window of width w holds eyes w / FACE_WINDOW["width"] apart (window_eyes)
+        smallest = None if self.min_iod is None else \
+            window[0] * self.min_iod * FACE_WINDOW["width"] / window[1]  # fmt: skip
 
         def score_map(scaled):
             return dffs_map(scaled, self.face_space_, normalize="window", min_contrast=gate)
@@ -365,7 +380,7 @@ class FaceFinder(BaseEstimator):
         found = []
         for angle in self.rotations:
             rotated, transform = _rotated(image, angle)
-            scales = pyramid_scales(rotated.shape, window, step=self.step)
+            scales = pyramid_scales(rotated.shape, window, step=self.step, min_size=smallest)
             if len(scales) == 0:
                 continue
             minima = multiscale_minima(rotated, score_map, window, scales)

@@ -395,3 +395,23 @@ def test_the_eye_pair_check_adds_the_located_eyes_log_probabilities(finder, monk
         alone[0].confidence, rel=1e-12)
     with pytest.raises(ValueError, match="eye_weight"):
         ev.FaceFinder(eye_weight=-1.0).check_parameters()
+
+
+def test_min_iod_skips_the_pyramids_finest_levels(finder):
+    """Every candidate's eyes at least ``min_iod`` apart; without it, the window's own 16."""
+    upright = copy.deepcopy(finder)
+    upright.set_params(rotations=(0.0,))
+    image = photos.sample_picture("astronaut")[::2, ::2]
+
+    def eye_distances(candidates):
+        return np.array([np.hypot(*np.subtract(right, left)) for left, right, _ in candidates])
+
+    every = eye_distances(upright._candidates(image, 300))
+    upright.set_params(min_iod=24.0)
+    coarse = eye_distances(upright._candidates(image, 300))
+    assert every.min() == pytest.approx(finder.iod, abs=0.5) and len(coarse) > 0
+    # the pyramid starts there (to the whole pixels a level is resized to)
+    assert coarse.min() == pytest.approx(24.0, rel=0.01)
+    for bad in (8, "24", np.inf):
+        with pytest.raises(ValueError, match="min_iod"):
+            ev.FaceFinder(min_iod=bad).check_parameters()
