@@ -397,9 +397,9 @@ def test_the_eye_pair_check_adds_the_located_eyes_log_probabilities(finder, monk
         ev.FaceFinder(eye_weight=-1.0).check_parameters()
 
 
-def test_min_iod_skips_the_pyramids_finest_levels(finder):
+def test_min_iod_skips_the_pyramids_finest_levels():
     """Every candidate's eyes at least ``min_iod`` apart; without it, the window's own 16."""
-    upright = copy.deepcopy(finder)
+    upright = photos.default_finder()  # a copy of its own (the shared one gathers test state)
     upright.set_params(rotations=(0.0,))
     image = photos.sample_picture("astronaut")[::2, ::2]
 
@@ -409,7 +409,7 @@ def test_min_iod_skips_the_pyramids_finest_levels(finder):
     every = eye_distances(upright._candidates(image, 300))
     upright.set_params(min_iod=24.0)
     coarse = eye_distances(upright._candidates(image, 300))
-    assert every.min() == pytest.approx(finder.iod, abs=0.5) and len(coarse) > 0
+    assert every.min() == pytest.approx(upright.iod, abs=0.5) and len(coarse) > 0
     # the pyramid starts there (to the whole pixels a level is resized to)
     assert coarse.min() == pytest.approx(24.0, rel=0.01)
     for bad in (8, "24", np.inf):
