@@ -516,10 +516,10 @@ class FaceFinder(BaseEstimator):
         left, right, _ = candidate
         located = self.locator_.locate(small, box=face_box(left, right))
         points = {name: np.asarray(p, dtype=float) for name, p in located.positions.items()}
-        eyes = np.array([located.confidence.get(name, 0.0) for name in ("left_eye", "right_eye")])
-        if eyes.min() < 0.02:
+        if located.eye_confidence < 0.02:
             points["left_eye"], points["right_eye"] = left, right  # the window's own eyes
         if self.eye_weight:
+            eyes = [located.confidence.get(name, 0.0) for name in ("left_eye", "right_eye")]
             score = score + self.eye_weight * float(np.log(np.maximum(eyes, 1e-12)).sum())
         back = {name: tuple(float(v) for v in (p + 0.5) / scale[::-1] - 0.5)
                 for name, p in points.items()}  # fmt: skip

@@ -70,6 +70,11 @@ class FeatureLocations:
     def __getitem__(self, feature):
         return self.positions[feature]
 
+    @property
+    def eye_confidence(self) -> float:
+        """The smaller of the two eyes' ``confidence`` (0 without eyes): how sure the pair is."""
+        return min(self.confidence.get("left_eye", 0.0), self.confidence.get("right_eye", 0.0))
+
 
 class FeatureDetector(BaseEstimator):
     """Eye, nose and mouth detector from per-feature eigenspaces ("eigenfeatures").

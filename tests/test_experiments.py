@@ -137,6 +137,16 @@ def test_wild_detection_eye_confidence_roc_against_sklearn(tmp_path):
     assert results["eye_within_0.10"]["locator, true box"] == pytest.approx(np.mean(hits))
 
 
+def test_wild_detection_without_a_miss_draws_no_eye_confidence_roc(tmp_path):
+    """One photo, its eyes found: no ROC to draw (no NaN curve, no undefined-rate warning)."""
+    require_helen_files()
+    out = tmp_path / "wild_detection"
+    assert cli(["experiment", "wild_detection", "--out", str(out), "--limit", "1"]) == 0
+    payload = json.loads((out / "results.json").read_text())
+    assert payload["results"]["eye_confidence"] == {"hits": 1, "misses": 0}
+    assert "eye_confidence.png" not in payload["figures"]
+
+
 def test_face_recognition_rate_small(tmp_path, att, imm):
     results = _run("face_recognition_rate", tmp_path, "--limit", "6", "--ranks", "5", "10")
     number = np.array([int(n.split("/")[1].split(".")[0]) for n in att.names])

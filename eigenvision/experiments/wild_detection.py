@@ -79,7 +79,7 @@ def main(argv=None):
     found = {"eigenvision": [], "OpenCV Haar": [], "scikit-image LBP": []}
     seconds = {name: [] for name in found}
     truths, errors = [], {"locator, true box": [], "finder's own box": [], "OpenCV eye cascade": []}
-    eye_confidence = []  # the locator's, from the true box: the smaller of the two eyes'
+    eye_confidence = []  # the locator's, from the true box
     for _, image_path, pts_path in steps(files, args, "photos"):
         image, points = datasets.load_helen_photo(image_path, pts_path, max_side=args.max_side)
         marks = datasets.face_landmarks(points)
@@ -103,7 +103,7 @@ def main(argv=None):
         located = finder.locator_.locate(image, box=box)
         errors["locator, true box"].append(float(evaluate.eye_error(
             located["left_eye"], located["right_eye"], left, right)[0]))  # fmt: skip
-        eye_confidence.append(min(located.confidence["left_eye"], located.confidence["right_eye"]))
+        eye_confidence.append(located.eye_confidence)
         hits = [f for f in faces if evaluate.face_found(f.box, truths[-1][0], iod)]
         errors["finder's own box"].append(float(evaluate.eye_error(
             hits[0].left_eye, hits[0].right_eye, left, right)[0]) if hits else np.inf)  # fmt: skip
@@ -131,11 +131,14 @@ def main(argv=None):
     run.figure(rate_curves(levels, cdf, references={"e = 0.10": 0.8}, xlabel="eye error e (IOD)",
                            ylabel="fraction of faces", title="eye location"), "eyes.png")
     hit = np.asarray(errors["locator, true box"]) <= 0.10
-    fpr, tpr, _ = evaluate.roc_curve(hit, eye_confidence)
-    confidence_auc = evaluate.auc(fpr, tpr) if 0 < hit.sum() < len(hit) else float("nan")
-    run.figure(roc({f"eye confidence (AUC {confidence_auc:.3f})": (fpr, tpr)},
-                   xlabel="misses accepted (e > 0.10)", ylabel="hits accepted (e <= 0.10)",
-                   title="does the locator know when it is right?"), "eye_confidence.png")
+    confidence_roc = {"hits": int(hit.sum()), "misses": int((~hit).sum())}
+    if 0 < hit.sum() < len(hit):  # with hits only (or misses only) there is no ROC
+        fpr, tpr, _ = evaluate.roc_curve(hit, eye_confidence)
+        confidence_roc.update(auc=evaluate.auc(fpr, tpr), false_positive_rate=fpr,
+                              true_positive_rate=tpr)  # fmt: skip
+        run.figure(roc({f"eye confidence (AUC {confidence_roc['auc']:.3f})": (fpr, tpr)},
+                       xlabel="misses accepted (e > 0.10)", ylabel="hits accepted (e <= 0.10)",
+                       title="does the locator know when it is right?"), "eye_confidence.png")
     median = {name: float(np.median(s)) for name, s in seconds.items() if s}
     run.results = {
         "photos": len(truths),
@@ -143,9 +146,7 @@ def main(argv=None):
         "eigenvision_rate_at_haar_false_alarms": ours_at_haar,
         "eye_within_0.10": _within(errors, 0.10),
         "eye_within_0.05": _within(errors, 0.05),
-        "eye_confidence": {"auc": confidence_auc, "false_positive_rate": fpr,
-                           "true_positive_rate": tpr, "hits": int(hit.sum()),
-                           "misses": int((~hit).sum())},
+        "eye_confidence": confidence_roc,
         "median_seconds": median,
         "curves": {k: {"false_alarms": v[0], "detection_rate": v[1]} for k, v in curves.items()},
     }
