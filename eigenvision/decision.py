@@ -123,37 +123,54 @@ def cluster_spaces(X, n_clusters, n_components, *, random_state=0) -> list:
             for c in range(n_clusters)]  # fmt: skip
 
 
-def fit_network(positive, negative, *, hidden=32, random_state=0) -> dict:
+def fit_network(positive, negative, *, hidden=32, n_networks=1, random_state=0) -> dict:
     """A one-hidden-layer perceptron on standardised features (Sung & Poggio's classifier).
 
     Trained by scikit-learn's :class:`~sklearn.neural_network.MLPClassifier`
     (ReLU, early stopping on a tenth of the rows); the weights come back as
-    plain arrays, for :func:`network_log_odds` and for model files.
+    plain arrays, for :func:`network_log_odds` and for model files. With
+    ``n_networks`` > 1, that many perceptrons (seeds ``random_state`` on,
+    each with its own initial weights and early-stopping rows) are averaged
+    in log-odds, as Rowley, Baluja & Kanade (1998) combine several networks
+    against one network's idiosyncratic false alarms; the average is itself
+    one perceptron with ``n_networks * hidden`` hidden units (their hidden
+    layers side by side, output weights divided by ``n_networks``), so it is
+    stored and evaluated as one.
 
     Parameters
     ----------
     positive, negative : (n, f) ndarray
         Feature rows (e.g. :func:`log_distances`) of objects and non-objects.
     hidden : int, default 32
+        Hidden units of each perceptron.
+    n_networks : int, default 1
     random_state : int, default 0
 
     Returns
     -------
     dict
-        ``mean`` (f,), ``scale`` (f,), ``hidden_weights`` (f, hidden),
-        ``hidden_bias`` (hidden,), ``output_weights`` (hidden,),
-        ``output_bias`` (float).
+        ``mean`` (f,), ``scale`` (f,), ``hidden_weights`` (f, m),
+        ``hidden_bias`` (m,), ``output_weights`` (m,), ``output_bias``
+        (float), with ``m = n_networks * hidden``.
+
+    References
+    ----------
+    H. A. Rowley, S. Baluja and T. Kanade (1998), Neural network-based face
+    detection, IEEE TPAMI 20(1).
     """
     X = np.vstack([positive, negative])
     y = np.r_[np.ones(len(positive)), np.zeros(len(negative))]
     mean, scale = X.mean(axis=0), X.std(axis=0)
     scale = np.where(scale > 0, scale, 1.0)
-    network = MLPClassifier((int(hidden),), alpha=1e-3, max_iter=500, early_stopping=True,
-                            random_state=random_state).fit((X - mean) / scale, y)  # fmt: skip
+    networks = [MLPClassifier((int(hidden),), alpha=1e-3, max_iter=500, early_stopping=True,
+                              random_state=seed).fit((X - mean) / scale, y)
+                for seed in range(random_state, random_state + int(n_networks))]  # fmt: skip
     return {"mean": mean, "scale": scale,
-            "hidden_weights": network.coefs_[0], "hidden_bias": network.intercepts_[0],
-            "output_weights": network.coefs_[1][:, 0],
-            "output_bias": float(network.intercepts_[1][0])}  # fmt: skip
+            "hidden_weights": np.concatenate([net.coefs_[0] for net in networks], axis=1),
+            "hidden_bias": np.concatenate([net.intercepts_[0] for net in networks]),
+            "output_weights": np.concatenate([net.coefs_[1][:, 0] for net in networks])
+            / len(networks),
+            "output_bias": float(np.mean([net.intercepts_[1][0] for net in networks]))}  # fmt: skip
 
 
 def network_log_odds(features, weights) -> np.ndarray:

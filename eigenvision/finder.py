@@ -13,7 +13,8 @@ A :class:`FaceFinder` is the eigenspace detector of Moghaddam & Pentland
    general enough for every face explains much clutter too), and first by
    the decision below.
 2. **Face or not** (Sung & Poggio 1998): each candidate, cut again from
-   the photo on its eyes, is described by its distances from and in the
+   the photo on its eyes and histogram-equalised (``equalize``), is
+   described by its distances from and in the
    eigenspaces of six clusters of faces and six of non-faces (the
    candidates of background photos, in two bootstrap rounds: a random
    sample, then the ones the decision still calls faces); a small
@@ -67,7 +68,7 @@ from .eigenspace import Eigenspace
 from .faces import FACE_WINDOW, face_box, face_windows, face_windows_at, window_eyes
 from .imageset import ImageSet
 from .modular import FeatureDetector
-from .normalize import resize, to_gray, unit_norm
+from .normalize import equalize_windows, resize, to_gray, unit_norm
 
 __all__ = ["Face", "FaceFinder", "single_face"]
 
@@ -171,6 +172,20 @@ class FaceFinder(BaseEstimator):
         Clusters of faces and of non-faces (Sung & Poggio's six and six).
     hidden_units : int, default 32
         Hidden units of the face/non-face perceptron.
+    n_networks : int, default 1
+        Perceptrons (seeds) averaged in log-odds
+        (:func:`~eigenvision.decision.fit_network`).
+    equalize : bool, default True
+        Histogram-equalise every window the face/non-face decision sees (its
+        grey levels replaced by their ranks, :func:`~eigenvision.normalize.equalize_windows`),
+        as Sung & Poggio do, rather than only making it zero-mean and of unit
+        norm (stage 1's normalisation, kept for the face space's DFFS map):
+        the decision then ignores any increasing change of contrast. The same
+        recipe fitted both ways on held-out HELEN photos (three sets: 40, 70
+        and 60 photos) found at 0.45 false alarms per photo 60%, 64% and 55%
+        equalised against 57.5%, 57% and 48% without; scikit-image's
+        ``microaneurysms`` picture's likeliest face fell from p 0.98 to 0.14.
+        Model files written before this parameter existed load with False.
     min_contrast : float, default 0.02
         Stage-1 windows whose grey levels (in [0, 1]) vary less than this
         (standard deviation, at the pyramid level searched: the DFFS map
@@ -205,11 +220,15 @@ class FaceFinder(BaseEstimator):
     20(1).
     """
 
+    #: Parameters added after finders were first saved, with the value that keeps an older
+    #: model file's behaviour (:func:`~eigenvision.load` gives it where a file has none).
+    _former_defaults = {"equalize": False, "n_networks": 1}
+
     def __init__(self, n_components=20, *, iod=16, rotations=(-20.0, 0.0, 20.0), step=2**0.25,
                  min_iod=None, threshold=0.5, max_side=800, n_candidates=1000,
                  candidate_overlap=0.3, eye_weight=0.0, augment=(-8.0, 0.0, 8.0),
-                 negatives_per_image=200, n_clusters=6, hidden_units=32,
-                 min_contrast=0.02):  # fmt: skip
+                 negatives_per_image=200, n_clusters=6, hidden_units=32, n_networks=1,
+                 equalize=True, min_contrast=0.02):  # fmt: skip
         self.n_components = n_components
         self.iod = iod
         self.rotations = rotations
@@ -224,6 +243,8 @@ class FaceFinder(BaseEstimator):
         self.negatives_per_image = negatives_per_image
         self.n_clusters = n_clusters
         self.hidden_units = hidden_units
+        self.n_networks = n_networks
+        self.equalize = equalize
         self.min_contrast = min_contrast
 
     # ------------------------------------------------------------------ fit
@@ -257,7 +278,8 @@ class FaceFinder(BaseEstimator):
         self.window_ = np.array(windows.shape[1:], dtype=np.int64)
         k = min(self.n_components, len(windows) - 1)
         self.face_space_ = Eigenspace(k).fit(windows)
-        self.face_clusters_ = _named(cluster_spaces(windows, self.n_clusters, self.n_components))
+        self.face_clusters_ = _named(cluster_spaces(self._normalized(windows), self.n_clusters,
+                                                    self.n_components))  # fmt: skip
         backgrounds = [_background(item, self.max_side) for item in backgrounds]
         pools = self._background_candidates(backgrounds, progress=progress)
         # Round 1 samples the candidates stage 1 gives on backgrounds; round 2 (bootstrapping,
@@ -274,16 +296,18 @@ class FaceFinder(BaseEstimator):
         return self
 
     def _fit_decision(self, windows, negatives):
-        """The non-face clusters of ``negatives`` and the perceptron between them and the faces."""
+        """The non-face clusters of ``negatives`` and the perceptron between them and the faces
+        (windows as cut: normalised here)."""
         if len(negatives) < 2:
             raise EigenvisionError(
                 f"only {len(negatives)} non-face windows were found in the backgrounds; "
                 "give more (or larger) photos"
             )
+        windows, negatives = self._normalized(windows), self._normalized(negatives)
         self.nonface_clusters_ = _named(cluster_spaces(negatives, self.n_clusters,
                                                        self.n_components))  # fmt: skip
         network = fit_network(self._describe(windows), self._describe(negatives),
-                              hidden=self.hidden_units)  # fmt: skip
+                              hidden=self.hidden_units, n_networks=self.n_networks)  # fmt: skip
         for name in _NETWORK:
             setattr(self, f"network_{name}_", network[name])
         self.n_negatives_ = len(negatives)
@@ -313,9 +337,11 @@ class FaceFinder(BaseEstimator):
                              f"got {self.candidate_overlap!r}")  # fmt: skip
         if not (isinstance(self.eye_weight, Real) and 0.0 <= self.eye_weight <= 1000.0):
             raise ValueError(f"eye_weight must be a number in [0, 1000], got {self.eye_weight!r}")
+        if not isinstance(self.equalize, (bool, np.bool_)):
+            raise ValueError(f"equalize must be True or False, got {self.equalize!r}")
         if not (isinstance(self.min_contrast, Real) and 0.0 <= self.min_contrast < 1.0):
             raise ValueError(f"min_contrast must be a number in [0, 1), got {self.min_contrast!r}")
-        for name, high in (("n_clusters", 64), ("hidden_units", 1024),
+        for name, high in (("n_clusters", 64), ("hidden_units", 1024), ("n_networks", 64),
                            ("negatives_per_image", 10_000), ("n_candidates", 100_000)):  # fmt: skip
             value = getattr(self, name)
             if isinstance(value, bool) or not (isinstance(value, Integral) and 1 <= value <= high):
@@ -393,12 +419,18 @@ class FaceFinder(BaseEstimator):
         return found
 
     def _windows(self, image, candidates):
-        """The candidates' face windows cut from ``image`` on their eyes, zero-mean, unit-norm."""
+        """The candidates' face windows cut from ``image`` on their eyes (as cut:
+        :meth:`decision_function` normalises them)."""
         eyes = [(left, right) for left, right, _ in candidates]
-        return unit_norm(face_windows_at(image, eyes, iod=self.iod))
+        return face_windows_at(image, eyes, iod=self.iod)
+
+    def _normalized(self, windows):
+        """Windows as the decision sees them: histogram-equalised (``equalize``) or zero-mean,
+        then of unit norm."""
+        return equalize_windows(windows) if self.equalize else unit_norm(windows)
 
     def _describe(self, windows):
-        """``log`` DFFS and DIFS of standardised windows to every face and non-face cluster."""
+        """``log`` DFFS and DIFS of normalised windows to every face and non-face cluster."""
         spaces = [*self.face_clusters_.values(), *self.nonface_clusters_.values()]
         return log_distances(windows.reshape(len(windows), -1), spaces)
 
@@ -408,7 +440,10 @@ class FaceFinder(BaseEstimator):
         Parameters
         ----------
         windows : (n, h, w) ndarray
-            Zero-mean, unit-norm windows of ``window_`` shape.
+            Face windows of ``window_`` shape, as cut from a photo
+            (:func:`~eigenvision.face_windows_at`; any grey levels): each is
+            normalised here, histogram-equalised (``equalize``) or made
+            zero-mean and of unit norm.
 
         Returns
         -------
@@ -416,7 +451,7 @@ class FaceFinder(BaseEstimator):
         """
         check_fitted(self, "network_hidden_weights_")
         network = {name: getattr(self, f"network_{name}_") for name in _NETWORK}
-        return network_log_odds(self._describe(windows), network)
+        return network_log_odds(self._describe(self._normalized(windows)), network)
 
     def find(self, image, *, threshold=None, max_faces=50, return_likeliest=False):
         """Every face in a photo, most confident first.

@@ -307,7 +307,8 @@ def _read_member(archive, info, path, max_bytes, dtype=None, shape=None) -> np.n
     if len(data) != n_bytes:
         raise ModelFileError(f"{path}: member {info.filename} is truncated")
     order = "F" if fortran else "C"
-    return np.frombuffer(data, dtype=file_dtype).reshape(file_shape, order=order).copy()
+    # copied in the file's own layout: a C copy of a Fortran array changes BLAS's summation order
+    return np.frombuffer(data, dtype=file_dtype).reshape(file_shape, order=order).copy(order="K")
 
 
 def _attribute_name(name: str, path) -> str:
@@ -326,7 +327,8 @@ def _build(description: dict, arrays: dict, path):
             else _from_json(v)
             for k, v in description["params"].items()
         }
-        model = cls(**params)
+        # a parameter added after the file was written takes the value of the behaviour then
+        model = cls(**{**getattr(cls, "_former_defaults", {}), **params})
         for key, value in description["state"].items():
             setattr(model, _attribute_name(key, path), _from_json(value))
         prefix = description["prefix"]

@@ -137,6 +137,80 @@ def test_the_finder_round_trips_and_inconsistent_files_are_refused(finder, tmp_p
         ev.load(tmp_path / "old.npz")
 
 
+def test_a_finder_file_without_equalize_loads_as_it_was_written(finder, tmp_path):
+    """A file from before ``equalize`` existed was fitted on zero-mean, unit-norm windows: it
+    loads with ``equalize=False`` (a missing parameter took the new default, True, and its
+    decision silently saw equalised windows); a file that has the parameter keeps its value."""
+    import io
+    import json
+    import zipfile
+
+    for value in (True, False):
+        written = copy.copy(finder).set_params(equalize=value)
+        path = ev.save(written, tmp_path / "finder.npz")
+        assert ev.load(path).equalize is value
+    with zipfile.ZipFile(path) as archive:
+        members = {name: archive.read(name) for name in archive.namelist()}
+    header = json.loads(np.load(io.BytesIO(members["__header__.npy"])).tobytes())
+    del header["model"]["params"]["equalize"]
+    buffer = io.BytesIO()
+    np.save(buffer, np.frombuffer(json.dumps(header).encode(), np.uint8))
+    members["__header__.npy"] = buffer.getvalue()
+    with zipfile.ZipFile(tmp_path / "older.npz", "w") as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    assert ev.load(tmp_path / "older.npz").equalize is False
+    assert ev.FaceFinder().equalize is True
+    with pytest.raises(ValueError, match="equalize must be True or False"):
+        ev.FaceFinder(equalize="yes").check_parameters()
+
+
+def test_the_decision_normalises_the_windows_it_is_given(finder, rng):
+    """decision_function takes windows as cut (any grey levels): the same log-odds for a
+    window, its zero-mean unit-norm copy and, equalised, any increasing change of contrast;
+    and equal to the perceptron on the log distances of the windows normalised by hand."""
+    from eigenvision.decision import log_distances, network_log_odds
+    from eigenvision.normalize import equalize_windows, unit_norm
+
+    cut = finder._windows(photos.sample_picture("astronaut"),
+                          [((190.0 + dx, 100.0), (240.0 + dx, 104.0), 0.0) for dx in range(8)])
+    for equalize, normalise in ((True, equalize_windows), (False, unit_norm)):
+        model = copy.copy(finder).set_params(equalize=equalize)
+        scores = model.decision_function(cut)
+        np.testing.assert_allclose(model.decision_function(unit_norm(cut)), scores, atol=1e-9)
+        spaces = [*model.face_clusters_.values(), *model.nonface_clusters_.values()]
+        network = {name: getattr(model, f"network_{name}_") for name in ev.finder._NETWORK}
+        features = log_distances(normalise(cut).reshape(len(cut), -1), spaces)
+        np.testing.assert_allclose(scores, network_log_odds(features, network), atol=1e-12)
+    np.testing.assert_allclose(copy.copy(finder).set_params(equalize=True).decision_function(
+        np.sqrt(cut) * 2 + 3), copy.copy(finder).set_params(equalize=True).decision_function(cut),
+        atol=1e-9)  # fmt: skip
+
+
+@pytest.mark.parametrize("n_networks", [1, 3])
+def test_averaged_perceptrons_are_one_perceptron(n_networks, rng):
+    """fit_network's weights against scikit-learn's MLPClassifiers fitted here, seed by seed:
+    the log-odds of the merged perceptron are the mean of theirs."""
+    from scipy.special import logit
+    from sklearn.neural_network import MLPClassifier
+
+    from eigenvision.decision import fit_network, network_log_odds
+
+    positive = rng.normal(1.0, 1.0, (120, 4))
+    negative = rng.normal(-0.5, 2.0, (300, 4))
+    weights = fit_network(positive, negative, hidden=8, n_networks=n_networks, random_state=2)
+    assert weights["hidden_weights"].shape == (4, 8 * n_networks)
+    X = np.vstack([positive, negative])
+    y = np.r_[np.ones(120), np.zeros(300)]
+    Z = (X - X.mean(axis=0)) / X.std(axis=0)
+    expected = np.mean([logit(MLPClassifier((8,), alpha=1e-3, max_iter=500, early_stopping=True,
+                                            random_state=seed).fit(Z, y).predict_proba(Z)[:, 1])
+                        for seed in range(2, 2 + n_networks)], axis=0)  # fmt: skip
+    np.testing.assert_allclose(network_log_odds(X, weights), expected, atol=1e-8)
+    with pytest.raises(ValueError, match="n_networks must be an int in"):
+        ev.FaceFinder(n_networks=0).check_parameters()
+
+
 def test_cli_detect_lists_and_draws_faces(tmp_path, capsys):
     import json
 

@@ -93,6 +93,31 @@ def test_equalize_flattens_histogram(rng):
     assert hist.min() > 0.6 * hist.mean()
 
 
+def test_equalize_windows_against_rankdata_and_skimage(rng):
+    """Per window: scipy's mean ranks (a loop), and scikit-image's equalize_hist with a bin per
+    grey level, both standardised; the same under any increasing change of contrast."""
+    from scipy.stats import rankdata
+    from skimage.exposure import equalize_hist
+
+    windows = rng.random((6, 9, 7))
+    windows[1, :3] = 0.5  # ties share their mean rank
+    windows[2] = np.round(windows[2] * 4) / 4
+    windows[3] = 0.25  # flat: all zero
+    out = nz.equalize_windows(windows)
+    assert out.shape == windows.shape
+    for window, got in zip(windows, out, strict=True):
+        expected = nz.unit_norm(rankdata(window.ravel()).reshape(1, *window.shape))[0]
+        np.testing.assert_allclose(got, expected, atol=1e-12)
+    np.testing.assert_array_equal(out[3], 0.0)
+    # distinct integer levels: equalize_hist gives each its CDF, rank / n, exactly
+    levels = 3 * rng.permutation(63).reshape(9, 7)
+    expected = nz.unit_norm(equalize_hist(levels)[None])
+    np.testing.assert_allclose(nz.equalize_windows(levels[None]), expected, atol=1e-12)
+    np.testing.assert_allclose(nz.equalize_windows(windows**2.2 * 3 + 1), out, atol=1e-12)
+    with pytest.raises(ValueError, match="windows"):
+        nz.equalize_windows(np.zeros(5))
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_standardize(dtype, rng):
     image = rng.random((10, 12)).astype(dtype)

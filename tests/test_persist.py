@@ -40,6 +40,16 @@ def test_round_trip_every_model(tmp_path, rng):
             np.testing.assert_array_equal(loaded.transform(data), model.transform(data))
 
 
+def test_loaded_arrays_keep_their_memory_layout(tmp_path, rng):
+    """Regression: a Fortran-ordered array (an Eigenspace's components_) came back C-ordered,
+    and with numpy 2.4's OpenBLAS the loaded model's transform differed in the last bit."""
+    model = ev.Eigenspace(3).fit(rng.random((30, 20)))
+    model.components_ = np.asfortranarray(model.components_)
+    loaded = ev.load(ev.save(model, tmp_path / "model.npz"))
+    assert loaded.components_.flags.f_contiguous and not loaded.components_.flags.c_contiguous
+    np.testing.assert_array_equal(loaded.components_, model.components_)
+
+
 def test_save_is_atomic(tmp_path, rng, monkeypatch):
     model = ev.Eigenspace(2).fit(rng.random((10, 6)))
     path = ev.save(model, tmp_path / "model.npz")
