@@ -30,9 +30,24 @@ __all__ = [
     "heatmap",
     "confusion",
     "save_figure",
+    "sample_data_folder",
 ]
 
 _CELL = 1.3  # inches per image cell
+
+
+def sample_data_folder() -> Path:
+    """Matplotlib's own sample data (pictures, an MRI slice, terrain), installed with it.
+
+    Here because this module is the one that imports matplotlib.
+
+    Returns
+    -------
+    Path
+    """
+    import matplotlib
+
+    return Path(matplotlib.get_data_path()) / "sample_data"
 
 
 def save_figure(figure: Figure, path, *, dpi: int = 110) -> Path:

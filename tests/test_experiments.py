@@ -135,6 +135,11 @@ def test_wild_detection_eye_confidence_roc_against_sklearn(tmp_path):
     assert 0 < roc["misses"] < 3  # both classes, or the AUC says nothing
     assert roc["auc"] == pytest.approx(roc_auc_score(hits, confidence), abs=1e-12)
     assert results["eye_within_0.10"]["locator, true box"] == pytest.approx(np.mean(hits))
+    # the pictures without a face: every detector on all 13, the count of those showing one
+    pictures = results["non_face_pictures"]
+    assert len(pictures) == 13 and all(len(counts) == 4 for counts in pictures.values())
+    for name, shown in results["non_face_pictures_showing_a_face"].items():
+        assert shown == sum(counts[name] > 0 for counts in pictures.values())
 
 
 def test_wild_detection_without_a_miss_draws_no_eye_confidence_roc(tmp_path):

@@ -9,7 +9,10 @@ people too: the count is strict, and the same for every detector). Eyes:
 Jesorsky's e from the true face box (the locator alone), from the finder's
 own box, and OpenCV's eye cascade in the same regions; how well the
 locator's eye confidence (the smaller of the two eyes') tells its hits
-(e <= 0.10) from its misses, as an ROC.
+(e <= 0.10) from its misses, as an ROC. Pictures without a face that no
+detector was trained on (scikit-image's, scikit-learn's and matplotlib's
+sample pictures, :func:`non_face_pictures`): how many show a face, to each
+detector at its default.
 
 Run: ``eigenvision experiment wild_detection [--limit 40]`` (needs
 ``$EIGENVISION_DATA`` with ``helen_train/``; OpenCV from the ``bench`` extra).
@@ -23,8 +26,9 @@ import numpy as np
 
 from .. import datasets, evaluate
 from ..faces import face_box
-from ..photos import default_finder, helen_split
-from ..plot import rate_curves, roc
+from ..io import load_image
+from ..photos import default_finder, helen_split, sample_picture
+from ..plot import rate_curves, roc, sample_data_folder
 from ._common import Run, data_env, parser, steps
 from .feature_detection_roc import _haar, haar_eyes
 
@@ -61,6 +65,36 @@ def _lbp_faces(lbp, image, min_size):
                                    min_size=(min_size, min_size),
                                    max_size=(max(image.shape), max(image.shape)))  # fmt: skip
     return [((d["c"], d["r"], d["width"], d["height"]), 1.0) for d in found]
+
+
+def non_face_pictures() -> dict:
+    """Sample pictures without a human face that ship with the installed packages (no download),
+    none of them a training background (:data:`~eigenvision.photos.BACKGROUNDS`): grey, [0, 1].
+
+    Returns
+    -------
+    dict of str to (H, W) ndarray
+    """
+    import gzip
+    from pathlib import Path
+
+    from sklearn.datasets import load_sample_images
+
+    pictures = {name: sample_picture(name) for name in (
+        "immunohistochemistry", "colorwheel", "shepp_logan_phantom", "cell", "microaneurysms",
+        "retina", "checkerboard")}  # fmt: skip
+    for path in load_sample_images().filenames:  # china.jpg, flower.jpg
+        pictures[Path(path).name] = load_image(path)
+    samples = sample_data_folder()
+    for name in ("Minduka_Present_Blue_Pack.png", "logo2.png"):  # a gift box, a logo
+        pictures[name] = load_image(samples / name)  # transparency on white
+    with gzip.open(samples / "s1045.ima.gz") as stream:  # a brain MRI slice
+        mri = np.frombuffer(stream.read(), np.uint16).reshape(256, 256).astype(np.float64)
+    pictures["s1045.ima (MRI)"] = mri / mri.max()
+    with np.load(samples / "jacksboro_fault_dem.npz") as dem:  # elevations, as grey levels
+        height = dem["elevation"].astype(np.float64)
+    pictures["jacksboro_fault_dem (terrain)"] = (height - height.min()) / np.ptp(height)
+    return {name: np.asarray(picture, dtype=np.float64) for name, picture in pictures.items()}
 
 
 def main(argv=None):
@@ -139,6 +173,14 @@ def main(argv=None):
         run.figure(roc({f"eye confidence (AUC {confidence_roc['auc']:.3f})": (fpr, tpr)},
                        xlabel="misses accepted (e > 0.10)", ylabel="hits accepted (e <= 0.10)",
                        title="does the locator know when it is right?"), "eye_confidence.png")
+    non_faces = {}
+    for name, picture in steps(non_face_pictures().items(), args, "pictures without a face"):
+        min_size = int(finder.window_[1] * 1.2)
+        shown, likeliest = finder.find(picture, return_likeliest=True)
+        non_faces[name] = {"eigenvision": len(shown), "eigenvision likeliest": likeliest,
+                           "scikit-image LBP": len(_lbp_faces(lbp, picture, min_size))}  # fmt: skip
+        if haar is not None:
+            non_faces[name]["OpenCV Haar"] = len(_haar_faces(haar, picture, min_size))
     median = {name: float(np.median(s)) for name, s in seconds.items() if s}
     run.results = {
         "photos": len(truths),
@@ -147,6 +189,10 @@ def main(argv=None):
         "eye_within_0.10": _within(errors, 0.10),
         "eye_within_0.05": _within(errors, 0.05),
         "eye_confidence": confidence_roc,
+        "non_face_pictures": non_faces,
+        "non_face_pictures_showing_a_face": {
+            name: sum(counts.get(name, 0) > 0 for counts in non_faces.values())
+            for name in ("eigenvision", "OpenCV Haar", "scikit-image LBP")},  # fmt: skip
         "median_seconds": median,
         "curves": {k: {"false_alarms": v[0], "detection_rate": v[1]} for k, v in curves.items()},
     }
@@ -155,7 +201,9 @@ def main(argv=None):
         f"{len(truths)} photos: at Haar's {haar_alarms:.2f} false alarms/photo eigenvision finds "
         f"{100 * ours_at_haar:.0f}% (Haar {100 * haar_rate:.0f}%); eyes e<=0.10 "
         f"{100 * run.results['eye_within_0.10']['locator, true box']:.0f}% from the true box; "
-        f"{median['eigenvision'] / median.get('OpenCV Haar', np.nan):.1f}x Haar's time"
+        f"{median['eigenvision'] / median.get('OpenCV Haar', np.nan):.1f}x Haar's time; "
+        f"faces on {run.results['non_face_pictures_showing_a_face']['eigenvision']} of "
+        f"{len(non_faces)} pictures without one"
     )
 
 
