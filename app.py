@@ -21,6 +21,7 @@ from eigenvision.detection import pyramid_scales
 from eigenvision.neighbors import METRICS
 
 MAX_UPLOAD_PIXELS = 16_000_000  # refuse larger images before decoding them
+MAX_PHOTO_PIXELS = 80_000_000  # decoded reduced (read_photo); under Pillow's 89 MP warning
 DETECT_SIDE = 1024  # photos are searched at most this large (a 16 MP photo took 30-53 s and 3 GB)
 MODEL_CACHE_BYTES = 512 << 20  # fitted models kept for all sessions together
 
@@ -63,12 +64,38 @@ def choose_set(key: str) -> ev.ImageSet | None:
         return None
 
 
-def read_upload(upload) -> np.ndarray | None:
+def read_upload(upload, *, max_pixels=MAX_UPLOAD_PIXELS, max_side=None) -> np.ndarray | None:
     try:
-        return ev.load_image(io.BytesIO(upload.getvalue()), max_pixels=MAX_UPLOAD_PIXELS)
+        return ev.load_image(io.BytesIO(upload.getvalue()), max_pixels=max_pixels,
+                             max_side=max_side)  # fmt: skip
     except (ev.ImageLoadError, ValueError, OSError) as exc:
         st.error(f"Could not read {upload.name}: {exc}. Upload a PNG, JPEG, PGM or TIFF image.")
         return None
+
+
+def read_photo(upload) -> np.ndarray | None:
+    """An uploaded photograph, decoded at most ``DETECT_SIDE`` pixels on its longer side.
+
+    JPEGs are decoded at a reduced scale directly, so a 50-megapixel photo costs about what its
+    1024-pixel copy costs; photos up to ``MAX_PHOTO_PIXELS`` are taken.
+    """
+    from PIL import Image
+
+    try:
+        with Image.open(io.BytesIO(upload.getvalue())) as header:  # the size only, no pixels
+            width, height = header.size
+    except Exception:  # noqa: BLE001 - read_upload below says what is wrong with the file
+        width = height = 0
+    if width * height > MAX_PHOTO_PIXELS:
+        st.error(f"{upload.name} has {width}x{height} pixels ({width * height / 1e6:.0f} "
+                 f"megapixels), more than the {MAX_PHOTO_PIXELS / 1e6:.0f} this page takes: "
+                 "upload a smaller copy of the photo.")  # fmt: skip
+        return None
+    photo = read_upload(upload, max_pixels=MAX_PHOTO_PIXELS, max_side=DETECT_SIDE)
+    if photo is not None and max(width, height) > DETECT_SIDE:
+        st.caption(f"Searched at {DETECT_SIDE / max(width, height):.2f} of the upload's "
+                   f"{width}x{height} pixels for speed.")  # fmt: skip
+    return photo
 
 
 def model_bytes(value) -> int:
@@ -276,7 +303,7 @@ def recognise() -> None:
     if source == "upload a photo (every face)":
         upload = st.file_uploader("photo", type=["png", "jpg", "jpeg", "bmp", "tif", "tiff"],
                                   key="recognise-photo")  # fmt: skip
-        photo = None if upload is None else read_upload(upload)
+        photo = None if upload is None else read_photo(upload)
         if photo is not None:
             name_every_face(photo, recognizer)
         return
@@ -385,9 +412,6 @@ def find_faces_view(image: np.ndarray) -> None:
 
 def name_every_face(photo: np.ndarray, recognizer: ev.Recognizer) -> None:
     """Find every face of a photo, cut each on its eyes to the recognizer's size, name it."""
-    if max(photo.shape) > DETECT_SIDE:
-        factor = DETECT_SIDE / max(photo.shape)
-        photo = ev.normalize.resize(photo, tuple(max(1, round(s * factor)) for s in photo.shape))
     found, _ = faces_found(photo, "photo-probability")
     if not found:
         return
@@ -415,14 +439,9 @@ def detect_page() -> None:
         image = ev.normalize.to_gray(data.astronaut()).astype(np.float64)
         st.caption("scikit-image's astronaut() (upload your own in the sidebar)")
     else:
-        image = read_upload(upload)
+        image = read_photo(upload)
         if image is None:
             return
-        if max(image.shape) > DETECT_SIDE:
-            factor = DETECT_SIDE / max(image.shape)
-            st.caption(f"Searched at {factor:.2f} of the upload's {image.shape} pixels for speed.")
-            shape = tuple(max(1, round(side * factor)) for side in image.shape)
-            image = ev.normalize.resize(image, shape)
     mode = st.radio("Search", ["every face (trained finder)", "DFFS map (the lecture's)"],
                     horizontal=True, key="detect-mode")  # fmt: skip
     if mode.startswith("every face"):

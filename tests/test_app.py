@@ -9,8 +9,10 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 from PIL import Image
+from skimage import data
 
 pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
@@ -313,6 +315,35 @@ def test_a_16_megapixel_upload_is_searched_reduced():
     ).run()
     assert not at.exception, at.exception
     assert any("Searched at 0.26" in c.value for c in at.caption)
+
+
+def _jpeg(array):
+    buffer = io.BytesIO()
+    Image.fromarray(array).save(buffer, format="JPEG", quality=90)
+    return buffer.getvalue()
+
+
+def test_a_photo_over_16_megapixels_is_decoded_reduced_and_searched():
+    """Regression: a 4096x4096 photo (16.8 megapixels) was refused on the Detect page with
+    advice for Python callers ('pass max_pixels='); it is decoded at most 1024 pixels on its
+    longer side, and her face found."""
+    big = np.asarray(Image.fromarray(data.astronaut()).resize((4096, 4096)))
+    at = _app("Detect")
+    at.sidebar.file_uploader(key="detect-upload").upload("big.jpg", _jpeg(big), "image/jpeg").run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert any("Searched at 0.25 of the upload's 4096x4096" in c.value for c in at.caption)
+    first = at.dataframe[0].value.iloc[0]  # eyes in the searched photo's pixels (1024 / 512)
+    assert abs(first["left eye"][0] - 2 * 204) <= 20 and abs(first["left eye"][1] - 2 * 100) <= 20
+
+
+def test_a_photo_beyond_the_limit_is_refused_with_its_size_and_the_fix():
+    at = _app("Detect")
+    huge = np.zeros((9000, 9000), np.uint8)  # 81 megapixels
+    upload = at.sidebar.file_uploader(key="detect-upload")
+    upload.upload("huge.jpg", _jpeg(huge), "image/jpeg").run()
+    assert not at.exception
+    message = " ".join(e.value for e in at.error)
+    assert "9000x9000" in message and "81 megapixels" in message and "smaller copy" in message
 
 
 def test_recognise_with_bayesian_matching_reports_a_probability():
