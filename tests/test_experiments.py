@@ -115,13 +115,17 @@ def test_feature_detection_roc_over_the_whole_photo(tmp_path, imm):
 def test_wild_detection_eye_confidence_roc_against_sklearn(tmp_path):
     """The locator's eye confidence against its hits and misses (e <= 0.10), recomputed here from
     the locator on the true boxes, its AUC by scikit-learn (three photos: two hits, one miss)."""
+    from skimage import data
+
     from eigenvision.faces import face_box
+    from eigenvision.normalize import to_gray
     from eigenvision.photos import default_finder, helen_split
 
     files = require_helen_files()
     results = _run("wild_detection", tmp_path, "--limit", "3")
     _, test_ids = helen_split(photo for photo, _, _ in files)
-    locator = default_finder().locator_
+    finder = default_finder()
+    locator = finder.locator_
     hits, confidence = [], []
     for _, image_path, pts_path in [f for f in files if f[0] in test_ids][:3]:
         image, points = datasets.load_helen_photo(image_path, pts_path, max_side=640)
@@ -135,11 +139,16 @@ def test_wild_detection_eye_confidence_roc_against_sklearn(tmp_path):
     assert 0 < roc["misses"] < 3  # both classes, or the AUC says nothing
     assert roc["auc"] == pytest.approx(roc_auc_score(hits, confidence), abs=1e-12)
     assert results["eye_within_0.10"]["locator, true box"] == pytest.approx(np.mean(hits))
-    # the pictures without a face: every detector on all 13, the count of those showing one
+    # the pictures without a face: every detector on all 13, the count of those showing one;
+    # the finder's answer on one of them recomputed here from scikit-image's own picture
     pictures = results["non_face_pictures"]
     assert len(pictures) == 13 and all(len(counts) == 4 for counts in pictures.values())
-    for name, shown in results["non_face_pictures_showing_a_face"].items():
-        assert shown == sum(counts[name] > 0 for counts in pictures.values())
+    shown, likeliest = finder.find(to_gray(data.immunohistochemistry()),
+                                   return_likeliest=True)  # fmt: skip
+    assert pictures["immunohistochemistry"]["eigenvision"] == len(shown)
+    assert pictures["immunohistochemistry"]["eigenvision likeliest"] == pytest.approx(likeliest)
+    for name, count in results["non_face_pictures_showing_a_face"].items():
+        assert count == sum(counts[name] > 0 for counts in pictures.values())
 
 
 def test_wild_detection_without_a_miss_draws_no_eye_confidence_roc(tmp_path):
