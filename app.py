@@ -6,6 +6,7 @@ Run with ``streamlit run app.py``. Every number and figure comes from
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import io
 import tempfile
@@ -284,7 +285,8 @@ def recognise() -> None:
                          "recognise-k")  # fmt: skip
     metrics = [m for m in METRICS if method == "eigenfaces" or m != "mahalanobis"]
     metric = st.sidebar.selectbox("Metric", metrics, key="metric")
-    uploaded_model = st.sidebar.file_uploader("or use a model file (.npz)", type=["npz"])
+    uploaded_model = st.sidebar.file_uploader("or use a model file (.npz)", type=["npz"],
+                                              key="recognise-model")
     trained = fitted_recognizer(gallery, k, metric, method)
     recognizer = trained
     if uploaded_model is not None:
@@ -298,8 +300,12 @@ def recognise() -> None:
             recognizer = candidate
         except ev.ModelFileError as exc:
             st.error(f"That model file was refused: {exc}. Using the model trained here.")
-    source = st.radio("Probe", ["a held-out image", "upload an image",
-                                "upload a photo (every face)"], horizontal=True)  # fmt: skip
+    sources = ["a held-out image", "upload an image", "upload a photo (every face)"]
+    if recognizer.finder is not None:
+        st.info("This model was trained on photos (train --photos): it finds, cuts and names "
+                "every face of an uploaded photo.")  # fmt: skip
+        sources = sources[2:]
+    source = st.radio("Probe", sources, horizontal=True)
     if source == "upload a photo (every face)":
         upload = st.file_uploader("photo", type=["png", "jpg", "jpeg", "bmp", "tif", "tiff"],
                                   key="recognise-photo")  # fmt: skip
@@ -415,10 +421,23 @@ def name_every_face(photo: np.ndarray, recognizer: ev.Recognizer) -> None:
     found, _ = faces_found(photo, "photo-probability")
     if not found:
         return
-    crops = np.stack([ev.align_face(photo, face, shape=recognizer.image_shape_) for face in found])
-    named, distances = recognizer.decide(crops)
-    default = float(np.round(np.median(distances), 2))
-    threshold = st.slider("Unknown beyond distance", 0.0, float(distances.max() * 2 + 1e-6),
+    if recognizer.finder is None:
+        crops = np.stack([ev.align_face(photo, face, shape=recognizer.image_shape_)
+                          for face in found])  # fmt: skip
+        named, distances = recognizer.decide(crops)
+    else:  # a model trained on photos cuts each face the way it enrolled them
+        crops = np.stack([ev.align_face(photo, face, shape=tuple(recognizer.aligned_shape))
+                          for face in found])  # fmt: skip
+        unthresholded = copy.copy(recognizer)
+        unthresholded.threshold = None  # the slider below decides
+        answers = unthresholded.identify(photo, faces=found)
+        named = np.array([name for _, name, _ in answers])
+        distances = np.array([distance for _, _, distance in answers])
+    # rounded up: the median face is named at the default, whatever its third decimal
+    default = float(np.ceil(100 * (np.median(distances) if recognizer.threshold is None
+                                   else recognizer.threshold)) / 100)  # fmt: skip
+    threshold = st.slider("Unknown beyond distance", 0.0,
+                          float(max(distances.max() * 2, default) + 1e-6),
                           default, key="photo-threshold")  # fmt: skip
     names = [f"{label if distance <= threshold else ev.UNKNOWN} ({distance:.2f})"
              for label, distance in zip(named, distances, strict=True)]  # fmt: skip

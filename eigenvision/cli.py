@@ -86,24 +86,47 @@ def _recognizer(args, **options):
 
 def _cmd_train(args) -> int:
     shape = tuple(args.shape) if args.shape else None
+    if args.far >= 1.0:
+        raise ValueError(f"--far must lie in [0, 1) (1 accepts everyone), got {args.far:g}")
+    unknown = None
+    if args.unknown:  # read first: a bad folder fails before the training's minutes
+        unknown = _load_photos(args.unknown) if args.photos else (_load_images(args.unknown), None)
     if args.photos:
         finder = default_finder(args.finder)
         finder.threshold = finder.threshold if args.face_threshold is None else args.face_threshold
         photos, labels = _load_photos(args.source)
-        model = _recognizer(args, shape=shape, resize=True, finder=finder,
-                            verbose=not args.quiet).fit(photos, labels)  # fmt: skip
+        model = _recognizer(args, shape=shape, resize=True, finder=finder, verbose=not args.quiet)
+        _check_component_count(args, len(photos))  # before the seconds per photo of finding
+        model.fit(photos, labels)
         model.verbose = False  # the bars were for this command, not for the file's users
         count = f"{len(photos)} photos (one face each)"
     else:
         images = _load_images(args.source)
-        model = _recognizer(args, shape=shape, resize=True).fit(images)
+        model = _recognizer(args, shape=shape, resize=True)
+        _check_component_count(args, len(images))
+        model.fit(images)
         count = f"{len(images)} images"
+    calibrated = ""
+    if unknown is not None:
+        threshold = model.calibrate_threshold(*unknown, far=args.far)
+        calibrated = f"; unknown beyond distance {threshold:.4g} (false-accept rate {args.far:g})"
     save(model, args.output)
     print(
         f"trained {args.method} ({args.n_components} components, {args.metric}) on "
-        f"{count} of {len(model.classes_)} classes; saved {args.output}"
+        f"{count} of {len(model.classes_)} classes{calibrated}; saved {args.output}"
     )
     return 0
+
+
+def _check_component_count(args, n_images: int) -> None:
+    """Refuse more eigenspace components than the training images give, naming the option."""
+    views = n_images * (2 if args.mirror else 1) * (9 if args.jitter else 1)
+    if args.method in ("eigenfaces", "modular", "combined") and args.n_components > views:
+        with_views = "" if views == n_images else f" ({n_images} with their virtual views)"
+        raise ValueError(
+            f"--n-components {args.n_components} is more than the {views} training images"
+            f"{with_views} give: pass --n-components {views} or fewer, or train on more images"
+        )
 
 
 def _load_photos(source: str):
@@ -388,6 +411,11 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--photos", action="store_true",
                        help="SOURCE holds uncropped photos, one face each: find, align, enrol")
     train.add_argument("--finder", help="a face finder file for --photos (default: data/'s)")
+    train.add_argument("--unknown", metavar="FOLDER",
+                       help="images (photos, with --photos) of people not in SOURCE, one "
+                            "sub-folder each: sets the distance beyond which a face is unknown")
+    train.add_argument("--far", type=_probability, default=0.01,
+                       help="with --unknown: the share of unknown people to accept (default 0.01)")
     _add_face_threshold(train)
     _add_model_options(train)
     train.set_defaults(run=_cmd_train)

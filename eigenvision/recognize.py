@@ -142,10 +142,14 @@ class Recognizer(BaseEstimator):
         features; default the whole image. For a cropped set such as AT&T
         (92 x 112, head and shoulders) about ``(10, 34, 72, 75)``.
     finder : FaceFinder, optional
-        Work on uncropped photos: :meth:`fit` and :meth:`add` take photos
-        with one face each (:func:`~eigenvision.single_face`: none or
-        several is an error), cut it on its eyes to ``aligned_shape``
-        (:func:`~eigenvision.align_face`), and :meth:`identify` names every face of a photo.
+        Work on uncropped photos: every method that takes images (:meth:`fit`,
+        :meth:`add`, :meth:`predict`, :meth:`score`, :meth:`kneighbors`,
+        :meth:`verify`, :meth:`calibrate_threshold`, ...) takes photos with
+        one face each (:func:`~eigenvision.single_face`: none or several is
+        an error; a list, or an array whose first axis runs over photos),
+        cut it on its eyes to ``aligned_shape``
+        (:func:`~eigenvision.align_face`); :meth:`identify` names every face
+        of a photo.
     aligned_shape : (H, W), default (56, 46)
         The canonical crop of photo faces (with ``finder``).
     verbose : bool, default False
@@ -274,7 +278,7 @@ class Recognizer(BaseEstimator):
         self
         """
         self._check_options()
-        faces = self._training_set(self._from_photos(images, labels, min_images=2))
+        faces = self._training_set(self._from_photos(images, labels, min_images=2, labelled=True))
         self.image_shape_ = faces.image_shape
         self._fit_features(faces)
         blocks = self._block_codes(faces)
@@ -293,44 +297,65 @@ class Recognizer(BaseEstimator):
                                   self.gallery_labels_, self.classes_)  # fmt: skip
             self.score_statistics_ = znorm_statistics(own, self.gallery_labels_, self.classes_)
 
-    def _from_photos(self, images, labels, *, min_images):
-        """An ImageSet of the images, or (with ``finder``) of the aligned face of each photo."""
+    def _from_photos(self, images, labels=None, *, min_images=0, labelled=False,
+                     every_face=False):  # fmt: skip
+        """An ImageSet of the images, or (with ``finder``) of the aligned face of each photo.
+
+        With a finder every image is an uncropped photo showing one face
+        (:func:`~eigenvision.finder.single_face`): enrolment and probes cut
+        the face the same way, so a photo is never squashed whole into the
+        face's frame. ``every_face``: each photo gives every face the finder
+        finds (none or several), each with the photo's label.
+        """
         if self.finder is None:
             return as_image_set(images, labels, min_images=min_images)
-        photos = list(images.images) if isinstance(images, ImageSet) else list(images)
+        photos = _photo_list(images)
         labels = images.labels if labels is None and isinstance(images, ImageSet) else labels
-        if labels is None or len(labels) != len(photos):
-            raise ValueError("labels are required, one per photo")
+        if labels is None and labelled or labels is not None and len(labels) != len(photos):
+            raise ValueError(f"labels are required, one per photo ({len(photos)} photos)")
         searched = show_progress(enumerate(photos), total=len(photos), desc="finding faces",
                                  enabled=self.verbose)  # fmt: skip
-        crops = [self._aligned(photo, single_face(self.finder, photo,
-                                                  name=f"photo {index} ({labels[index]})"))
-                 for index, photo in searched]  # fmt: skip
-        return as_image_set(np.stack(crops), labels, min_images=min_images)
+        crops, crop_labels = [], []
+        for index, photo in searched:
+            if every_face:
+                found = self.finder.find(photo)
+            else:
+                named = f"photo {index}" + ("" if labels is None else f" ({labels[index]})")
+                found = [single_face(self.finder, photo, name=named)]
+            crops += [self._aligned(photo, face) for face in found]
+            crop_labels += [index] * len(found)
+        crop_labels = None if labels is None else np.asarray(labels)[crop_labels]
+        crops = np.stack(crops) if crops else np.empty((0, *self.aligned_shape))
+        return as_image_set(crops, crop_labels, min_images=min_images)
 
     def _aligned(self, photo, face):
         return align_face(photo, face, shape=tuple(self.aligned_shape))
 
-    def identify(self, photo):
+    def identify(self, photo, *, faces=None):
         """Every face of an uncropped photo with its name (:data:`UNKNOWN` past ``threshold``).
 
         Parameters
         ----------
         photo : (H, W) or (H, W, 3) ndarray
+        faces : list of Face, optional
+            The faces to name (say, found at another probability); default
+            every face ``finder`` finds at its threshold.
 
         Returns
         -------
         list of (Face, label, distance)
-            Most confident face first; empty when the photo shows none.
+            In the order of ``faces`` (the finder's: most confident first);
+            empty when the photo shows none.
         """
         check_fitted(self, "gallery_")
-        if self.finder is None:
-            raise ValueError("identify() needs Recognizer(finder=ev.photos.default_finder())")
-        found = self.finder.find(photo)
+        if self.finder is None and faces is None:
+            raise ValueError("identify() needs Recognizer(finder=ev.photos.default_finder()) "
+                             "or the faces to name (faces=)")  # fmt: skip
+        found = self.finder.find(photo) if faces is None else list(faces)
         if not found:
             return []
         crops = np.stack([self._aligned(photo, face) for face in found])
-        named, decision = self._decide(self._probe_codes(crops))
+        named, decision = self._decide(self._codes(as_image_set(crops, None, min_images=0)))
         names = self._rejected_as_unknown(named, decision)
         return [(face, name, float(distance)) for face, name, distance in
                 zip(found, names, decision, strict=True)]  # fmt: skip
@@ -476,8 +501,13 @@ class Recognizer(BaseEstimator):
         return blocks
 
     def _probe_codes(self, images):
+        """Codes of probes as the public methods take them (photos, with ``finder``)."""
         check_fitted(self, "gallery_")
-        faces = self._working_resolution(as_image_set(images, None, min_images=0))
+        return self._codes(self._from_photos(images))
+
+    def _codes(self, faces):
+        """Codes of face images (an ImageSet), brought to the trained size."""
+        faces = self._working_resolution(faces)
         if faces.image_shape != self.image_shape_:
             if not self.resize:
                 raise ValueError(
@@ -509,7 +539,8 @@ class Recognizer(BaseEstimator):
         Parameters
         ----------
         images : (H, W) or (m, H, W) ndarray or ImageSet
-            Probes, at the training size (or any size with ``shape`` or ``resize=True``).
+            Probes, at the training size (or any size with ``shape`` or ``resize=True``);
+            with ``finder``, uncropped photos of one face each.
         k : int, default 5
             Neighbours to return (at most the gallery's size).
         return_indices : bool, default False
@@ -626,14 +657,17 @@ class Recognizer(BaseEstimator):
         Parameters
         ----------
         images : (m, H, W) ndarray or ImageSet
+            Probes (see :meth:`kneighbors`).
         labels : (m,) array-like
 
         Returns
         -------
         float
         """
-        faces = as_image_set(images, labels, min_images=1)
-        return recognition_rate(faces.labels, self.predict(faces))
+        check_fitted(self, "gallery_")
+        faces = self._from_photos(images, labels, min_images=1, labelled=True)
+        return recognition_rate(faces.labels, self._rejected_as_unknown(
+            *self._decide(self._codes(faces))))  # fmt: skip
 
     def verify(self, image, label) -> Verification:
         """Is ``image`` (H, W) the enrolled ``label``? Uses the nearest image of that label.
@@ -777,8 +811,8 @@ class Recognizer(BaseEstimator):
         self
         """
         check_fitted(self, "gallery_")
-        faces = self._training_set(self._from_photos(images, labels, min_images=1))
-        codes = self._probe_codes(faces)
+        faces = self._training_set(self._from_photos(images, labels, min_images=1, labelled=True))
+        codes = self._codes(faces)
         if faces.labels.dtype.kind != self.gallery_labels_.dtype.kind:
             raise ValueError(
                 f"labels of dtype {faces.labels.dtype} do not match the enrolled "
@@ -800,6 +834,9 @@ class Recognizer(BaseEstimator):
         ----------
         images : (m, H, W) ndarray or ImageSet
             Probes; those whose label is not enrolled are the impostors.
+            With ``finder``, uncropped photos: every face the finder finds
+            in a photo counts, with the photo's label (the faces
+            :meth:`identify` will name), and a photo without one adds none.
         labels : (m,) array-like or None
             Their labels (an ImageSet brings its own).
         far : float, default 0.01
@@ -812,16 +849,28 @@ class Recognizer(BaseEstimator):
         """
         if not 0.0 <= far < 1.0:
             raise ValueError(f"far must lie in [0, 1), got {far}")
-        faces = as_image_set(images, labels, min_images=1)
+        check_fitted(self, "gallery_")
+        faces = self._from_photos(images, labels, labelled=True, every_face=True,
+                                  min_images=int(self.finder is None))  # photos may show none
         impostor = ~np.isin(faces.labels, self.gallery_labels_)
         if not impostor.any():
+            found = "" if self.finder is None else " (faces the finder finds in them)"
             raise ValueError(
-                "calibration needs impostor probes: images of people who are not enrolled"
+                f"calibration needs impostor probes{found}: images of people who are not enrolled"
             )
-        _, decision = self._decide(self._probe_codes(faces[impostor]))
+        _, decision = self._decide(self._codes(faces[impostor]))
         # Accept distances strictly below the (allowed + 1)-th smallest impostor distance.
         self.threshold = -threshold_at(-decision, far)
         return self.threshold
+
+
+def _photo_list(images) -> list:
+    """Uncropped photos as a list: an ImageSet's, a sequence's, or one 2-D grey photo."""
+    if isinstance(images, ImageSet):
+        return list(images.images)
+    if isinstance(images, np.ndarray) and images.ndim == 2:
+        return [images]
+    return list(images)
 
 
 def _vote(labels):

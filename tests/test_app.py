@@ -377,3 +377,34 @@ def test_recognise_names_every_face_of_an_uploaded_photo():
     captions = [image.caption for element in at.get("image") for image in element.proto.imgs]
     # one aligned crop per face, captioned with its name (or unknown) and distance
     assert any(re.fullmatch(r"\S+ \(\d+\.\d\d\)", caption) for caption in captions), captions
+
+
+@pytest.fixture(scope="module")
+def photo_model(tmp_path_factory):
+    """A Recognizer trained on uncropped photos (the CLI's train --photos), saved."""
+    import eigenvision as ev
+
+    astronaut = data.astronaut()
+    mirrored, top = astronaut[:, ::-1], slice(0, 384)
+    photos = [astronaut, mirrored, astronaut[top], mirrored[top]]
+    model = ev.Recognizer(2, finder=ev.photos.default_finder()).fit(photos, ["a", "b", "a", "b"])
+    path = tmp_path_factory.mktemp("model") / "photos.npz"
+    ev.save(model, path)
+    return path
+
+
+def test_recognise_with_a_model_trained_on_photos_names_faces_it_cuts_itself(photo_model):
+    """Regression: a model trained on photos (train --photos) uploaded on the Recognise page was
+    shown held-out images squashed whole to its 56x46 face frame, and the faces of a photo cut
+    to that frame by the page's rule, not the model's; it now takes photos only, cut its way."""
+    at = _app("Recognise")
+    model_upload = at.sidebar.file_uploader(key="recognise-model")
+    model_upload.upload("photos.npz", photo_model.read_bytes()).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.radio[0].options == ["upload a photo (every face)"]
+    assert any("trained on photos" in i.value for i in at.info)
+    smaller = np.asarray(Image.fromarray(data.astronaut()).resize((400, 400)))
+    at.file_uploader(key="recognise-photo").upload("astronaut.png", _png(smaller)).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    captions = [image.caption for element in at.get("image") for image in element.proto.imgs]
+    assert any(re.fullmatch(r"a \(\d+\.\d\d\)", caption) for caption in captions), captions

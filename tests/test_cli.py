@@ -2,6 +2,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 import eigenvision as ev
 from eigenvision.cli import main
@@ -183,3 +184,54 @@ def test_train_recognize_enroll_on_uncropped_photos(imm, tmp_path, capsys):
     Image.fromarray(np.full((300, 400), 128, np.uint8)).save(tmp_path / "new" / "p05" / "x.png")
     assert main(["-q", "enroll", str(model), str(tmp_path / "new")]) == 2
     assert "shows no face" in capsys.readouterr().err
+
+
+def test_train_names_the_component_option_before_searching_photos(tmp_path, capsys):
+    """Regression: train --photos with the default 40 components on 4 photos failed only after
+    the face search (seconds per photo), with 'n_components=40 is out of range' naming no
+    option. The photos here are blank: had the finder run first, it would say 'no face'."""
+    from PIL import Image
+
+    for person in ("a", "b"):
+        (tmp_path / "people" / person).mkdir(parents=True)
+        for i in range(2):
+            Image.fromarray(np.full((120, 100), 90 * i, np.uint8)).save(
+                tmp_path / "people" / person / f"{i}.png")  # fmt: skip
+    train = ["train", str(tmp_path / "people"), "-o", str(tmp_path / "m.npz")]
+    assert main([*train, "--photos"]) == 2
+    error = capsys.readouterr().err
+    assert "--n-components 40 is more than the 4 training images" in error
+    assert "--n-components 4 or fewer" in error and "no face" not in error
+    assert main([*train, "--mirror", "--n-components", "9"]) == 2
+    assert "than the 8 training images (4 with their virtual views)" in capsys.readouterr().err
+    assert main([*train, "--mirror", "--n-components", "8"]) == 0
+    assert ev.load(tmp_path / "m.npz").feature_.n_components_ == 8
+
+
+def test_train_with_unknown_people_sets_the_rejection_threshold(tmp_path, capsys):
+    """Open set on the command line: --unknown FOLDER (people not enrolled) sets the distance
+    beyond which a face is unknown; with --far 0 it lies just below the nearest unknown
+    image's distance, found here by a brute-force search over the gallery."""
+    import json
+
+    _write_people(tmp_path / "people", np.random.default_rng(0))
+    _write_people(tmp_path / "others", np.random.default_rng(7))
+    for folder in (tmp_path / "others").iterdir():
+        folder.rename(tmp_path / "others" / f"other_{folder.name}")
+    model = tmp_path / "m.npz"
+    assert main(["-q", "train", str(tmp_path / "people"), "-o", str(model), "--n-components", "5",
+                 "--unknown", str(tmp_path / "others"), "--far", "0"]) == 0  # fmt: skip
+    assert "unknown beyond distance" in capsys.readouterr().out
+    saved = ev.load(model)
+    others = ev.load_image_set(tmp_path / "others")
+    codes = saved.feature_.transform(others.images).astype(np.float64)
+    nearest = min(np.linalg.norm(code - enrolled)
+                  for code in codes for enrolled in saved.gallery_.astype(np.float64))  # fmt: skip
+    assert saved.threshold == pytest.approx(nearest, rel=1e-6)
+    probes = [tmp_path / "others" / "other_person0" / "0.png",
+              tmp_path / "people" / "person2" / "1.png"]  # fmt: skip
+    assert main(["-q", "recognize", str(model), *map(str, probes), "--json"]) == 0
+    assert [r["label"] for r in json.loads(capsys.readouterr().out)] == [ev.UNKNOWN, "person2"]
+    assert main(["-q", "train", str(tmp_path / "people"), "-o", str(model),
+                 "--unknown", str(tmp_path / "others"), "--far", "1"]) == 2  # fmt: skip
+    assert "--far must lie in [0, 1)" in capsys.readouterr().err

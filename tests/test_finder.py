@@ -249,35 +249,70 @@ def _face(left, right):
     return ev.Face(ev.face_box(left, right), left, right, None, None, 5.0, 0.99, 0.0)
 
 
-def test_recognizer_enrols_and_identifies_faces_in_photos(rng):
-    """Photos of two people, faces at known places: enrolment aligns each on its eyes, and
-    identify() names every face of a group photo (UNKNOWN beyond the threshold)."""
-    people = rng.random((2, 56, 46))
+def _photos_of_people(rng, count=6, shape=(200, 260), n_people=2):
+    """Photos with one face each (ann, bob, ...), and a finder that knows where the faces are."""
+    people = rng.random((n_people, 56, 46))
     photos_, faces = [], {}
-    for index in range(6):
-        photo = rng.random((200, 260)) * 0.1
+    for index in range(count):
+        photo = rng.random((shape[0] + 7 * index, shape[1])) * 0.1
         x, y = 40 + 20 * index, 30 + 5 * index
-        photo[y : y + 56, x : x + 46] = people[index % 2] + 0.01 * rng.normal(size=(56, 46))
+        photo[y : y + 56, x : x + 46] = people[index % n_people] + 0.01 * rng.normal(size=(56, 46))
         photo[0, 0] = index / 100
         left, right = (x + 0.3 * 45, y + 0.4 * 55), (x + 0.7 * 45, y + 0.4 * 55)
         faces[index] = [_face(left, right)]
         photos_.append(photo)
+    return people, photos_, _KnownFaces(faces)
+
+
+def test_recognizer_enrols_and_identifies_faces_in_photos(rng):
+    """Photos of two people, faces at known places: enrolment aligns each on its eyes, and
+    identify() names every face of a group photo (UNKNOWN beyond the threshold)."""
+    people, photos_, finder = _photos_of_people(rng)
+    faces = finder.faces_by_photo
     group = rng.random((200, 260)) * 0.1
     group[10:66, 10:56], group[100:156, 150:196] = people[1], rng.random((56, 46))
     group[0, 0] = 0.06
     faces[6] = [_face((10 + 13.5, 10 + 22.0), (10 + 31.5, 10 + 22.0)),
                 _face((150 + 13.5, 100 + 22.0), (150 + 31.5, 100 + 22.0))]  # fmt: skip
-    rec = ev.Recognizer(3, finder=_KnownFaces(faces), aligned_shape=(56, 46))
-    rec.fit(np.stack(photos_), ["ann", "bob"] * 3)
+    rec = ev.Recognizer(3, finder=finder, aligned_shape=(56, 46))
+    rec.fit(photos_, ["ann", "bob"] * 3)
     rec.threshold = 1.0
     answers = rec.identify(group)
     assert [name for _, name, _ in answers] == ["bob", ev.UNKNOWN]
     assert answers[0][2] < 1.0 < answers[1][2]
+    assert [name for _, name, _ in rec.identify(group, faces=faces[6][1:])] == [ev.UNKNOWN]
     faces[7] = faces[6]
     two = group.copy()
     two[0, 0] = 0.07
     with pytest.raises(ValueError, match="2 faces"):
         rec.add(two[None], ["carl"])
+
+
+def test_a_photo_model_takes_photos_wherever_it_takes_images(rng):
+    """Regression: a Recognizer fitted on photos (finder=) took face crops in predict, score,
+    verify and calibrate_threshold. Photos of several sizes failed inside numpy
+    ("inhomogeneous shape"), and same-size photos would be squashed whole into the face's
+    frame. Now every probe is cut on its eyes like enrolment; the distances are checked
+    against a brute-force search over the gallery."""
+    _, photos_, finder = _photos_of_people(rng, count=9, n_people=3)  # ann, bob, cyd, ann, ...
+    rec = ev.Recognizer(3, finder=finder, aligned_shape=(56, 46))
+    rec.fit([photos_[i] for i in (0, 1, 3, 4)], ["ann", "bob", "ann", "bob"])
+    order = [6, 7, 2, 5, 8]  # photos of five sizes; cyd is not enrolled
+    probes, labels = [photos_[i] for i in order], ["ann", "bob", "cyd", "cyd", "cyd"]
+    crops = np.stack([ev.align_face(photos_[i], finder.faces_by_photo[i][0], shape=(56, 46))
+                      for i in order])  # fmt: skip
+    codes = rec.feature_.transform(crops)
+    brute = np.array([[np.linalg.norm(code - enrolled) for enrolled in rec.gallery_]
+                      for code in codes])  # fmt: skip
+    named, distances = rec.decide(probes)
+    np.testing.assert_allclose(distances, brute.min(axis=1), rtol=1e-5, atol=1e-6)
+    assert named.tolist() == rec.gallery_labels_[brute.argmin(axis=1)].tolist()
+    assert rec.predict(probes[:2]).tolist() == ["ann", "bob"]
+    assert rec.score(probes[:2], labels[:2]) == 1.0
+    assert rec.verify(probes[1], "bob").distance == pytest.approx(brute[1, 1::2].min(), rel=1e-5)
+    threshold = rec.calibrate_threshold(probes, labels, far=0.0)
+    assert distances[:2].max() < threshold < distances[2:].min()
+    assert rec.predict(probes).tolist() == ["ann", "bob"] + [ev.UNKNOWN] * 3
 
 
 def test_single_face_ignores_small_rivals_and_names_the_likeliest():
