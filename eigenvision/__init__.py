@@ -19,7 +19,7 @@ from .bayesian import BayesianSpace
 from .detection import Detection, detect, dffs_map, difs_map, likelihood_map
 from .eigenspace import Eigenspace
 from .faces import align_face, face_box, face_windows, window_eyes
-from .finder import Face, FaceFinder, single_face
+from .finder import Face, FaceFinder, photo_faces, single_face
 from .fisher import FisherSpace
 from .imageset import ImageSet
 from .io import iter_image_batches, load_image, load_image_set, load_photos
@@ -65,6 +65,7 @@ __all__ = [
     "BayesianSpace",
     "Face",
     "FaceFinder",
+    "photo_faces",
     "single_face",
     "find_faces",
     "align_face",

@@ -15,6 +15,7 @@ import skimage
 import sklearn
 
 from . import datasets, evaluate
+from ._argtypes import count, finite, probability, rate
 from ._base import progress
 from ._errors import EigenvisionError
 from ._version import __version__
@@ -86,8 +87,6 @@ def _recognizer(args, **options):
 
 def _cmd_train(args) -> int:
     shape = tuple(args.shape) if args.shape else None
-    if args.far >= 1.0:
-        raise ValueError(f"--far must lie in [0, 1) (1 accepts everyone), got {args.far:g}")
     unknown = None
     if args.unknown:  # read first: a bad folder fails before the training's minutes
         unknown = _load_photos(args.unknown) if args.photos else (_load_images(args.unknown), None)
@@ -173,12 +172,12 @@ def _cmd_recognize(args) -> int:
         distances, labels = model.kneighbors(image, k=args.top)
         predicted = model.predict(image)[0]
         # P(same person) of the nearest match, where the method has one (bayesian)
-        probability = model.verify(image, labels[0, 0]).probability
+        same_person = model.verify(image, labels[0, 0]).probability
         results.append(
             {
                 "image": path,
                 "label": _plain(predicted),
-                "probability": probability,
+                "probability": same_person,
                 "matches": [
                     {"label": _plain(label), "distance": float(distance)}
                     for label, distance in zip(labels[0], distances[0], strict=True)
@@ -200,40 +199,6 @@ def _plain(value):
     value = value.item() if isinstance(value, np.generic) else value
     if isinstance(value, float) and not np.isfinite(value):
         return None
-    return value
-
-
-def _count(minimum):
-    """An argparse type: an int of at least ``minimum``."""
-
-    def parse(text):
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
-        return value
-
-    return parse
-
-
-def _probability(text):
-    """An argparse type: a probability in [0, 1]."""
-    value = _finite(text)
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"must be a probability in [0, 1], got {text}")
-    return value
-
-
-def _finite(text):
-    """An argparse type: a finite number (no nan, no inf)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not np.isfinite(value):
-        raise argparse.ArgumentTypeError(f"must be a finite number, got {text}")
     return value
 
 
@@ -368,17 +333,17 @@ def _add_model_options(parser):
     parser.add_argument("--detector", help="FeatureDetector model file (modular, combined)")
     parser.add_argument(
         "--face-box",
-        type=_finite,
+        type=finite,
         nargs=4,
         metavar=("X", "Y", "W", "H"),
         help="where the face lies in every image, for locating features",
     )
-    parser.add_argument("--n-components", type=_count(1), default=40)
+    parser.add_argument("--n-components", type=count(1), default=40)
     parser.add_argument("--metric", choices=list(METRICS), default="euclidean")
     parser.add_argument("--mirror", action="store_true", help="also use mirrored images")
     parser.add_argument(
         "--jitter",
-        type=_count(0),
+        type=count(0),
         default=0,
         metavar="PIXELS",
         help="also use copies shifted by this many pixels (8 per image; try 2 with --mirror)",
@@ -386,7 +351,7 @@ def _add_model_options(parser):
 
 
 def _add_face_threshold(parser):
-    parser.add_argument("--face-threshold", type=_probability, metavar="P",
+    parser.add_argument("--face-threshold", type=probability, metavar="P",
                         help="models on photos: smallest probability of a face "
                              "(default the finder's calibrated one)")  # fmt: skip
 
@@ -407,14 +372,14 @@ def build_parser() -> argparse.ArgumentParser:
     train = commands.add_parser("train", help="train a recognizer and save it")
     train.add_argument("source", help=sources)
     train.add_argument("-o", "--output", required=True, help="model file to write (.npz)")
-    train.add_argument("--shape", type=_count(1), nargs=2, metavar=("H", "W"), help="working size")
+    train.add_argument("--shape", type=count(1), nargs=2, metavar=("H", "W"), help="working size")
     train.add_argument("--photos", action="store_true",
                        help="SOURCE holds uncropped photos, one face each: find, align, enrol")
     train.add_argument("--finder", help="a face finder file for --photos (default: data/'s)")
     train.add_argument("--unknown", metavar="FOLDER",
                        help="images (photos, with --photos) of people not in SOURCE, one "
                             "sub-folder each: sets the distance beyond which a face is unknown")
-    train.add_argument("--far", type=_probability, default=0.01,
+    train.add_argument("--far", type=rate, default=0.01,
                        help="with --unknown: the share of unknown people to accept (default 0.01)")
     _add_face_threshold(train)
     _add_model_options(train)
@@ -424,8 +389,8 @@ def build_parser() -> argparse.ArgumentParser:
     recognize.add_argument("model", help="model file from 'eigenvision train'")
     recognize.add_argument("images", nargs="+",
                            help="image files (photos, every face named, for --photos models)")
-    recognize.add_argument("--top", type=_count(1), default=5, help="nearest matches to list")
-    recognize.add_argument("--threshold", type=_finite, help="reject matches farther than this")
+    recognize.add_argument("--top", type=count(1), default=5, help="nearest matches to list")
+    recognize.add_argument("--threshold", type=finite, help="reject matches farther than this")
     recognize.add_argument("--json", action="store_true", help="print JSON")
     _add_face_threshold(recognize)
     recognize.set_defaults(run=_cmd_recognize)
@@ -441,8 +406,8 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument(
         "--scheme", choices=["kfold", "loo", "first_k_per_class"], default="first_k_per_class"
     )
-    evaluate.add_argument("--folds", type=_count(2), default=5)
-    evaluate.add_argument("--train-per-class", type=_count(1), default=5)
+    evaluate.add_argument("--folds", type=count(2), default=5)
+    evaluate.add_argument("--train-per-class", type=count(1), default=5)
     evaluate.add_argument("--seed", type=int, default=0)
     evaluate.add_argument("--json", action="store_true")
     _add_model_options(evaluate)
@@ -450,13 +415,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     features = commands.add_parser("features", help="train the eye/nose/mouth detector on IMM")
     features.add_argument("-o", "--output", required=True, help="model file to write (.npz)")
-    features.add_argument("--n-components", type=_count(0), default=10)
+    features.add_argument("--n-components", type=count(0), default=10)
     features.set_defaults(run=_cmd_features)
 
     locate = commands.add_parser("locate", help="find eyes, nose and mouth in face images")
     locate.add_argument("model", help="model file from 'eigenvision features'")
     locate.add_argument("images", nargs="+", help="face images (brows to chin, or use --box)")
-    locate.add_argument("--box", type=_finite, nargs=4, metavar=("X", "Y", "W", "H"))
+    locate.add_argument("--box", type=finite, nargs=4, metavar=("X", "Y", "W", "H"))
     locate.add_argument("--json", action="store_true", help="print JSON")
     locate.set_defaults(run=_cmd_locate)
 
@@ -464,7 +429,7 @@ def build_parser() -> argparse.ArgumentParser:
     detect.add_argument("images", nargs="+", help="photo files")
     detect.add_argument("--json", action="store_true", help="print JSON")
     detect.add_argument("--draw", metavar="OUT.png", help="draw the faces found into this file")
-    detect.add_argument("--threshold", type=_probability, help="smallest probability of a face")
+    detect.add_argument("--threshold", type=probability, help="smallest probability of a face")
     detect.add_argument("--model", help="a face finder file (default: the one in data/)")
     detect.set_defaults(run=_cmd_detect)
 
@@ -472,7 +437,7 @@ def build_parser() -> argparse.ArgumentParser:
         "build-models", help="rebuild data/face_finder.npz from HELEN and IMM ($EIGENVISION_DATA)"
     )
     build.add_argument("-o", "--output", default=str(DEFAULT_FINDER.parent), help="folder")
-    build.add_argument("--backgrounds", type=_count(1), default=250,
+    build.add_argument("--backgrounds", type=count(1), default=250,
                        help="HELEN photos mined for non-faces (default 250)")  # fmt: skip
     build.set_defaults(run=_cmd_build_models)
 

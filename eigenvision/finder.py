@@ -65,12 +65,12 @@ from .detection import (
     suppress,
 )  # fmt: skip
 from .eigenspace import Eigenspace
-from .faces import FACE_WINDOW, face_box, face_windows, face_windows_at, window_eyes
+from .faces import FACE_WINDOW, align_face, face_box, face_windows, face_windows_at, window_eyes
 from .imageset import ImageSet
 from .modular import FeatureDetector
 from .normalize import equalize_windows, resize, to_gray, unit_norm
 
-__all__ = ["Face", "FaceFinder", "single_face"]
+__all__ = ["Face", "FaceFinder", "photo_faces", "single_face"]
 
 
 @dataclass(frozen=True)
@@ -619,6 +619,54 @@ _NETWORK = ("mean", "scale", "hidden_weights", "hidden_bias", "output_weights", 
 
 #: The refinement's rounds: (shift in inter-ocular distances, log2 scale step).
 _REFINEMENT = ((0.15, 0.25), (0.075, 0.125), (0.0375, 0.0625))
+
+
+def photo_faces(finder, photos, labels=None, *, shape=(56, 46), every_face=False,
+                progress=False):  # fmt: skip
+    """The faces of uncropped photos, each cut on its eyes (:func:`~eigenvision.align_face`).
+
+    Parameters
+    ----------
+    finder : FaceFinder
+        Anything with the :meth:`FaceFinder.find` interface and ``threshold``.
+    photos : sequence of (H, W) or (H, W, 3) ndarray, or ImageSet
+        A list, or an array whose first axis runs over photos; one 2-D array
+        is one grey photo. An ImageSet brings its labels.
+    labels : (n,) array-like, optional
+        One per photo.
+    shape : (h, w), default (56, 46)
+        The aligned crop.
+    every_face : bool, default False
+        Every face the finder finds in a photo (none or several), each with
+        the photo's label; by default the photo's one face
+        (:func:`single_face`: none or several is an error).
+    progress : bool, default False
+        A progress bar over the photos (the search takes seconds each).
+
+    Returns
+    -------
+    crops : (m, h, w) ndarray
+        ``m`` is the number of photos, or of faces found with ``every_face``.
+    labels : (m,) ndarray or None
+    """
+    if isinstance(photos, ImageSet):
+        photos, labels = photos.images, photos.labels if labels is None else labels
+    photos = [photos] if isinstance(photos, np.ndarray) and photos.ndim == 2 else list(photos)
+    if labels is not None and len(labels) != len(photos):
+        raise ValueError(f"labels must be one per photo: {len(labels)} for {len(photos)} photos")
+    crops, owners = [], []
+    searched = show_progress(enumerate(photos), total=len(photos), desc="finding faces",
+                             enabled=progress)  # fmt: skip
+    for index, photo in searched:
+        if every_face:
+            found = finder.find(photo)
+        else:
+            name = f"photo {index}" + ("" if labels is None else f" ({labels[index]})")
+            found = [single_face(finder, photo, name=name)]
+        crops += [align_face(photo, face, shape=shape) for face in found]
+        owners += [index] * len(found)
+    crops = np.stack(crops) if crops else np.empty((0, *shape))
+    return crops, None if labels is None else np.asarray(labels)[owners]
 
 
 def _distinct(candidates, scores, order, max_faces):

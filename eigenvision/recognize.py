@@ -17,12 +17,11 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.utils import get_tags
 
 from ._base import check_fitted
-from ._base import progress as show_progress
 from .bayesian import BayesianSpace
 from .eigenspace import Eigenspace
 from .evaluate import recognition_rate, threshold_at
 from .faces import align_face
-from .finder import single_face
+from .finder import photo_faces
 from .fisher import FisherSpace
 from .imageset import ImageSet, as_image_set
 from .neighbors import NearestNeighbor, check_metric, squared_distances
@@ -299,34 +298,19 @@ class Recognizer(BaseEstimator):
 
     def _from_photos(self, images, labels=None, *, min_images=0, labelled=False,
                      every_face=False):  # fmt: skip
-        """An ImageSet of the images, or (with ``finder``) of the aligned face of each photo.
+        """An ImageSet of the images, or (with ``finder``) of the aligned faces of the photos.
 
-        With a finder every image is an uncropped photo showing one face
-        (:func:`~eigenvision.finder.single_face`): enrolment and probes cut
-        the face the same way, so a photo is never squashed whole into the
-        face's frame. ``every_face``: each photo gives every face the finder
-        finds (none or several), each with the photo's label.
+        Enrolment, probes and calibration cut each face the same way
+        (:func:`~eigenvision.finder.photo_faces`), so a photo is never
+        squashed whole into the face's frame.
         """
         if self.finder is None:
             return as_image_set(images, labels, min_images=min_images)
-        photos = _photo_list(images)
-        labels = images.labels if labels is None and isinstance(images, ImageSet) else labels
-        if labels is None and labelled or labels is not None and len(labels) != len(photos):
-            raise ValueError(f"labels are required, one per photo ({len(photos)} photos)")
-        searched = show_progress(enumerate(photos), total=len(photos), desc="finding faces",
-                                 enabled=self.verbose)  # fmt: skip
-        crops, crop_labels = [], []
-        for index, photo in searched:
-            if every_face:
-                found = self.finder.find(photo)
-            else:
-                named = f"photo {index}" + ("" if labels is None else f" ({labels[index]})")
-                found = [single_face(self.finder, photo, name=named)]
-            crops += [self._aligned(photo, face) for face in found]
-            crop_labels += [index] * len(found)
-        crop_labels = None if labels is None else np.asarray(labels)[crop_labels]
-        crops = np.stack(crops) if crops else np.empty((0, *self.aligned_shape))
-        return as_image_set(crops, crop_labels, min_images=min_images)
+        if labelled and labels is None and not isinstance(images, ImageSet):
+            raise ValueError("labels are required, one per photo")
+        crops, labels = photo_faces(self.finder, images, labels, shape=tuple(self.aligned_shape),
+                                    every_face=every_face, progress=self.verbose)  # fmt: skip
+        return as_image_set(crops, labels, min_images=min_images)
 
     def _aligned(self, photo, face):
         return align_face(photo, face, shape=tuple(self.aligned_shape))
@@ -854,23 +838,12 @@ class Recognizer(BaseEstimator):
                                   min_images=int(self.finder is None))  # photos may show none
         impostor = ~np.isin(faces.labels, self.gallery_labels_)
         if not impostor.any():
-            found = "" if self.finder is None else " (faces the finder finds in them)"
-            raise ValueError(
-                f"calibration needs impostor probes{found}: images of people who are not enrolled"
-            )
+            raise ValueError("calibration needs impostor probes: images (with a finder, faces "
+                             "found in photos) of people who are not enrolled")  # fmt: skip
         _, decision = self._decide(self._codes(faces[impostor]))
         # Accept distances strictly below the (allowed + 1)-th smallest impostor distance.
         self.threshold = -threshold_at(-decision, far)
         return self.threshold
-
-
-def _photo_list(images) -> list:
-    """Uncropped photos as a list: an ImageSet's, a sequence's, or one 2-D grey photo."""
-    if isinstance(images, ImageSet):
-        return list(images.images)
-    if isinstance(images, np.ndarray) and images.ndim == 2:
-        return [images]
-    return list(images)
 
 
 def _vote(labels):

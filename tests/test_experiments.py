@@ -213,3 +213,53 @@ def test_open_set_against_brute_force(tmp_path, att):
     assert row["tar_at_far_0.01"] == pytest.approx(best)
     assert set(results["att"]) >= {"eigenfaces", "bayesian"}
     assert set(results["att_verification"]["bayesian"]) >= {"eer", "auc", "tar_at_far_0.01"}
+
+
+def test_photo_identity_against_pca_and_a_brute_force_search(tmp_path, imm):
+    """Photo to identity, reduced (1 photo per person and role, 1 HELEN photo each way): the
+    pupil-cut reference recomputed with scikit-learn's PCA and a brute-force nearest
+    neighbour (threshold, rank-1, calibrated acceptance, AUC by scikit-learn), and the
+    finder's faces in the strangers' photos counted by the finder itself."""
+    from eigenvision.experiments import photo_identity as pi
+    from eigenvision.photos import default_finder
+
+    require_helen_files()
+    results = _run("photo_identity", tmp_path, "--methods", "eigenfaces", "--limit", "1",
+                   "--helen", "1", "--n-components", "4")  # fmt: skip
+    _, person, number, pupils, helen = pi._groups(1)
+    kept = number % 5 == 1  # images 1 and 6 of each person
+
+    def cut(mask):
+        rows = np.flatnonzero(mask & kept)
+        return pi.cut_on([imm.images[i] for i in rows], pupils[rows]).reshape(len(rows), -1), \
+            imm.labels[rows]  # fmt: skip
+
+    enrolled, enrolled_labels = cut(np.isin(person, pi.ENROLLED) & (number <= 5))
+    pca = PCA(4, svd_solver="full").fit(enrolled)
+    gallery = pca.transform(enrolled)
+
+    def nearest(faces):
+        distances = np.linalg.norm(pca.transform(faces)[:, None] - gallery[None], axis=2)
+        return distances.min(axis=1), enrolled_labels[distances.argmin(axis=1)]
+
+    genuine, genuine_labels = cut(np.isin(person, pi.ENROLLED) & (number > 5))
+    distance, named = nearest(genuine)
+    calibration = np.concatenate([cut(np.isin(person, pi.CALIBRATION))[0],
+                                  pi.cut_on(*helen["calibration"]).reshape(1, -1)])  # fmt: skip
+    threshold = nearest(calibration)[0].min()  # 1% of 7 strangers: none may pass
+    strangers = np.concatenate([nearest(cut(np.isin(person, pi.IMPOSTORS))[0])[0],
+                                nearest(pi.cut_on(*helen["test"]).reshape(1, -1))[0]])  # fmt: skip
+    row = results["eigenfaces, cut on the true pupils"]
+    assert row["threshold"] == pytest.approx(threshold, rel=1e-4)
+    assert row["rank1_of_found"] == pytest.approx(np.mean(named == genuine_labels))
+    assert row["calibrated_tar"] == pytest.approx(
+        np.mean((distance < threshold) & (named == genuine_labels)))
+    assert row["auc"] == pytest.approx(roc_auc_score(
+        np.r_[np.ones(len(distance)), np.zeros(len(strangers))], -np.r_[distance, strangers]),
+        abs=1e-9)  # fmt: skip
+    finder = default_finder()
+    faces = [len(finder.find(imm.images[i]))
+             for i in np.flatnonzero(np.isin(person, pi.IMPOSTORS) & kept)]  # fmt: skip
+    row = results["eigenfaces, found and aligned by the finder"]
+    assert row["impostor_faces"]["IMM strangers"] == sum(faces) > 0
+    assert 0 < row["faces_found"] <= 1 and row["tar_at_far_0.01"] <= row["faces_found"]

@@ -17,4 +17,5 @@ EXPERIMENTS = (
     "lsa",
     "wild_detection",
     "open_set",
+    "photo_identity",
 )
