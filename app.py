@@ -433,9 +433,9 @@ def name_every_face(photo: np.ndarray, recognizer: ev.Recognizer) -> None:
         answers = unthresholded.identify(photo, faces=found)
         named = np.array([name for _, name, _ in answers])
         distances = np.array([distance for _, _, distance in answers])
-    # rounded up: the median face is named at the default, whatever its third decimal
-    default = float(np.ceil(100 * (np.median(distances) if recognizer.threshold is None
-                                   else recognizer.threshold)) / 100)  # fmt: skip
+    # the model's own threshold, else the median rounded up (the median face is named)
+    default = float(recognizer.threshold if recognizer.threshold is not None
+                    else np.ceil(100 * np.median(distances)) / 100)  # fmt: skip
     threshold = st.slider("Unknown beyond distance", 0.0,
                           float(max(distances.max() * 2, default) + 1e-6),
                           default, key="photo-threshold")  # fmt: skip

@@ -98,13 +98,13 @@ def _cmd_train(args) -> int:
         _check_component_count(args, len(photos))  # before the seconds per photo of finding
         model.fit(photos, labels)
         model.verbose = False  # the bars were for this command, not for the file's users
-        count = f"{len(photos)} photos (one face each)"
+        trained_on = f"{len(photos)} photos (one face each)"
     else:
         images = _load_images(args.source)
         model = _recognizer(args, shape=shape, resize=True)
         _check_component_count(args, len(images))
         model.fit(images)
-        count = f"{len(images)} images"
+        trained_on = f"{len(images)} images"
     calibrated = ""
     if unknown is not None:
         threshold = model.calibrate_threshold(*unknown, far=args.far)
@@ -112,7 +112,7 @@ def _cmd_train(args) -> int:
     save(model, args.output)
     print(
         f"trained {args.method} ({args.n_components} components, {args.metric}) on "
-        f"{count} of {len(model.classes_)} classes{calibrated}; saved {args.output}"
+        f"{trained_on} of {len(model.classes_)} classes{calibrated}; saved {args.output}"
     )
     return 0
 

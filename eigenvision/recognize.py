@@ -808,7 +808,7 @@ class Recognizer(BaseEstimator):
         self._fit_score_norm()
         return self
 
-    def calibrate_threshold(self, images, labels, *, far: float = 0.01) -> float:
+    def calibrate_threshold(self, images, labels=None, *, far: float = 0.01) -> float:
         """Set ``threshold`` so that at most ``far`` of impostor probes are accepted.
 
         Impostors are probes whose label is not enrolled; their nearest

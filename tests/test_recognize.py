@@ -179,6 +179,11 @@ def test_threshold_rejects_unknown_and_calibration(rng):
     assert not rec.verify(images[~known][0], "p0").accepted
     with pytest.raises(ValueError, match="impostor"):
         rec.calibrate_threshold(images[known], labels[known])
+    # Regression: the README's rec.calibrate_threshold(others) with an ImageSet was a TypeError
+    others = ev.ImageSet(images[~known], labels[~known])
+    assert rec.calibrate_threshold(others, far=0.0) == threshold
+    with pytest.raises(ValueError, match="labels are required"):
+        rec.calibrate_threshold(images[~known], far=0.0)
 
 
 def test_integer_labels_with_threshold_give_object_array(rng):
