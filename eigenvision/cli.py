@@ -105,7 +105,7 @@ def _cmd_train(args) -> int:
         _check_component_count(args, len(images))
         model.fit(images)
         trained_on = f"{len(images)} images"
-    calibrated = ""
+    calibrated = "; every face gets the nearest name (--unknown FOLDER sets a threshold)"
     if unknown is not None:
         threshold = model.calibrate_threshold(*unknown, far=args.far)
         calibrated = f"; unknown beyond distance {threshold:.4g} (false-accept rate {args.far:g})"

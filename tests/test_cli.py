@@ -162,7 +162,8 @@ def test_train_recognize_enroll_on_uncropped_photos(imm, tmp_path, capsys):
         path, eyes[path] = _imm_photo(imm, f"{person}_01", tmp_path / "train" / f"p{person}")
     assert main(["train", str(tmp_path / "train"), "--photos", "--face-threshold", "0.5",
                  "-o", str(model), "--n-components", "3"]) == 0  # fmt: skip
-    assert "4 photos (one face each) of 4 classes" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "4 photos (one face each) of 4 classes" in out and "--unknown FOLDER" in out
     assert ev.load(model).verbose is False  # progress was for the command, not the file
     blank = tmp_path / "blank.png"
     from PIL import Image
