@@ -313,6 +313,13 @@ def test_a_photo_model_takes_photos_wherever_it_takes_images(rng):
     threshold = rec.calibrate_threshold(probes, labels, far=0.0)
     assert distances[:2].max() < threshold < distances[2:].min()
     assert rec.predict(probes).tolist() == ["ann", "bob"] + [ev.UNKNOWN] * 3
+    # scikit-learn's cross-validation fits and scores on the same kind of input: photos
+    from sklearn.model_selection import StratifiedKFold, cross_val_score
+
+    everyone = ["ann", "bob", "cyd"] * 3
+    rates = cross_val_score(ev.Recognizer(3, finder=finder), photos_, everyone,
+                            cv=StratifiedKFold(3))  # fmt: skip
+    assert rates.tolist() == [1.0, 1.0, 1.0]
 
 
 def test_single_face_ignores_small_rivals_and_names_the_likeliest():
