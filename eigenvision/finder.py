@@ -652,6 +652,8 @@ def photo_faces(finder, photos, labels=None, *, shape=(56, 46), every_face=False
     if isinstance(photos, ImageSet):
         photos, labels = photos.images, photos.labels if labels is None else labels
     photos = [photos] if isinstance(photos, np.ndarray) and photos.ndim == 2 else list(photos)
+    if not photos:
+        raise ValueError("no photos given: pass a list of photos, (H, W) or (H, W, 3) arrays")
     if labels is not None and len(labels) != len(photos):
         raise ValueError(f"labels must be one per photo: {len(labels)} for {len(photos)} photos")
     crops, owners = [], []

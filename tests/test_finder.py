@@ -308,6 +308,8 @@ def test_a_photo_model_takes_photos_wherever_it_takes_images(rng):
     np.testing.assert_allclose(distances, brute.min(axis=1), rtol=1e-5, atol=1e-6)
     assert named.tolist() == rec.gallery_labels_[brute.argmin(axis=1)].tolist()
     assert rec.predict(probes[:2]).tolist() == ["ann", "bob"]
+    with pytest.raises(ValueError, match="no photos given"):
+        rec.predict([])
     assert rec.score(probes[:2], labels[:2]) == 1.0
     assert rec.verify(probes[1], "bob").distance == pytest.approx(brute[1, 1::2].min(), rel=1e-5)
     threshold = rec.calibrate_threshold(probes, labels, far=0.0)
