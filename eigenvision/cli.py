@@ -7,6 +7,7 @@ import importlib
 import json
 import platform
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -456,8 +457,13 @@ def main(argv: list[str] | None = None) -> int:
     if not hasattr(args, "run"):
         parser.print_help()
         return 0
+    def show_warning(message, category, *_, **__):  # one line, not the library's source line
+        print(f"eigenvision {args.command}: warning: {message}", file=sys.stderr)
+
     try:
-        return args.run(args)
+        with warnings.catch_warnings():
+            warnings.showwarning = show_warning
+            return args.run(args)
     except (EigenvisionError, ValueError, OSError) as exc:
         print(f"eigenvision {args.command}: error: {exc}", file=sys.stderr)
         return 2
