@@ -139,6 +139,7 @@ def by_finder(parameters, finder, sets):
     rec = Recognizer(finder=finder, aligned_shape=SHAPE, **parameters)
     rec.fit(*sets["enrol"][:2])
     threshold = rec.calibrate_threshold(*sets["calibration"][:2], far=FAR)
+    rec.threshold = None  # each face's nearest name and distance; measure() applies the threshold
     scores, correct, clutter = _genuine(rec, *sets["genuine"])
     groups = {"IMM strangers": _impostors(rec, sets["strangers"][0]),
               "HELEN strangers": _impostors(rec, sets["helen"][0]),
