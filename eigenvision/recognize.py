@@ -659,6 +659,7 @@ class Recognizer(BaseEstimator):
         Parameters
         ----------
         image : (H, W) ndarray
+            With ``finder``, an uncropped photo of one face ((H, W) or (H, W, 3)).
         label
             An enrolled label.
 
