@@ -88,9 +88,9 @@ def _recognizer(args, **options):
 
 def _cmd_train(args) -> int:
     shape = tuple(args.shape) if args.shape else None
-    unknown = None
-    if args.unknown:  # read first: a bad folder fails before the training's minutes
-        unknown = _load_photos(args.unknown) if args.photos else (_load_images(args.unknown), None)
+    # read first: a bad folder fails before the training's minutes
+    unknown = args.unknown and (_load_photos(args.unknown) if args.photos
+                                else (_load_images(args.unknown), None))  # fmt: skip
     if args.photos:
         finder = default_finder(args.finder)
         finder.threshold = finder.threshold if args.face_threshold is None else args.face_threshold
@@ -107,7 +107,7 @@ def _cmd_train(args) -> int:
         model.fit(images)
         trained_on = f"{len(images)} images"
     calibrated = "; every face gets the nearest name (--unknown FOLDER sets a threshold)"
-    if unknown is not None:
+    if unknown:
         threshold = model.calibrate_threshold(*unknown, far=args.far)
         calibrated = f"; unknown beyond distance {threshold:.4g} (false-accept rate {args.far:g})"
     save(model, args.output)
@@ -123,10 +123,9 @@ def _check_component_count(args, n_images: int) -> None:
     views = n_images * (2 if args.mirror else 1) * (9 if args.jitter else 1)
     if args.method in ("eigenfaces", "modular", "combined") and args.n_components > views:
         with_views = "" if views == n_images else f" ({n_images} with their virtual views)"
-        raise ValueError(
-            f"--n-components {args.n_components} is more than the {views} training images"
-            f"{with_views} give: pass --n-components {views} or fewer, or train on more images"
-        )
+        raise ValueError(f"--n-components {args.n_components} is more than the {views} training "
+                         f"images{with_views} give: pass --n-components {views} or fewer, or "
+                         "train on more images")  # fmt: skip
 
 
 def _load_photos(source: str):
@@ -457,12 +456,10 @@ def main(argv: list[str] | None = None) -> int:
     if not hasattr(args, "run"):
         parser.print_help()
         return 0
-    def show_warning(message, category, *_, **__):  # one line, not the library's source line
-        print(f"eigenvision {args.command}: warning: {message}", file=sys.stderr)
-
     try:
-        with warnings.catch_warnings():
-            warnings.showwarning = show_warning
+        with warnings.catch_warnings():  # a warning is one line, not the library's source line
+            warnings.showwarning = lambda message, *_, **__: print(
+                f"eigenvision {args.command}: warning: {message}", file=sys.stderr)  # fmt: skip
             return args.run(args)
     except (EigenvisionError, ValueError, OSError) as exc:
         print(f"eigenvision {args.command}: error: {exc}", file=sys.stderr)
