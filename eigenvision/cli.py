@@ -89,8 +89,8 @@ def _recognizer(args, **options):
 def _cmd_train(args) -> int:
     shape = tuple(args.shape) if args.shape else None
     # read first: a bad folder fails before the training's minutes
-    unknown = args.unknown and (_load_photos(args.unknown) if args.photos
-                                else (_load_images(args.unknown), None))  # fmt: skip
+    unknown = None if args.unknown is None else (
+        _load_photos(args.unknown) if args.photos else (_load_images(args.unknown), None))
     if args.photos:
         finder = default_finder(args.finder)
         finder.threshold = finder.threshold if args.face_threshold is None else args.face_threshold
@@ -107,7 +107,7 @@ def _cmd_train(args) -> int:
         model.fit(images)
         trained_on = f"{len(images)} images"
     calibrated = "; every face gets the nearest name (--unknown FOLDER sets a threshold)"
-    if unknown:
+    if unknown is not None:
         threshold = model.calibrate_threshold(*unknown, far=args.far)
         calibrated = f"; unknown beyond distance {threshold:.4g} (false-accept rate {args.far:g})"
     save(model, args.output)
