@@ -6,7 +6,6 @@ Run with ``streamlit run app.py``. Every number and figure comes from
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import io
 import tempfile
@@ -428,11 +427,7 @@ def name_every_face(photo: np.ndarray, recognizer: ev.Recognizer) -> None:
     else:  # a model trained on photos cuts each face the way it enrolled them
         crops = np.stack([ev.align_face(photo, face, shape=tuple(recognizer.aligned_shape))
                           for face in found])  # fmt: skip
-        unthresholded = copy.copy(recognizer)
-        unthresholded.threshold = None  # the slider below decides
-        answers = unthresholded.identify(photo, faces=found)
-        named = np.array([name for _, name, _ in answers])
-        distances = np.array([distance for _, _, distance in answers])
+        _, named, distances = recognizer.decide_faces(photo, faces=found)  # the slider decides
     # the model's own threshold, else the median rounded up (the median face is named)
     default = float(recognizer.threshold if recognizer.threshold is not None
                     else np.ceil(100 * np.median(distances)) / 100)  # fmt: skip

@@ -312,9 +312,6 @@ class Recognizer(BaseEstimator):
                                     every_face=every_face, progress=self.verbose)  # fmt: skip
         return as_image_set(crops, labels, min_images=min_images)
 
-    def _aligned(self, photo, face):
-        return align_face(photo, face, shape=tuple(self.aligned_shape))
-
     def identify(self, photo, *, faces=None):
         """Every face of an uncropped photo with its name (:data:`UNKNOWN` past ``threshold``).
 
@@ -331,18 +328,38 @@ class Recognizer(BaseEstimator):
             In the order of ``faces`` (the finder's: most confident first);
             empty when the photo shows none.
         """
-        check_fitted(self, "gallery_")
-        if self.finder is None and faces is None:
-            raise ValueError("identify() needs Recognizer(finder=ev.photos.default_finder()) "
-                             "or the faces to name (faces=)")  # fmt: skip
-        found = self.finder.find(photo) if faces is None else list(faces)
-        if not found:
-            return []
-        crops = np.stack([self._aligned(photo, face) for face in found])
-        named, decision = self._decide(self._codes(as_image_set(crops, None, min_images=0)))
+        found, named, decision = self.decide_faces(photo, faces=faces)
         names = self._rejected_as_unknown(named, decision)
         return [(face, name, float(distance)) for face, name, distance in
                 zip(found, names, decision, strict=True)]  # fmt: skip
+
+    def decide_faces(self, photo, *, faces=None):
+        """:meth:`identify` without the threshold: each face's nearest name and its distance.
+
+        Parameters
+        ----------
+        photo : (H, W) or (H, W, 3) ndarray
+        faces : list of Face, optional
+            As :meth:`identify`.
+
+        Returns
+        -------
+        faces : list of Face
+        named : (m,) ndarray
+            The voted label of each face (as :meth:`decide`).
+        distances : (m,) ndarray
+            The distance ``threshold`` judges.
+        """
+        check_fitted(self, "gallery_")
+        if self.finder is None and faces is None:
+            raise ValueError("naming the faces of a photo needs Recognizer(finder=ev.photos."
+                             "default_finder()) or the faces to name (faces=)")  # fmt: skip
+        found = self.finder.find(photo) if faces is None else list(faces)
+        if not found:
+            return [], self.gallery_labels_[:0], np.zeros(0)
+        crops = np.stack([align_face(photo, face, shape=tuple(self.aligned_shape))
+                          for face in found])  # fmt: skip
+        return (found, *self._decide(self._codes(as_image_set(crops, None, min_images=0))))
 
     def _check_options(self):
         if isinstance(self.k, bool) or not isinstance(self.k, Integral) or self.k < 1:

@@ -281,6 +281,9 @@ def test_recognizer_enrols_and_identifies_faces_in_photos(rng):
     assert [name for _, name, _ in answers] == ["bob", ev.UNKNOWN]
     assert answers[0][2] < 1.0 < answers[1][2]
     assert [name for _, name, _ in rec.identify(group, faces=faces[6][1:])] == [ev.UNKNOWN]
+    found, named, distances = rec.decide_faces(group)  # no threshold: the nearest names
+    assert found == faces[6] and named[0] == "bob" and named[1] in ("ann", "bob")
+    np.testing.assert_allclose(distances, [distance for _, _, distance in answers])
     faces[7] = faces[6]
     two = group.copy()
     two[0, 0] = 0.07

@@ -97,19 +97,19 @@ def _genuine(rec, photos, labels, pupils):
     """
     scores, correct, clutter = [], [], []
     for photo, label, eyes in zip(photos, labels, pupils, strict=True):
-        answers = rec.identify(photo)
+        found, named, distances = rec.decide_faces(photo)  # measure() applies the threshold
         errors = [eye_error(face.left_eye, face.right_eye, eyes[0], eyes[1])[0]
-                  for face, _, _ in answers]  # fmt: skip
+                  for face in found]  # fmt: skip
         hit = int(np.argmin(errors)) if errors and min(errors) <= 0.25 else None
-        scores.append(-np.inf if hit is None else -answers[hit][2])
-        correct.append(hit is not None and answers[hit][1] == label)
-        clutter += [-distance for k, (_, _, distance) in enumerate(answers) if k != hit]
+        scores.append(-np.inf if hit is None else -distances[hit])
+        correct.append(hit is not None and named[hit] == label)
+        clutter += [-distance for k, distance in enumerate(distances) if k != hit]
     return np.array(scores), np.array(correct), np.array(clutter)
 
 
 def _impostors(rec, photos):
     """Minus the distance of every face found in photos of people not enrolled."""
-    return np.array([-distance for photo in photos for _, _, distance in rec.identify(photo)])
+    return -np.concatenate([rec.decide_faces(photo)[2] for photo in photos])
 
 
 def measure(rec, threshold, genuine, correct, impostor_groups):
@@ -139,7 +139,6 @@ def by_finder(parameters, finder, sets):
     rec = Recognizer(finder=finder, aligned_shape=SHAPE, **parameters)
     rec.fit(*sets["enrol"][:2])
     threshold = rec.calibrate_threshold(*sets["calibration"][:2], far=FAR)
-    rec.threshold = None  # each face's nearest name and distance; measure() applies the threshold
     scores, correct, clutter = _genuine(rec, *sets["genuine"])
     groups = {"IMM strangers": _impostors(rec, sets["strangers"][0]),
               "HELEN strangers": _impostors(rec, sets["helen"][0]),
