@@ -162,7 +162,8 @@ def _template_spectra(space, templates, fft_shape):
     def compute():
         # rfft2 by axes, the rows first while only the template's h rows are non-zero (the
         # zero rows' transforms are zero): the same numbers as scipy's rfft2 bit for bit,
-        # 6-8x faster at photo sizes (measured: 21 templates of 25 x 22 at 640 x 512).
+        # 2-2.5x faster at photo sizes (21 templates of 25 x 22 at 640 x 512: 50 -> 25 ms in
+        # float64, 28 -> 12 ms in float32).
         rows = fft.rfft(templates, n=fft_shape[1], axis=-1)
         spectra = fft.fft(rows, n=fft_shape[0], axis=-2, overwrite_x=True)
         return np.conj(spectra, out=spectra)
