@@ -4,12 +4,11 @@ import json
 
 import numpy as np
 import pytest
-from conftest import require_helen_files
+from conftest import KnownFaces, known_face, require_helen_files
 from scipy.linalg import svdvals
 from sklearn.decomposition import PCA
 from sklearn.metrics import roc_auc_score
 
-import eigenvision as ev
 from eigenvision import datasets, evaluate
 from eigenvision.cli import main as cli
 from eigenvision.experiments import EXPERIMENTS
@@ -269,7 +268,8 @@ def test_photo_identity_against_pca_and_a_brute_force_search(tmp_path, imm):
 def test_photo_identity_names_the_faces_its_threshold_rejects(rng):
     """Regression: photo_identity's rank-1 on photos counted a face the calibrated threshold
     rejected as misnamed (Bayesian matching: 75.9% reported, 100% named right). Synthetic
-    photos, faces where a stand-in finder says: a far genuine face is named right and rejected."""
+    photos, faces where a known-faces finder puts them: a far genuine face is named right and
+    rejected."""
     from eigenvision.experiments import photo_identity as pi
 
     people, photos, faces = rng.random((2, 56, 46)), [], {}
@@ -279,17 +279,9 @@ def test_photo_identity_names_the_faces_its_threshold_rejects(rng):
         photo = rng.random((200, 260)) * 0.1
         photo[30:86, 40:86] = pattern + noise * rng.normal(size=(56, 46))
         photo[0, 0] = len(photos) / 100
-        faces[len(photos)] = [ev.Face(ev.face_box(left, right), left, right, None, None,
-                                      5.0, 0.99, 0.0)]  # fmt: skip
+        faces[len(photos)] = [known_face(left, right)]
         photos.append(photo)
         return photo
-
-    class StandIn:
-        threshold = 0.5
-
-        def find(self, photo, *, threshold=None, max_faces=50, return_likeliest=False):
-            found = faces[round(float(photo[0, 0]) * 100)]
-            return (found, 0.99) if return_likeliest else found
 
     def group(patterns, noises, labels):
         shots = [photo_of(pattern, noise) for pattern, noise in zip(patterns, noises, strict=True)]
@@ -302,6 +294,6 @@ def test_photo_identity_names_the_faces_its_threshold_rejects(rng):
             "genuine": group([ann, 0.6 * ann + 0.4 * bob], [0.01, 0.01], ["ann", "ann"]),
             "strangers": group([rng.random((56, 46))], [0.0], ["x"]),
             "helen": group([rng.random((56, 46))], [0.0], ["y"])}  # fmt: skip
-    row, _ = pi.by_finder({"n_components": 2}, StandIn(), sets)
+    row, _ = pi.by_finder({"n_components": 2}, KnownFaces(faces), sets)
     assert row["faces_found"] == 1.0 and row["rank1_of_found"] == 1.0
     assert row["calibrated_tar"] == 0.5  # the far face: named ann, beyond the threshold

@@ -7,6 +7,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from conftest import KnownFaces, known_face
 from skimage import data
 from skimage.feature import Cascade
 
@@ -228,27 +229,6 @@ def test_cli_detect_lists_and_draws_faces(tmp_path, capsys):
     assert set(report[0]["faces"][0]) >= {"box", "left_eye", "right_eye", "confidence"}
 
 
-class _KnownFaces:
-    """A finder that answers with given faces (the recognizer's photo logic, apart from the
-    finder's quality)."""
-
-    threshold = 0.5
-
-    def __init__(self, faces_by_photo):
-        self.faces_by_photo = faces_by_photo
-
-    def find(self, photo, *, threshold=None, max_faces=50, return_likeliest=False):
-        threshold = self.threshold if threshold is None else threshold
-        found = self.faces_by_photo[round(float(photo[0, 0]) * 100)]
-        faces = [face for face in found if face.confidence >= threshold][:max_faces]
-        likeliest = max((face.confidence for face in found), default=None)
-        return (faces, likeliest) if return_likeliest else faces
-
-
-def _face(left, right):
-    return ev.Face(ev.face_box(left, right), left, right, None, None, 5.0, 0.99, 0.0)
-
-
 def _photos_of_people(rng, count=6, shape=(200, 260), n_people=2):
     """Photos with one face each (ann, bob, ...), and a finder that knows where the faces are."""
     people = rng.random((n_people, 56, 46))
@@ -259,9 +239,9 @@ def _photos_of_people(rng, count=6, shape=(200, 260), n_people=2):
         photo[y : y + 56, x : x + 46] = people[index % n_people] + 0.01 * rng.normal(size=(56, 46))
         photo[0, 0] = index / 100
         left, right = (x + 0.3 * 45, y + 0.4 * 55), (x + 0.7 * 45, y + 0.4 * 55)
-        faces[index] = [_face(left, right)]
+        faces[index] = [known_face(left, right)]
         photos_.append(photo)
-    return people, photos_, _KnownFaces(faces)
+    return people, photos_, KnownFaces(faces)
 
 
 def test_recognizer_enrols_and_identifies_faces_in_photos(rng):
@@ -272,8 +252,8 @@ def test_recognizer_enrols_and_identifies_faces_in_photos(rng):
     group = rng.random((200, 260)) * 0.1
     group[10:66, 10:56], group[100:156, 150:196] = people[1], rng.random((56, 46))
     group[0, 0] = 0.06
-    faces[6] = [_face((10 + 13.5, 10 + 22.0), (10 + 31.5, 10 + 22.0)),
-                _face((150 + 13.5, 100 + 22.0), (150 + 31.5, 100 + 22.0))]  # fmt: skip
+    faces[6] = [known_face((10 + 13.5, 10 + 22.0), (10 + 31.5, 10 + 22.0)),
+                known_face((150 + 13.5, 100 + 22.0), (150 + 31.5, 100 + 22.0))]  # fmt: skip
     rec = ev.Recognizer(3, finder=finder, aligned_shape=(56, 46))
     rec.fit(photos_, ["ann", "bob"] * 3)
     rec.threshold = 1.0
@@ -329,10 +309,10 @@ def test_a_photo_model_takes_photos_wherever_it_takes_images(rng):
 
 def test_single_face_ignores_small_rivals_and_names_the_likeliest():
     """Enrolment's rule: the surest face; a second counts only at half its width or more."""
-    subject, speck = _face((100, 100), (150, 100)), _face((10, 10), (20, 10))
-    finder = _KnownFaces({0: [subject, speck]})
+    subject, speck = known_face((100, 100), (150, 100)), known_face((10, 10), (20, 10))
+    finder = KnownFaces({0: [subject, speck]})
     assert ev.single_face(finder, np.zeros((5, 5))) is subject
-    finder.faces_by_photo[0] = [subject, _face((300, 100), (340, 100))]
+    finder.faces_by_photo[0] = [subject, known_face((300, 100), (340, 100))]
     with pytest.raises(ValueError, match="2 faces of similar size"):
         ev.single_face(finder, np.zeros((5, 5)))
     finder.threshold = 0.999
