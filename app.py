@@ -73,8 +73,9 @@ def read_upload(upload, *, max_pixels=MAX_UPLOAD_PIXELS, max_side=None) -> np.nd
         return None
 
 
-def read_photo(upload) -> np.ndarray | None:
-    """An uploaded photograph, decoded at most ``DETECT_SIDE`` pixels on its longer side.
+def read_photo(upload) -> tuple[np.ndarray | None, float]:
+    """An uploaded photograph, decoded at most ``DETECT_SIDE`` pixels on its longer side, and the
+    upload's pixels per pixel of it (1.0 unless reduced; None on failure, with ``st.error``).
 
     JPEGs are decoded at a reduced scale directly, so a 50-megapixel photo costs about what its
     1024-pixel copy costs; photos up to ``MAX_PHOTO_PIXELS`` are taken.
@@ -90,12 +91,21 @@ def read_photo(upload) -> np.ndarray | None:
         st.error(f"{upload.name} has {width}x{height} pixels ({width * height / 1e6:.0f} "
                  f"megapixels), more than the {MAX_PHOTO_PIXELS / 1e6:.0f} this page takes: "
                  "upload a smaller copy of the photo.")  # fmt: skip
-        return None
+        return None, 1.0
     photo = read_upload(upload, max_pixels=MAX_PHOTO_PIXELS, max_side=DETECT_SIDE)
-    if photo is not None and max(width, height) > DETECT_SIDE:
-        st.caption(f"Searched at {DETECT_SIDE / max(width, height):.2f} of the upload's "
-                   f"{width}x{height} pixels for speed.")  # fmt: skip
-    return photo
+    if photo is None:
+        return None, 1.0
+    factor = width / photo.shape[1] if width else 1.0
+    if factor != 1.0:
+        st.caption(f"Searched at {1 / factor:.2f} of the upload's {width}x{height} pixels for "
+                   "speed; the tables give the upload's pixels.")  # fmt: skip
+    return photo, factor
+
+
+def in_upload(point, factor: float) -> tuple:
+    """A point ``(x, y)`` of the searched photo in the upload's pixels (rounded; pixel centres
+    map to pixel centres)."""
+    return tuple(round((v + 0.5) * factor - 0.5) for v in point)
 
 
 def model_bytes(value) -> int:
@@ -308,7 +318,7 @@ def recognise() -> None:
     if source == "upload a photo (every face)":
         upload = st.file_uploader("photo", type=["png", "jpg", "jpeg", "bmp", "tif", "tiff"],
                                   key="recognise-photo")  # fmt: skip
-        photo = None if upload is None else read_photo(upload)
+        photo = None if upload is None else read_photo(upload)[0]
         if photo is not None:
             name_every_face(photo, recognizer)
         return
@@ -400,17 +410,18 @@ def faces_found(image: np.ndarray, key: str) -> tuple[list, float]:
     return found, least
 
 
-def find_faces_view(image: np.ndarray) -> None:
-    """Every face of the photo by the trained finder, with its eyes, nose and mouth."""
+def find_faces_view(image: np.ndarray, factor: float = 1.0) -> None:
+    """Every face of the photo by the trained finder, with its eyes, nose and mouth; the table
+    in the upload's pixels (``factor`` of them per pixel of ``image``)."""
     found, least = faces_found(image, "detect-probability")
     names = [f"{i + 1}: p {face.confidence:.3f}" for i, face in enumerate(found)]
     st.pyplot(plot.faces(image, found, names=names,
                          title=f"{len(found)} face(s) at probability >= {least:.4f}"))  # fmt: skip
     st.dataframe([
-        {"face": i + 1, "x": round(face.box[0]), "y": round(face.box[1]),
-         "size": round(face.box[2]), "probability": round(face.confidence, 4),
-         "left eye": tuple(round(v) for v in face.left_eye),
-         "right eye": tuple(round(v) for v in face.right_eye)}
+        {"face": i + 1, **dict(zip("xy", in_upload(face.box[:2], factor), strict=True)),
+         "size": round(face.box[2] * factor), "probability": round(face.confidence, 4),
+         "left eye": in_upload(face.left_eye, factor),
+         "right eye": in_upload(face.right_eye, factor)}
         for i, face in enumerate(found)
     ])  # fmt: skip
 
@@ -450,16 +461,16 @@ def detect_page() -> None:
     if upload is None:
         from skimage import data
 
-        image = ev.normalize.to_gray(data.astronaut()).astype(np.float64)
+        image, factor = ev.normalize.to_gray(data.astronaut()).astype(np.float64), 1.0
         st.caption("scikit-image's astronaut() (upload your own in the sidebar)")
     else:
-        image = read_photo(upload)
+        image, factor = read_photo(upload)
         if image is None:
             return
     mode = st.radio("Search", ["every face (trained finder)", "DFFS map (the lecture's)"],
                     horizontal=True, key="detect-mode")  # fmt: skip
     if mode.startswith("every face"):
-        find_faces_view(image)
+        find_faces_view(image, factor)
         return
     k = st.sidebar.slider("Face-space components", 1, 30, 10, key="detect-k")
     smallest = st.sidebar.slider("Smallest face (pixels)", 25, 400, 25, 5, key="smallest")
@@ -496,9 +507,10 @@ def detect_page() -> None:
         )
     )
     rows = [
-        {"x": round(d.x), "y": round(d.y), "size": round(d.width), "DFFS": round(d.score, 4)}
+        {**dict(zip("xy", in_upload((d.x, d.y), factor), strict=True)),
+         "size": round(d.width * factor), "DFFS": round(d.score, 4)}
         for d in found
-    ]
+    ]  # fmt: skip
     st.dataframe(rows)
     st.subheader("Eyes, nose and mouth")
     detector = feature_detector()
@@ -526,8 +538,8 @@ def detect_page() -> None:
         [
             {
                 "feature": f,
-                "x": round(x, 1),
-                "y": round(y, 1),
+                "x": round((x + 0.5) * factor - 0.5, 1),
+                "y": round((y + 0.5) * factor - 0.5, 1),
                 "confidence": round(located.confidence[f], 3),
             }
             for f, (x, y) in located.positions.items()

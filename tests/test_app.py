@@ -326,14 +326,19 @@ def _jpeg(array):
 def test_a_photo_over_16_megapixels_is_decoded_reduced_and_searched():
     """Regression: a 4096x4096 photo (16.8 megapixels) was refused on the Detect page with
     advice for Python callers ('pass max_pixels='); it is decoded at most 1024 pixels on its
-    longer side, and her face found."""
+    longer side, and her face found. Regression: the table gave the searched copy's pixels,
+    a quarter of the upload's."""
     big = np.asarray(Image.fromarray(data.astronaut()).resize((4096, 4096)))
     at = _app("Detect")
     at.sidebar.file_uploader(key="detect-upload").upload("big.jpg", _jpeg(big), "image/jpeg").run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert any("Searched at 0.25 of the upload's 4096x4096" in c.value for c in at.caption)
-    first = at.dataframe[0].value.iloc[0]  # eyes in the searched photo's pixels (1024 / 512)
-    assert abs(first["left eye"][0] - 2 * 204) <= 20 and abs(first["left eye"][1] - 2 * 100) <= 20
+    first = at.dataframe[0].value.iloc[0]  # in the upload's pixels (4096 / 512 = 8 astronauts')
+    assert abs(first["left eye"][0] - 8 * 204) <= 80 and abs(first["left eye"][1] - 8 * 100) <= 80
+    from eigenvision import face_box
+
+    box = face_box(np.array(first["left eye"], float), np.array(first["right eye"], float))
+    assert abs(first["size"] - box[2]) <= 2 and abs(first["x"] - box[0]) <= 2  # the same pixels
 
 
 def test_a_photo_beyond_the_limit_is_refused_with_its_size_and_the_fix():
