@@ -29,6 +29,7 @@ from .photos import DEFAULT_FINDER, build_finder, default_finder
 from .plot import faces as plot_faces
 from .plot import save_figure
 from .recognize import METHODS, Recognizer
+from .views import view_count
 
 
 def _load_images(source: str):
@@ -120,7 +121,7 @@ def _cmd_train(args) -> int:
 
 def _check_component_count(args, n_images: int) -> None:
     """Refuse more eigenspace components than the training images give, naming the option."""
-    views = n_images * (2 if args.mirror else 1) * (9 if args.jitter else 1)
+    views = view_count(n_images, jitter=args.jitter, mirror=args.mirror)
     if args.method in ("eigenfaces", "modular", "combined") and args.n_components > views:
         with_views = "" if views == n_images else f" ({n_images} with their virtual views)"
         raise ValueError(f"--n-components {args.n_components} is more than the {views} training "

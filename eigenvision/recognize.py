@@ -26,7 +26,7 @@ from .fisher import FisherSpace
 from .imageset import ImageSet, as_image_set
 from .neighbors import NearestNeighbor, check_metric, squared_distances
 from .scores import SCORE_NORMS, class_distances, normalized, znorm_statistics
-from .views import resized, virtual_views
+from .views import resized, view_count, virtual_views
 
 __all__ = ["UNKNOWN", "METHODS", "Recognizer", "Verification"]
 
@@ -277,6 +277,7 @@ class Recognizer(BaseEstimator):
         self
         """
         self._check_options()
+        self._check_component_count(images)  # before the face search of photos (s each)
         faces = self._training_set(self._from_photos(images, labels, min_images=2, labelled=True))
         self.image_shape_ = faces.image_shape
         self._fit_features(faces)
@@ -366,9 +367,8 @@ class Recognizer(BaseEstimator):
             raise ValueError(f"k must be a positive int (neighbours voting), got {self.k!r}")
         self._checked_threshold()
         if self.score_norm is not None and self.score_norm not in SCORE_NORMS:
-            raise ValueError(
-                f"score_norm must be one of {SCORE_NORMS} or None, got {self.score_norm!r}"
-            )
+            raise ValueError(f"score_norm must be one of {SCORE_NORMS} or None, "
+                             f"got {self.score_norm!r}")  # fmt: skip
         if self.method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
         metric = check_metric(self.metric)
@@ -379,10 +379,8 @@ class Recognizer(BaseEstimator):
                 f"{self.method} (bayesian codes are whitened already: use 'euclidean')"
             )
         if self.feature is not None and self.method == "modular":
-            raise ValueError(
-                "feature= is the whole-face feature, and method='modular' has none; "
-                "use method='eigenfaces' (the feature alone) or 'combined'"
-            )
+            raise ValueError("feature= is the whole-face feature, and method='modular' has none; "
+                             "use method='eigenfaces' (the feature alone) or 'combined'")
         if self._modular and (self.detector is None or not hasattr(self.detector, "spaces_")):
             raise ValueError(
                 f"method={self.method!r} needs a fitted FeatureDetector: "
@@ -390,6 +388,18 @@ class Recognizer(BaseEstimator):
             )
         if self.method == "combined" and not 0.0 <= self.global_weight <= 1.0:
             raise ValueError(f"global_weight must lie in [0, 1], got {self.global_weight}")
+
+    def _check_component_count(self, images):
+        """Refuse more eigenspace components than the images and their virtual views give."""
+        n_images = len(images) if hasattr(images, "__len__") else 0  # 0: as_image_set says
+        views = view_count(n_images, jitter=self.jitter, mirror=self.mirror)
+        k = self.modular_components if self.method == "modular" and self.modular_components \
+            else self.n_components  # fmt: skip
+        if self.method in ("eigenfaces", "modular", "combined") and self.feature is None \
+                and isinstance(k, Integral) and k > views and n_images >= 2:  # fmt: skip
+            with_views = "" if views == n_images else f" ({n_images} with their virtual views)"
+            raise ValueError(f"{k} components are more than the {views} training images"
+                             f"{with_views} give: ask for {views} or fewer, or train on more")
 
     @property
     def _modular(self):
@@ -482,9 +492,7 @@ class Recognizer(BaseEstimator):
         return check_metric(self.metric).encode(codes, space)
 
     def _working_resolution(self, faces):
-        if self.shape is None:
-            return faces
-        return resized(faces, tuple(self.shape))
+        return faces if self.shape is None else resized(faces, tuple(self.shape))
 
     def _augmented(self, faces):
         """The faces with their translated copies (``jitter``), then all mirrored (``mirror``)."""
@@ -511,11 +519,9 @@ class Recognizer(BaseEstimator):
         faces = self._working_resolution(faces)
         if faces.image_shape != self.image_shape_:
             if not self.resize:
-                raise ValueError(
-                    f"probe images are {faces.image_shape}, the recognizer was trained on "
-                    f"{self.image_shape_}; pass resize=True or call "
-                    f"normalize_images(images, shape={self.image_shape_}) first"
-                )
+                raise ValueError(f"probe images are {faces.image_shape}, the recognizer was "
+                                 f"trained on {self.image_shape_}; pass resize=True or call "
+                                 f"normalize_images(images, shape={self.image_shape_}) first")
             faces = resized(faces, self.image_shape_)
         if not self.feature_spaces_:
             faces = faces.replace(landmarks=None)
@@ -629,10 +635,8 @@ class Recognizer(BaseEstimator):
             As :meth:`predict`.
         """
         if self.score_norm is not None:
-            raise ValueError(
-                f"with score_norm={self.score_norm!r} the decision needs the probes' distances to "
-                "every enrolled person: call predict(images)"
-            )
+            raise ValueError(f"with score_norm={self.score_norm!r} the decision needs the probes' "
+                             "distances to every enrolled person: call predict(images)")
         named = self._voted(np.asarray(labels))
         return self._rejected_as_unknown(named, np.asarray(distances)[:, 0])
 

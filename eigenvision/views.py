@@ -14,7 +14,7 @@ from .faces import mirror_landmarks
 from .imageset import ImageSet
 from .normalize import resize, resize_points
 
-__all__ = ["resized", "translated", "mirrored", "concatenate", "virtual_views"]
+__all__ = ["resized", "translated", "mirrored", "concatenate", "virtual_views", "view_count"]
 
 
 def virtual_views(faces: ImageSet, *, jitter=0, mirror=False) -> ImageSet:
@@ -41,9 +41,7 @@ def virtual_views(faces: ImageSet, *, jitter=0, mirror=False) -> ImageSet:
     >>> len(virtual_views(faces, jitter=1, mirror=True))
     36
     """
-    step = int(jitter)
-    if isinstance(jitter, bool) or step < 0 or step != jitter or step > 64:
-        raise ValueError(f"jitter must be a whole number of pixels in [0, 64], got {jitter!r}")
+    step = _checked_jitter(jitter)
     views = [faces]
     if step:
         offsets = [(dy, dx) for dy in (-step, 0, step) for dx in (-step, 0, step)]
@@ -51,6 +49,35 @@ def virtual_views(faces: ImageSet, *, jitter=0, mirror=False) -> ImageSet:
     if mirror:
         views += [mirrored(view) for view in views]
     return concatenate(views)
+
+
+def view_count(n_images: int, *, jitter=0, mirror=False) -> int:
+    """How many images :func:`virtual_views` makes of ``n_images`` (before making them).
+
+    Parameters
+    ----------
+    n_images : int
+    jitter, mirror
+        As :func:`virtual_views`.
+
+    Returns
+    -------
+    int
+        ``n_images (1 + 8 [jitter > 0]) (1 + [mirror])``.
+
+    Examples
+    --------
+    >>> view_count(2, jitter=1, mirror=True)
+    36
+    """
+    return n_images * (9 if _checked_jitter(jitter) else 1) * (2 if mirror else 1)
+
+
+def _checked_jitter(jitter) -> int:
+    step = int(jitter)
+    if isinstance(jitter, bool) or step < 0 or step != jitter or step > 64:
+        raise ValueError(f"jitter must be a whole number of pixels in [0, 64], got {jitter!r}")
+    return step
 
 
 def resized(faces, shape):

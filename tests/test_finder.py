@@ -307,6 +307,31 @@ def test_a_photo_model_takes_photos_wherever_it_takes_images(rng):
     assert rates.tolist() == [1.0, 1.0, 1.0]
 
 
+class _CountingFinder(KnownFaces):
+    searched = 0
+
+    def find(self, photo, **options):
+        self.searched += 1
+        return super().find(photo, **options)
+
+
+def test_too_many_components_are_refused_before_the_face_search(rng):
+    """Regression: Recognizer(40, finder=...).fit(4 photos) searched every photo (seconds each)
+    before the eigenspace refused n_components=40. The limit counts the virtual views."""
+    _, photos_, known = _photos_of_people(rng, count=4)
+    finder = _CountingFinder(known.faces_by_photo)
+    labels = ["ann", "bob"] * 2
+    with pytest.raises(ValueError, match=r"40 components are more than the 4 training images "
+                                         r"give: ask for 4 or fewer"):  # fmt: skip
+        ev.Recognizer(40, finder=finder).fit(photos_, labels)
+    assert finder.searched == 0
+    with pytest.raises(ValueError, match=r"than the 8 training images \(4 with their virtual"):
+        ev.Recognizer(9, finder=finder, mirror=True).fit(photos_, labels)
+    fitted = ev.Recognizer(8, finder=finder, mirror=True).fit(photos_, labels)
+    assert fitted.feature_.n_components_ == 8
+    assert finder.searched == 4
+
+
 def test_single_face_ignores_small_rivals_and_names_the_likeliest():
     """Enrolment's rule: the surest face; a second counts only at half its width or more."""
     subject, speck = known_face((100, 100), (150, 100)), known_face((10, 10), (20, 10))
