@@ -269,12 +269,30 @@ def explorer() -> None:
     model_download(space, "eigenspace.npz")
 
 
-def recognise() -> None:
-    st.header("Recognise")
-    chosen = labelled_halves("recognise", "Recognition")
-    if chosen is None:
-        return
-    images, gallery, probes = chosen
+def uploaded_recognizer() -> ev.Recognizer | None:
+    """The Recognizer of the sidebar's model file, or None (none given, or refused: st.error)."""
+    upload = st.sidebar.file_uploader("Model file (.npz, optional)", type=["npz"],
+                                      key="recognise-model")  # fmt: skip
+    if upload is None:
+        return None
+    try:
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "model.npz"
+            path.write_bytes(upload.getvalue())
+            model = ev.load(path)
+        if not isinstance(model, ev.Recognizer):
+            raise ev.ModelFileError(f"it holds a {type(model).__name__}, not a Recognizer")
+    except ev.ModelFileError as exc:
+        st.error(f"That model file was refused: {exc}. Using a model trained here instead.")
+        return None
+    st.sidebar.caption(f"Using the uploaded model: {model.method}, "
+                       f"{model.n_components} components, {model.metric} metric.")  # fmt: skip
+    return model
+
+
+def sidebar_recognizer(images: ev.ImageSet, gallery: ev.ImageSet) -> ev.Recognizer | None:
+    """A Recognizer trained on ``gallery`` with the sidebar's method, components and metric
+    (None, with a warning, when the split cannot train that method)."""
     method = st.sidebar.selectbox("Method", list(WHOLE_FACE_METHODS), key="method")
     people = len(np.unique(gallery.labels))
     limit = WHOLE_FACE_METHODS[method](len(gallery), people)
@@ -289,26 +307,26 @@ def recognise() -> None:
         }[method]
         st.warning(f"{method} needs {needs}; this split enrols {len(gallery)} images of "
                    f"{people} people. Pick another method or dataset.")  # fmt: skip
-        return
+        return None
     k = component_slider("Components", largest, 40 if method != "bayesian" else 20,
                          "recognise-k")  # fmt: skip
     metrics = [m for m in METRICS if method == "eigenfaces" or m != "mahalanobis"]
     metric = st.sidebar.selectbox("Metric", metrics, key="metric")
-    uploaded_model = st.sidebar.file_uploader("or use a model file (.npz)", type=["npz"],
-                                              key="recognise-model")
-    trained = fitted_recognizer(gallery, k, metric, method)
-    recognizer = trained
-    if uploaded_model is not None:
-        try:
-            with tempfile.TemporaryDirectory() as folder:
-                path = Path(folder) / "model.npz"
-                path.write_bytes(uploaded_model.getvalue())
-                candidate = ev.load(path)
-            if not isinstance(candidate, ev.Recognizer):
-                raise ev.ModelFileError(f"it holds a {type(candidate).__name__}, not a Recognizer")
-            recognizer = candidate
-        except ev.ModelFileError as exc:
-            st.error(f"That model file was refused: {exc}. Using the model trained here.")
+    return fitted_recognizer(gallery, k, metric, method)
+
+
+def recognise() -> None:
+    st.header("Recognise")
+    chosen = labelled_halves("recognise", "Recognition")
+    if chosen is None:
+        return
+    images, gallery, probes = chosen
+    recognizer = uploaded_recognizer()
+    trained_here = recognizer is None
+    if trained_here:  # the sidebar's options train one; an uploaded model brings its own
+        recognizer = sidebar_recognizer(images, gallery)
+        if recognizer is None:
+            return
     sources = ["a held-out image", "upload an image", "upload a photo (every face)"]
     if recognizer.finder is not None:
         st.info("This model was trained on photos (train --photos): it finds, cuts and names "
@@ -376,7 +394,7 @@ def recognise() -> None:
         zip(labels[0], distances[0], indices[0], strict=True)
     ):
         with columns[rank % 5]:
-            if recognizer is trained and index < len(gallery):
+            if trained_here and index < len(gallery):
                 st.image(to_display(gallery.images[index]), width=90)
             st.caption(f"{rank + 1}. {label}: {distance:.3f}")
     model_download(recognizer, "recognizer.npz")

@@ -413,3 +413,23 @@ def test_recognise_with_a_model_trained_on_photos_names_faces_it_cuts_itself(pho
     assert not at.exception and not at.error, [e.value for e in at.error]
     captions = [image.caption for element in at.get("image") for image in element.proto.imgs]
     assert any(re.fullmatch(r"a \(\d+\.\d\d\)", caption) for caption in captions), captions
+
+
+def test_an_uploaded_model_replaces_the_sidebars_training(tmp_path):
+    """Regression: with a model file uploaded, the Recognise page still offered method,
+    components and metric, which changed nothing, and trained a model it did not use."""
+    import eigenvision as ev
+
+    faces = ev.datasets.load_lfw_subset()
+    path = tmp_path / "lfw.npz"
+    ev.save(ev.Recognizer(3, metric="cosine").fit(faces.images[:20], faces.labels[:20]), path)
+    at = _app("Recognise")
+    at.sidebar.selectbox(key="recognise-set").set_value("LFW faces (built in)").run()
+    assert "method" in [box.key for box in at.sidebar.selectbox]
+    at.sidebar.file_uploader(key="recognise-model").upload("lfw.npz", path.read_bytes()).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert "method" not in [box.key for box in at.sidebar.selectbox]
+    assert "recognise-k" not in [slider.key for slider in at.sidebar.slider]
+    assert any("uploaded model: eigenfaces, 3 components, cosine" in c.value
+               for c in at.sidebar.caption)  # fmt: skip
+    assert any(m.value.startswith("Decision:") for m in at.markdown)
