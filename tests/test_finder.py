@@ -188,6 +188,31 @@ def test_the_decision_normalises_the_windows_it_is_given(finder, rng):
         atol=1e-9)  # fmt: skip
 
 
+def test_log_distances_equal_each_spaces_own_and_a_brute_force_loop(rng):
+    """The one-product log distances against Eigenspace.dffs / difs of every space, and a
+    brute-force residual in a loop: spaces of several sizes, one fitting its rows exactly
+    (DFFS 0, floored at 1e-12 both ways)."""
+    from eigenvision.decision import log_distances
+    from eigenvision.normalize import unit_norm
+
+    X = unit_norm(rng.random((40, 30)))
+    spaces = [ev.Eigenspace(k).fit(unit_norm(rng.random((n, 30)))) for k, n in ((3, 20), (7, 9))]
+    spaces.append(ev.Eigenspace(5).fit(X[:6]))  # rows 0-5 lie in this space
+    reference = np.stack([column for space in spaces
+                          for column in (space.dffs(X), space.difs(X))], axis=1)  # fmt: skip
+    got = log_distances(X, spaces)
+    np.testing.assert_allclose(got, np.log(np.maximum(reference, 1e-12)), rtol=0, atol=1e-10)
+    for s, space in enumerate(spaces):
+        for i, x in enumerate(X[:8]):
+            codes = space.components_ @ (x - space.mean_)
+            residual = x - space.mean_ - space.components_.T @ codes
+            expected = max(residual @ residual, 1e-12)
+            assert got[i, 2 * s] == pytest.approx(np.log(expected), abs=1e-9)
+            assert got[i, 2 * s + 1] == pytest.approx(
+                np.log(np.sum(codes**2 / space.explained_variance_)), abs=1e-12)
+    assert np.all(got[:6, 4] < np.log(1e-11))  # the exact fits
+
+
 @pytest.mark.parametrize("n_networks", [1, 3])
 def test_averaged_perceptrons_are_one_perceptron(n_networks, rng):
     """fit_network's weights against scikit-learn's MLPClassifiers fitted here, seed by seed:

@@ -225,7 +225,7 @@ def test_errors(rng):
         Recognizer().fit(images)
     with pytest.raises(ValueError, match="method"):
         Recognizer(method="lbph").fit(images, labels)
-    with pytest.raises(ValueError, match="500 components are more than the 24 training images give"):
+    with pytest.raises(ValueError, match="500 components are more than the 24 training images"):
         Recognizer(n_components=500).fit(images, labels)
 
 
