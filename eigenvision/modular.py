@@ -103,10 +103,17 @@ class FeatureDetector(BaseEstimator):
     search_margin : float, default 0.5
         Half-size of the eyes' search regions, in IODs predicted from the box.
     geometry_weight : float, optional
-        Weight of the shape prior when pairing eye candidates (0: each eye at
-        its own best place). Default 0.03 for ``score="dffs"`` and 1.0 for
-        ``"decision"`` (whose scores are log-odds, tens of times larger),
-        each chosen on faces held out from training.
+        Weight of the shape prior when pairing eye candidates and choosing
+        among the nose's and the mouth's (0: each feature at its own best
+        place). Default 0.03 for ``score="dffs"`` and 1.0 for ``"decision"``
+        (whose scores are log-odds, tens of times larger), each chosen for
+        the eyes on faces held out from training. For the nose and mouth the
+        prior is ``weight / 2`` times the squared distance from the training
+        faces' mean offset in standard deviations: with the shipped finder's
+        locator on 170 held-out HELEN faces (true box), noses within 0.25 IOD
+        went from 61% to 81% and mouths from 74% to 88% (IMM: 95% to 100%,
+        82% to 96%); the lecture's DFFS(10) locator on IMM (two folds) kept
+        100% of noses and went from 99% to 100% of mouths within 0.1 IOD.
     score : {"dffs", "decision"}, default "dffs"
         What a window is scored by: its DFFS to the feature's space (the
         lecture's), or the log-odds of "feature" against "the face around
@@ -482,7 +489,8 @@ class FeatureDetector(BaseEstimator):
         them; the best-scoring pair under a shape prior (their distance and
         tilt against the scale at which they matched) fixes the face's scale
         and orientation; the other features are then searched around where
-        the training faces' geometry puts them relative to the eyes.
+        the training faces' geometry puts them relative to the eyes, each
+        candidate paying the shape prior (``geometry_weight``).
 
         Parameters
         ----------
@@ -517,25 +525,44 @@ class FeatureDetector(BaseEstimator):
             if f in ("left_eye", "right_eye"):
                 continue
             index = self.features_.index(f)
-            offset = self.offsets_mean_[index]
+            offset, spread = self.offsets_mean_[index], self.offsets_std_[index]
             center = origin + found_iod * (offset[0] * ex + offset[1] * ey)
-            half = tuple((3 * self.offsets_std_[index] + 0.15) * found_iod)
-            found = self._search(image, f, center, half, self.iod / found_iod, n=1)
+            half = tuple((3 * spread + 0.15) * found_iod)
+            found = self._search(image, f, center, half, self.iod / found_iod, n=6)
             if found:
-                positions[f], scores[f] = found[0].center, found[0].score
+                best = min(found, key=lambda d: d.score + self._position_cost(
+                    np.subtract(d.center, origin) @ np.array([ex, ey]).T / found_iod, offset,
+                    spread))  # fmt: skip
+                positions[f], scores[f] = best.center, best.score
             else:
                 positions[f], scores[f] = tuple(center), np.inf
         confidence = {f: self._confidence(f, scores[f]) for f in positions}
         return FeatureLocations(positions, scores, confidence, float(found_iod))
+
+    def _position_cost(self, found, offset, spread):
+        """The shape prior of a nose or mouth candidate: ``weight / 2`` times its squared
+        distance from the training faces' mean offset in their standard deviations
+        (``found``: its offset from the eyes' midpoint, in the eye frame, IODs).
+
+        The frame is the *located* eyes', not the true ones: 0.05 IOD (a typical located
+        eye's error) is added in quadrature, so that 60 frontal studio faces (spread 0.02
+        IOD) do not pin the nose to their mean.
+        """
+        z = (found - offset) / np.hypot(spread, 0.05)
+        return self._geometry_weight() / 2 * float(np.sum(z**2))
+
+    def _geometry_weight(self):
+        """``geometry_weight``, default 1 (log-odds scores) or 0.03 (DFFS scores)."""
+        if self.geometry_weight is not None:
+            return self.geometry_weight
+        return 1.0 if self.score == "decision" else 0.03
 
     def _best_eye_pair(self, eyes):
         lefts, rights = eyes.get("left_eye", []), eyes.get("right_eye", [])
         if not lefts or not rights:
             return None
         best, best_cost = None, np.inf
-        weight = self.geometry_weight
-        if weight is None:
-            weight = 1.0 if self.score == "decision" else 0.03
+        weight = self._geometry_weight()
         for a in lefts:
             for b in rights:
                 dx, dy = np.subtract(b.center, a.center)
