@@ -102,10 +102,10 @@ def read_photo(upload) -> tuple[np.ndarray | None, float]:
     return photo, factor
 
 
-def in_upload(point, factor: float) -> tuple:
-    """A point ``(x, y)`` of the searched photo in the upload's pixels (rounded; pixel centres
-    map to pixel centres)."""
-    return tuple(round((v + 0.5) * factor - 0.5) for v in point)
+def in_upload(point, factor: float, digits: int | None = None) -> tuple:
+    """A point ``(x, y)`` of the searched photo in the upload's pixels, rounded to ``digits``
+    (pixel centres map to pixel centres)."""
+    return tuple(round((v + 0.5) * factor - 0.5, digits) for v in point)
 
 
 def model_bytes(value) -> int:
@@ -556,8 +556,7 @@ def detect_page() -> None:
         [
             {
                 "feature": f,
-                "x": round((x + 0.5) * factor - 0.5, 1),
-                "y": round((y + 0.5) * factor - 0.5, 1),
+                **dict(zip("xy", in_upload((x, y), factor, 1), strict=True)),
                 "confidence": round(located.confidence[f], 3),
             }
             for f, (x, y) in located.positions.items()
