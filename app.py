@@ -317,22 +317,23 @@ def sidebar_recognizer(images: ev.ImageSet, gallery: ev.ImageSet) -> ev.Recogniz
 
 def recognise() -> None:
     st.header("Recognise")
-    chosen = labelled_halves("recognise", "Recognition")
-    if chosen is None:
-        return
-    images, gallery, probes = chosen
     recognizer = uploaded_recognizer()
     trained_here = recognizer is None
-    if trained_here:  # the sidebar's options train one; an uploaded model brings its own
-        recognizer = sidebar_recognizer(images, gallery)
-        if recognizer is None:
-            return
-    sources = ["a held-out image", "upload an image", "upload a photo (every face)"]
-    if recognizer.finder is not None:
+    if not trained_here and recognizer.finder is not None:  # needs no dataset
         st.info("This model was trained on photos (train --photos): it finds, cuts and names "
                 "every face of an uploaded photo.")  # fmt: skip
-        sources = sources[2:]
-    source = st.radio("Probe", sources, horizontal=True)
+        source = st.radio("Probe", ["upload a photo (every face)"], horizontal=True)
+    else:
+        chosen = labelled_halves("recognise", "Recognition")
+        if chosen is None:
+            return
+        images, gallery, probes = chosen
+        if trained_here:  # the sidebar's options train one; an uploaded model brings its own
+            recognizer = sidebar_recognizer(images, gallery)
+            if recognizer is None:
+                return
+        source = st.radio("Probe", ["a held-out image", "upload an image",
+                                    "upload a photo (every face)"], horizontal=True)  # fmt: skip
     if source == "upload a photo (every face)":
         upload = st.file_uploader("photo", type=["png", "jpg", "jpeg", "bmp", "tif", "tiff"],
                                   key="recognise-photo")  # fmt: skip
