@@ -98,7 +98,7 @@ def read_photo(upload) -> tuple[np.ndarray | None, float]:
     factor = width / photo.shape[1] if width else 1.0
     if factor != 1.0:
         st.caption(f"Searched at {1 / factor:.2f} of the upload's {width}x{height} pixels for "
-                   "speed; the tables give the upload's pixels.")  # fmt: skip
+                   "speed.")  # fmt: skip
     return photo, factor
 
 
@@ -106,6 +106,12 @@ def in_upload(point, factor: float, digits: int | None = None) -> tuple:
     """A point ``(x, y)`` of the searched photo in the upload's pixels, rounded to ``digits``
     (pixel centres map to pixel centres)."""
     return tuple(round((v + 0.5) * factor - 0.5, digits) for v in point)
+
+
+def upload_pixels_note(factor: float) -> None:
+    """Say under a table that its positions are the upload's pixels (when it was reduced)."""
+    if factor != 1.0:
+        st.caption("Positions and sizes in the upload's pixels.")
 
 
 def model_bytes(value) -> int:
@@ -443,6 +449,7 @@ def find_faces_view(image: np.ndarray, factor: float = 1.0) -> None:
          "right eye": in_upload(face.right_eye, factor)}
         for i, face in enumerate(found)
     ])  # fmt: skip
+    upload_pixels_note(factor)
 
 
 def name_every_face(photo: np.ndarray, recognizer: ev.Recognizer) -> None:
@@ -531,6 +538,7 @@ def detect_page() -> None:
         for d in found
     ]  # fmt: skip
     st.dataframe(rows)
+    upload_pixels_note(factor)
     st.subheader("Eyes, nose and mouth")
     detector = feature_detector()
     if detector is None:

@@ -333,6 +333,7 @@ def test_a_photo_over_16_megapixels_is_decoded_reduced_and_searched():
     at.sidebar.file_uploader(key="detect-upload").upload("big.jpg", _jpeg(big), "image/jpeg").run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert any("Searched at 0.25 of the upload's 4096x4096" in c.value for c in at.caption)
+    assert any("in the upload's pixels" in c.value for c in at.caption)
     first = at.dataframe[0].value.iloc[0]  # in the upload's pixels (4096 / 512 = 8 astronauts')
     assert abs(first["left eye"][0] - 8 * 204) <= 80 and abs(first["left eye"][1] - 8 * 100) <= 80
     from eigenvision import face_box
