@@ -159,6 +159,14 @@ class FaceFinder(BaseEstimator):
         decision seldom holds two eyes where a face has them). On 170
         held-out HELEN photos at 0.45 false alarms per photo: 75% found,
         against 69% without (one perceptron each).
+    feature_weight : float, default 16.0
+        The nose and mouth check, as the eye-pair check: ``feature_weight
+        (log p_nose + log p_mouth)`` of the located nose and mouth (placed
+        under the locator's shape prior) is added too. Chosen on the 70
+        validation photos: at 0.1 / 0.25 / 0.45 false alarms per photo 65.7%
+        / 77.1% / 81.4% found, against 58.6% / 72.9% / 75.7% without (0);
+        weights 2-24 all gained. Model files written before this parameter
+        existed load with 0.
     augment : tuple of float, default (-8.0, 0.0, 8.0)
         Tilts (degrees) of the training windows.
     negatives_per_image : int, default 200
@@ -222,11 +230,12 @@ class FaceFinder(BaseEstimator):
 
     #: Parameters added after finders were first saved, with the value that keeps an older
     #: model file's behaviour (:func:`~eigenvision.load` gives it where a file has none).
-    _former_defaults = {"equalize": False, "n_networks": 1}
+    _former_defaults = {"equalize": False, "n_networks": 1, "feature_weight": 0.0}
 
     def __init__(self, n_components=20, *, iod=16, rotations=(-20.0, 0.0, 20.0), step=2**0.25,
                  min_iod=None, threshold=0.5, max_side=800, n_candidates=2000,
-                 candidate_overlap=0.5, eye_weight=16.0, augment=(-8.0, 0.0, 8.0),
+                 candidate_overlap=0.5, eye_weight=16.0, feature_weight=16.0,
+                 augment=(-8.0, 0.0, 8.0),
                  negatives_per_image=200, n_clusters=6, hidden_units=32, n_networks=5,
                  equalize=True, min_contrast=0.02):  # fmt: skip
         self.n_components = n_components
@@ -239,6 +248,7 @@ class FaceFinder(BaseEstimator):
         self.n_candidates = n_candidates
         self.candidate_overlap = candidate_overlap
         self.eye_weight = eye_weight
+        self.feature_weight = feature_weight
         self.augment = augment
         self.negatives_per_image = negatives_per_image
         self.n_clusters = n_clusters
@@ -335,8 +345,10 @@ class FaceFinder(BaseEstimator):
         if not (isinstance(self.candidate_overlap, Real) and 0.0 < self.candidate_overlap <= 1.0):
             raise ValueError("candidate_overlap must be an intersection over union in (0, 1], "
                              f"got {self.candidate_overlap!r}")  # fmt: skip
-        if not (isinstance(self.eye_weight, Real) and 0.0 <= self.eye_weight <= 1000.0):
-            raise ValueError(f"eye_weight must be a number in [0, 1000], got {self.eye_weight!r}")
+        for name in ("eye_weight", "feature_weight"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not (isinstance(value, Real) and 0 <= value <= 1000):
+                raise ValueError(f"{name} must be a number in [0, 1000], got {value!r}")
         if not isinstance(self.equalize, (bool, np.bool_)):
             raise ValueError(f"equalize must be True or False, got {self.equalize!r}")
         if not (isinstance(self.min_contrast, Real) and 0.0 <= self.min_contrast < 1.0):
@@ -553,9 +565,14 @@ class FaceFinder(BaseEstimator):
         points = {name: np.asarray(p, dtype=float) for name, p in located.positions.items()}
         if located.eye_confidence < 0.02:
             points["left_eye"], points["right_eye"] = left, right  # the window's own eyes
-        if self.eye_weight:
-            eyes = [located.confidence.get(name, 0.0) for name in ("left_eye", "right_eye")]
-            score = score + self.eye_weight * float(np.log(np.maximum(eyes, 1e-12)).sum())
+        # The eye-pair and the nose-and-mouth checks (a locator without a nose or mouth: no
+        # check of it); clutter that passes the decision seldom holds them where a face does.
+        for weight, names in ((self.eye_weight, ("left_eye", "right_eye")),
+                              (self.feature_weight, ("nose", "mouth"))):  # fmt: skip
+            found = [located.confidence.get(name, 0.0) for name in names
+                     if name in located.confidence or name.endswith("eye")]  # fmt: skip
+            if weight and found:
+                score = score + weight * float(np.log(np.maximum(found, 1e-12)).sum())
         back = {name: tuple(float(v) for v in (p + 0.5) / scale[::-1] - 0.5)
                 for name, p in points.items()}  # fmt: skip
         dx, dy = np.subtract(back["right_eye"], back["left_eye"])
