@@ -294,9 +294,9 @@ def _cmd_detect(args) -> int:
                 f"{f.right_eye[1]:.0f}) p {f.confidence:.2f}" for f in found
             )  # fmt: skip
             hint = "" if found or likeliest is None else (
-                f" (the likeliest has p {likeliest:.3f}, below the threshold "
+                f" (the likeliest has p {likeliest:.3f} at most, below the threshold "
                 f"{finder.threshold if args.threshold is None else args.threshold:.4g}: "
-                "--threshold lower shows it)")  # fmt: skip
+                "a lower --threshold may show it)")  # fmt: skip
             print(f"{path}: {len(found)} face(s)" + (f": {cells}" if found else hint))
     if args.json:
         print(json.dumps(report, indent=2, allow_nan=False))

@@ -481,7 +481,10 @@ class FaceFinder(BaseEstimator):
             or not (None when the photo gives none): why a photo shows no
             face, without searching it again at threshold 0. Candidates the
             decision puts under the threshold count with the decision's
-            probability (the eye-pair check could only lower it).
+            probability, which the eye-pair and nose-and-mouth checks could
+            only lower: then it is an upper bound (a photo whose best
+            decision gives p 0.578 showed nothing at threshold 0.3, its
+            checked faces at most p 0.185).
 
         Returns
         -------
@@ -613,7 +616,7 @@ def single_face(finder, photo, *, name="the photo"):
     """
     found, likeliest = finder.find(photo, max_faces=5, return_likeliest=True)
     if not found:
-        best = "" if likeliest is None else f" (the likeliest: p = {likeliest:.4f})"
+        best = "" if likeliest is None else f" (the likeliest: p {likeliest:.4f} at most)"
         raise ValueError(
             f"{name} shows no face at the finder's threshold {finder.threshold:.4g}{best}: use a "
             "photo with the face large and frontal, or lower the threshold (--face-threshold, "

@@ -366,7 +366,7 @@ def test_single_face_ignores_small_rivals_and_names_the_likeliest():
     with pytest.raises(ValueError, match="2 faces of similar size"):
         ev.single_face(finder, np.zeros((5, 5)))
     finder.threshold = 0.999
-    with pytest.raises(ValueError, match=r"threshold 0.999 \(the likeliest: p = 0.99"):
+    with pytest.raises(ValueError, match=r"threshold 0.999 \(the likeliest: p 0.99"):
         ev.single_face(finder, np.zeros((5, 5)), name="x")
 
 
@@ -455,7 +455,8 @@ def test_cli_detect_says_why_a_photo_shows_no_face(tmp_path, capsys, monkeypatch
     path = tmp_path / "astronaut.png"
     Image.fromarray(data.astronaut()).save(path)
     assert main(["-q", "detect", str(path), "--threshold", "1.0"]) == 0
-    assert "0 face(s) (the likeliest has p 0." in capsys.readouterr().out
+    out = capsys.readouterr().out  # an upper bound: the checks could only lower it
+    assert "0 face(s) (the likeliest has p 0." in out and "at most" in out
     assert len(searches) == 1
 
 
