@@ -568,12 +568,11 @@ class FaceFinder(BaseEstimator):
         points = {name: np.asarray(p, dtype=float) for name, p in located.positions.items()}
         if located.eye_confidence < 0.02:
             points["left_eye"], points["right_eye"] = left, right  # the window's own eyes
-        # The eye-pair and the nose-and-mouth checks (a locator without a nose or mouth: no
-        # check of it); clutter that passes the decision seldom holds them where a face does.
+        # The eye-pair and the nose-and-mouth checks, of the features the locator has: clutter
+        # that passes the decision seldom holds them where a face does.
         for weight, names in ((self.eye_weight, ("left_eye", "right_eye")),
                               (self.feature_weight, ("nose", "mouth"))):  # fmt: skip
-            found = [located.confidence.get(name, 0.0) for name in names
-                     if name in located.confidence or name.endswith("eye")]  # fmt: skip
+            found = [located.confidence[name] for name in names if name in located.confidence]
             if weight and found:
                 score = score + weight * float(np.log(np.maximum(found, 1e-12)).sum())
         back = {name: tuple(float(v) for v in (p + 0.5) / scale[::-1] - 0.5)

@@ -524,6 +524,7 @@ class FeatureDetector(BaseEstimator):
                 positions[f], scores[f] = found, np.inf if candidate is None else candidate.score
         left, right = (np.array(positions.get(f, prior[f])) for f in ("left_eye", "right_eye"))
         origin, ex, ey, found_iod = eye_frame(left, right)
+        to_frame = np.array([ex, ey]).T / found_iod  # image offsets to eye-frame IODs
         for f in self.features_:
             if f in ("left_eye", "right_eye"):
                 continue
@@ -534,8 +535,7 @@ class FeatureDetector(BaseEstimator):
             found = self._search(image, f, center, half, self.iod / found_iod, n=6)
             if found:
                 best = min(found, key=lambda d: d.score + self._position_cost(
-                    np.subtract(d.center, origin) @ np.array([ex, ey]).T / found_iod, offset,
-                    spread))  # fmt: skip
+                    np.subtract(d.center, origin) @ to_frame, offset, spread))  # fmt: skip
                 positions[f], scores[f] = best.center, best.score
             else:
                 positions[f], scores[f] = tuple(center), np.inf
