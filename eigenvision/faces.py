@@ -16,7 +16,7 @@ from scipy.ndimage import map_coordinates
 
 from ._parallel import n_threads, run_parallel
 from .imageset import ImageSet
-from .normalize import DEFAULT_EYE_POSITIONS, align, to_gray
+from .normalize import DEFAULT_EYE_POSITIONS, align, resize, resize_points, to_gray
 
 __all__ = [
     "face_box", "box_eyes", "face_windows", "face_window", "face_windows_at", "window_shape",
@@ -205,7 +205,7 @@ def face_window(image, left_eye, right_eye, *, iod=20) -> np.ndarray:
     return align(image, left_eye, right_eye, shape=shape, eye_positions=eyes)
 
 
-def face_windows_at(image, eyes, *, iod=20) -> np.ndarray:
+def face_windows_at(image, eyes, *, iod=20, antialias=False) -> np.ndarray:
     """Many face windows of one image at once: :func:`face_window` for each eye pair.
 
     One bilinear resampling of all windows (:func:`scipy.ndimage.map_coordinates`,
@@ -219,6 +219,14 @@ def face_windows_at(image, eyes, *, iod=20) -> np.ndarray:
     eyes : (n, 2, 2) array-like
         ``[(left_x, left_y), (right_x, right_y)]`` of every window.
     iod : float, default 20
+    antialias : bool, default False
+        Cut each window from the half-octave reduction of ``image``
+        (:func:`~eigenvision.normalize.resize`, antialiased) in which its
+        eyes lie ``1.5 iod`` to ``1.5 sqrt(2) iod`` apart (or the image
+        itself, for smaller faces). Bilinear sampling of a
+        face many times larger than the window skips pixels: its window
+        aliases, and a face/non-face decision trained on smaller faces
+        rejects it (``FaceFinder``, ``antialias``).
 
     Returns
     -------
@@ -227,13 +235,15 @@ def face_windows_at(image, eyes, *, iod=20) -> np.ndarray:
     """
     image = np.asarray(image, dtype=np.float64)
     eyes = np.asarray(eyes, dtype=np.float64).reshape(-1, 2, 2)
-    height, width = window_shape(iod)
-    row = FACE_WINDOW["eye_row"] * iod
-    inset = FACE_WINDOW["eye_inset"] * iod
     left = eyes[:, 0, 0] + 1j * eyes[:, 0, 1]
     right = eyes[:, 1, 0] + 1j * eyes[:, 1, 1]
     if np.any(left == right) or not np.all(np.isfinite(eyes)):
         raise ValueError("every eye pair must be two distinct finite points")
+    if antialias and len(eyes):
+        return _reduced_windows(image, eyes, iod)
+    height, width = window_shape(iod)
+    row = FACE_WINDOW["eye_row"] * iod
+    inset = FACE_WINDOW["eye_inset"] * iod
     step = ((right - left) / iod)[:, None, None]  # one window pixel, in the image
     x = np.arange(width)[None, None, :] - inset
     y = np.arange(height)[None, :, None] - row
@@ -244,6 +254,26 @@ def face_windows_at(image, eyes, *, iod=20) -> np.ndarray:
     return np.concatenate(run_parallel(
         lambda part=part: map_coordinates(image, [rows[part], cols[part]], order=1, mode="nearest")
         for part in halves))  # fmt: skip
+
+
+#: With ``antialias``, the eye distance (in window IODs) down to which a photo is reduced before
+#: its windows are cut: chosen on the 70 validation photos of ``FaceFinder`` (1, 1.25, 1.5,
+#: 1.75 and 2.5 all found more faces than no reduction; 1.25 and 1.5 the most).
+_REDUCED_IOD = 1.5
+
+
+def _reduced_windows(image, eyes, iod):
+    """:func:`face_windows_at` with ``antialias``: each window from its half-octave reduction."""
+    distance = np.hypot(*(eyes[:, 1] - eyes[:, 0]).T)
+    level = np.floor(2 * np.log2(distance / (_REDUCED_IOD * iod))).clip(0, 64).astype(int)
+    windows = np.empty((len(eyes), *window_shape(iod)))
+    for step in np.unique(level):
+        chosen = level == step
+        shape = tuple(max(1, round(side * 2.0 ** (-step / 2))) for side in image.shape)
+        reduced = resize(image, shape) if step else image
+        windows[chosen] = face_windows_at(reduced, resize_points(eyes[chosen], image.shape, shape),
+                                          iod=iod)  # fmt: skip
+    return windows
 
 
 def align_face(image, face, *, shape=(112, 92), eye_positions=DEFAULT_EYE_POSITIONS):
