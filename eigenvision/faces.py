@@ -222,11 +222,11 @@ def face_windows_at(image, eyes, *, iod=20, antialias=False) -> np.ndarray:
     antialias : bool, default False
         Cut each window from the half-octave reduction of ``image``
         (:func:`~eigenvision.normalize.resize`, antialiased) in which its
-        eyes lie ``1.5 iod`` to ``1.5 sqrt(2) iod`` apart (or the image
-        itself, for smaller faces). Bilinear sampling of a
-        face many times larger than the window skips pixels: its window
-        aliases, and a face/non-face decision trained on smaller faces
-        rejects it (``FaceFinder``, ``antialias``).
+        eyes lie ``1.5 iod`` to ``1.5 sqrt(2) iod`` apart (from ``image``
+        itself for smaller faces). Bilinear sampling alone skips pixels of
+        a face many times larger than the window: the window aliases, and
+        a face/non-face decision trained on smaller faces rejects it
+        (``FaceFinder``'s ``antialias``).
 
     Returns
     -------
