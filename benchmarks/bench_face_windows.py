@@ -73,7 +73,7 @@ def main(argv=None):
              "max_difference": float(np.abs(result - reference).max())}
             for name, (seconds, result) in timed.items()]  # fmt: skip
     for row in rows:
-        print(f"{row['contender']:32s} {1e3 * row['seconds']:8.1f} ms   "
+        print(f"{row['contender']:40s} {1e3 * row['seconds']:8.1f} ms   "
               f"ours {row['ours_faster']:5.1f}x faster   max diff {row['max_difference']:.1e}")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

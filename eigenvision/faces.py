@@ -209,8 +209,8 @@ def face_windows_at(image, eyes, *, iod=20, antialias=False) -> np.ndarray:
     """Many face windows of one image at once: :func:`face_window` for each eye pair.
 
     One bilinear resampling of all windows (:func:`scipy.ndimage.map_coordinates`,
-    edges repeated): equal to stacking :func:`face_window` calls to
-    round-off (1e-13), 20x faster for the 3,000 candidates of a photo
+    edges repeated): without ``antialias``, equal to stacking :func:`face_window`
+    calls to round-off (1e-13), 20x faster for the 3,000 candidates of a photo
     (``benchmarks/bench_face_windows.py``).
 
     Parameters
