@@ -196,13 +196,15 @@ def face_window(image, left_eye, right_eye, *, iod=20) -> np.ndarray:
     -------
     (h, w) ndarray
         ``window_shape(iod)``; the eyes level, ``iod`` apart, where
-        :func:`window_eyes` reads them back.
+        :func:`window_eyes` reads them back. Bilinear sampling without
+        smoothing, as :func:`face_windows_at` without ``antialias``: the
+        shipped ``FaceFinder`` was trained on such windows.
     """
     shape = window_shape(iod)
     row = FACE_WINDOW["eye_row"] * iod / (shape[0] - 1)
     inset = FACE_WINDOW["eye_inset"] * iod / (shape[1] - 1)
     eyes = ((inset, row), (inset + iod / (shape[1] - 1), row))
-    return align(image, left_eye, right_eye, shape=shape, eye_positions=eyes)
+    return align(image, left_eye, right_eye, shape=shape, eye_positions=eyes, antialias=False)
 
 
 def face_windows_at(image, eyes, *, iod=20, antialias=False) -> np.ndarray:
@@ -276,7 +278,8 @@ def _reduced_windows(image, eyes, iod):
     return windows
 
 
-def align_face(image, face, *, shape=(112, 92), eye_positions=DEFAULT_EYE_POSITIONS):
+def align_face(image, face, *, shape=(112, 92), eye_positions=DEFAULT_EYE_POSITIONS,
+               antialias=True):  # fmt: skip
     """Cut a face to a canonical crop: the similarity transform that puts its eyes in place.
 
     Parameters
@@ -290,6 +293,10 @@ def align_face(image, face, *, shape=(112, 92), eye_positions=DEFAULT_EYE_POSITI
         The crop (AT&T's size).
     eye_positions : ((u, v), (u, v)), default ((0.3, 0.4), (0.7, 0.4))
         Where the eyes land, as fractions of the crop's width and height.
+    antialias : bool, default True
+        Smooth a face larger than the crop before sampling it
+        (:func:`~eigenvision.normalize.align`): a photo's face is often 2 to
+        10 times the crop's size.
 
     Returns
     -------
@@ -304,7 +311,7 @@ def align_face(image, face, *, shape=(112, 92), eye_positions=DEFAULT_EYE_POSITI
     left, right = (face.left_eye, face.right_eye) if hasattr(face, "left_eye") else face
     image = np.asarray(image)
     grey = to_gray(image[..., :3]) if image.ndim == 3 else image
-    return align(grey, left, right, shape=shape, eye_positions=eye_positions)
+    return align(grey, left, right, shape=shape, eye_positions=eye_positions, antialias=antialias)
 
 
 def window_eyes(detection) -> tuple[np.ndarray, np.ndarray]:

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from functools import partial
 
 import numpy as np
+from scipy.ndimage import gaussian_filter
 from scipy.stats import rankdata
 from skimage import exposure
 from skimage.transform import SimilarityTransform, warp
@@ -194,6 +195,7 @@ def align(
     *,
     shape: tuple[int, int],
     eye_positions=DEFAULT_EYE_POSITIONS,
+    antialias: bool = True,
 ) -> np.ndarray:
     """Rotate, scale and shift a face so the eyes land at canonical positions.
 
@@ -206,6 +208,12 @@ def align(
         Output shape.
     eye_positions : ((x, y), (x, y)), default ((0.3, 0.4), (0.7, 0.4))
         Where the eyes go, as fractions of the output's ``(W - 1, H - 1)``.
+    antialias : bool, default True
+        When the face shrinks by a factor ``s > 1``, smooth it first with a
+        Gaussian of standard deviation ``(s - 1) / 2`` input pixels
+        (scikit-image's ``resize(anti_aliasing=True)``). Bilinear sampling
+        alone reads one input pixel in ``s``: the crop of a face several times
+        its size aliases.
 
     Returns
     -------
@@ -216,16 +224,45 @@ def align(
     -----
     Two point pairs determine a similarity transform (rotation, uniform scale,
     translation) exactly, so the eyes land on their targets up to the
-    interpolation of the image itself.
+    interpolation of the image itself. Only the part of the image the crop
+    reads is smoothed, so the cost does not grow with the photo.
     """
     image = _as_float_image(image)
     transform = eye_transform(left_eye, right_eye, shape=shape, eye_positions=eye_positions)
-    return _warp(image, transform, shape)
+    return _warp(image, transform, shape, antialias=antialias)
 
 
-def _warp(image: np.ndarray, transform, shape) -> np.ndarray:
-    out = warp(image, transform.inverse, output_shape=_check_shape(shape), order=1, mode="edge")
-    return out.astype(image.dtype, copy=False)
+def _warp(image: np.ndarray, transform, shape, *, antialias=False) -> np.ndarray:
+    shape = _check_shape(shape)
+    dtype = image.dtype
+    if antialias:
+        image, transform = _prefiltered(image, transform, shape)
+    out = warp(image, transform.inverse, output_shape=shape, order=1, mode="edge")
+    return out.astype(dtype, copy=False)
+
+
+def _prefiltered(image, transform, shape):
+    """The part of ``image`` a similarity warp to ``shape`` reads, smoothed for its shrinking.
+
+    Returns the smoothed part and the transform from its pixels; equal, where
+    the warp reads, to smoothing the whole image (``mode="nearest"``).
+    """
+    sigma = (1 / transform.scale - 1) / 2
+    if sigma <= 0:
+        return image, transform
+    height, width = shape
+    corners = transform.inverse([[0, 0], [width - 1, 0], [0, height - 1], [width - 1, height - 1]])
+    # bilinear reads the next pixel; gaussian_filter's kernel reaches 4 sigma
+    reach = int(np.ceil(4 * sigma)) + 1
+    bounds = []
+    for axis, size in ((0, image.shape[1]), (1, image.shape[0])):
+        low, high = np.clip([corners[:, axis].min(), corners[:, axis].max()], 0, size - 1)
+        bounds.append((max(int(np.floor(low)) - reach, 0),
+                       min(int(np.ceil(high)) + reach + 1, size)))  # fmt: skip
+    (x0, x1), (y0, y1) = bounds
+    part = gaussian_filter(image[y0:y1, x0:x1].astype(np.float64), sigma, mode="nearest")
+    shifted = transform.params @ np.array([[1.0, 0.0, x0], [0.0, 1.0, y0], [0.0, 0.0, 1.0]])
+    return part, SimilarityTransform(matrix=shifted)
 
 
 def equalize(image: np.ndarray, *, n_bins: int = 256, mask: np.ndarray | None = None) -> np.ndarray:
@@ -433,7 +470,7 @@ def _normalize_one(image, *, shape, eyes, eye_positions, equalize, standardize, 
         if shape is None:
             raise ValueError("aligning on the eyes needs an output shape=(H, W)")
         transform = eye_transform(eyes[0], eyes[1], shape=shape, eye_positions=eye_positions)
-        image = _warp(image, transform, shape)
+        image = _warp(image, transform, shape, antialias=True)
     elif shape is not None and tuple(shape) != image.shape:
         transform = partial(resize_points, from_shape=image.shape, to_shape=tuple(shape))
         image = resize(image, shape)
