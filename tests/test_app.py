@@ -250,6 +250,9 @@ def test_browser_slider_morphs_and_upload_detects(browser, tmp_path):
     Image.fromarray(data.coins()).save(upload)
     browser.find_element(By.CSS_SELECTOR, 'input[type="file"]').send_keys(str(upload))
     _wait(browser, lambda d: "coins.png" in d.page_source)
+    # Regression: the test took the astronaut's page, still shown while the upload ran, for
+    # the upload's. The coins (a training background) show no face, and the page says so.
+    _wait(browser, lambda d: "No face at probability" in d.page_source)
     _idle(browser)
     _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, '[data-testid="stDataFrame"]'))
     assert "Traceback" not in browser.page_source
