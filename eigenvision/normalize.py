@@ -211,9 +211,10 @@ def align(
     antialias : bool, default True
         When the face shrinks by a factor ``s > 1``, smooth it first with a
         Gaussian of standard deviation ``(s - 1) / 2`` input pixels
-        (scikit-image's ``resize(anti_aliasing=True)``). Bilinear sampling
-        alone reads one input pixel in ``s``: the crop of a face several times
-        its size aliases.
+        (scikit-image's ``resize(anti_aliasing=True)``; beyond ``s = 4``,
+        blocks of ``floor(s / 2)`` pixels are averaged first, so the time
+        does not grow with ``s``). Bilinear sampling alone reads one input
+        pixel in ``s``: the crop of a face several times its size aliases.
 
     Returns
     -------
@@ -241,28 +242,44 @@ def _warp(image: np.ndarray, transform, shape, *, antialias=False) -> np.ndarray
     return out.astype(dtype, copy=False)
 
 
+#: Beyond this shrinking, :func:`align` first averages blocks of ``floor(s / 2)`` pixels: a
+#: Gaussian kernel of ``4 (s - 1)`` taps over a face of 2,000 pixels took 5 s, the blocks 0.1 s.
+_BLOCKS_BEYOND = 4
+
+
 def _prefiltered(image, transform, shape):
     """The part of ``image`` a similarity warp to ``shape`` reads, smoothed for its shrinking.
 
-    Returns the smoothed part and the transform from its pixels; equal, where
-    the warp reads, to smoothing the whole image (``mode="nearest"``).
+    Returns the smoothed part and the transform from its pixels. Shrinking by
+    ``s <= 4``, it equals smoothing the whole image (``mode="nearest"``) where
+    the warp reads; beyond, blocks of ``b = floor(s / 2)`` pixels are averaged
+    first and the Gaussian of ``(s / b - 1) / 2`` blocks smooths those.
     """
-    sigma = (1 / transform.scale - 1) / 2
-    if sigma <= 0:
+    factor = 1 / transform.scale
+    if factor <= 1:
         return image, transform
+    block = int(factor // 2) if factor > _BLOCKS_BEYOND else 1
+    sigma = (factor / block - 1) / 2
     height, width = shape
     corners = transform.inverse([[0, 0], [width - 1, 0], [0, height - 1], [width - 1, height - 1]])
     # bilinear reads the next pixel; gaussian_filter's kernel reaches 4 sigma
-    reach = int(np.ceil(4 * sigma)) + 1
+    reach = block * (int(np.ceil(4 * sigma)) + 2)
     bounds = []
     for axis, size in ((0, image.shape[1]), (1, image.shape[0])):
         low, high = np.clip([corners[:, axis].min(), corners[:, axis].max()], 0, size - 1)
         bounds.append((max(int(np.floor(low)) - reach, 0),
                        min(int(np.ceil(high)) + reach + 1, size)))  # fmt: skip
     (x0, x1), (y0, y1) = bounds
-    part = gaussian_filter(image[y0:y1, x0:x1].astype(np.float64), sigma, mode="nearest")
-    shifted = transform.params @ np.array([[1.0, 0.0, x0], [0.0, 1.0, y0], [0.0, 0.0, 1.0]])
-    return part, SimilarityTransform(matrix=shifted)
+    part = image[y0:y1, x0:x1].astype(np.float64)
+    if block > 1:
+        rows, cols = (-(-side // block) * block for side in part.shape)
+        part = np.pad(part, ((0, rows - part.shape[0]), (0, cols - part.shape[1])), mode="edge")
+        part = part.reshape(rows // block, block, cols // block, block).mean(axis=(1, 3))
+    part = gaussian_filter(part, sigma, mode="nearest")
+    # a block's mean sits at its centre: (block - 1) / 2 past its first pixel
+    start = np.array([x0, y0]) + (block - 1) / 2
+    from_part = np.array([[block, 0.0, start[0]], [0.0, block, start[1]], [0.0, 0.0, 1.0]])
+    return part, SimilarityTransform(matrix=transform.params @ from_part)
 
 
 def equalize(image: np.ndarray, *, n_bins: int = 256, mask: np.ndarray | None = None) -> np.ndarray:
