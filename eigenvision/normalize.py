@@ -211,8 +211,8 @@ def align(
     antialias : bool, default True
         When the face shrinks by a factor ``s > 1``, smooth it first with a
         Gaussian of standard deviation ``(s - 1) / 2`` input pixels
-        (scikit-image's ``resize(anti_aliasing=True)``; beyond ``s = 4``,
-        blocks of ``floor(s / 2)`` pixels are averaged first, so the time
+        (scikit-image's ``resize(anti_aliasing=True)``; beyond ``s = 8``,
+        blocks of ``floor(s / 4)`` pixels are averaged first, so the time
         does not grow with ``s``). Bilinear sampling alone reads one input
         pixel in ``s``: the crop of a face several times its size aliases.
 
@@ -242,23 +242,24 @@ def _warp(image: np.ndarray, transform, shape, *, antialias=False) -> np.ndarray
     return out.astype(dtype, copy=False)
 
 
-#: Beyond this shrinking, :func:`align` first averages blocks of ``floor(s / 2)`` pixels: a
-#: Gaussian kernel of ``4 (s - 1)`` taps over a face of 2,000 pixels took 5 s, the blocks 0.1 s.
-_BLOCKS_BEYOND = 4
+#: Beyond this shrinking ``s``, :func:`align` first averages blocks of ``floor(s / 4)``
+#: pixels: the Gaussian's kernel (``4 (s - 1)`` taps) over a face 2,000 pixels wide took 5 s,
+#: now 0.04 s (``benchmarks/bench_align.py``).
+_BLOCKS_BEYOND = 8
 
 
 def _prefiltered(image, transform, shape):
     """The part of ``image`` a similarity warp to ``shape`` reads, smoothed for its shrinking.
 
     Returns the smoothed part and the transform from its pixels. Shrinking by
-    ``s <= 4``, it equals smoothing the whole image (``mode="nearest"``) where
-    the warp reads; beyond, blocks of ``b = floor(s / 2)`` pixels are averaged
+    ``s <= 8``, it equals smoothing the whole image (``mode="nearest"``) where
+    the warp reads; beyond, blocks of ``b = floor(s / 4)`` pixels are averaged
     first and the Gaussian of ``(s / b - 1) / 2`` blocks smooths those.
     """
     factor = 1 / transform.scale
     if factor <= 1:
         return image, transform
-    block = int(factor // 2) if factor > _BLOCKS_BEYOND else 1
+    block = min(int(factor // 4), *image.shape) if factor > _BLOCKS_BEYOND else 1
     sigma = (factor / block - 1) / 2
     height, width = shape
     corners = transform.inverse([[0, 0], [width - 1, 0], [0, height - 1], [width - 1, height - 1]])
@@ -267,15 +268,14 @@ def _prefiltered(image, transform, shape):
     bounds = []
     for axis, size in ((0, image.shape[1]), (1, image.shape[0])):
         low, high = np.clip([corners[:, axis].min(), corners[:, axis].max()], 0, size - 1)
-        bounds.append((max(int(np.floor(low)) - reach, 0),
-                       min(int(np.ceil(high)) + reach + 1, size)))  # fmt: skip
+        low, high = max(int(np.floor(low)) - reach, 0), min(int(np.ceil(high)) + reach + 1, size)
+        # whole blocks: a part block at the photo's edge is dropped (the edge repeats)
+        bounds.append((low, low + max(1, (high - low) // block) * block))
     (x0, x1), (y0, y1) = bounds
-    part = image[y0:y1, x0:x1].astype(np.float64)
+    part = image[y0:y1, x0:x1]
     if block > 1:
-        rows, cols = (-(-side // block) * block for side in part.shape)
-        part = np.pad(part, ((0, rows - part.shape[0]), (0, cols - part.shape[1])), mode="edge")
-        part = part.reshape(rows // block, block, cols // block, block).mean(axis=(1, 3))
-    part = gaussian_filter(part, sigma, mode="nearest")
+        part = part.reshape(part.shape[0] // block, block, -1, block).mean(axis=(1, 3))
+    part = gaussian_filter(part, sigma, mode="nearest", output=np.float64)
     # a block's mean sits at its centre: (block - 1) / 2 past its first pixel
     start = np.array([x0, y0]) + (block - 1) / 2
     from_part = np.array([[block, 0.0, start[0]], [0.0, block, start[1]], [0.0, 0.0, 1.0]])

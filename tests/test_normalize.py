@@ -93,9 +93,10 @@ def test_align_smooths_only_the_part_it_reads(eyes, rng):
 
 
 def test_align_averages_blocks_of_a_much_larger_face(rng):
-    """Shrinking 4x and more, blocks of floor(s / 2) pixels are averaged before the Gaussian
+    """Shrinking more than 8x, blocks of floor(s / 4) pixels are averaged before the Gaussian
     (its kernel grew with s: 5 s for a face of 2,000 pixels): by 12, close to scikit-image's
-    Gaussian of sigma 5.5 on a smooth photo, and a one-pixel grating averages to 0.5."""
+    Gaussian of sigma 5.5 on a smooth photo, and a one-pixel grating averages to 0.5; tiny
+    photos take blocks no larger than themselves."""
     from skimage.transform import resize
 
     image = ndimage.gaussian_filter(rng.random((480, 384)), 6, mode="nearest")
@@ -105,9 +106,12 @@ def test_align_averages_blocks_of_a_much_larger_face(rng):
     reference = resize(image, out, order=1, mode="edge", anti_aliasing=True)
     blocked = nz.align(image, *eyes, shape=out, eye_positions=placed)
     assert np.abs(blocked - reference).max() < 0.03, np.abs(blocked - reference).max()
-    grating = np.tile([0.0, 1.0], (480, 192))
-    smooth = nz.align(grating, *eyes, shape=out, eye_positions=placed)
+    # away from the grating's edges; bilinear alone reads every sample on a black stripe
+    grating = np.tile([0.0, 1.0], (800, 400))
+    smooth = nz.align(grating, *(eyes + [150.5, 150]), shape=out, eye_positions=placed)
     np.testing.assert_allclose(smooth, 0.5, atol=0.01)
+    tiny = nz.align(rng.random((5, 7)), (-400.0, 2.0), (400.0, 3.0), shape=out)
+    assert tiny.shape == out and np.all(np.isfinite(tiny))
 
 
 def test_align_face_averages_a_fine_grating_away():
