@@ -325,6 +325,7 @@ def recognise() -> None:
     st.header("Recognise")
     recognizer = uploaded_recognizer()
     trained_here = recognizer is None
+    enrolled_held_out = None  # held-out images of the people a model trained here enrols
     if not trained_here and recognizer.finder is not None:  # needs no dataset
         st.info("This model was trained on photos (train --photos): it finds, cuts and names "
                 "every face of an uploaded photo.")  # fmt: skip
@@ -338,6 +339,7 @@ def recognise() -> None:
             recognizer = sidebar_recognizer(images, gallery)
             if recognizer is None:
                 return
+            enrolled_held_out = probes
         source = st.radio("Probe", ["a held-out image", "upload an image",
                                     "upload a photo (every face)"], horizontal=True)  # fmt: skip
     if source == "upload a photo (every face)":
@@ -345,7 +347,7 @@ def recognise() -> None:
                                   key="recognise-photo")  # fmt: skip
         photo = None if upload is None else read_photo(upload)[0]
         if photo is not None:
-            name_every_face(photo, recognizer)
+            name_every_face(photo, recognizer, enrolled_held_out)
         return
     if source == "upload an image":
         upload = st.file_uploader(
@@ -369,13 +371,14 @@ def recognise() -> None:
     distances, labels, indices = recognizer.kneighbors(
         probe[None], k=min(15, len(recognizer.gallery_)), return_indices=True
     )
-    default = float(np.round(np.median(distances[0]), 2))
+    default, meaning = unknown_beyond(recognizer, enrolled_held_out)
     threshold = st.slider(
         "Unknown beyond distance",
         0.0,
-        float(distances[0].max() * 2 + 1e-6),
+        float(max(distances[0].max() * 2, default) + 1e-6),
         default,
         key="threshold",
+        help=meaning,
     )
     decision = labels[0, 0] if distances[0, 0] <= threshold else ev.UNKNOWN
     verdict = f"**{decision}**" + ("" if truth is None else f" (truth: {truth})")
@@ -452,8 +455,27 @@ def find_faces_view(image: np.ndarray, factor: float = 1.0) -> None:
     upload_pixels_note(factor)
 
 
-def name_every_face(photo: np.ndarray, recognizer: ev.Recognizer) -> None:
-    """Find every face of a photo, cut each on its eyes to the recognizer's size, name it."""
+def unknown_beyond(recognizer: ev.Recognizer, probes: ev.ImageSet | None) -> tuple[float, str]:
+    """The default distance beyond which a face is unknown, and what it means: the model's
+    calibrated threshold, else the one that accepts 95% of the held-out images of the enrolled
+    people (a stranger was named before: the default was the median of the probe's own
+    distances, so the one face of a photo always got a name)."""
+    if recognizer.threshold is not None:
+        return float(recognizer.threshold), "The model's threshold (calibrated on strangers)."
+    if probes is not None and len(probes) and probes.image_shape == tuple(recognizer.image_shape_):
+        nearest = recognizer.kneighbors(probes.images, k=1)[0][:, 0]
+        return (float(np.ceil(100 * np.quantile(nearest, 0.95)) / 100),
+                f"Accepts 95% of the {len(probes)} held-out images of the enrolled people; "
+                "strangers beyond it are unknown.")  # fmt: skip
+    return 0.0, ("No threshold: this model was not calibrated on strangers (train with "
+                 "--unknown FOLDER) and there are no held-out images; every face is unknown "
+                 "until you raise the slider.")  # fmt: skip
+
+
+def name_every_face(photo: np.ndarray, recognizer: ev.Recognizer,
+                    probes: ev.ImageSet | None = None) -> None:  # fmt: skip
+    """Find every face of a photo, cut each on its eyes to the recognizer's size, name it
+    (``probes``: held-out images of the enrolled people, for the default threshold)."""
     found, _ = faces_found(photo, "photo-probability")
     if not found:
         return
@@ -465,12 +487,10 @@ def name_every_face(photo: np.ndarray, recognizer: ev.Recognizer) -> None:
         crops = np.stack([ev.align_face(photo, face, shape=tuple(recognizer.aligned_shape))
                           for face in found])  # fmt: skip
         _, named, distances = recognizer.decide_faces(photo, faces=found)  # the slider decides
-    # the model's own threshold, else the median rounded up (the median face is named)
-    default = float(recognizer.threshold if recognizer.threshold is not None
-                    else np.ceil(100 * np.median(distances)) / 100)  # fmt: skip
+    default, meaning = unknown_beyond(recognizer, probes)
     threshold = st.slider("Unknown beyond distance", 0.0,
                           float(max(distances.max() * 2, default) + 1e-6),
-                          default, key="photo-threshold")  # fmt: skip
+                          default, key="photo-threshold", help=meaning)  # fmt: skip
     names = [f"{label if distance <= threshold else ev.UNKNOWN} ({distance:.2f})"
              for label, distance in zip(named, distances, strict=True)]  # fmt: skip
     st.pyplot(plot.faces(photo, found, names=names, title=f"{len(found)} face(s), named"))

@@ -388,6 +388,31 @@ def test_recognise_names_every_face_of_an_uploaded_photo():
     assert any(re.fullmatch(r"\S+ \(\d+\.\d\d\)", caption) for caption in captions), captions
 
 
+def test_a_stranger_in_a_photo_is_unknown_by_default(att):
+    """Regression: with no calibrated threshold the default was the median of the probe's own
+    distances, so the one face of a photo always got a name: a HELEN stranger was named s22
+    of AT&T (distance 13.80). The default now accepts 95% of the held-out images of the
+    enrolled people (11.62 here), on both the held-out and the photo page."""
+    import eigenvision as ev
+
+    gallery, held_out = att.split(0.5, order="name")
+    nearest = ev.Recognizer(40).fit(gallery).kneighbors(held_out.images, k=1)[0][:, 0]
+    expected = np.ceil(100 * np.quantile(nearest, 0.95)) / 100
+    at = _app("Recognise")
+    at.sidebar.selectbox(key="recognise-set").set_value("AT&T faces").run()
+    assert at.slider(key="threshold").value == pytest.approx(expected)
+    at.radio[0].set_value("upload a photo (every face)").run()
+    from conftest import require_helen_files
+
+    photo = next(path for _, path, _ in require_helen_files() if path.stem == "100040721_1")
+    at.file_uploader(key="recognise-photo").upload("stranger.jpg", photo.read_bytes()).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.slider(key="photo-threshold").value == pytest.approx(expected)
+    captions = [image.caption for element in at.get("image") for image in element.proto.imgs]
+    named = [c for c in captions if c]
+    assert named and all(c.startswith(f"{ev.UNKNOWN} (") for c in named), named
+
+
 @pytest.fixture(scope="module")
 def photo_model(tmp_path_factory):
     """A Recognizer trained on uncropped photos (the CLI's train --photos), saved."""
