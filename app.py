@@ -371,7 +371,7 @@ def recognise() -> None:
     distances, labels, indices = recognizer.kneighbors(
         probe[None], k=min(15, len(recognizer.gallery_)), return_indices=True
     )
-    default, meaning = unknown_beyond(recognizer, enrolled_held_out)
+    default, meaning = unknown_beyond(recognizer, enrolled_held_out, distances[0])
     threshold = st.slider(
         "Unknown beyond distance",
         0.0,
@@ -455,11 +455,14 @@ def find_faces_view(image: np.ndarray, factor: float = 1.0) -> None:
     upload_pixels_note(factor)
 
 
-def unknown_beyond(recognizer: ev.Recognizer, probes: ev.ImageSet | None) -> tuple[float, str]:
+def unknown_beyond(recognizer: ev.Recognizer, probes: ev.ImageSet | None,
+                   distances: np.ndarray) -> tuple[float, str]:  # fmt: skip
     """The default distance beyond which a face is unknown, and what it means: the model's
     calibrated threshold, else the one that accepts 95% of the held-out images of the enrolled
-    people (a stranger was named before: the default was the median of the probe's own
-    distances, so the one face of a photo always got a name)."""
+    people, else (an uploaded model without either) the model's closed set, every face named.
+
+    A stranger was named before: the default was the median of the probe's own ``distances``,
+    so the one face of a photo always got a name."""
     if recognizer.threshold is not None:
         return float(recognizer.threshold), "The model's threshold (calibrated on strangers)."
     if probes is not None and len(probes) and probes.image_shape == tuple(recognizer.image_shape_):
@@ -467,9 +470,9 @@ def unknown_beyond(recognizer: ev.Recognizer, probes: ev.ImageSet | None) -> tup
         return (float(np.ceil(100 * np.quantile(nearest, 0.95)) / 100),
                 f"Accepts 95% of the {len(probes)} held-out images of the enrolled people; "
                 "strangers beyond it are unknown.")  # fmt: skip
-    return 0.0, ("No threshold: this model was not calibrated on strangers (train with "
-                 "--unknown FOLDER) and there are no held-out images; every face is unknown "
-                 "until you raise the slider.")  # fmt: skip
+    return (float(np.ceil(100 * np.max(distances)) / 100),
+            "This model has no threshold (train it with --unknown FOLDER): every face gets "
+            "the nearest name until you lower the slider.")  # fmt: skip
 
 
 def name_every_face(photo: np.ndarray, recognizer: ev.Recognizer,
@@ -487,7 +490,7 @@ def name_every_face(photo: np.ndarray, recognizer: ev.Recognizer,
         crops = np.stack([ev.align_face(photo, face, shape=tuple(recognizer.aligned_shape))
                           for face in found])  # fmt: skip
         _, named, distances = recognizer.decide_faces(photo, faces=found)  # the slider decides
-    default, meaning = unknown_beyond(recognizer, probes)
+    default, meaning = unknown_beyond(recognizer, probes, distances)
     threshold = st.slider("Unknown beyond distance", 0.0,
                           float(max(distances.max() * 2, default) + 1e-6),
                           default, key="photo-threshold", help=meaning)  # fmt: skip
