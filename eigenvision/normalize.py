@@ -244,7 +244,7 @@ def _warp(image: np.ndarray, transform, shape, *, antialias=False) -> np.ndarray
 
 #: Beyond this shrinking ``s``, :func:`align` first averages blocks of ``floor(s / 4)``
 #: pixels: the Gaussian's kernel (``4 (s - 1)`` taps) over a face 2,000 pixels wide took 5 s,
-#: now 0.04 s (``benchmarks/bench_align.py``).
+#: now 17 ms (``benchmarks/bench_align.py``).
 _BLOCKS_BEYOND = 8
 
 
@@ -446,8 +446,9 @@ def normalize_image(
     """Apply the normalisation pipeline to one image.
 
     The steps run in this order: grey, align on ``eyes = (left, right)`` or
-    resize to ``shape``, histogram equalisation, elliptical mask, per-image
-    standardisation (``"norm"`` or ``"variance"``).
+    resize to ``shape`` (both antialiased: :func:`align`, :func:`resize`),
+    histogram equalisation, elliptical mask, per-image standardisation
+    (``"norm"`` or ``"variance"``).
 
     Parameters
     ----------
