@@ -29,32 +29,32 @@ from eigenvision.normalize import eye_transform
 SHAPE = (56, 46)
 
 
+def _after_resize(transform, image_shape, small_shape):
+    """The matrix that finishes ``transform`` on the photo resized to ``small_shape``: resizes
+    keep pixel centres, ``x_small = (x + 0.5) f - 0.5`` along each axis."""
+    f = np.array(small_shape[::-1]) / np.array(image_shape[::-1])
+    to_small = np.array([[f[0], 0, 0.5 * f[0] - 0.5], [0, f[1], 0.5 * f[1] - 0.5], [0, 0, 1]])
+    return transform.params @ np.linalg.inv(to_small)
+
+
 def scikit_image_crop(image, eyes):
     """Rescale the whole photo (antialiased) so the eyes lie as far apart as in the crop, then
     turn and shift it with ``warp``."""
     from skimage.transform import SimilarityTransform, rescale, warp
 
     transform = eye_transform(*eyes, shape=SHAPE)
-    scale = transform.scale
-    small = rescale(image, scale, order=1, mode="edge", anti_aliasing=True)
-    # the rescaled photo's pixel centres: x_small = (x + 0.5) * scale' - 0.5, per axis
-    factors = np.array(small.shape[::-1]) / np.array(image.shape[::-1])
-    to_small = np.array([[factors[0], 0, 0.5 * factors[0] - 0.5],
-                         [0, factors[1], 0.5 * factors[1] - 0.5], [0, 0, 1]])  # fmt: skip
-    rest = SimilarityTransform(matrix=transform.params @ np.linalg.inv(to_small))
+    small = rescale(image, transform.scale, order=1, mode="edge", anti_aliasing=True)
+    rest = SimilarityTransform(matrix=_after_resize(transform, image.shape, small.shape))
     return warp(small, rest.inverse, output_shape=SHAPE, order=1, mode="edge")
 
 
 def opencv_crop(cv2, image, eyes):
     """The same with ``cv2.resize(INTER_AREA)`` and ``cv2.warpAffine``."""
     transform = eye_transform(*eyes, shape=SHAPE)
-    scale = transform.scale
-    small = cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
-    factors = np.array(small.shape[::-1]) / np.array(image.shape[::-1])
-    to_small = np.array([[factors[0], 0, 0.5 * factors[0] - 0.5],
-                         [0, factors[1], 0.5 * factors[1] - 0.5], [0, 0, 1]])  # fmt: skip
-    matrix = (transform.params @ np.linalg.inv(to_small))[:2]
-    return cv2.warpAffine(small, matrix, SHAPE[::-1], flags=cv2.INTER_LINEAR,
+    small = cv2.resize(image, None, fx=transform.scale, fy=transform.scale,
+                       interpolation=cv2.INTER_AREA)  # fmt: skip
+    return cv2.warpAffine(small, _after_resize(transform, image.shape, small.shape)[:2],
+                          SHAPE[::-1], flags=cv2.INTER_LINEAR,
                           borderMode=cv2.BORDER_REPLICATE)  # fmt: skip
 
 

@@ -233,7 +233,7 @@ def align(
     return _warp(image, transform, shape, antialias=antialias)
 
 
-def _warp(image: np.ndarray, transform, shape, *, antialias=False) -> np.ndarray:
+def _warp(image: np.ndarray, transform, shape, *, antialias) -> np.ndarray:
     shape = _check_shape(shape)
     dtype = image.dtype
     if antialias:

@@ -112,7 +112,6 @@ def test_held_out_helen_faces_are_found_and_their_eyes_located(finder, helen_sli
     assert np.mean(np.array(errors) <= 0.10) >= 0.8
 
 
-
 def test_a_face_scores_the_same_in_a_large_photo_as_in_a_small_one(finder, helen_slice):
     """Regression: the decision's windows of large faces aliased. The slice's 12 photos, read
     with their longer side 160 and 640 pixels: the log-odds of each face's own window fell by
@@ -134,6 +133,7 @@ def test_a_face_scores_the_same_in_a_large_photo_as_in_a_small_one(finder, helen
     fall = np.subtract(scores[True, 160], scores[True, 640])
     assert abs(fall.mean()) < 0.4 and fall.max() < 1.5, fall
     assert np.mean(np.subtract(scores[False, 160], scores[False, 640])) > 0.8  # as it was
+
 
 def test_align_face_puts_the_eyes_in_place(rng):
     photo = rng.random((120, 160))
@@ -451,7 +451,6 @@ def test_windows_cut_at_once_equal_one_by_one(rng):
         face_windows_at(image, [[(1.0, 2.0), (1.0, 2.0)]])
 
 
-
 def test_antialiased_windows_average_a_fine_grating_away(rng):
     """Regression: a face many times larger than the window was sampled a pixel here and there.
     A one-pixel grating (0, 1) under eyes 96 pixels apart averages to 0.5 in an antialiased
@@ -483,6 +482,7 @@ def test_antialiased_windows_average_a_fine_grating_away(rng):
                                atol=1e-12)  # fmt: skip
     with pytest.raises(ValueError, match="distinct finite"):
         face_windows_at(image, [[(1.0, np.nan), (5.0, 2.0)]], antialias=True)
+
 
 def test_a_studio_portrait_is_not_crowded_out_by_a_blank_wall(imm, finder):
     """Regression: on IMM 07_01 (a frontal face, a plain wall) half of stage 1's 1,000
