@@ -229,7 +229,9 @@ class FaceFinder(BaseEstimator):
         ``(f, hidden_units)``, ``(hidden_units,)``, ``(hidden_units,)``,
         float, with ``f = 2 (face + non-face clusters)``.
     locator_ : FeatureDetector
-        Eyes, nose and mouth inside a found face.
+        Eyes, nose and mouth inside a found face: located in the candidate's
+        box (the eye-pair and nose-and-mouth checks read these), then again
+        in the box of the eyes found there (the positions reported).
     window_ : (2,) int ndarray
         The detection window ``(h, w)``.
 
@@ -584,6 +586,16 @@ class FaceFinder(BaseEstimator):
         points = {name: np.asarray(p, dtype=float) for name, p in located.positions.items()}
         if located.eye_confidence < 0.02:
             points["left_eye"], points["right_eye"] = left, right  # the window's own eyes
+        else:
+            # Located again from the found eyes' box: the window's scale is often off by more
+            # than the locator searches around it. Validation / calibration photos: eyes e <= 0.10
+            # IOD 65.7% -> 71.4% / 78.3% -> 78.3%, e <= 0.05 51.4% -> 52.9% / 56.7% -> 71.7%.
+            # The checks below keep the first pass's confidences: centred on its own eyes, the
+            # second pass finds eye-like pairs in clutter too (validation: 82.9% -> 77.1% found
+            # at 0.25 false alarms per photo; with the first pass's, 80.0%).
+            again = self.locator_.locate(small, box=face_box(points["left_eye"],
+                                                              points["right_eye"]))  # fmt: skip
+            points = {name: np.asarray(p, dtype=float) for name, p in again.positions.items()}
         # The eye-pair and the nose-and-mouth checks, of the features the locator has: clutter
         # that passes the decision seldom holds them where a face does.
         for weight, names in ((self.eye_weight, ("left_eye", "right_eye")),

@@ -13,6 +13,7 @@ from skimage.feature import Cascade
 
 import eigenvision as ev
 from eigenvision import evaluate, photos
+from eigenvision.faces import FEATURES
 from eigenvision.normalize import to_gray
 
 
@@ -576,20 +577,31 @@ def test_close_candidates_reach_the_decision(finder, helen_slice):
 
 def test_the_feature_checks_add_the_located_features_log_probabilities(finder, monkeypatch):
     """score = decision log-odds + eye_weight (log p_left + log p_right) + feature_weight
-    (log p_nose + log p_mouth), the locator's features."""
+    (log p_nose + log p_mouth), the locator's features from the candidate's box; the features
+    reported are the locator's from the box of the eyes it found there (a second pass)."""
     image = photos.sample_picture("astronaut")
     seen, locate = [], finder.locator_.locate
 
-    def spy(*args, **kwargs):
-        located = locate(*args, **kwargs)
-        seen.append(located.confidence)
+    def spy(*args, box, **kwargs):
+        located = locate(*args, box=box, **kwargs)
+        seen.append((box, located))
         return located
 
     monkeypatch.setattr(finder.locator_, "locate", spy)
     assert (finder.eye_weight, finder.feature_weight) == (16.0, 16.0)  # the shipped finder's
     alone = copy.copy(finder).set_params(eye_weight=0.0, feature_weight=0.0).find(
         image, threshold=0.0, max_faces=8)  # fmt: skip
-    confidences = list(seen)
+    confidences, calls = [], iter(seen)
+    for _box, first in calls:  # a pair whose eyes were found is located again from their box
+        confidences.append(first.confidence)
+        if first.eye_confidence >= 0.02:
+            again_box, again = next(calls)
+            assert again_box == ev.face_box(*(np.asarray(first[name])
+                                              for name in ("left_eye", "right_eye")))  # fmt: skip
+            face = alone[len(confidences) - 1]
+            np.testing.assert_allclose([face.left_eye, face.right_eye, face.nose, face.mouth],
+                                       [again[name] for name in FEATURES])  # fmt: skip
+    assert len(confidences) < len(seen)  # the astronaut's eyes, at least, were found
     checker = finder
     checked = checker.find(image, threshold=0.0, max_faces=8)
     eyes_only = copy.copy(finder).set_params(feature_weight=0.0).find(image, threshold=0.0,
