@@ -496,7 +496,9 @@ def name_every_face(photo: np.ndarray, recognizer: ev.Recognizer,
                           default, key="photo-threshold", help=meaning)  # fmt: skip
     names = [f"{label if distance <= threshold else ev.UNKNOWN} ({distance:.2f})"
              for label, distance in zip(named, distances, strict=True)]  # fmt: skip
-    st.pyplot(plot.faces(photo, found, names=names, title=f"{len(found)} face(s), named"))
+    known = int(np.sum(distances <= threshold))
+    title = f"{len(found)} face(s): {known} named, {len(found) - known} unknown"
+    st.pyplot(plot.faces(photo, found, names=names, title=title))
     columns = st.columns(min(len(found), 6))
     for index, crop in enumerate(crops[:6]):
         columns[index].image(to_display(crop), caption=names[index], width=90)
