@@ -31,10 +31,13 @@ A :class:`FaceFinder` is the eigenspace detector of Moghaddam & Pentland
    ranked by the refined score, clutter gains as much as faces do.
 4. **Features and the eye-pair check**: an eye, nose and mouth
    :class:`~eigenvision.FeatureDetector` trained on the same wild faces
-   (``score="decision"``: the feature against the face around it) places
+   (``score="decision"``: the feature against the face around it) finds
    them inside each face kept; with ``eye_weight`` the face's score adds
    that times the log-probabilities of its two eyes (clutter that passes
-   the decision seldom holds two eyes where a face has them).
+   the decision seldom holds two eyes where a face has them). A second
+   detector, whose eye patches take in the brows
+   (:data:`~eigenvision.faces.PLACEMENT_EYE_PATCH`), places the features
+   reported.
 
 :func:`~eigenvision.find_faces` runs the finder that ships in the project's
 ``data/`` (rebuilt by ``eigenvision build-models``, see
@@ -65,12 +68,20 @@ from .detection import (
     suppress,
 )  # fmt: skip
 from .eigenspace import Eigenspace
-from .faces import FACE_WINDOW, align_face, face_box, face_windows, face_windows_at, window_eyes
+from .faces import (
+    FACE_WINDOW,
+    PLACEMENT_EYE_PATCH,
+    align_face,
+    face_box,
+    face_windows,
+    face_windows_at,
+    window_eyes,
+)  # fmt: skip
 from .imageset import ImageSet
 from .modular import FeatureDetector
 from .normalize import equalize_windows, resize, to_gray, unit_norm
 
-__all__ = ["Face", "FaceFinder", "photo_faces", "single_face"]
+__all__ = ["Face", "FaceFinder", "photo_faces", "placement_locator", "single_face"]
 
 
 @dataclass(frozen=True)
@@ -229,9 +240,12 @@ class FaceFinder(BaseEstimator):
         ``(f, hidden_units)``, ``(hidden_units,)``, ``(hidden_units,)``,
         float, with ``f = 2 (face + non-face clusters)``.
     locator_ : FeatureDetector
-        Eyes, nose and mouth inside a found face: located in the candidate's
-        box (the eye-pair and nose-and-mouth checks read these), then again
-        in the box of the eyes found there (the positions reported).
+        Eyes, nose and mouth inside a candidate's box: the eye-pair and the
+        nose-and-mouth checks read their confidences.
+    placer_ : FeatureDetector or None
+        Places the features reported: in the candidate's box, then again in
+        the box of the eyes found there. None (model files written before
+        it existed): the locator places them.
     window_ : (2,) int ndarray
         The detection window ``(h, w)``.
 
@@ -275,7 +289,7 @@ class FaceFinder(BaseEstimator):
         self.antialias = antialias
 
     # ------------------------------------------------------------------ fit
-    def fit(self, faces: ImageSet, backgrounds, *, locator=None, progress=False):
+    def fit(self, faces: ImageSet, backgrounds, *, locator=None, placer=None, progress=False):
         """Train the face space, mine non-faces from ``backgrounds``, fit the decision.
 
         Parameters
@@ -289,8 +303,12 @@ class FaceFinder(BaseEstimator):
             (``(x, y, w, h)`` each, e.g. the annotated faces, which are
             skipped along with windows overlapping them).
         locator : FeatureDetector, optional
-            A fitted eye, nose and mouth detector; default one fitted here on
-            ``faces``.
+            A fitted eye, nose and mouth detector (the checks); default one
+            fitted here on ``faces``.
+        placer : FeatureDetector, optional
+            A fitted eye, nose and mouth detector (the positions reported);
+            default one fitted here on ``faces`` with eye patches of
+            :data:`~eigenvision.faces.PLACEMENT_EYE_PATCH`.
         progress : bool, default False
             Progress bars (stderr, on a terminal) over the search of the
             backgrounds and the two mining rounds, minutes on a few hundred
@@ -316,10 +334,10 @@ class FaceFinder(BaseEstimator):
         negatives = np.concatenate([negatives, self._mine(backgrounds, pools, by_decision=True,
                                                           progress=progress)])  # fmt: skip
         self._fit_decision(windows, negatives)
-        if locator is None:
-            first = faces if isinstance(faces, ImageSet) else faces[0]
-            locator = FeatureDetector(score="decision").fit(first)
-        self.locator_ = locator
+        first = faces if isinstance(faces, ImageSet) else faces[0]
+        self.locator_ = FeatureDetector(score="decision").fit(first) if locator is None \
+            else locator  # fmt: skip
+        self.placer_ = placement_locator().fit(first) if placer is None else placer
         return self
 
     def _fit_decision(self, windows, negatives):
@@ -579,28 +597,58 @@ class FaceFinder(BaseEstimator):
             best = np.maximum(best, values.max(axis=1))
         return [(a, b, c[2]) for a, b, c in zip(left, right, candidates, strict=True)]
 
+    def place(self, image, box):
+        """Eyes, nose and mouth of the face in ``box``, placed as :meth:`find` reports them.
+
+        Located by the placer (``placer_``, eye patches with the brows) in
+        ``box``, then again in the box of the eyes found there: a box's scale
+        is often off by more than the locator searches around it. When the
+        first pass finds no eye pair (eye confidence under 0.02) its
+        locations are returned.
+
+        Parameters
+        ----------
+        image : (H, W) or (H, W, 3) ndarray
+        box : (x, y, w, h)
+            The face, e.g. a :class:`Face`'s ``box`` or :func:`~eigenvision.face_box`
+            of known eyes; ``image``'s pixels.
+
+        Returns
+        -------
+        FeatureLocations
+            In ``image``'s pixels.
+        """
+        check_fitted(self, "locator_")
+        placer = getattr(self, "placer_", None) or self.locator_  # None in older model files
+        located = placer.locate(image, box=box)
+        if located.eye_confidence < 0.02:
+            return located
+        # Eyes e <= 0.10 IOD from the finder's box, placed by the locator (eye-sized patches),
+        # validation / calibration photos: one pass 65.7% / 78.3%, two 71.4% / 78.3%.
+        eyes = (np.asarray(located[name], dtype=float) for name in ("left_eye", "right_eye"))
+        return placer.locate(image, box=face_box(*eyes))
+
     def _face(self, small, candidate, score, scale):
         """A Face from a candidate: features located in its box, all back in input pixels."""
         left, right, _ = candidate
-        located = self.locator_.locate(small, box=face_box(left, right))
-        reported, eyes_found = located, located.eye_confidence >= 0.02
-        if eyes_found:
-            # Located again from the found eyes' box: the window's scale is often off by more
-            # than the locator searches around it. Validation / calibration photos: eyes e <= 0.10
-            # IOD 65.7% -> 71.4% / 78.3% -> 78.3%, e <= 0.05 51.4% -> 52.9% / 56.7% -> 71.7%.
-            # The checks below keep the first pass's confidences: centred on its own eyes, the
-            # second pass finds eye-like pairs in clutter too (validation: 82.9% -> 77.1% found
-            # at 0.25 false alarms per photo; with the first pass's, 80.0%).
-            eyes = (np.asarray(located[name], dtype=float) for name in ("left_eye", "right_eye"))
-            reported = self.locator_.locate(small, box=face_box(*eyes))
+        box = face_box(left, right)
+        # The checks read the locator's confidences, not the placer's: the placer's eye patches
+        # take in the brows, which placed the eyes from the finder's box within 0.10 IOD on the
+        # validation / calibration photos 75.7% / 85.0% (the locator 71.4% / 78.3%), but its
+        # confidences in the checks lost faces to clutter (82.9% -> 72.9% found at 0.25 false
+        # alarms per validation photo). Nor do they read a second pass's: centred on its own
+        # eyes, it finds eye-like pairs in clutter too (validation, the locator: 82.9% ->
+        # 77.1% found at 0.25 false alarms per photo).
+        checked = self.locator_.locate(small, box=box)
+        reported = self.place(small, box)
         points = {name: np.asarray(p, dtype=float) for name, p in reported.positions.items()}
-        if not eyes_found:
+        if reported.eye_confidence < 0.02:
             points["left_eye"], points["right_eye"] = left, right  # the window's own eyes
         # The eye-pair and the nose-and-mouth checks, of the features the locator has: clutter
         # that passes the decision seldom holds them where a face does.
         for weight, names in ((self.eye_weight, ("left_eye", "right_eye")),
                               (self.feature_weight, ("nose", "mouth"))):  # fmt: skip
-            found = [located.confidence[name] for name in names if name in located.confidence]
+            found = [checked.confidence[name] for name in names if name in checked.confidence]
             if weight and found:
                 score = score + weight * float(np.log(np.maximum(found, 1e-12)).sum())
         back = {name: tuple(float(v) for v in (p + 0.5) / scale[::-1] - 0.5)
@@ -613,6 +661,19 @@ class FaceFinder(BaseEstimator):
             score=float(score), confidence=float(expit(score)),
             angle=float(np.degrees(np.arctan2(dy, dx))),
         )  # fmt: skip
+
+
+def placement_locator():
+    """The unfitted eye, nose and mouth detector that places a found face's features
+    (:class:`FaceFinder`'s ``placer_``): scored by decision, eye patches of
+    :data:`~eigenvision.faces.PLACEMENT_EYE_PATCH`.
+
+    Returns
+    -------
+    FeatureDetector
+    """
+    eyes = {name: PLACEMENT_EYE_PATCH for name in ("left_eye", "right_eye")}
+    return FeatureDetector(score="decision", patch=eyes)
 
 
 def single_face(finder, photo, *, name="the photo"):

@@ -20,7 +20,7 @@ from ._base import progress as show_progress
 from ._errors import EigenvisionError
 from .evaluate import face_found
 from .faces import face_box
-from .finder import FaceFinder
+from .finder import FaceFinder, placement_locator
 from .modular import FeatureDetector
 from .normalize import to_gray
 from .persist import load
@@ -157,8 +157,9 @@ def build_finder(root=None, *, n_backgrounds=250, progress=False) -> FaceFinder:
     and the IMM faces, mirrored and tilted. Backgrounds: ``n_backgrounds``
     HELEN training photos with one annotated face, away from it, and
     scikit-image's sample pictures without a face (:data:`BACKGROUNDS`). The eye, nose and
-    mouth locator (``FeatureDetector(score="decision")``) is trained on the
-    HELEN training faces. The threshold gives 0.05 false alarms per
+    mouth locator (``FeatureDetector(score="decision")``) and the placer
+    (:func:`~eigenvision.finder.placement_locator`) are trained on the HELEN
+    training faces. The threshold gives 0.05 false alarms per
     photo on 60 held-out HELEN photos (:func:`calibrate_threshold`; the
     shipped finder: 0.92, with its nose-and-mouth check and antialiased
     windows; 0.8651 with aliased ones; 0.9283 without either).
@@ -188,6 +189,7 @@ def build_finder(root=None, *, n_backgrounds=250, progress=False) -> FaceFinder:
     # Scored by decision, not DFFS: a DFFS locator trained on these crops placed both eyes
     # within 0.10 IOD on 17% of held-out faces (the IMM-trained one 71%), this one on 82%.
     locator = FeatureDetector(score="decision").fit(helen)
+    placer = placement_locator().fit(helen)
     # Mined without the contrast gate, searched with it: mining with it too (the non-faces then
     # hold no flat windows) found 60% against 62.5% on the wild_detection photos, placed fewer
     # eyes from the finder's box (62.5% against 70%) and gave immunohistochemistry a face.
@@ -199,7 +201,7 @@ def build_finder(root=None, *, n_backgrounds=250, progress=False) -> FaceFinder:
     # align(antialias=True), it found 45.7% / 60.0% / 71.4% / 77.1% (mined as here) and
     # 44.3% / 57.1% / 72.9% / 77.1% (mined from antialiased cuts) on the same 70 photos.
     finder = FaceFinder(min_contrast=0.0, antialias=False).fit(
-        [helen, imm], backgrounds, locator=locator, progress=progress)  # fmt: skip
+        [helen, imm], backgrounds, locator=locator, placer=placer, progress=progress)  # fmt: skip
     finder.set_params(min_contrast=FaceFinder().min_contrast, antialias=FaceFinder().antialias)
     # 0.05 per photo, not 0.25 (the finder before, whose scores were far less separated): at
     # 0.25 (p 0.57) scikit-image's immunohistochemistry picture shows a face (p 0.92). That

@@ -239,4 +239,11 @@ def _check_face_finder(finder):
             or not np.isfinite(finder.network_output_bias_)):  # fmt: skip
         raise ValueError(f"FaceFinder: the perceptron's weights do not fit {features} features "
                          "(2 per cluster space)")  # fmt: skip
-    check_state(finder.locator_)
+    for name in ("locator_", "placer_"):
+        part = getattr(finder, name, None)
+        if part is None and name == "placer_":  # older model files have none
+            continue
+        if not isinstance(part, FeatureDetector):
+            raise ValueError(f"FaceFinder.{name} must be a FeatureDetector, not "
+                             f"{type(part).__name__}")  # fmt: skip
+        check_state(part)

@@ -12,6 +12,7 @@ from sklearn.metrics import roc_auc_score
 from eigenvision import datasets, evaluate
 from eigenvision.cli import main as cli
 from eigenvision.experiments import EXPERIMENTS
+from eigenvision.faces import PLACEMENT_EYE_PATCH
 
 
 def _run(name, tmp_path, *options):
@@ -110,6 +111,8 @@ def test_feature_detection_roc_over_the_whole_photo(tmp_path, imm):
     # the affine identity holds over the whole photo too (float32 running sums broke NCC there)
     assert roc["SSD to mean eye"] == roc["NCC (skimage match_template)"]
     assert roc["DFFS(10)"]["located_within_radius"] >= 0.5
+    # the lecture's number needs the eye patches with the brows (test_modular: the whole ROC)
+    assert results["eye_patch"] == list(PLACEMENT_EYE_PATCH)
 
 
 def test_wild_detection_eye_confidence_roc_against_sklearn(tmp_path):
@@ -126,19 +129,24 @@ def test_wild_detection_eye_confidence_roc_against_sklearn(tmp_path):
     _, test_ids = helen_split(photo for photo, _, _ in files)
     finder = default_finder()
     locator = finder.locator_
-    hits, confidence = [], []
+    hits, confidence, placed_hits = [], [], []
     for _, image_path, pts_path in [f for f in files if f[0] in test_ids][:3]:
         image, points = datasets.load_helen_photo(image_path, pts_path, max_side=640)
         marks = datasets.face_landmarks(points)
-        located = locator.locate(image, box=face_box(marks["left_eye"], marks["right_eye"]))
+        box = face_box(marks["left_eye"], marks["right_eye"])
+        located = locator.locate(image, box=box)
         hits.append(evaluate.eye_error(located["left_eye"], located["right_eye"],
                                        marks["left_eye"], marks["right_eye"])[0] <= 0.10)
+        placed = finder.place(image, box)  # the placer, twice
+        placed_hits.append(evaluate.eye_error(placed["left_eye"], placed["right_eye"],
+                                              marks["left_eye"], marks["right_eye"])[0] <= 0.10)
         confidence.append(min(located.confidence["left_eye"], located.confidence["right_eye"]))
     roc = results["eye_confidence"]
     assert (roc["hits"], roc["misses"]) == (sum(hits), len(hits) - sum(hits))
     assert 0 < roc["misses"] < 3  # both classes, or the AUC says nothing
     assert roc["auc"] == pytest.approx(roc_auc_score(hits, confidence), abs=1e-12)
     assert results["eye_within_0.10"]["locator, true box"] == pytest.approx(np.mean(hits))
+    assert results["eye_within_0.10"]["placer, true box"] == pytest.approx(np.mean(placed_hits))
     # the pictures without a face: every detector on all 13, the count of those showing one;
     # the finder's answer on one of them recomputed here from scikit-image's own picture
     pictures = results["non_face_pictures"]

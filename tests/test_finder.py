@@ -100,7 +100,7 @@ def test_held_out_helen_faces_are_found_and_their_eyes_located(finder, helen_sli
     per photo, the shipped one 72.5%), eyes within 0.10 IOD for 11 by the shipped decision
     locator (the IMM-trained DFFS locator it replaced: 8)."""
     faces, _ = helen_slice
-    found, errors = 0, []
+    found, errors, placed = 0, [], []
     marks = faces.landmarks
     for image, left, right, points in zip(faces.images, marks["left_eye"], marks["right_eye"],
                                           faces.points, strict=True):  # fmt: skip
@@ -109,8 +109,11 @@ def test_held_out_helen_faces_are_found_and_their_eyes_located(finder, helen_sli
                      for f in finder.find(image, threshold=0.5))  # fmt: skip
         located = finder.locator_.locate(image, box=ev.face_box(left, right))
         errors.append(evaluate.eye_error(located["left_eye"], located["right_eye"], left, right)[0])
+        located = finder.place(image, ev.face_box(left, right))
+        placed.append(evaluate.eye_error(located["left_eye"], located["right_eye"], left, right)[0])
     assert found / len(faces) >= 0.65
     assert np.mean(np.array(errors) <= 0.10) >= 0.8
+    assert np.mean(np.array(placed) <= 0.10) >= 0.8
 
 
 def test_a_face_scores_the_same_in_a_large_photo_as_in_a_small_one(finder, helen_slice):
@@ -160,6 +163,29 @@ def test_the_finder_round_trips_and_inconsistent_files_are_refused(finder, tmp_p
     ev.save(loaded, tmp_path / "old.npz")
     with pytest.raises(ev.ModelFileError, match="lacks 'face_clusters_'.*build-models"):
         ev.load(tmp_path / "old.npz")
+
+
+def test_a_finder_file_without_a_placer_places_with_its_locator(finder, tmp_path):
+    """A file from before the placer loads and places the features with its locator (as the
+    finder that wrote it did); a placer that is no FeatureDetector is refused."""
+    image = photos.sample_picture("astronaut")
+    older = copy.copy(finder)
+    del older.placer_
+    loaded = ev.load(ev.save(older, tmp_path / "older.npz"))
+    assert not hasattr(loaded, "placer_")
+    by_locator = copy.copy(finder)
+    by_locator.placer_ = finder.locator_
+    expected = by_locator.find(image)
+    assert [(f.box, f.left_eye, f.score) for f in loaded.find(image)] == \
+        [(f.box, f.left_eye, f.score) for f in expected]  # fmt: skip
+    # the placer moves the eyes, not the scores (the checks read the locator)
+    placed = finder.find(image)
+    assert [f.score for f in placed] == [f.score for f in expected]
+    assert placed[0].left_eye != expected[0].left_eye
+    wrong = copy.copy(finder)
+    wrong.placer_ = finder.face_space_
+    with pytest.raises(ValueError, match="placer_ must be a FeatureDetector, not Eigenspace"):
+        ev.validation.check_state(wrong)
 
 
 def test_a_finder_file_without_equalize_loads_as_it_was_written(finder, tmp_path):
@@ -578,30 +604,43 @@ def test_close_candidates_reach_the_decision(finder, helen_slice):
 def test_the_feature_checks_add_the_located_features_log_probabilities(finder, monkeypatch):
     """score = decision log-odds + eye_weight (log p_left + log p_right) + feature_weight
     (log p_nose + log p_mouth), the locator's features from the candidate's box; the features
-    reported are the locator's from the box of the eyes it found there (a second pass)."""
+    reported are the placer's (eye patches with the brows, ``PLACEMENT_EYE_PATCH``), located
+    in the candidate's box and again in the box of the eyes it found there."""
     image = photos.sample_picture("astronaut")
-    seen, locate = [], finder.locator_.locate
+    seen = []
+    assert finder.placer_ is not finder.locator_
+    assert tuple(finder.placer_.patch_shape("left_eye")) == tuple(
+        round(side * finder.placer_.iod) for side in ev.faces.PLACEMENT_EYE_PATCH)  # fmt: skip
+    for name in ("locator_", "placer_"):
+        part = getattr(finder, name)
 
-    def spy(*args, box, **kwargs):
-        located = locate(*args, box=box, **kwargs)
-        seen.append((box, located))
-        return located
+        def spy(*args, box, locate=part.locate, name=name, **kwargs):
+            located = locate(*args, box=box, **kwargs)
+            seen.append((name, box, located))
+            return located
 
-    monkeypatch.setattr(finder.locator_, "locate", spy)
+        monkeypatch.setattr(part, "locate", spy)
     assert (finder.eye_weight, finder.feature_weight) == (16.0, 16.0)  # the shipped finder's
     alone = copy.copy(finder).set_params(eye_weight=0.0, feature_weight=0.0).find(
         image, threshold=0.0, max_faces=8)  # fmt: skip
-    confidences, calls = [], iter(seen)
-    for _box, first in calls:  # a pair whose eyes were found is located again from their box
-        confidences.append(first.confidence)
-        if first.eye_confidence >= 0.02:
-            again_box, again = next(calls)
-            assert again_box == ev.face_box(*(np.asarray(first[name])
-                                              for name in ("left_eye", "right_eye")))  # fmt: skip
-            face = alone[len(confidences) - 1]
-            np.testing.assert_allclose([face.left_eye, face.right_eye, face.nose, face.mouth],
-                                       [again[name] for name in FEATURES])  # fmt: skip
-    assert len(confidences) < len(seen)  # the astronaut's eyes, at least, were found
+    confidences, calls, passes = [], iter(seen), 0
+    for name, box, checked in calls:
+        assert name == "locator_"
+        confidences.append(checked.confidence)
+        name, placed_box, first = next(calls)  # the placer, in the same box
+        assert (name, placed_box) == ("placer_", box)
+        reported = first
+        if first.eye_confidence >= 0.02:  # eyes found: located again from their box
+            name, again_box, reported = next(calls)
+            assert (name, again_box) == ("placer_", ev.face_box(
+                *(np.asarray(first[eye]) for eye in ("left_eye", "right_eye"))))  # fmt: skip
+            passes += 1
+        face = alone[len(confidences) - 1]
+        # eyes the placer is not sure of are the candidate window's own
+        features = FEATURES if reported.eye_confidence >= 0.02 else ("nose", "mouth")
+        np.testing.assert_allclose([getattr(face, feature) for feature in features],
+                                   [reported[feature] for feature in features])  # fmt: skip
+    assert passes >= 1  # the astronaut's eyes, at least, were found
     checker = finder
     checked = checker.find(image, threshold=0.0, max_faces=8)
     eyes_only = copy.copy(finder).set_params(feature_weight=0.0).find(image, threshold=0.0,
