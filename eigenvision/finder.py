@@ -634,11 +634,12 @@ class FaceFinder(BaseEstimator):
         box = face_box(left, right)
         # The checks read the locator's confidences, not the placer's: the placer's eye patches
         # take in the brows, which placed the eyes from the finder's box within 0.10 IOD on the
-        # validation / calibration photos 75.7% / 85.0% (the locator 71.4% / 78.3%), but its
-        # confidences in the checks lost faces to clutter (82.9% -> 72.9% found at 0.25 false
+        # validation / calibration photos 80.0% / 86.7% (the locator 71.4% / 78.3%), but its
+        # confidences in the checks lost faces to clutter (80.0% -> 72.9% found at 0.25 false
         # alarms per validation photo). Nor do they read a second pass's: centred on its own
         # eyes, it finds eye-like pairs in clutter too (validation, the locator: 82.9% ->
-        # 77.1% found at 0.25 false alarms per photo).
+        # 77.1% found at 0.25 false alarms per photo). The placer starts from the candidate's
+        # box, not the locator's eyes: from those (one locate less) it placed 75.7% / 85.0%.
         checked = self.locator_.locate(small, box=box)
         reported = self.place(small, box)
         points = {name: np.asarray(p, dtype=float) for name, p in reported.positions.items()}
