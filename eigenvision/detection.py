@@ -593,9 +593,32 @@ def multiscale_minima(image, score_map, window, scales, *, radius=None, threshol
         Every candidate in input pixels (top-left, size, scale, score),
         sorted by score.
     """
+    table = _minima_table(image, score_map, window, scales, radius=radius,
+                          threshold=threshold, region=region)  # fmt: skip
+    return [Detection(*row) for row in zip(*(column.tolist() for column in table), strict=True)]
+
+
+class _Minima(NamedTuple):
+    """:func:`multiscale_minima`'s candidates as columns, best first (Detection's fields)."""
+
+    x: np.ndarray
+    y: np.ndarray
+    width: np.ndarray
+    height: np.ndarray
+    scale: np.ndarray
+    score: np.ndarray
+
+    def take(self, indices) -> _Minima:
+        return _Minima(*(column[indices] for column in self))
+
+
+def _minima_table(image, score_map, window, scales, *, radius=None, threshold=None,
+                  region=None) -> _Minima:  # fmt: skip
+    """:func:`multiscale_minima` as arrays (a photo's stage 1 has thousands: one Detection
+    each cost more than finding them)."""
     (h, w) = (int(v) for v in window)
     radius = max(1, min(h, w) // 4) if radius is None else int(radius)
-    found = []
+    columns = []
     for scale in scales:
         crop, x0, y0 = image, 0, 0
         if region is not None:
@@ -621,13 +644,15 @@ def multiscale_minima(image, score_map, window, scales, *, radius=None, threshol
             keep &= (np.abs(xs - cx) <= hx) & (np.abs(ys - cy) <= hy)
         values = np.where(keep, values, np.inf)
         minima = keep & (values == ndimage.minimum_filter(values, 2 * radius + 1, mode="nearest"))
-        for i, j in zip(*np.nonzero(minima), strict=True):
-            found.append(
-                Detection(j * factor_x + x0, i * factor_y + y0, w * factor_x, h * factor_y,
-                          float(scale), float(values[i, j]))
-            )  # fmt: skip
-    found.sort(key=lambda d: d.score)
-    return found
+        i, j = np.nonzero(minima)
+        count = len(i)
+        columns.append((j * factor_x + x0, i * factor_y + y0, np.full(count, w * factor_x),
+                        np.full(count, h * factor_y), np.full(count, float(scale)),
+                        values[i, j].astype(np.float64)))  # fmt: skip
+    if not columns:
+        return _Minima(*(np.zeros(0) for _ in _Minima._fields))
+    table = _Minima(*(np.concatenate(parts) for parts in zip(*columns, strict=True)))
+    return table.take(np.argsort(table.score, kind="stable"))
 
 
 def box_iou(box, boxes) -> np.ndarray:
@@ -692,11 +717,14 @@ def kept_indices(detections, *, max_count, overlap=None, separation=None) -> lis
     list of int
     """
     count = max(int(max_count), 0)
-    if not detections or count == 0:
+    if isinstance(detections, _Minima):  # the search's own columns
+        x, y, width, height = detections[:4]
+    else:
+        x, y, width, height = np.array(
+            [(d.x, d.y, d.width, d.height) for d in detections], dtype=np.float64
+        ).reshape(-1, 4).T
+    if len(x) == 0 or count == 0:
         return []
-    x, y, width, height = np.array(
-        [(d.x, d.y, d.width, d.height) for d in detections], dtype=np.float64
-    ).T
     right, bottom, area = x + width, y + height, width * height
     centre_x, centre_y = x + (width - 1) / 2, y + (height - 1) / 2
 
@@ -718,8 +746,8 @@ def kept_indices(detections, *, max_count, overlap=None, separation=None) -> lis
     # suppression (thousands of local minima per photo); this is 4.9x faster, same answer
     # (benchmarks/bench_suppression.py).
     kept = np.zeros(0, dtype=np.intp)
-    for start in range(0, len(detections), _SUPPRESSION_BLOCK):
-        block = np.arange(start, min(start + _SUPPRESSION_BLOCK, len(detections)))
+    for start in range(0, len(x), _SUPPRESSION_BLOCK):
+        block = np.arange(start, min(start + _SUPPRESSION_BLOCK, len(x)))
         if len(kept):
             block = block[~clashes(block, kept).any(axis=1)]
         among = clashes(block, block)

@@ -7,6 +7,7 @@ likelihood that combines them.
 
 from __future__ import annotations
 
+import copy
 from numbers import Integral, Real
 
 import numpy as np
@@ -544,6 +545,49 @@ class Eigenspace(SubspaceModel):
         float
         """
         return float(np.mean(self.score_samples(X)))
+
+    def leading(self, k):
+        """The eigenspace of the first ``k`` components, as ``Eigenspace(k)`` fits the same data.
+
+        PCA's components are nested: the first ``k`` of a larger fit are the
+        ``k``-component fit (exactly for the exact solvers, to round-off;
+        the randomized solver's best estimate of them). ``noise_variance_``
+        is recomputed over the components now discarded. A cheaper model of
+        the same data, e.g. for a first, coarse search.
+
+        Parameters
+        ----------
+        k : int
+            ``1 <= k <= n_components_``.
+
+        Returns
+        -------
+        Eigenspace
+            A new fitted eigenspace; this one is unchanged.
+
+        Examples
+        --------
+        >>> X = np.array([[0.0, 0.0, 1.0], [2.0, 2.0, 0.0], [4.0, 4.0, 2.0], [1.0, 0.0, 0.0]])
+        >>> Eigenspace(2).fit(X).leading(1).n_components_
+        1
+        """
+        check_fitted(self)
+        if isinstance(k, bool) or not isinstance(k, Integral) or not 1 <= k <= self.n_components_:
+            raise ValueError(f"k must be an int in [1, {self.n_components_}] (the components "
+                             f"this eigenspace has), got {k!r}")  # fmt: skip
+        k = int(k)
+        space = copy.copy(self)
+        space.__dict__.pop("_spectrum_cache", None)  # the templates differ: nothing to share
+        space.n_components = k
+        space.n_components_ = k
+        space.mean_ = self.mean_.copy()
+        space.eigenvalues_ = self.eigenvalues_.copy()
+        for name in ("components_", "singular_values_", "explained_variance_ratio_"):
+            setattr(space, name, getattr(self, name)[:k].copy())
+        n_discarded = min(self.n_samples_, self.n_features_in_) - k
+        tail = max(self.total_variance_ - float(self.eigenvalues_[:k].sum()), 0.0)
+        space.noise_variance_ = tail / n_discarded if n_discarded > 0 else 0.0
+        return space
 
     @property
     def eigenimages_(self):

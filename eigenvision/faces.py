@@ -334,18 +334,21 @@ def window_eyes(detection) -> tuple[np.ndarray, np.ndarray]:
     Parameters
     ----------
     detection : Detection
-        From :func:`detect` with a space trained on :func:`face_windows`.
+        From :func:`detect` with a space trained on :func:`face_windows`
+        (or anything with ``x``, ``y`` and ``width``, arrays of ``n``
+        windows too).
 
     Returns
     -------
     left_eye, right_eye : (2,) ndarray
-        Where the training faces' eyes lie in such a window; pass them to
-        :func:`face_box` for :meth:`FeatureDetector.locate`'s ``box``.
+        Where the training faces' eyes lie in such a window (``(n, 2)``
+        for ``n`` windows); pass them to :func:`face_box` for
+        :meth:`FeatureDetector.locate`'s ``box``.
     """
-    iod = detection.width / FACE_WINDOW["width"]
+    iod = np.divide(detection.width, FACE_WINDOW["width"])
     y = detection.y + FACE_WINDOW["eye_row"] * iod
     left = detection.x + FACE_WINDOW["eye_inset"] * iod
-    return np.array([left, y]), np.array([left + iod, y])
+    return np.stack([left, y], axis=-1), np.stack([left + iod, y], axis=-1)
 
 
 def eye_frame(left, right):

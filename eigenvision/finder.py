@@ -60,12 +60,11 @@ from ._errors import EigenvisionError
 from .decision import cluster_spaces, fit_network, log_distances, network_log_odds
 from .detection import (
     Detection,
+    _minima_table,
     box_iou,
     dffs_map,
     kept_indices,
-    multiscale_minima,
     pyramid_scales,
-    suppress,
 )  # fmt: skip
 from .eigenspace import Eigenspace
 from .faces import (
@@ -127,6 +126,10 @@ class FaceFinder(BaseEstimator):
     ----------
     n_components : int, default 20
         Components of the face space and of each cluster's space.
+    search_components : int, optional
+        Components of the face space stage 1 searches with, its first ones
+        (:meth:`~eigenvision.Eigenspace.leading`); default all. Each costs
+        an inverse FFT of every pyramid level.
     iod : int, default 16
         Inter-ocular distance of the detection window (:data:`FACE_WINDOW`
         geometry: ``round(1.6 iod) x round(1.4 iod)`` pixels): the smallest
@@ -262,13 +265,15 @@ class FaceFinder(BaseEstimator):
     _former_defaults = {"equalize": False, "n_networks": 1, "feature_weight": 0.0,
                         "antialias": False}
 
-    def __init__(self, n_components=20, *, iod=16, rotations=(-20.0, 0.0, 20.0), step=2**0.25,
-                 min_iod=None, threshold=0.5, max_side=800, n_candidates=2000,
+    def __init__(self, n_components=20, *, search_components=None, iod=16,
+                 rotations=(-20.0, 0.0, 20.0), step=2**0.25, min_iod=None, threshold=0.5,
+                 max_side=800, n_candidates=2000,
                  candidate_overlap=0.5, eye_weight=16.0, feature_weight=16.0,
                  augment=(-8.0, 0.0, 8.0),
                  negatives_per_image=200, n_clusters=6, hidden_units=32, n_networks=5,
                  equalize=True, min_contrast=0.02, antialias=True):  # fmt: skip
         self.n_components = n_components
+        self.search_components = search_components
         self.iod = iod
         self.rotations = rotations
         self.step = step
@@ -364,6 +369,12 @@ class FaceFinder(BaseEstimator):
         -------
         None
         """
+        if self.search_components is not None and (
+                isinstance(self.search_components, bool)
+                or not isinstance(self.search_components, Integral)
+                or not 1 <= self.search_components <= 1000):  # fmt: skip
+            raise ValueError("search_components must be None or an int in [1, 1000], "
+                             f"got {self.search_components!r}")  # fmt: skip
         if not (isinstance(self.iod, Integral) and 8 <= self.iod <= 64):
             raise ValueError(f"iod must be an int in [8, 64] pixels, got {self.iod!r}")
         angles = np.asarray(self.rotations, dtype=float)
@@ -448,8 +459,10 @@ class FaceFinder(BaseEstimator):
         smallest = None if self.min_iod is None else \
             window[0] * self.min_iod * FACE_WINDOW["width"] / window[1]  # fmt: skip
 
+        space = self._search_space()
+
         def score_map(scaled):
-            return dffs_map(scaled, self.face_space_, normalize="window", min_contrast=gate)
+            return dffs_map(scaled, space, normalize="window", min_contrast=gate)
 
         found = []
         for angle in self.rotations:
@@ -457,14 +470,29 @@ class FaceFinder(BaseEstimator):
             scales = pyramid_scales(rotated.shape, window, step=self.step, min_size=smallest)
             if len(scales) == 0:
                 continue
-            minima = multiscale_minima(rotated, score_map, window, scales)
+            minima = _minima_table(rotated, score_map, window, scales)
             # thousands of local minima per photo, most of them one clutter seen at several scales
-            kept = suppress(minima, max_count=count, overlap=self.candidate_overlap)
-            if not kept:
+            kept = minima.take(kept_indices(minima, max_count=count,
+                                            overlap=self.candidate_overlap))  # fmt: skip
+            n = len(kept.score)
+            if n == 0:
                 continue
-            eyes = transform.inverse(np.concatenate([window_eyes(d) for d in kept]))
-            found += [(eyes[2 * i], eyes[2 * i + 1], d.score) for i, d in enumerate(kept)]
+            eyes = transform.inverse(np.concatenate(window_eyes(kept)))
+            found += [(eyes[i], eyes[n + i], score) for i, score in enumerate(kept.score.tolist())]
         return found
+
+    def _search_space(self):
+        """The face space's first ``search_components`` components (kept between searches: its
+        templates' spectra are cached on it)."""
+        k = self.face_space_.n_components_
+        if self.search_components is not None:
+            k = min(k, int(self.search_components))
+        cached = self.__dict__.get("_search_space_cache")
+        if cached is None or cached[0] is not self.face_space_ or cached[1] != k:
+            space = self.face_space_ if k == self.face_space_.n_components_ else \
+                self.face_space_.leading(k)  # fmt: skip
+            cached = self.__dict__["_search_space_cache"] = (self.face_space_, k, space)
+        return cached[2]
 
     def _windows(self, image, candidates):
         """The candidates' face windows cut from ``image`` on their eyes, from antialiased

@@ -206,7 +206,7 @@ def test_threaded_maps_work_in_a_forked_child(rng):
 @pytest.mark.parametrize("overlap, separation", [(0.3, None), (None, 0.5), (0.1, 0.2)])
 @pytest.mark.parametrize("max_count", [1, 7, 1000])
 def test_suppression_equals_a_greedy_loop(overlap, separation, max_count, rng):
-    from eigenvision.detection import Detection, box_iou, kept_indices
+    from eigenvision.detection import Detection, _Minima, box_iou, kept_indices
 
     sizes = rng.uniform(5, 40, 300)
     found = [Detection(*rng.uniform(0, 100, 2), s, 1.2 * s, 1.0, float(score))
@@ -230,6 +230,12 @@ def test_suppression_equals_a_greedy_loop(overlap, separation, max_count, rng):
     assert kept_indices(found, max_count=max_count, overlap=overlap,
                         separation=separation) == expected  # fmt: skip
     assert 1 <= len(expected) < 300  # some boxes suppressed, so the rule was exercised
+    # the search's columns (the face finder's stage 1), 300 boxes: two blocks
+    columns = _Minima(*np.array([(d.x, d.y, d.width, d.height, d.scale, d.score)
+                                 for d in found]).T)  # fmt: skip
+    assert kept_indices(columns, max_count=max_count, overlap=overlap,
+                        separation=separation) == expected  # fmt: skip
+    assert kept_indices(columns.take(slice(0, 0)), max_count=5, overlap=0.3) == []
     assert kept_indices([], max_count=5, overlap=0.3) == []
 
 

@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from scipy.linalg import subspace_angles
+from scipy.stats import multivariate_normal
 from sklearn.decomposition import PCA
 
 import eigenvision as ev
@@ -67,6 +68,37 @@ def test_agrees_with_sklearn_pca(rng):
         white.transform(X), PCA(6, whiten=True).fit(X).transform(X), atol=1e-9
     )
     np.testing.assert_allclose(white.inverse_transform(white.transform(X)), ours.reconstruct(X))
+
+
+@pytest.mark.parametrize("whiten", [False, True])
+def test_leading_components_are_the_smaller_fit(whiten, rng):
+    """leading(k) of a 12-component fit against scikit-learn's 4-component PCA of the same data
+    (components, variances, noise, codes, likelihood); the larger fit is left as it was."""
+    X = _low_rank(rng, 150, 30, rank=8, noise=0.3)
+    big = Eigenspace(12, whiten=whiten).fit(X)
+    before = big.components_.copy(), big.noise_variance_
+    small = big.leading(4)
+    theirs = PCA(4, svd_solver="full", whiten=whiten).fit(X)
+    assert small.n_components_ == small.n_components == 4 and small.image_shape_ is None
+    np.testing.assert_allclose(small.components_, theirs.components_, atol=1e-10)
+    np.testing.assert_allclose(small.explained_variance_, theirs.explained_variance_, rtol=1e-10)
+    np.testing.assert_allclose(small.explained_variance_ratio_,
+                               theirs.explained_variance_ratio_, rtol=1e-10)  # fmt: skip
+    np.testing.assert_allclose(small.noise_variance_, theirs.noise_variance_, rtol=1e-10)
+    np.testing.assert_allclose(small.transform(X), theirs.transform(X), atol=1e-9)
+    # the probabilistic PCA density (scipy; scikit-learn's score_samples is off with whiten=True)
+    V = theirs.components_
+    covariance = (V.T * theirs.explained_variance_ @ V
+                  + theirs.noise_variance_ * (np.eye(30) - V.T @ V))  # fmt: skip
+    density = multivariate_normal(theirs.mean_, covariance).logpdf(X)
+    np.testing.assert_allclose(small.score_samples(X), density, rtol=1e-10)
+    np.testing.assert_array_equal(big.components_, before[0])
+    assert big.n_components_ == 12 and big.noise_variance_ == before[1]
+    images = Eigenspace(5).fit(X.reshape(150, 5, 6)).leading(2)
+    assert images.image_shape_ == (5, 6) and images.eigenimages_.shape == (2, 5, 6)
+    for bad in (0, 13, 2.0, True):
+        with pytest.raises(ValueError, match=r"k must be an int in \[1, 12\]"):
+            big.leading(bad)
 
 
 def test_randomized_is_close(rng):

@@ -720,6 +720,36 @@ def test_min_iod_skips_the_pyramids_finest_levels():
             ev.FaceFinder(min_iod=bad).check_parameters()
 
 
+def test_stage_1_searches_with_the_face_spaces_leading_components():
+    """``search_components``: stage 1's DFFS maps are those of the face space's first k
+    components (the same candidates as a face space cut to them by hand); the decision's spaces
+    are untouched, and a change of the parameter is seen at once."""
+    search = photos.default_finder()
+    search.set_params(rotations=(0.0,))
+    image = photos.sample_picture("astronaut")[::2, ::2]
+    every = search._candidates(image, 300)
+    full_space = search.face_space_
+    search.set_params(search_components=6)
+    leading = search._candidates(image, 300)
+    by_hand = copy.copy(search).set_params(search_components=None)
+    by_hand.face_space_ = copy.copy(full_space)
+    for name in ("components_", "singular_values_", "explained_variance_ratio_"):
+        setattr(by_hand.face_space_, name, getattr(full_space, name)[:6])
+    by_hand.face_space_.n_components_ = 6
+    by_hand.face_space_.__dict__.pop("_spectrum_cache", None)
+    expected = by_hand._candidates(image, 300)
+    assert len(leading) == len(expected) > 100
+    np.testing.assert_allclose(np.array([np.r_[a, b, c] for a, b, c in leading]),
+                               np.array([np.r_[a, b, c] for a, b, c in expected]), rtol=1e-5)
+    assert search.face_space_ is full_space and full_space.n_components_ == 20
+    assert [c[2] for c in leading] != [c[2] for c in every]  # fewer components, other DFFS
+    search.set_params(search_components=None)
+    assert [c[2] for c in search._candidates(image, 300)] == [c[2] for c in every]
+    for bad in (0, 2.5, True, "6"):
+        with pytest.raises(ValueError, match="search_components"):
+            ev.FaceFinder(search_components=bad).check_parameters()
+
+
 def test_the_shipped_locator_keeps_nose_and_mouth_where_faces_have_them(finder, imm):
     """Regression: the locator took the best nose window anywhere in a region that, with
     HELEN's spread of poses, reaches the mouth; on IMM 03_09 and five photos of person 6 the

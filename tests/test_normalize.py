@@ -208,6 +208,21 @@ def test_equalize_windows_against_rankdata_and_skimage(rng):
         nz.equalize_windows(np.zeros(5))
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64])
+def test_mean_ranks_equal_scipys_bit_for_bit(dtype, rng):
+    """The equalisation's ranks: scipy's rankdata(method="average") on rows with no ties, a few,
+    runs at either end, all tied, and one or two columns."""
+    from scipy.stats import rankdata
+
+    for shape in ((1, 1), (4, 1), (6, 2), (300, 64)):
+        rows = (rng.random(shape) * 1000).astype(dtype)
+        rows[::3] = rows[::3] // 200  # many ties
+        rows[1::5, 0] = rows[1::5, -1]  # a run spanning the ends once sorted
+        rows[-1] = rows[-1, 0]  # one grey level
+        np.testing.assert_array_equal(nz._mean_ranks(rows), rankdata(rows, axis=1,
+                                                                     method="average"))
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_standardize(dtype, rng):
     image = rng.random((10, 12)).astype(dtype)
