@@ -53,8 +53,10 @@ def run_parallel(calls) -> list:
     The first runs on the caller's thread, the rest on a shared pool (one
     thread per core; numpy and pocketfft release the GIL). The pool is kept
     between calls (a fresh two-thread pool costs 0.2 ms per call) and made
-    again in a forked child, whose copy has no threads. Calls must not
-    themselves wait on ``run_parallel`` work: they would queue behind it.
+    again in a forked child, whose copy has no threads. Called from inside
+    such a call (parallel work nested in parallel work), it runs the calls
+    in turn on the calling thread: waiting on the pool from the pool's own
+    threads would queue them behind the work that waits.
 
     Parameters
     ----------
@@ -73,18 +75,30 @@ def run_parallel(calls) -> list:
     """
     global _pool
     calls = list(calls)
-    if len(calls) == 1:
-        return [calls[0]()]
+    if len(calls) == 1 or getattr(_inside, "depth", 0):
+        return [call() for call in calls]
     with _pool_lock:
         if _pool is None or _pool[0] != os.getpid():
             _pool = (os.getpid(), ThreadPoolExecutor(max(1, n_threads() - 1), "eigenvision"))
         pool = _pool[1]
-    futures = [pool.submit(call) for call in calls[1:]]
+    futures = [pool.submit(_marked, call) for call in calls[1:]]
     try:
-        first = calls[0]()
+        first = _marked(calls[0])
     finally:
         others = [future.result() for future in futures]
     return [first, *others]
+
+
+_inside = threading.local()  # depth: run_parallel calls this thread is running
+
+
+def _marked(call):
+    """``call()``, with this thread marked as running parallel work meanwhile."""
+    _inside.depth = getattr(_inside, "depth", 0) + 1
+    try:
+        return call()
+    finally:
+        _inside.depth -= 1
 
 
 @functools.cache

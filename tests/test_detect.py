@@ -1,11 +1,15 @@
 """FFT DFFS/DIFS/likelihood maps against a brute-force sliding window; detection mechanics."""
 
+import functools
+import multiprocessing
 import os
 import sys
+from dataclasses import astuple
 
 import numpy as np
 import pytest
 from numpy.lib.stride_tricks import sliding_window_view
+from scipy import ndimage
 
 import eigenvision as ev
 from eigenvision.detection import detect, dffs_map, difs_map, likelihood_map
@@ -177,6 +181,70 @@ def test_run_parallel_returns_in_order_and_raises():
         run_parallel([lambda: 1, fail])
 
 
+def test_multiscale_minima_equal_a_brute_force_search_in_parallel_or_not(rng, monkeypatch):
+    """Every level's local minima (a loop over windows), in input pixels, best first; the same
+    with the levels searched in threads as on one."""
+    from eigenvision import detection
+    from eigenvision.normalize import resize
+
+    space = ev.Eigenspace(3).fit(rng.random((30, 9, 8)))
+    image = ndimage.gaussian_filter(rng.random((260, 240)), 2)
+    scales = [1.0, 1.3, 2.1]
+
+    def score_map(scaled):
+        return dffs_map(scaled, space, normalize="window")
+
+    found = detection.multiscale_minima(image, score_map, (9, 8), scales, radius=2)
+    expected = []
+    for scale in scales:
+        size = (round(260 / scale), round(240 / scale))
+        scaled = image if scale == 1.0 else resize(image, size)
+        values = score_map(scaled)
+        for i in range(values.shape[0]):
+            for j in range(values.shape[1]):
+                around = values[max(0, i - 2) : i + 3, max(0, j - 2) : j + 3]
+                if values[i, j] == around.min():  # the filter's edge repeats the border
+                    fy, fx = 260 / size[0], 240 / size[1]
+                    expected.append((j * fx, i * fy, 8 * fx, 9 * fy, scale, values[i, j]))
+    expected.sort(key=lambda row: row[-1])
+    assert len(found) == len(expected) > 100
+    np.testing.assert_allclose([astuple(d) for d in found], expected, rtol=1e-12)
+    monkeypatch.setattr(detection, "n_threads", lambda: 1)  # maps summed in one part: round-off
+    serial = detection.multiscale_minima(image, score_map, (9, 8), scales, radius=2)
+    np.testing.assert_allclose([astuple(d) for d in serial], [astuple(d) for d in found],
+                               rtol=1e-12)  # fmt: skip
+
+
+def _nested_parallel_work(queue):
+    import threading
+
+    from eigenvision._parallel import n_threads, run_parallel
+
+    def outer(index):
+        here = threading.get_ident()
+        inner = run_parallel([lambda: threading.get_ident(), lambda: threading.get_ident()])
+        return index, all(ident == here for ident in inner)
+
+    queue.put(run_parallel([functools.partial(outer, i) for i in range(n_threads() + 1)]))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
+def test_parallel_work_nested_in_parallel_work_runs_in_turn():
+    """run_parallel inside a run_parallel call runs its calls on that call's thread (in a
+    child process: waiting on the pool from every pool thread would hang)."""
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    child = context.Process(target=_nested_parallel_work, args=(queue,))
+    child.start()
+    try:
+        result = queue.get(timeout=60)
+    finally:
+        child.join(timeout=10)
+        child.kill()
+    assert result == [(i, True) for i in range(len(result))] and len(result) >= 2
+
+
 def _threaded_map_in_child(image, space, queue):
     queue.put(dffs_map(image, space))
 
@@ -185,8 +253,6 @@ def _threaded_map_in_child(image, space, queue):
 @pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
 def test_threaded_maps_work_in_a_forked_child(rng):
     # The parent's pool threads do not survive fork(): the child must make its own, not hang.
-    import multiprocessing
-
     space = ev.Eigenspace(4).fit(rng.random((20, 8, 8)))
     image = rng.random((200, 200))
     expected = dffs_map(image, space)  # starts the parent's pool
