@@ -17,8 +17,8 @@ import streamlit as st
 import eigenvision as ev
 from eigenvision import datasets, plot
 from eigenvision._base import BoundedCache
-from eigenvision.detection import pyramid_scales
 from eigenvision.neighbors import METRICS
+from eigenvision.search import pyramid_scales
 
 MAX_UPLOAD_PIXELS = 16_000_000  # refuse larger images before decoding them
 MAX_PHOTO_PIXELS = 80_000_000  # decoded reduced (read_photo); under Pillow's 89 MP warning

@@ -23,7 +23,8 @@ import numpy as np
 from _timing import interleaved_medians
 
 import eigenvision as ev
-from eigenvision.detection import box_iou, dffs_map, kept_indices, multiscale_minima, pyramid_scales
+from eigenvision.detection import dffs_map
+from eigenvision.search import box_iou, kept_indices, multiscale_minima, pyramid_scales
 
 
 def greedy_loop(detections, max_count, overlap):

@@ -5,7 +5,7 @@ Moghaddam & Starner 1994) and the distance-from-feature-space detector
 (Moghaddam & Pentland 1997), with scikit-learn conventions.
 """
 
-from . import dask_engine, datasets, evaluate, faces, neighbors, normalize, views
+from . import dask_engine, datasets, evaluate, faces, neighbors, normalize, search, views
 from ._errors import (
     DatasetNotFoundError,
     EigenvisionError,
@@ -16,7 +16,7 @@ from ._errors import (
 )
 from ._version import __version__
 from .bayesian import BayesianSpace
-from .detection import Detection, detect, dffs_map, difs_map, likelihood_map
+from .detection import detect, dffs_map, difs_map, likelihood_map
 from .eigenspace import Eigenspace
 from .faces import align_face, face_box, face_windows, window_eyes
 from .finder import Face, FaceFinder, photo_faces, single_face
@@ -32,6 +32,7 @@ from .photos import find_faces
 from .ppca import ProbabilisticPCA
 from .rank import RankSelection, select_rank
 from .recognize import UNKNOWN, Recognizer, Verification
+from .search import Detection
 
 __all__ = [
     "__version__",
@@ -40,6 +41,7 @@ __all__ = [
     "evaluate",
     "faces",
     "neighbors",
+    "search",
     "views",
     "load",
     "save",

@@ -7,7 +7,7 @@ A :class:`FaceFinder` is the eigenspace detector of Moghaddam & Pentland
    photometrically normalised window (:func:`~eigenvision.dffs_map`, by FFT)
    over an image pyramid and a few in-plane rotations; the best local minima,
    repeats suppressed, are candidates
-   (:func:`~eigenvision.detection.multiscale_minima`, the one search of the
+   (:func:`~eigenvision.search.multiscale_minima`, the one search of the
    package). On its own the face space ranks a wild face far down: the
    astronaut's face was the 1,453rd of 1,500 candidates by DFFS (a space
    general enough for every face explains much clutter too), and first by
@@ -58,14 +58,7 @@ from ._base import check_fitted
 from ._base import progress as show_progress
 from ._errors import EigenvisionError
 from .decision import cluster_spaces, fit_network, log_distances, network_log_odds
-from .detection import (
-    Detection,
-    _minima_table,
-    box_iou,
-    dffs_map,
-    kept_indices,
-    pyramid_scales,
-)  # fmt: skip
+from .detection import dffs_map
 from .eigenspace import Eigenspace
 from .faces import (
     FACE_WINDOW,
@@ -79,6 +72,7 @@ from .faces import (
 from .imageset import ImageSet
 from .modular import FeatureDetector
 from .normalize import equalize_windows, resize, to_gray, unit_norm
+from .search import Detection, _minima_table, box_iou, kept_indices, pyramid_scales
 
 __all__ = ["Face", "FaceFinder", "photo_faces", "placement_locator", "single_face"]
 
@@ -129,7 +123,13 @@ class FaceFinder(BaseEstimator):
     search_components : int, optional
         Components of the face space stage 1 searches with, its first ones
         (:meth:`~eigenvision.Eigenspace.leading`); default all. Each costs
-        an inverse FFT of every pyramid level.
+        an inverse FFT of every pyramid level: with 6 of 20, stage 1 takes
+        0.52 s per 640-pixel photo instead of 0.86 s (10 test photos), but
+        its candidates are placed less well. On the 130 validation and
+        calibration photos the eyes from the finder's box were within 0.10
+        IOD on 76% against 83% (a finder mined and calibrated with 6), and
+        as many faces were found (103 against 106 at 0.45 false alarms per
+        photo, 99 against 99 at 0.25).
     iod : int, default 16
         Inter-ocular distance of the detection window (:data:`FACE_WINDOW`
         geometry: ``round(1.6 iod) x round(1.4 iod)`` pixels): the smallest

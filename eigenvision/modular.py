@@ -5,7 +5,7 @@ landmarks at a common scale; a feature is found where the distance from its
 feature space (DFFS) is smallest (Pentland, Moghaddam & Starner 1994;
 Moghaddam & Pentland 1997). The patches found are the "eigenfeatures" of
 modular recognition. The face geometry (face box, patch shapes, eye frame)
-is :mod:`eigenvision.faces`'; the search is :func:`~eigenvision.detection.multiscale_minima`.
+is :mod:`eigenvision.faces`'; the search is :func:`~eigenvision.search.multiscale_minima`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from sklearn.base import BaseEstimator
 from ._base import check_fitted
 from ._errors import refuse_complex
 from .decision import fit_decision, log_distance_maps, log_distances
-from .detection import multiscale_minima, suppress, window_maps
+from .detection import window_maps
 from .eigenspace import Eigenspace
 from .faces import (
     FEATURES,
@@ -33,6 +33,7 @@ from .faces import (
 )  # fmt: skip
 from .imageset import ImageSet
 from .normalize import resize, resize_points, to_gray, unit_norm
+from .search import multiscale_minima, suppress
 
 __all__ = ["FeatureDetector", "FeatureLocations"]
 

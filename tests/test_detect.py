@@ -184,7 +184,7 @@ def test_run_parallel_returns_in_order_and_raises():
 def test_multiscale_minima_equal_a_brute_force_search_in_parallel_or_not(rng, monkeypatch):
     """Every level's local minima (a loop over windows), in input pixels, best first; the same
     with the levels searched in threads as on one."""
-    from eigenvision import detection
+    from eigenvision import search
     from eigenvision.normalize import resize
 
     space = ev.Eigenspace(3).fit(rng.random((30, 9, 8)))
@@ -194,7 +194,7 @@ def test_multiscale_minima_equal_a_brute_force_search_in_parallel_or_not(rng, mo
     def score_map(scaled):
         return dffs_map(scaled, space, normalize="window")
 
-    found = detection.multiscale_minima(image, score_map, (9, 8), scales, radius=2)
+    found = search.multiscale_minima(image, score_map, (9, 8), scales, radius=2)
     expected = []
     for scale in scales:
         size = (round(260 / scale), round(240 / scale))
@@ -209,8 +209,8 @@ def test_multiscale_minima_equal_a_brute_force_search_in_parallel_or_not(rng, mo
     expected.sort(key=lambda row: row[-1])
     assert len(found) == len(expected) > 100
     np.testing.assert_allclose([astuple(d) for d in found], expected, rtol=1e-12)
-    monkeypatch.setattr(detection, "n_threads", lambda: 1)  # maps summed in one part: round-off
-    serial = detection.multiscale_minima(image, score_map, (9, 8), scales, radius=2)
+    monkeypatch.setattr(search, "n_threads", lambda: 1)  # levels in turn, each map in one part
+    serial = search.multiscale_minima(image, score_map, (9, 8), scales, radius=2)
     np.testing.assert_allclose([astuple(d) for d in serial], [astuple(d) for d in found],
                                rtol=1e-12)  # fmt: skip
 
@@ -272,7 +272,7 @@ def test_threaded_maps_work_in_a_forked_child(rng):
 @pytest.mark.parametrize("overlap, separation", [(0.3, None), (None, 0.5), (0.1, 0.2)])
 @pytest.mark.parametrize("max_count", [1, 7, 1000])
 def test_suppression_equals_a_greedy_loop(overlap, separation, max_count, rng):
-    from eigenvision.detection import Detection, _Minima, box_iou, kept_indices
+    from eigenvision.search import Detection, _Minima, box_iou, kept_indices
 
     sizes = rng.uniform(5, 40, 300)
     found = [Detection(*rng.uniform(0, 100, 2), s, 1.2 * s, 1.0, float(score))

@@ -469,7 +469,7 @@ def test_a_finder_trained_on_a_few_helen_photos_ranks_held_out_faces_first(rng):
     for item in photos._helen_backgrounds(None, test_ids, 3):
         image, avoid = ev.finder._background(item, 480)
         away = [c for c in finder._candidates(image, 200)
-                if ev.detection.box_iou(ev.face_box(*c[:2]), avoid).max() == 0]  # fmt: skip
+                if ev.search.box_iou(ev.face_box(*c[:2]), avoid).max() == 0]  # fmt: skip
         clutter.append(finder._windows(image, away))
     truth = np.r_[np.ones(len(windows)), np.zeros(sum(map(len, clutter)))]
     scores = finder.decision_function(np.concatenate([windows, *clutter]))
