@@ -124,8 +124,9 @@ class FaceFinder(BaseEstimator):
         Components of the face space stage 1 searches with, its first ones
         (:meth:`~eigenvision.Eigenspace.leading`); default all. Each costs
         an inverse FFT of every pyramid level: with 6 of 20, stage 1 takes
-        0.52 s per 640-pixel photo instead of 0.86 s (10 test photos), but
-        its candidates are placed less well. On the 130 validation and
+        0.35 s per 640-pixel photo instead of 0.62 s (``find`` 0.64 s
+        instead of 0.92 s; 10 test photos), but its candidates are placed
+        less well. On the 130 validation and
         calibration photos the eyes from the finder's box were within 0.10
         IOD on 76% against 83% (a finder mined and calibrated with 6), and
         as many faces were found (103 against 106 at 0.45 false alarms per
