@@ -126,11 +126,11 @@ class FaceFinder(BaseEstimator):
         an inverse FFT of every pyramid level: with 6 of 20, stage 1 takes
         0.35 s per 640-pixel photo instead of 0.62 s (``find`` 0.64 s
         instead of 0.92 s; 10 test photos), but its candidates are placed
-        less well. On the 130 validation and
-        calibration photos the eyes from the finder's box were within 0.10
-        IOD on 76% against 83% (a finder mined and calibrated with 6), and
-        as many faces were found (103 against 106 at 0.45 false alarms per
-        photo, 99 against 99 at 0.25).
+        less well. On the 130 validation and calibration photos the eyes
+        from the finder's box were within 0.10 IOD on 76% against 83% (a
+        finder mined and calibrated with 6), and about as many faces were
+        found (103 against 106 at 0.45 false alarms per photo, 99 against
+        99 at 0.25).
     iod : int, default 16
         Inter-ocular distance of the detection window (:data:`FACE_WINDOW`
         geometry: ``round(1.6 iod) x round(1.4 iod)`` pixels): the smallest

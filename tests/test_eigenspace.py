@@ -94,6 +94,13 @@ def test_leading_components_are_the_smaller_fit(whiten, rng):
     np.testing.assert_allclose(small.score_samples(X), density, rtol=1e-10)
     np.testing.assert_array_equal(big.components_, before[0])
     assert big.n_components_ == 12 and big.noise_variance_ == before[1]
+    streamed = Eigenspace(6).partial_fit(X[:100])
+    cut = streamed.leading(3).partial_fit(X[100:])  # goes on with its own copy of the stream
+    whole = Eigenspace(6).partial_fit(X[:100]).partial_fit(X[100:])
+    np.testing.assert_allclose(np.abs(cut.components_ @ whole.components_[:3].T), np.eye(3),
+                               atol=1e-8)  # fmt: skip
+    np.testing.assert_allclose(streamed.partial_fit(X[100:]).components_, whole.components_,
+                               atol=1e-10)  # the original's stream is untouched  # fmt: skip
     images = Eigenspace(5).fit(X.reshape(150, 5, 6)).leading(2)
     assert images.image_shape_ == (5, 6) and images.eigenimages_.shape == (2, 5, 6)
     for bad in (0, 13, 2.0, True):
