@@ -26,7 +26,7 @@ __all__ = ["Detection", "pyramid_scales", "multiscale_minima", "suppress", "kept
 
 @dataclass(frozen=True)
 class Detection:
-    """A window found by :func:`detect`: top-left ``(x, y)``, size, scale and score.
+    """A window found by :func:`~eigenvision.detect`: top-left ``(x, y)``, size, scale and score.
 
     ``score`` is the DFFS (lower is better) or, with ``score="likelihood"``,
     the negative log-likelihood (lower is better too).
@@ -111,7 +111,10 @@ def multiscale_minima(image, score_map, window, scales, *, radius=None, threshol
     image : (H, W) ndarray
     score_map : callable
         ``score_map(scaled) -> (H' - h + 1, W' - w + 1)``, lower is better
-        (e.g. ``lambda im: dffs_map(im, space)``).
+        (e.g. ``lambda im: dffs_map(im, space)``). Called from several
+        threads at once when the levels are large enough to share between
+        the cores (one level each): it must be thread-safe, as the package's
+        maps are.
     window : (h, w)
         The model's window in pixels.
     scales : sequence of float
