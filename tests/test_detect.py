@@ -320,3 +320,9 @@ def test_template_spectra_are_scipys_rfft2(fft_shape, rng):
     expected = np.conj(fft.rfft2(templates, s=fft_shape, axes=(-2, -1)))
     np.testing.assert_array_equal(spectra, expected)  # the code says "bit for bit"
     assert _template_spectra(space, templates, fft_shape) is spectra
+    # a small transform's spectra are computed again, not kept (a crop around each face
+    # filled every feature space's cache with them)
+    small = _template_spectra(space, templates, (40, 48))
+    np.testing.assert_array_equal(small, np.conj(fft.rfft2(templates, s=(40, 48))))
+    assert _template_spectra(space, templates, (40, 48)) is not small
+    assert all(key[3] != (40, 48) for key in space.__dict__["_spectrum_cache"]._entries)
