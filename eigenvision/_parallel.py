@@ -16,7 +16,10 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from numbers import Integral
 
-__all__ = ["n_threads", "run_parallel", "single_threaded_blas", "MAP_PARALLEL_PIXELS"]
+import numpy as np
+
+__all__ = ["n_threads", "run_parallel", "run_on_row_parts", "single_threaded_blas",
+           "MAP_PARALLEL_PIXELS"]  # fmt: skip
 
 #: Pixels of image from which threads pay for themselves in map work (measured crossover:
 #: 128^2-160^2 images at k = 5-10 on two cores; 1.2-1.3x faster at 256^2, 1.0-1.5x at 512^2).
@@ -91,6 +94,31 @@ def run_parallel(calls) -> list:
     finally:
         others = [future.result() for future in futures]
     return [first, *others]
+
+
+def run_on_row_parts(function, n_rows, parts) -> np.ndarray:
+    """``function(indices)`` over ``parts`` nearly equal runs of ``range(n_rows)``, in parallel,
+    the results concatenated along their first axis.
+
+    Parameters
+    ----------
+    function : callable
+        ``function(indices) -> (len(indices), ...) ndarray``; thread-safe.
+    n_rows : int
+    parts : int
+        At least 1 (1: on the calling thread).
+
+    Returns
+    -------
+    ndarray
+
+    Examples
+    --------
+    >>> run_on_row_parts(lambda rows: rows * 10, 5, 2).tolist()
+    [0, 10, 20, 30, 40]
+    """
+    shares = np.array_split(np.arange(n_rows), max(1, parts))
+    return np.concatenate(run_parallel(functools.partial(function, share) for share in shares))
 
 
 _inside = threading.local()  # depth: run_parallel calls this thread is running

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.ndimage import map_coordinates
 
-from ._parallel import n_threads, run_parallel
+from ._parallel import n_threads, run_on_row_parts
 from .imageset import ImageSet
 from .normalize import DEFAULT_EYE_POSITIONS, align, resize, resize_points, to_gray
 
@@ -266,10 +266,9 @@ def face_windows_at(image, eyes, *, iod=20, antialias=False) -> np.ndarray:
     cols = eyes[:, 0, 0, None, None] + step.real * x - step.imag * y
     rows = eyes[:, 0, 1, None, None] + step.imag * x + step.real * y
     # map_coordinates releases the GIL: halves on two threads (1.6x on two cores)
-    halves = np.array_split(np.arange(len(eyes)), min(n_threads(), 2) if len(eyes) > 256 else 1)
-    return np.concatenate(run_parallel(
-        lambda part=part: map_coordinates(image, [rows[part], cols[part]], order=1, mode="nearest")
-        for part in halves))  # fmt: skip
+    return run_on_row_parts(
+        lambda part: map_coordinates(image, [rows[part], cols[part]], order=1, mode="nearest"),
+        len(eyes), min(n_threads(), 2) if len(eyes) > 256 else 1)  # fmt: skip
 
 
 #: With ``antialias``, the eye distance (in window IODs) down to which a photo is reduced before

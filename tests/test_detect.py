@@ -215,7 +215,25 @@ def test_multiscale_minima_equal_a_brute_force_search_in_parallel_or_not(rng, mo
                                rtol=1e-12)  # fmt: skip
 
 
-def _nested_parallel_work(queue):
+def _put_result(queue, target, args):
+    queue.put(target(*args))
+
+
+def _in_forked_child(target, *args):
+    """``(target(*args), exit code)`` in a forked child process (a hang fails in 60 s)."""
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    child = context.Process(target=_put_result, args=(queue, target, args))
+    child.start()
+    try:
+        result = queue.get(timeout=60)
+    finally:
+        child.join(timeout=10)
+        child.kill()
+    return result, child.exitcode
+
+
+def _nested_parallel_work():
     import threading
 
     from eigenvision._parallel import n_threads, run_parallel
@@ -225,7 +243,7 @@ def _nested_parallel_work(queue):
         inner = run_parallel([lambda: threading.get_ident(), lambda: threading.get_ident()])
         return index, all(ident == here for ident in inner)
 
-    queue.put(run_parallel([functools.partial(outer, i) for i in range(n_threads() + 1)]))
+    return run_parallel([functools.partial(outer, i) for i in range(n_threads() + 1)])
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
@@ -233,20 +251,8 @@ def _nested_parallel_work(queue):
 def test_parallel_work_nested_in_parallel_work_runs_in_turn():
     """run_parallel inside a run_parallel call runs its calls on that call's thread (in a
     child process: waiting on the pool from every pool thread would hang)."""
-    context = multiprocessing.get_context("fork")
-    queue = context.Queue()
-    child = context.Process(target=_nested_parallel_work, args=(queue,))
-    child.start()
-    try:
-        result = queue.get(timeout=60)
-    finally:
-        child.join(timeout=10)
-        child.kill()
+    result, _ = _in_forked_child(_nested_parallel_work)
     assert result == [(i, True) for i in range(len(result))] and len(result) >= 2
-
-
-def _threaded_map_in_child(image, space, queue):
-    queue.put(dffs_map(image, space))
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
@@ -256,16 +262,8 @@ def test_threaded_maps_work_in_a_forked_child(rng):
     space = ev.Eigenspace(4).fit(rng.random((20, 8, 8)))
     image = rng.random((200, 200))
     expected = dffs_map(image, space)  # starts the parent's pool
-    context = multiprocessing.get_context("fork")
-    queue = context.Queue()
-    child = context.Process(target=_threaded_map_in_child, args=(image, space, queue))
-    child.start()
-    try:
-        result = queue.get(timeout=60)
-    finally:
-        child.join(timeout=10)
-        child.kill()
-    assert child.exitcode == 0
+    result, exit_code = _in_forked_child(dffs_map, image, space)
+    assert exit_code == 0
     np.testing.assert_array_equal(result, expected)
 
 
