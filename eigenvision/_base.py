@@ -44,6 +44,11 @@ class BoundedCache:
         The most bytes kept at once.
     sizeof : callable, optional
         ``sizeof(value) -> int`` bytes; default ``value.nbytes``.
+    min_requests : int, default 1
+        A value is kept from its key's ``min_requests``-th request on (the
+        hashes of the last ``4 * 1024`` keys asked for are remembered): with
+        2, values asked for once are computed, returned and dropped, and
+        never displace the ones that are asked for again.
 
     Examples
     --------
@@ -52,12 +57,21 @@ class BoundedCache:
     (16, 1)
     >>> _ = cache.get("b", lambda: np.zeros(2)); len(cache)  # "a" is evicted
     1
+    >>> second = BoundedCache(max_bytes=16, min_requests=2)
+    >>> _ = second.get("a", lambda: np.zeros(2)); len(second)  # asked for once: not kept
+    0
+    >>> _ = second.get("a", lambda: np.zeros(2)); len(second)
+    1
     """
 
-    def __init__(self, max_bytes: int, sizeof=None):
+    _REQUESTS_REMEMBERED = 4 * 1024
+
+    def __init__(self, max_bytes: int, sizeof=None, *, min_requests: int = 1):
         self.max_bytes = int(max_bytes)
         self.sizeof = sizeof or (lambda value: int(getattr(value, "nbytes", 0)))
+        self.min_requests = int(min_requests)
         self._entries: OrderedDict = OrderedDict()
+        self._requests: OrderedDict = OrderedDict()  # hash(key) -> requests so far, not kept
         self._bytes = 0
         self._lock = threading.Lock()
 
@@ -71,6 +85,32 @@ class BoundedCache:
     def nbytes(self) -> int:
         """Bytes held now."""
         return self._bytes
+
+    def clear(self) -> None:
+        """Drop every value kept, and the requests counted."""
+        with self._lock:
+            self._entries.clear()
+            self._requests.clear()
+            self._bytes = 0
+
+    def after_fork(self) -> None:
+        """A fresh lock for a forked child's copy (``os.register_at_fork``): the parent's may
+        have been held by a thread the child does not have."""
+        self._lock = threading.Lock()
+
+    def _wanted(self, key) -> bool:
+        """Count a request for ``key`` (not kept); True once it is worth keeping. Under the
+        lock."""
+        if self.min_requests <= 1:
+            return True
+        digest = hash(key)  # a collision only keeps a value early
+        count = self._requests.pop(digest, 0) + 1
+        if count >= self.min_requests:
+            return True
+        self._requests[digest] = count
+        if len(self._requests) > self._REQUESTS_REMEMBERED:
+            self._requests.popitem(last=False)
+        return False
 
     def get(self, key, compute):
         """The value cached under ``key``, else ``compute()`` (kept if it fits).
@@ -89,9 +129,10 @@ class BoundedCache:
             if key in self._entries:
                 self._entries.move_to_end(key)
                 return self._entries[key][0]
+            wanted = self._wanted(key)
         value = compute()
         size = self.sizeof(value)
-        if size > self.max_bytes:
+        if size > self.max_bytes or not wanted:
             return value
         with self._lock:
             if key not in self._entries:

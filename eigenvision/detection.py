@@ -14,6 +14,7 @@ this module also gives).
 from __future__ import annotations
 
 import functools
+import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -43,17 +44,17 @@ __all__ = [
 
 _MODES = ("valid", "same")
 _NORMALIZATIONS = ("none", "window")
-# Template spectra kept per eigenspace, freed with it: a k = 20 float64 space's spectra at
-# 1024^2 take 176 MB, and recomputing them costs as much as the map itself (measured: k = 20
-# at 1024^2 0.43 s per call with a 64 MB bound, 0.26 s with them kept).
+# The templates' spectra the process keeps, least recently used out first, whatever the models:
+# a k = 20 float64 space's spectra at 1024^2 take 176 MB, and recomputing them costs as much as
+# the map itself (k = 20 at 1024^2: 0.43 s per call with a 64 MB bound, 0.26 s with them kept).
+# Only spectra asked for a second time are kept. A face finder asks for about 190 per photo (its
+# pyramid's levels at three rotations, the crops around each face), seldom again: with one
+# 256 MB cache per eigenspace (17 in a finder) the process held 5.6 GB after 20 test photos
+# searched at threshold 0, 0.45 GB with nothing kept, 0.91 GB now; as fast each way (run to
+# run, 1.0-1.3 s per photo at its threshold, 9-10 s at threshold 0).
 _SPECTRUM_CACHE_BYTES = 256 << 20
-# Spectra at smaller transform sizes are not kept: they cost little to compute and are seldom
-# met again. The eyes, nose and mouth searches of a face finder (16 eigenspaces, a few scales
-# of a crop around each face, mostly 1,700-9,700 pixel transforms) filled every space's cache
-# with them: after 40 photos at threshold 0, 3.4 GB resident with them kept, 2.9 GB without
-# (larger crops of large faces still fill the feature spaces' caches; 1.0 against 1.4 GB after
-# 10 photos).
-_CACHED_SPECTRUM_PIXELS = 128 * 128
+_SPECTRA = BoundedCache(_SPECTRUM_CACHE_BYTES, min_requests=2)
+os.register_at_fork(after_in_child=_SPECTRA.after_fork)
 
 
 @dataclass(frozen=True)
@@ -159,17 +160,9 @@ def _difference_in_place(running, size, axis):
         view[start:end] -= view[start - size : end - size]
 
 
-def _template_spectra(space, templates, fft_shape):
-    """Conjugated spectra of the templates at ``fft_shape``, cached by the eigenspace itself.
-
-    The cache belongs to ``space`` (bounded by bytes, keyed by the templates'
-    bytes so a refit never reads a stale entry) and goes with it: no
-    module-level state. Transforms under ``_CACHED_SPECTRUM_PIXELS`` are
-    computed every time.
-    """
-    cache = space.__dict__.get("_spectrum_cache")
-    if cache is None:
-        cache = space.__dict__.setdefault("_spectrum_cache", BoundedCache(_SPECTRUM_CACHE_BYTES))
+def _template_spectra(templates, fft_shape):
+    """Conjugated spectra of the templates at ``fft_shape``, kept from their second request
+    on (by the templates' bytes: a refit never reads a stale entry; ``_SPECTRA``)."""
 
     def compute():
         # rfft2 by axes, the rows first while only the template's h rows are non-zero (the
@@ -180,13 +173,11 @@ def _template_spectra(space, templates, fft_shape):
         spectra = fft.fft(rows, n=fft_shape[0], axis=-2, overwrite_x=True)
         return np.conj(spectra, out=spectra)
 
-    if fft_shape[0] * fft_shape[1] < _CACHED_SPECTRUM_PIXELS:
-        return compute()
-    key = (templates.tobytes(), templates.dtype.str, templates.shape, fft_shape)
-    return cache.get(key, compute)
+    key = (templates.tobytes(), templates.dtype.str, templates.shape, tuple(fft_shape))
+    return _SPECTRA.get(key, compute)
 
 
-def _correlator(image, templates, offsets, space):
+def _correlator(image, templates, offsets):
     """Valid cross-correlations of ``image`` with each template, one image transform shared.
 
     Parameters
@@ -195,8 +186,6 @@ def _correlator(image, templates, offsets, space):
     templates : (t, h, w) ndarray
     offsets : (t,) sequence of float
         Added to every value of map ``t`` (through the spectrum's DC term: free).
-    space : Eigenspace
-        Whose cache keeps the templates' spectra between calls.
 
     Returns
     -------
@@ -211,7 +200,7 @@ def _correlator(image, templates, offsets, space):
     """
     (H, W), (h, w) = image.shape, templates.shape[1:]
     fft_shape = (fft.next_fast_len(H, real=True), fft.next_fast_len(W, real=True))
-    spectra = _template_spectra(space, np.ascontiguousarray(templates), fft_shape)
+    spectra = _template_spectra(np.ascontiguousarray(templates), fft_shape)
     image_spectrum = fft.rfft2(image, s=fft_shape, workers=1)
     dc_offsets = np.asarray(offsets, dtype=np.float64) * (fft_shape[0] * fft_shape[1])
     local = threading.local()
@@ -333,7 +322,7 @@ def _projections(image, space, normalize, min_contrast):
     (correlation, sums), squares = _in_parallel(
         image,
         lambda: (
-            _correlator(shifted, templates.astype(image.dtype), offsets, space),
+            _correlator(shifted, templates.astype(image.dtype), offsets),
             _box_sum(shifted, h, w),
         ),
         lambda: _box_sum(np.square(shifted, dtype=np.float64), h, w),

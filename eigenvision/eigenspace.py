@@ -577,7 +577,6 @@ class Eigenspace(SubspaceModel):
                              f"this eigenspace has), got {k!r}")  # fmt: skip
         k = int(k)
         space = copy.copy(self)
-        space.__dict__.pop("_spectrum_cache", None)  # the templates differ: nothing to share
         if getattr(self, "_stream", None) is not None:  # partial_fit goes on in each on its own
             space._stream = copy.deepcopy(self._stream)
         space.n_components = k

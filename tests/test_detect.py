@@ -303,24 +303,81 @@ def test_suppression_equals_a_greedy_loop(overlap, separation, max_count, rng):
     assert kept_indices([], max_count=5, overlap=0.3) == []
 
 
-@pytest.mark.parametrize("fft_shape", [(640, 512), (250, 243), (97, 1024)])
+@pytest.mark.parametrize("fft_shape", [(640, 512), (250, 243), (97, 1024), (40, 48)])
 def test_template_spectra_are_scipys_rfft2(fft_shape, rng):
     """The templates' spectra, transformed row-first over their few non-zero rows only, are
-    scipy's rfft2 of the zero-padded templates (conjugated) bit for bit, and are cached by the
-    space."""
+    scipy's rfft2 of the zero-padded templates (conjugated) bit for bit, and are kept from
+    their second request on."""
     from scipy import fft
 
     from eigenvision.detection import _template_spectra
 
-    space = ev.Eigenspace(3).fit(rng.random((10, 25, 22)))
     templates = rng.normal(size=(4, 25, 22))
-    spectra = _template_spectra(space, templates, fft_shape)
+    first = _template_spectra(templates, fft_shape)
     expected = np.conj(fft.rfft2(templates, s=fft_shape, axes=(-2, -1)))
-    np.testing.assert_array_equal(spectra, expected)  # the code says "bit for bit"
-    assert _template_spectra(space, templates, fft_shape) is spectra
-    # a small transform's spectra are computed again, not kept (a crop around each face
-    # filled every feature space's cache with them)
-    small = _template_spectra(space, templates, (40, 48))
-    np.testing.assert_array_equal(small, np.conj(fft.rfft2(templates, s=(40, 48))))
-    assert _template_spectra(space, templates, (40, 48)) is not small
-    assert all(key[3] != (40, 48) for key in space.__dict__["_spectrum_cache"]._entries)
+    np.testing.assert_array_equal(first, expected)  # the code says "bit for bit"
+    kept = _template_spectra(templates, fft_shape)
+    assert kept is not first  # asked for once: computed and dropped
+    np.testing.assert_array_equal(kept, expected)
+    assert _template_spectra(templates, fft_shape) is kept
+    assert _template_spectra(templates + 1e-12, fft_shape) is not kept  # keyed by the bytes
+
+
+def test_spectra_kept_are_bounded_for_the_whole_process(rng, monkeypatch):
+    """One bound for every model's spectra together (a face finder's 17 eigenspaces each kept
+    up to 256 MB of their own: 5.6 GB after 20 photos), and spectra asked for once never push
+    out the ones asked for again."""
+    from eigenvision import detection
+    from eigenvision._base import BoundedCache
+
+    cache = BoundedCache(4 << 20, min_requests=2)
+    monkeypatch.setattr(detection, "_SPECTRA", cache)
+    spaces = [ev.Eigenspace(5).fit(rng.random((12, 20, 16))) for _ in range(6)]
+    image = rng.random((130, 120))
+    reused = ev.dffs_map(image, spaces[0]), ev.dffs_map(image, spaces[0])
+    held = cache.nbytes
+    assert 0 < held <= cache.max_bytes
+    for space in spaces[1:]:  # one-off sizes of other spaces (crops around faces)
+        for size in range(100, 140, 8):
+            ev.dffs_map(image[:size, :size], space)
+    assert cache.nbytes == held  # nothing pushed out, nothing added
+    again = ev.dffs_map(image, spaces[0])
+    np.testing.assert_array_equal(again, reused[0])
+    np.testing.assert_array_equal(reused[1], reused[0])
+    for space in spaces:  # asked for twice each: kept within the one bound
+        for size in range(100, 140, 8):
+            for _ in range(2):
+                ev.dffs_map(image[:size, :size], space)
+            assert cache.nbytes <= cache.max_bytes
+    assert len(cache) > 1
+
+
+def test_bounded_cache_counts_requests_and_evicts_least_recently_used():
+    """The cache behind the spectra: kept from the ``min_requests``-th request, evicted least
+    recently used first, values over the bound never kept; safe after a fork."""
+    from eigenvision._base import BoundedCache
+
+    calls = []
+
+    def value(n):
+        calls.append(n)
+        return np.zeros(n)  # 8 n bytes
+
+    cache = BoundedCache(64, min_requests=2)
+    assert cache.get("a", lambda: value(2)) is not cache.get("a", lambda: value(2))
+    a = cache.get("a", lambda: value(2))
+    assert calls == [2, 2] and len(cache) == 1 and cache.nbytes == 16
+    for _ in range(2):
+        cache.get("b", lambda: value(4))
+    cache.get("a", lambda: value(2))  # "a" is now the most recent
+    for _ in range(2):
+        cache.get("c", lambda: value(3))  # 16 + 32 + 24 > 64: "b" goes
+    assert cache.get("a", lambda: value(2)) is a and len(cache) == 2 and cache.nbytes == 40
+    for _ in range(2):
+        cache.get("huge", lambda: value(9))  # 72 bytes: never kept
+    assert len(cache) == 2
+    cache.after_fork()
+    cache.clear()
+    assert len(cache) == 0 and cache.nbytes == 0
+    assert cache.get("a", lambda: value(2)) is not a  # the requests counted are gone too
+    assert len(cache) == 0
