@@ -29,7 +29,6 @@ from .photos import DEFAULT_FINDER, build_finder, default_finder
 from .plot import faces as plot_faces
 from .plot import save_figure
 from .recognize import METHODS, Recognizer
-from .views import view_count
 
 
 def _load_images(source: str):
@@ -97,14 +96,14 @@ def _cmd_train(args) -> int:
         finder.threshold = finder.threshold if args.face_threshold is None else args.face_threshold
         photos, labels = _load_photos(args.source)
         model = _recognizer(args, shape=shape, resize=True, finder=finder, verbose=not args.quiet)
-        _check_component_count(args, len(photos))  # before the seconds per photo of finding
+        model.check_component_count(photos, option="--n-components")  # before the finding
         model.fit(photos, labels)
         model.verbose = False  # the bars were for this command, not for the file's users
         trained_on = f"{len(photos)} photos (one face each)"
     else:
         images = _load_images(args.source)
         model = _recognizer(args, shape=shape, resize=True)
-        _check_component_count(args, len(images))
+        model.check_component_count(images, option="--n-components")
         model.fit(images)
         trained_on = f"{len(images)} images"
     calibrated = "; every face gets the nearest name (--unknown FOLDER sets a threshold)"
@@ -117,16 +116,6 @@ def _cmd_train(args) -> int:
         f"{trained_on} of {len(model.classes_)} classes{calibrated}; saved {args.output}"
     )
     return 0
-
-
-def _check_component_count(args, n_images: int) -> None:
-    """Refuse more eigenspace components than the training images give, naming the option."""
-    views = view_count(n_images, jitter=args.jitter, mirror=args.mirror)
-    if args.method in ("eigenfaces", "modular", "combined") and args.n_components > views:
-        with_views = "" if views == n_images else f" ({n_images} with their virtual views)"
-        raise ValueError(f"--n-components {args.n_components} is more than the {views} training "
-                         f"images{with_views} give: pass --n-components {views} or fewer, or "
-                         "train on more images")  # fmt: skip
 
 
 def _load_photos(source: str):

@@ -277,7 +277,7 @@ class Recognizer(BaseEstimator):
         self
         """
         self._check_options()
-        self._check_component_count(images)  # before the face search of photos (s each)
+        self.check_component_count(images)  # before the face search of photos (s each)
         faces = self._training_set(self._from_photos(images, labels, min_images=2, labelled=True))
         self.image_shape_ = faces.image_shape
         self._fit_features(faces)
@@ -389,8 +389,28 @@ class Recognizer(BaseEstimator):
         if self.method == "combined" and not 0.0 <= self.global_weight <= 1.0:
             raise ValueError(f"global_weight must lie in [0, 1], got {self.global_weight}")
 
-    def _check_component_count(self, images):
-        """Refuse more eigenspace components than the images and their virtual views give."""
+    def check_component_count(self, images, *, option=None):
+        """Refuse more eigenspace components than the images and their virtual views give.
+
+        :meth:`fit` calls it first, before the face search of photos (seconds each).
+
+        Parameters
+        ----------
+        images : sequence
+            The training images or photos (their number counts).
+        option : str, optional
+            The name the caller gave the component count (the CLI's
+            ``"--n-components"``), for the message.
+
+        Returns
+        -------
+        None
+
+        Raises
+        ------
+        ValueError
+            Naming the count to ask for instead.
+        """
         n_images = len(images) if hasattr(images, "__len__") else 0  # 0: as_image_set says
         views = view_count(n_images, jitter=self.jitter, mirror=self.mirror)
         k = self.modular_components if self.method == "modular" and self.modular_components \
@@ -398,8 +418,10 @@ class Recognizer(BaseEstimator):
         if self.method in ("eigenfaces", "modular", "combined") and self.feature is None \
                 and isinstance(k, Integral) and k > views and n_images >= 2:  # fmt: skip
             with_views = "" if views == n_images else f" ({n_images} with their virtual views)"
-            raise ValueError(f"{k} components are more than the {views} training images"
-                             f"{with_views} give: ask for {views} or fewer, or train on more")
+            asked, fix = (f"{k} components are", f"ask for {views}") if option is None else \
+                (f"{option} {k} is", f"pass {option} {views}")  # fmt: skip
+            raise ValueError(f"{asked} more than the {views} training images{with_views} give: "
+                             f"{fix} or fewer, or train on more images")  # fmt: skip
 
     @property
     def _modular(self):
@@ -415,13 +437,9 @@ class Recognizer(BaseEstimator):
         """An unfitted whole-face feature: ``feature`` or ``method``'s preset (None: modular)."""
         if self.feature is not None:
             return clone(self.feature)
-        if self.method == "fisherfaces":
-            return FisherSpace(n_components=self.n_components)
-        if self.method == "bayesian":
-            return BayesianSpace(n_components=self.n_components)
-        if self.method in ("eigenfaces", "combined"):
-            return Eigenspace(n_components=self.n_components)
-        return None
+        preset = {"fisherfaces": FisherSpace, "bayesian": BayesianSpace, "eigenfaces": Eigenspace,
+                  "combined": Eigenspace}.get(self.method)  # fmt: skip
+        return None if preset is None else preset(n_components=self.n_components)
 
     def _fit_features(self, faces):
         """Fit ``feature_`` (the whole face) and ``feature_spaces_`` (one per facial feature)."""
