@@ -33,10 +33,11 @@ def is_dask_array(X) -> bool:
 
 
 class BoundedCache:
-    """A least-recently-used cache bounded by the bytes of its values, owned by one object.
+    """A least-recently-used cache bounded by the bytes of its values.
 
-    Thread-safe. A value larger than the bound is computed and returned but
-    not kept.
+    Thread-safe (a process-wide one calls :meth:`after_fork` in a forked
+    child). A value larger than the bound is computed and returned but not
+    kept.
 
     Parameters
     ----------
