@@ -54,7 +54,8 @@ _NORMALIZATIONS = ("none", "window")
 # run, 1.0-1.3 s per photo at its threshold, 9-10 s at threshold 0).
 _SPECTRUM_CACHE_BYTES = 256 << 20
 _SPECTRA = BoundedCache(_SPECTRUM_CACHE_BYTES, min_requests=2)
-os.register_at_fork(after_in_child=_SPECTRA.after_fork)
+if hasattr(os, "register_at_fork"):  # POSIX; elsewhere there is no fork
+    os.register_at_fork(after_in_child=_SPECTRA.after_fork)
 
 
 @dataclass(frozen=True)
