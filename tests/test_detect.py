@@ -381,3 +381,15 @@ def test_bounded_cache_counts_requests_and_evicts_least_recently_used():
     assert len(cache) == 0 and cache.nbytes == 0
     assert cache.get("a", lambda: value(2)) is not a  # the requests counted are gone too
     assert len(cache) == 0
+
+
+def test_eigenvision_imports_where_there_is_no_fork():
+    """Regression: the spectra cache's fork hook called ``os.register_at_fork`` unguarded, which
+    exists only on POSIX: importing eigenvision raised AttributeError elsewhere (Windows)."""
+    import subprocess
+    import sys
+
+    code = "import os; del os.fork, os.register_at_fork; import eigenvision.detection; print('ok')"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300)  # fmt: skip
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
