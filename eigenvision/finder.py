@@ -483,17 +483,12 @@ class FaceFinder(BaseEstimator):
         return found
 
     def _search_space(self):
-        """The face space's first ``search_components`` components (kept between searches: its
-        templates' spectra are cached on it)."""
+        """The face space's first ``search_components`` components (default all). Made per
+        search: the templates' spectra are kept by their bytes, not by the space."""
         k = self.face_space_.n_components_
-        if self.search_components is not None:
-            k = min(k, int(self.search_components))
-        cached = self.__dict__.get("_search_space_cache")
-        if cached is None or cached[0] is not self.face_space_ or cached[1] != k:
-            space = self.face_space_ if k == self.face_space_.n_components_ else \
-                self.face_space_.leading(k)  # fmt: skip
-            cached = self.__dict__["_search_space_cache"] = (self.face_space_, k, space)
-        return cached[2]
+        if self.search_components is None or self.search_components >= k:
+            return self.face_space_
+        return self.face_space_.leading(int(self.search_components))
 
     def _windows(self, image, candidates):
         """The candidates' face windows cut from ``image`` on their eyes, from antialiased
