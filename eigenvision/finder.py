@@ -579,14 +579,15 @@ class FaceFinder(BaseEstimator):
         # -> 53% found at 0.45 false alarms per photo), while the eyes land nearer.
         refined = self._refine(small, [candidates[i] for i in chosen], scores[chosen])
         kept = _distinct(refined, scores[chosen], range(len(chosen)), max_faces)
-        checked = [self._face(small, refined[k], scores[chosen[k]], scale) for k in kept]
+        checked = [(refined[k], self._checked(small, refined[k], scores[chosen[k]])) for k in kept]
         # The eye-pair check only lowers a score: the candidates under the threshold need none
         # (their decision's probability bounds the likeliest from above).
         unchecked = probability[probability < threshold]
-        likeliest = np.max(np.concatenate([[face.confidence for face in checked], unchecked]))
-        faces = sorted((face for face in checked if face.confidence >= threshold),
-                       key=lambda face: -face.score)  # fmt: skip
-        return faces, float(likeliest)
+        likeliest = np.max(np.concatenate([expit([s for _, s in checked]), unchecked]))
+        # Only the faces reported are placed (two locates each): most checked candidates fail.
+        faces = [self._face(small, candidate, s, scale) for candidate, s in checked
+                 if float(expit(s)) >= threshold]  # fmt: skip
+        return sorted(faces, key=lambda face: -face.score), float(likeliest)
 
     def _refine(self, image, candidates, scores):
         """Candidates moved to the best window of the decision around them, coarse to fine.
@@ -653,30 +654,36 @@ class FaceFinder(BaseEstimator):
         eyes = (np.asarray(located[name], dtype=float) for name in ("left_eye", "right_eye"))
         return placer.locate(image, box=face_box(*eyes))
 
-    def _face(self, small, candidate, score, scale):
-        """A Face from a candidate: features located in its box, all back in input pixels."""
-        left, right, _ = candidate
-        box = face_box(left, right)
+    def _checked(self, small, candidate, score):
+        """A candidate's decision ``score`` after the eye-pair and nose-and-mouth checks of
+        the features the locator finds in its box: clutter that passes the decision seldom
+        holds them where a face does."""
         # The checks read the locator's confidences, not the placer's: the placer's eye patches
         # take in the brows, which placed the eyes from the finder's box within 0.10 IOD on the
         # validation / calibration photos 80.0% / 86.7% (the locator 71.4% / 78.3%), but its
         # confidences in the checks lost faces to clutter (80.0% -> 72.9% found at 0.25 false
         # alarms per validation photo). Nor do they read a second pass's: centred on its own
         # eyes, it finds eye-like pairs in clutter too (validation, the locator: 82.9% ->
-        # 77.1% found at 0.25 false alarms per photo). The placer starts from the candidate's
-        # box, not the locator's eyes: from those (one locate less) it placed 75.7% / 85.0%.
-        checked = self.locator_.locate(small, box=box)
-        reported = self.place(small, box)
-        points = {name: np.asarray(p, dtype=float) for name, p in reported.positions.items()}
-        if reported.eye_confidence < 0.02:
-            points["left_eye"], points["right_eye"] = left, right  # the window's own eyes
-        # The eye-pair and the nose-and-mouth checks, of the features the locator has: clutter
-        # that passes the decision seldom holds them where a face does.
+        # 77.1% found at 0.25 false alarms per photo).
+        checked = self.locator_.locate(small, box=face_box(*candidate[:2]))
         for weight, names in ((self.eye_weight, ("left_eye", "right_eye")),
                               (self.feature_weight, ("nose", "mouth"))):  # fmt: skip
             found = [checked.confidence[name] for name in names if name in checked.confidence]
             if weight and found:
                 score = score + weight * float(np.log(np.maximum(found, 1e-12)).sum())
+        return score
+
+    def _face(self, small, candidate, score, scale):
+        """A Face of checked ``score`` from a candidate: its features placed in its box
+        (:meth:`place`), all back in input pixels."""
+        left, right, _ = candidate
+        # The placer starts from the candidate's box, not the locator's eyes: from those (one
+        # locate less) it placed 75.7% / 85.0% of the eyes within 0.10 IOD (validation /
+        # calibration photos), from the box 80.0% / 86.7%.
+        reported = self.place(small, face_box(left, right))
+        points = {name: np.asarray(p, dtype=float) for name, p in reported.positions.items()}
+        if reported.eye_confidence < 0.02:
+            points["left_eye"], points["right_eye"] = left, right  # the window's own eyes
         back = {name: tuple(float(v) for v in (p + 0.5) / scale[::-1] - 0.5)
                 for name, p in points.items()}  # fmt: skip
         dx, dy = np.subtract(back["right_eye"], back["left_eye"])

@@ -640,17 +640,19 @@ def test_the_feature_checks_add_the_located_features_log_probabilities(finder, m
     assert (finder.eye_weight, finder.feature_weight) == (16.0, 16.0)  # the shipped finder's
     alone = copy.copy(finder).set_params(eye_weight=0.0, feature_weight=0.0).find(
         image, threshold=0.0, max_faces=8)  # fmt: skip
-    confidences, calls, passes = [], iter(seen), 0
-    for name, box, checked in calls:
-        assert name == "locator_"
+    # every candidate checked first, then the faces reported placed, in the same order
+    located = [(box, found) for name, box, found in seen if name == "locator_"]
+    placed = iter([(box, found) for name, box, found in seen if name == "placer_"])
+    confidences, passes = [], 0
+    for box, checked in located:
         confidences.append(checked.confidence)
-        name, placed_box, first = next(calls)  # the placer, in the same box
-        assert (name, placed_box) == ("placer_", box)
+        placed_box, first = next(placed)  # the placer, in the same box
+        assert placed_box == box
         reported = first
         if first.eye_confidence >= 0.02:  # eyes found: located again from their box
-            name, again_box, reported = next(calls)
-            assert (name, again_box) == ("placer_", ev.face_box(
-                *(np.asarray(first[eye]) for eye in ("left_eye", "right_eye"))))  # fmt: skip
+            again_box, reported = next(placed)
+            assert again_box == ev.face_box(
+                *(np.asarray(first[eye]) for eye in ("left_eye", "right_eye")))  # fmt: skip
             passes += 1
         face = alone[len(confidences) - 1]
         # eyes the placer is not sure of are the candidate window's own
@@ -658,6 +660,7 @@ def test_the_feature_checks_add_the_located_features_log_probabilities(finder, m
         np.testing.assert_allclose([getattr(face, feature) for feature in features],
                                    [reported[feature] for feature in features])  # fmt: skip
     assert passes >= 1  # the astronaut's eyes, at least, were found
+    assert next(placed, None) is None
     checker = finder
     checked = checker.find(image, threshold=0.0, max_faces=8)
     eyes_only = copy.copy(finder).set_params(feature_weight=0.0).find(image, threshold=0.0,
@@ -676,6 +679,15 @@ def test_the_feature_checks_add_the_located_features_log_probabilities(finder, m
     assert checker.find(image, threshold=0.0, return_likeliest=True)[1] == checked[0].confidence
     assert checker.find(image, threshold=1.0, return_likeliest=True)[1] == pytest.approx(
         alone[0].confidence, rel=1e-12)
+    # only the faces reported are placed: the candidates the checks put under the threshold
+    # (at 0.1 the decision passes 4 of the astronaut's candidates, the checks 2) are not
+    seen.clear()
+    reported = finder.find(image, threshold=0.1, max_faces=8)
+    assert [face.box for face in reported] == [f.box for f in checked if f.confidence >= 0.1]
+    candidates = [box for name, box, _ in seen if name == "locator_"]
+    assert len(candidates) == sum(face.confidence >= 0.1 for face in alone) > len(reported)
+    first_passes = [box for name, box, _ in seen if name == "placer_" and box in candidates]
+    assert len(first_passes) == len(reported)
     for name in ("eye_weight", "feature_weight"):
         with pytest.raises(ValueError, match=name):
             ev.FaceFinder(**{name: -1.0}).check_parameters()
