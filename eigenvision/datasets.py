@@ -43,6 +43,8 @@ __all__ = [
     "load_helen",
     "load_helen_photo",
     "helen_files",
+    "helen_other_faces",
+    "HELEN_OTHER_FACES",
     "read_pts",
     "face_landmarks",
     "HELEN_CROP",
@@ -359,6 +361,58 @@ def load_helen_photo(image_path, pts_path, *, max_side=None):
     with Image.open(image_path) as header:  # the stored size: the points' frame
         stored = header.size[::-1]
     return image, resize_points(read_pts(pts_path), stored, image.shape)
+
+
+#: Faces in HELEN crops that carry no annotation (the README: "other people can appear,
+#: unannotated, in a crop"), by crop (file stem): ``(x, y, w, h)`` face boxes in the stored
+#: image's pixels. Labelled by eye (2026-11-26) among the detections that found no annotated
+#: face, at 640 pixels, in the held-out photos of :func:`~eigenvision.photos.helen_split`: on
+#: the 40 of ``wild_detection``, the face finder's (with and without ``n_refined``), OpenCV
+#: Haar's and scikit-image LBP's; on the 130 validation and calibration photos, the finder's
+#: at log-odds >= 0 (with and without). Detections on a face in part only (an eye and a
+#: cheek) are not listed, nor faces no detector proposed: a detection of one stays an alarm.
+HELEN_OTHER_FACES = {
+    "111835766_1": ((325.5, 186.3, 173.3, 176.5),),
+    "129408727_1": ((783.3, 273.1, 299.1, 299.1),),
+    "1394430375_1": ((298.1, 99.0, 224.8, 224.8),),
+    "146978430_1": ((534.6, 374.3, 252.4, 257.1),),
+    "146978430_2": ((-21.1, 217.8, 240.9, 245.4),),
+    "2098713580_2": ((894.4, 594.1, 401.0, 408.5),),
+    "2134243149_1": ((-3.7, 544.2, 301.3, 306.9),),
+    "2134243149_2": ((643.8, 190.3, 300.4, 306.0),),
+    "2140620254_2": ((59.7, 118.3, 362.1, 368.8),),
+    "2165528796_1": ((-18.4, 307.3, 257.4, 262.2),),
+    "2202089258_1": ((386.5, 210.4, 188.7, 192.2),),
+    "2220556464_2": ((1800.8, 1555.7, 724.4, 737.9),),
+    "2230569196_3": ((670.7, 60.9, 272.3, 277.4),),
+    "2236814888_1": ((667.8, 117.6, 339.3, 345.6),),
+    "2236814888_2": ((54.5, 672.4, 336.6, 342.8),),
+}
+
+
+def helen_other_faces(image_path, shape) -> np.ndarray:
+    """The unannotated faces of a HELEN crop (:data:`HELEN_OTHER_FACES`) in a loaded image's pixels.
+
+    Parameters
+    ----------
+    image_path : path-like
+        A crop from :func:`helen_files`.
+    shape : (H, W)
+        The shape it was loaded at (:func:`load_helen_photo`'s image).
+
+    Returns
+    -------
+    (n, 4) ndarray
+        ``(x, y, w, h)`` boxes; none for most crops.
+    """
+    boxes = np.array(HELEN_OTHER_FACES.get(Path(image_path).stem, ()), dtype=float).reshape(-1, 4)
+    if not len(boxes):
+        return boxes
+    with Image.open(image_path) as header:
+        stored = header.size[::-1]
+    corners = resize_points(boxes[:, :2], stored, shape)
+    sizes = boxes[:, 2:] * (np.array(shape[::-1], dtype=float) / np.array(stored[::-1]))
+    return np.hstack([corners, sizes])
 
 
 def load_helen(root=None, *, photo_ids=None) -> ImageSet:

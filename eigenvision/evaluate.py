@@ -29,6 +29,7 @@ __all__ = [
     "eye_error",
     "error_fractions",
     "face_found",
+    "finds_a_face_of",
     "face_detection_roc",
 ]
 
@@ -538,7 +539,30 @@ def face_found(box, centre, iod) -> bool:
     return bool(near and 1 / 1.5 <= ratio <= 1.5)
 
 
-def face_detection_roc(found, truths):
+def finds_a_face_of(box, faces) -> bool:
+    """Whether a detection ``box`` finds one of ``faces``, by :func:`face_found`'s rule with
+    each face box's centre and an eye distance of its width / 2.15.
+
+    Parameters
+    ----------
+    box : (x, y, w, h)
+    faces : (n, 4) array-like
+        Face boxes ``(x, y, w, h)``, e.g. :func:`~eigenvision.face_box` of known eyes.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> finds_a_face_of((0, 0, 43, 44), [(100, 0, 43, 44), (2, 1, 40, 40)])
+    True
+    """
+    return any(face_found(box, (x + (w - 1) / 2, y + (h - 1) / 2), w / 2.15)
+               for x, y, w, h in np.asarray(faces, dtype=float).reshape(-1, 4))  # fmt: skip
+
+
+def face_detection_roc(found, truths, others=None):
     """Detection rate against false alarms per image as the score threshold falls.
 
     Parameters
@@ -548,6 +572,13 @@ def face_detection_roc(found, truths):
     truths : sequence of ((x, y), iod)
         Each image's annotated face: its landmarks' centre and inter-ocular
         distance (one annotated face per image, as HELEN's crops).
+    others : sequence of (n, 4) array-like, optional
+        Each image's faces that carry no annotation (boxes, e.g.
+        :func:`~eigenvision.datasets.helen_other_faces`): a detection that
+        finds none of the annotated faces but one of these
+        (:func:`finds_a_face_of`) is neither a hit nor a false alarm.
+        Default: every detection that finds no annotated face is a false
+        alarm.
 
     Returns
     -------
@@ -560,11 +591,17 @@ def face_detection_roc(found, truths):
     """
     if len(found) != len(truths) or not truths:
         raise ValueError(f"found ({len(found)}) and truths ({len(truths)}) must match, non-empty")
+    others = [()] * len(truths) if others is None else others
+    if len(others) != len(truths):
+        raise ValueError(f"others ({len(others)}) and truths ({len(truths)}) must match")
     hits, alarms = [], []
-    for detections, (centre, iod) in zip(found, truths, strict=True):
+    for detections, (centre, iod), unannotated in zip(found, truths, others, strict=True):
         scores = []
         for box, score in detections:
-            (scores if face_found(box, centre, iod) else alarms).append(float(score))
+            if face_found(box, centre, iod):
+                scores.append(float(score))
+            elif not finds_a_face_of(box, unannotated):
+                alarms.append(float(score))
         if scores:
             hits.append(max(scores))
     thresholds = np.unique(np.r_[hits, alarms])[::-1]

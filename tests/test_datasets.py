@@ -1,7 +1,10 @@
 """The named datasets: counts, shapes, dtypes, labels, landmarks."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
+from conftest import require_helen_files
 
 import eigenvision as ev
 from eigenvision import datasets
@@ -122,6 +125,32 @@ def test_helen_faces_are_aligned_and_split_by_photo(helen_slice):
     assert set(faces.labels) <= ids and faces.images.shape[1:] == crop["shape"]
     train, test = ev.photos.helen_split(photo for photo, _, _ in ev.datasets.helen_files())
     assert not train & test and len(test) == pytest.approx(len(train | test) / 5, abs=1)
+
+
+def test_the_unannotated_faces_are_in_held_out_crops_and_follow_a_reduction():
+    """``HELEN_OTHER_FACES``: each listed crop is a held-out one (never a training photo), its
+    boxes reach into the photo, find no annotated face, and scale with the photo's reduction."""
+    from eigenvision.evaluate import finds_a_face_of
+
+    files = {Path(image).stem: (photo, image, pts) for photo, image, pts in require_helen_files()}
+    _, test = ev.photos.helen_split(photo for photo, _, _ in files.values())
+    assert ev.datasets.HELEN_OTHER_FACES and set(ev.datasets.HELEN_OTHER_FACES) <= set(files)
+    for stem, listed in ev.datasets.HELEN_OTHER_FACES.items():
+        photo, image_path, pts_path = files[stem]
+        assert photo in test
+        full, points = ev.datasets.load_helen_photo(image_path, pts_path)
+        small, _ = ev.datasets.load_helen_photo(image_path, pts_path, max_side=640)
+        boxes = ev.datasets.helen_other_faces(image_path, full.shape)
+        np.testing.assert_allclose(boxes, listed)
+        for x, y, w, h in boxes:
+            assert x + w > 0 and y + h > 0 and x < full.shape[1] and y < full.shape[0]
+        marks = ev.datasets.face_landmarks(points)
+        assert not finds_a_face_of(ev.face_box(marks["left_eye"], marks["right_eye"]), boxes)
+        factor = np.array(small.shape) / np.array(full.shape)
+        reduced = ev.datasets.helen_other_faces(image_path, small.shape)
+        np.testing.assert_allclose(reduced[:, 2:], boxes[:, 2:] * factor[::-1])
+        np.testing.assert_allclose(reduced[:, :2], (boxes[:, :2] + 0.5) * factor[::-1] - 0.5)
+    assert ev.datasets.helen_other_faces(files["100032540_1"][1], (10, 10)).shape == (0, 4)
 
 
 def test_read_pts_refuses_malformed_files(tmp_path):

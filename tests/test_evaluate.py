@@ -152,3 +152,34 @@ def test_threshold_at_accepts_at_most_the_allowed_impostors():
         assert lower.size == 0 or np.mean(scores >= lower.max()) > far
     with pytest.raises(ValueError, match="far"):
         evaluate.threshold_at(scores, 1.0)
+
+
+def test_face_detection_roc_leaves_out_the_detections_of_unannotated_faces(rng):
+    """Against a loop over every threshold: a detection finds the annotated face (a hit), an
+    unannotated one (neither) or nothing (a false alarm); without ``others`` every detection
+    that is no hit is a false alarm."""
+    truths, found, others = [], [], []
+    for _ in range(6):
+        centre = rng.uniform(100, 300, size=2)
+        truths.append((centre, 40.0))
+        face = (centre[0] - 43.0, centre[1] - 43.0, 86.0, 88.0)  # centred, 2.15 IOD wide
+        other = (centre[0] + 150.0, centre[1], 80.0, 80.0)
+        others.append(np.array([other]))
+        kinds = rng.choice(["hit", "other", "alarm"], size=5)
+        boxes = {"hit": face, "other": other, "alarm": (0.0, 0.0, 30.0, 30.0)}
+        found.append([(boxes[kind], float(score)) for kind, score in zip(
+            kinds, rng.normal(size=5), strict=True)])  # fmt: skip
+    for listed in (others, None):
+        alarms, rate, thresholds = evaluate.face_detection_roc(found, truths, listed)
+        for a, r, t in zip(alarms[1:], rate[1:], thresholds[1:], strict=True):
+            hits = sum(any(s >= t and evaluate.face_found(b, c, iod) for b, s in detections)
+                       for detections, (c, iod) in zip(found, truths, strict=True))  # fmt: skip
+            false = sum(s >= t and not evaluate.face_found(b, c, iod)
+                        and (listed is None or not evaluate.finds_a_face_of(b, o))
+                        for detections, (c, iod), o in zip(found, truths, others, strict=True)
+                        for b, s in detections)  # fmt: skip
+            assert (r, a) == (hits / 6, false / 6)
+    assert evaluate.face_detection_roc(found, truths, others)[0][-1] < \
+        evaluate.face_detection_roc(found, truths)[0][-1]  # fmt: skip
+    with pytest.raises(ValueError, match="others"):
+        evaluate.face_detection_roc(found, truths, others[:2])
