@@ -423,14 +423,14 @@ class FaceFinder(BaseEstimator):
                 raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")
         if not (isinstance(self.min_contrast, Real) and 0.0 <= self.min_contrast < 1.0):
             raise ValueError(f"min_contrast must be a number in [0, 1), got {self.min_contrast!r}")
-        for name, high in (("n_clusters", 64), ("hidden_units", 1024), ("n_networks", 64),
-                           ("negatives_per_image", 10_000), ("n_candidates", 100_000)):  # fmt: skip
+        for name, low, high in (("n_clusters", 1, 64), ("hidden_units", 1, 1024),
+                                ("n_networks", 1, 64), ("negatives_per_image", 1, 10_000),
+                                ("n_candidates", 1, 100_000),
+                                ("n_refined", 0, 100_000)):  # fmt: skip
             value = getattr(self, name)
-            if isinstance(value, bool) or not (isinstance(value, Integral) and 1 <= value <= high):
-                raise ValueError(f"{name} must be an int in [1, {high}], got {value!r}")
-        value = self.n_refined
-        if isinstance(value, bool) or not (isinstance(value, Integral) and 0 <= value <= 100_000):
-            raise ValueError(f"n_refined must be an int in [0, 100000], got {value!r}")
+            in_range = isinstance(value, Integral) and low <= value <= high
+            if isinstance(value, bool) or not in_range:
+                raise ValueError(f"{name} must be an int in [{low}, {high}], got {value!r}")
 
     def _training_windows(self, faces):
         """Standardised face windows, tilted by ``augment`` and mirrored."""
