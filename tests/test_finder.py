@@ -528,6 +528,29 @@ def test_antialiased_windows_average_a_fine_grating_away(rng):
         face_windows_at(image, [[(1.0, np.nan), (5.0, 2.0)]], antialias=True)
 
 
+def test_half_octaves_make_each_reduction_once_and_cut_the_same_windows(rng, monkeypatch):
+    """A search cuts windows from one photo several times: ``HalfOctaves`` keeps the
+    reductions (each resized once, however many calls), the windows equal to the last bit those
+    of the bare image, and a later change to the image the caller holds changes nothing."""
+    from eigenvision import faces
+    from eigenvision.faces import HalfOctaves, face_windows_at
+
+    image = rng.random((300, 400))
+    pairs = np.array([[(50.0, 60.0), (70.0, 61.0)], [(100.0, 150.0), (190.0, 170.0)],
+                      [(30.0, 50.0), (230.0, 50.0)], [(60.0, 100.0), (180.0, 90.0)]])  # fmt: skip
+    expected = face_windows_at(image, pairs, iod=16, antialias=True)
+    made = []
+    resize = faces.resize
+    monkeypatch.setattr(faces, "resize", lambda im, shape: made.append(shape) or resize(im, shape))
+    photo = HalfOctaves(image)
+    image[:] = 0.0  # the caller's array; the reductions are of the copy taken
+    for _ in range(3):
+        np.testing.assert_array_equal(face_windows_at(photo, pairs, iod=16, antialias=True),
+                                      expected)  # fmt: skip
+    # eyes 20, 92, 200 and 120 apart: half-octave steps 0, 3, 6 and 4 below 24 (1.5 x 16)
+    assert made == [photo.shape(step) for step in (3, 4, 6)]
+    assert photo.shape(3) == (106, 141) and photo.shape(6) == (38, 50)
+
 def test_a_studio_portrait_is_not_crowded_out_by_a_blank_wall(imm, finder):
     """Regression: on IMM 07_01 (a frontal face, a plain wall) half of stage 1's 1,000
     candidates were near-flat wall windows, none was the face, and the finder's answer was a
@@ -789,11 +812,12 @@ def test_the_feature_checks_add_the_located_features_log_probabilities(finder, m
 
 @pytest.mark.parametrize("name, shipped, former", [("feature_weight", 16.0, 0.0),
                                                     ("antialias", True, False),
-                                                    ("n_refined", 150, 0)])
+                                                    ("n_refined", 150, 0),
+                                                    ("tilted_scale", 2.0, 1.0)])
 def test_a_finder_file_from_before_a_parameter_loads_with_its_former_behaviour(
         finder, tmp_path, name, shipped, former):  # fmt: skip
-    """Model files written before feature_weight (the nose and mouth check), antialias or
-    n_refined existed keep their behaviour."""
+    """Model files written before feature_weight (the nose and mouth check), antialias,
+    n_refined or tilted_scale existed keep their behaviour."""
     import json
 
     path = tmp_path / "old.npz"
@@ -825,6 +849,33 @@ def test_min_iod_skips_the_pyramids_finest_levels():
     for bad in (8, "24", np.inf):
         with pytest.raises(ValueError, match="min_iod"):
             ev.FaceFinder(min_iod=bad).check_parameters()
+
+
+def test_turned_faces_are_searched_from_tilted_scale_times_the_smallest_face():
+    """``tilted_scale``: the candidates of the turned searches have eyes at least that many
+    times the smallest face's apart, the upright ones down to it (the same candidates as an
+    upright search alone); 1 searches every size turned."""
+    search = photos.default_finder()
+    image = photos.sample_picture("astronaut")[::2, ::2]
+
+    def by_angle(candidates):
+        """Eye distances of the candidates, upright (eye line within 1 degree) and turned."""
+        eyes = np.array([np.subtract(right, left) for left, right, _ in candidates])
+        angle = np.degrees(np.arctan2(eyes[:, 1], eyes[:, 0]))
+        distance = np.hypot(*eyes.T)
+        return distance[np.abs(angle) < 1], distance[np.abs(angle) >= 1]
+
+    for tilted_scale, min_iod in ((2.0, None), (1.0, None), (1.5, 20.0)):
+        search.set_params(tilted_scale=tilted_scale, min_iod=min_iod)
+        upright, turned = by_angle(search._candidates(image, 300))
+        smallest = search.iod if min_iod is None else min_iod
+        assert upright.min() == pytest.approx(smallest, rel=0.03)
+        assert turned.min() == pytest.approx(tilted_scale * smallest, rel=0.03)
+    alone = search.set_params(rotations=(0.0,))._candidates(image, 300)
+    assert by_angle(alone)[0].tolist() == upright.tolist()
+    for bad in (0.5, True, "2", np.nan, 65.0):
+        with pytest.raises(ValueError, match="tilted_scale"):
+            ev.FaceFinder(tilted_scale=bad).check_parameters()
 
 
 def test_stage_1_searches_with_the_face_spaces_leading_components():
