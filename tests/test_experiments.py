@@ -157,6 +157,12 @@ def test_wild_detection_eye_confidence_roc_against_sklearn(tmp_path):
     assert pictures["immunohistochemistry"]["eigenvision likeliest"] == pytest.approx(likeliest)
     for name, count in results["non_face_pictures_showing_a_face"].items():
         assert count == sum(counts[name] > 0 for counts in pictures.values())
+    # the strict count, laid out as issue 18's: the unannotated faces' detections become alarms
+    strict = results["strict_count"]
+    assert set(strict) == {"operating_points", "eigenvision_rate_at_haar_false_alarms", "curves"}
+    for name, (alarms, rate) in results["operating_points"].items():
+        assert strict["operating_points"][name][0] >= alarms
+        assert strict["operating_points"][name][1] == rate
 
 
 def test_wild_detection_without_a_miss_draws_no_eye_confidence_roc(tmp_path):

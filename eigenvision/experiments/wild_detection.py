@@ -154,21 +154,9 @@ def main(argv=None):
             eyes = haar_eyes(eye_haar, finder.locator_, image, box, iod)
             errors["OpenCV eye cascade"].append(
                 float(evaluate.eye_error(eyes[0], eyes[1], left, right)[0]))  # fmt: skip
-    curves, points, strict = {}, {}, {}
-    for name, detections in found.items():
-        if len(detections) != len(truths):
-            continue
-        alarms, rate, _ = evaluate.face_detection_roc(detections, truths, others)
-        curves[name] = (alarms, rate)
-        points[name] = (float(alarms[-1]), float(rate[-1]))
-        alarms, rate, _ = evaluate.face_detection_roc(detections, truths)
-        strict[name] = {"curve": (alarms, rate), "operating_point": (float(alarms[-1]),
-                                                                      float(rate[-1]))}
+    curves, points, ours_at_haar = _count(found, truths, others)
+    strict_curves, strict_points, strict_at_haar = _count(found, truths)
     haar_alarms = points.get("OpenCV Haar", (np.nan, np.nan))[0]
-    ours_at_haar = _rate_at(*curves["eigenvision"], haar_alarms)
-    if "OpenCV Haar" in strict:
-        strict["eigenvision_rate_at_haar_false_alarms"] = _rate_at(
-            *strict["eigenvision"]["curve"], strict["OpenCV Haar"]["operating_point"][0])
     levels = np.linspace(0, 0.25, 26)
     cdf = {name: [float(np.mean(np.asarray(e) <= level)) for level in levels]
            for name, e in errors.items() if e}  # fmt: skip
@@ -201,10 +189,9 @@ def main(argv=None):
         "operating_points": points,
         "eigenvision_rate_at_haar_false_alarms": ours_at_haar,
         "unannotated_faces": int(sum(len(boxes) for boxes in others)),
-        "strict_count": {name: value if not isinstance(value, dict) else {
-            "operating_point": value["operating_point"],
-            "curve": {"false_alarms": value["curve"][0], "detection_rate": value["curve"][1]}}
-            for name, value in strict.items()},  # fmt: skip
+        "strict_count": {"operating_points": strict_points,
+                         "eigenvision_rate_at_haar_false_alarms": strict_at_haar,
+                         "curves": _curves(strict_curves)},  # fmt: skip
         "eye_within_0.10": _within(errors, 0.10),
         "eye_within_0.05": _within(errors, 0.05),
         "eye_confidence": confidence_roc,
@@ -213,7 +200,7 @@ def main(argv=None):
             name: sum(counts[name] > 0 for counts in non_faces.values())
             for name in found if name != "OpenCV Haar" or haar is not None},  # fmt: skip
         "median_seconds": median,
-        "curves": {k: {"false_alarms": v[0], "detection_rate": v[1]} for k, v in curves.items()},
+        "curves": _curves(curves),
     }
     haar_rate = points.get("OpenCV Haar", (np.nan, np.nan))[1]
     eyes = run.results["eye_within_0.10"]
@@ -226,6 +213,26 @@ def main(argv=None):
         f"faces on {run.results['non_face_pictures_showing_a_face']['eigenvision']} of "
         f"{len(non_faces)} pictures without one"
     )
+
+
+def _count(found, truths, others=None):
+    """Each detector's ROC ``{name: (false alarms, rates)}``, its operating point ``{name: (false
+    alarms, rate)}`` and eigenvision's rate at Haar's false alarms (0 without Haar); with
+    ``others``, detections of the unannotated faces are not counted (issue 18's protocol)."""
+    curves, points = {}, {}
+    for name, detections in found.items():
+        if len(detections) != len(truths):
+            continue
+        alarms, rate, _ = evaluate.face_detection_roc(detections, truths, others)
+        curves[name] = (alarms, rate)
+        points[name] = (float(alarms[-1]), float(rate[-1]))
+    haar_alarms = points.get("OpenCV Haar", (np.nan, np.nan))[0]
+    return curves, points, _rate_at(*curves["eigenvision"], haar_alarms)
+
+
+def _curves(curves):
+    """ROCs as ``results.json`` holds them."""
+    return {name: {"false_alarms": a, "detection_rate": r} for name, (a, r) in curves.items()}
 
 
 def _within(errors, level):
