@@ -30,6 +30,7 @@ __all__ = [
     "error_fractions",
     "face_found",
     "finds_a_face_of",
+    "hits_and_alarms",
     "face_detection_roc",
 ]
 
@@ -562,6 +563,42 @@ def finds_a_face_of(box, faces) -> bool:
                for x, y, w, h in np.asarray(faces, dtype=float).reshape(-1, 4))  # fmt: skip
 
 
+def hits_and_alarms(detections, centre, iod, others=()):
+    """The scores of an image's detections that find its annotated face, and of its false alarms.
+
+    Parameters
+    ----------
+    detections : sequence of ((x, y, w, h), score)
+    centre : (x, y)
+        The annotated face's landmarks' centre.
+    iod : float
+        Its inter-ocular distance.
+    others : (n, 4) array-like, optional
+        Faces the image holds unannotated: a detection that finds one of
+        them (:func:`finds_a_face_of`) and not the annotated face is
+        neither.
+
+    Returns
+    -------
+    hits, alarms : list of float
+        The detections that find the face (:func:`face_found`), and those
+        that find no face.
+
+    Examples
+    --------
+    >>> hits_and_alarms([((0, 0, 43, 44), 2.0), ((100, 0, 43, 44), 1.0), ((300, 0, 9, 9), 0.5)],
+    ...                 (21.0, 21.5), 20.0, others=[(100, 0, 43, 44)])
+    ([2.0], [0.5])
+    """
+    hits, alarms = [], []
+    for box, score in detections:
+        if face_found(box, centre, iod):
+            hits.append(float(score))
+        elif not finds_a_face_of(box, others):
+            alarms.append(float(score))
+    return hits, alarms
+
+
 def face_detection_roc(found, truths, others=None):
     """Detection rate against false alarms per image as the score threshold falls.
 
@@ -596,12 +633,8 @@ def face_detection_roc(found, truths, others=None):
         raise ValueError(f"others ({len(others)}) and truths ({len(truths)}) must match")
     hits, alarms = [], []
     for detections, (centre, iod), unannotated in zip(found, truths, others, strict=True):
-        scores = []
-        for box, score in detections:
-            if face_found(box, centre, iod):
-                scores.append(float(score))
-            elif not finds_a_face_of(box, unannotated):
-                alarms.append(float(score))
+        scores, wrong = hits_and_alarms(detections, centre, iod, unannotated)
+        alarms += wrong
         if scores:
             hits.append(max(scores))
     thresholds = np.unique(np.r_[hits, alarms])[::-1]

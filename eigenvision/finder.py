@@ -1,11 +1,12 @@
 """Faces in photographs: find every face, its eyes, nose and mouth.
 
 A :class:`FaceFinder` is the eigenspace detector of Moghaddam & Pentland
-(1997) made to hold up in the wild, in three stages:
+(1997) made to hold up in the wild, in four stages:
 
 1. **Candidates**: the distance from face space (DFFS) of every
    photometrically normalised window (:func:`~eigenvision.dffs_map`, by FFT)
-   over an image pyramid and a few in-plane rotations; the best local minima,
+   over an image pyramid and a few in-plane rotations (the turned photos
+   from twice the smallest face up, ``tilted_scale``); the best local minima,
    repeats suppressed, are candidates
    (:func:`~eigenvision.search.multiscale_minima`, the one search of the
    package). On its own the face space ranks a wild face far down: the
@@ -304,8 +305,7 @@ class FaceFinder(BaseEstimator):
 
     def __init__(self, n_components=20, *, search_components=None, iod=16,
                  rotations=(-20.0, 0.0, 20.0), step=2**0.25, min_iod=None, tilted_scale=2.0,
-                 threshold=0.5,
-                 max_side=800, n_candidates=2000, n_refined=150,
+                 threshold=0.5, max_side=800, n_candidates=2000, n_refined=150,
                  candidate_overlap=0.5, eye_weight=16.0, feature_weight=16.0,
                  augment=(-8.0, 0.0, 8.0),
                  negatives_per_image=200, n_clusters=6, hidden_units=32, n_networks=5,

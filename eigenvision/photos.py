@@ -18,7 +18,7 @@ from skimage import data as skimage_data
 from . import datasets
 from ._base import progress as show_progress
 from ._errors import EigenvisionError
-from .evaluate import face_found, finds_a_face_of
+from .evaluate import hits_and_alarms
 from .faces import face_box
 from .finder import FaceFinder, placement_locator
 from .modular import FeatureDetector
@@ -251,9 +251,8 @@ def calibrate_threshold(finder, files, *, false_alarms=0.5, max_side=640, progre
         marks = datasets.face_landmarks(points)
         iod = float(np.linalg.norm(marks["right_eye"] - marks["left_eye"]))
         others = datasets.helen_other_faces(image_path, image.shape)
-        alarms += [face.score for face in finder.find(image, threshold=0.0)
-                   if not face_found(face.box, points.mean(axis=0), iod)
-                   and not finds_a_face_of(face.box, others)]  # fmt: skip
+        found = [(face.box, face.score) for face in finder.find(image, threshold=0.0)]
+        alarms += hits_and_alarms(found, points.mean(axis=0), iod, others)[1]
     alarms = np.sort(alarms)[::-1]
     allowed = int(false_alarms * len(files))
     if allowed >= len(alarms):
