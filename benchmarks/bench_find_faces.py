@@ -1,0 +1,94 @@
+"""How long does finding the faces of a photo take, against OpenCV's Haar and scikit-image's LBP?
+
+Issue 18's time target: a 640 x 480 photo within 3x OpenCV Haar's
+``detectMultiScale`` at the same smallest face. Side by side in one process
+on the same photos, interleaved (``_timing.interleaved_medians``): the
+shipped finder's ``find`` (at its default threshold, features placed), the
+same finder searching upright faces only (``rotations=(0.0,)``), OpenCV's
+frontal-face Haar cascade and scikit-image's LBP cascade, each as
+``wild_detection`` runs them (peers from 26-pixel boxes, the finder's window
+the smallest face). The photos: held-out HELEN test photos reduced to 640
+pixels (``$EIGENVISION_DATA``), or without the dataset scikit-image's
+astronaut at 640 x 480.
+
+Run:  python benchmarks/bench_find_faces.py --out benchmarks/out/find_faces
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+import platform
+import time
+from pathlib import Path
+
+import numpy as np
+import skimage
+from _timing import interleaved_medians
+
+import eigenvision as ev
+from eigenvision import DatasetNotFoundError, datasets, photos
+from eigenvision.experiments.wild_detection import _cascades, _haar_faces, _lbp_faces
+from eigenvision.normalize import resize
+
+
+def test_photos(limit):
+    """``(name, grey image in [0, 1])`` of the first ``limit`` held-out HELEN photos at 640
+    pixels, or the astronaut at 640 x 480 when the dataset is missing."""
+    try:
+        files = datasets.helen_files()
+    except DatasetNotFoundError:
+        astronaut = resize(photos.sample_picture("astronaut"), (480, 640))
+        return [("astronaut (640 x 480)", astronaut)]
+    _, test_ids = photos.helen_split(photo for photo, _, _ in files)
+    chosen = [f for f in files if f[0] in test_ids][:limit]
+    return [(Path(image_path).name, datasets.load_helen_photo(image_path, pts_path,
+                                                              max_side=640)[0])
+            for _, image_path, pts_path in chosen]  # fmt: skip
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default="benchmarks/out/find_faces")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--limit", type=int, default=10, help="HELEN test photos (default 10)")
+    args = parser.parse_args(argv)
+    finder = photos.default_finder()
+    upright = copy.copy(finder).set_params(rotations=(0.0,))
+    cv2, haar, lbp = _cascades()
+    min_size = int(finder.window_[1] * 1.2)  # the peers' smallest face, as wild_detection
+    rows = []
+    for name, image in test_photos(args.limit):
+        runs = {"eigenvision find": lambda image=image: finder.find(image),
+                "eigenvision find, upright only": lambda image=image: upright.find(image),
+                "scikit-image LBP": lambda image=image: _lbp_faces(lbp, image, min_size)}
+        if haar is not None:
+            runs["OpenCV Haar"] = lambda image=image: _haar_faces(haar, image, min_size)
+        finder.find(image)  # the first call of a photo size fills caches
+        timed = interleaved_medians(runs, args.repeats)
+        rows.append({"photo": name, "shape": list(image.shape),
+                     **{contender: seconds for contender, (seconds, _) in timed.items()}})
+        print(name, "  ".join(f"{c}: {1e3 * s:.0f} ms" for c, (s, _) in timed.items()))
+    contenders = [key for key in rows[0] if key not in ("photo", "shape")]
+    median = {c: float(np.median([row[c] for row in rows])) for c in contenders}
+    summary = {"photos": len(rows), "median_seconds": median}
+    if "OpenCV Haar" in median:
+        summary["times_haar"] = {c: median[c] / median["OpenCV Haar"] for c in contenders}
+    for contender in contenders:
+        ratio = summary.get("times_haar", {}).get(contender, np.nan)
+        print(f"{contender:32s} {1e3 * median[contender]:7.1f} ms   {ratio:5.1f}x Haar")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    meta = {"date": time.strftime("%Y-%m-%d"), "machine": platform.machine(),
+            "cores": os.cpu_count(), "python": platform.python_version(),
+            "numpy": np.__version__, "scikit-image": skimage.__version__,
+            "opencv": None if cv2 is None else cv2.__version__,
+            "eigenvision": ev.__version__, "args": vars(args)}  # fmt: skip
+    (out / "results.json").write_text(json.dumps({"meta": meta, **summary, "rows": rows},
+                                                 indent=2))  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
