@@ -34,7 +34,7 @@ from eigenvision.experiments.wild_detection import _cascades, _haar_faces, _lbp_
 from eigenvision.normalize import resize
 
 
-def test_photos(limit):
+def held_out_photos(limit):
     """``(name, grey image in [0, 1])`` of the first ``limit`` held-out HELEN photos at 640
     pixels, or the astronaut at 640 x 480 when the dataset is missing."""
     try:
@@ -60,7 +60,7 @@ def main(argv=None):
     cv2, haar, lbp = _cascades()
     min_size = int(finder.window_[1] * 1.2)  # the peers' smallest face, as wild_detection
     rows = []
-    for name, image in test_photos(args.limit):
+    for name, image in held_out_photos(args.limit):
         runs = {"eigenvision find": lambda image=image: finder.find(image),
                 "eigenvision find, upright only": lambda image=image: upright.find(image),
                 "scikit-image LBP": lambda image=image: _lbp_faces(lbp, image, min_size)}
