@@ -159,8 +159,8 @@ class FaceFinder(BaseEstimator):
         distance: ``min_iod``, or the window's). The turned photos' canvases
         hold 1.7 times the photo's pixels, and a pyramid's finest octave 75%
         of its pixels: with 2, stage 1 takes 0.31 s per 640-pixel photo
-        instead of 0.66 s, ``find`` 0.72 s instead of 1.22 s (median of 12
-        test photos). Their finest levels added more clutter than faces:
+        instead of 0.66 s (mean of 12 test photos), ``find`` 0.72 s instead
+        of 1.22 s (their median). Their finest levels added more clutter than faces:
         on the 130 validation and calibration photos, at 0.025 / 0.05 / 0.1
         / 0.25 / 0.45 false alarms per photo (``n_refined``'s protocol),
         94 / 98 / 106 / 112 / 114 faces found, against 93 / 96 / 102 / 109

@@ -210,7 +210,8 @@ def build_finder(root=None, *, n_backgrounds=250, progress=False) -> FaceFinder:
     mining = {"min_contrast": 0.0, "antialias": False, "tilted_scale": 1.0}
     finder = FaceFinder(**mining).fit(
         [helen, imm], backgrounds, locator=locator, placer=placer, progress=progress)  # fmt: skip
-    finder.set_params(**{name: getattr(FaceFinder(), name) for name in mining})
+    defaults = FaceFinder().get_params()
+    finder.set_params(**{name: defaults[name] for name in mining})
     # 0.025 per photo, not 0.05: at 0.05 (p 0.70) scikit-image's immunohistochemistry texture
     # shows a face (p 0.83), as it did to an earlier finder at 0.25 per photo. That picture is
     # a test's, so the choice was made knowing it; at 0.025 (p 0.85) the finder finds 45 of

@@ -551,6 +551,7 @@ def test_half_octaves_make_each_reduction_once_and_cut_the_same_windows(rng, mon
     assert made == [photo.shape(step) for step in (3, 4, 6)]
     assert photo.shape(3) == (106, 141) and photo.shape(6) == (38, 50)
 
+
 def test_a_studio_portrait_is_not_crowded_out_by_a_blank_wall(imm, finder):
     """Regression: on IMM 07_01 (a frontal face, a plain wall) half of stage 1's 1,000
     candidates were near-flat wall windows, none was the face, and the finder's answer was a
