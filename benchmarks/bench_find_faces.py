@@ -30,7 +30,12 @@ from _timing import interleaved_medians
 
 import eigenvision as ev
 from eigenvision import DatasetNotFoundError, datasets, photos
-from eigenvision.experiments.wild_detection import _cascades, _haar_faces, _lbp_faces
+from eigenvision.experiments.wild_detection import (
+    _cascades,
+    _haar_faces,
+    _lbp_faces,
+    peer_min_sizes,
+)
 from eigenvision.normalize import resize
 
 
@@ -58,14 +63,16 @@ def main(argv=None):
     finder = photos.default_finder()
     upright = copy.copy(finder).set_params(rotations=(0.0,))
     cv2, haar, lbp = _cascades()
-    min_size = int(finder.window_[1] * 1.2)  # the peers' smallest face, as wild_detection
+    # the finder's smallest face, as wild_detection
+    haar_size, lbp_size = (peer_min_sizes(finder)[name] for name in ("OpenCV Haar",
+                                                                      "scikit-image LBP"))
     rows = []
     for name, image in held_out_photos(args.limit):
         runs = {"eigenvision find": lambda image=image: finder.find(image),
                 "eigenvision find, upright only": lambda image=image: upright.find(image),
-                "scikit-image LBP": lambda image=image: _lbp_faces(lbp, image, min_size)}
+                "scikit-image LBP": lambda image=image: _lbp_faces(lbp, image, lbp_size)}
         if haar is not None:
-            runs["OpenCV Haar"] = lambda image=image: _haar_faces(haar, image, min_size)
+            runs["OpenCV Haar"] = lambda image=image: _haar_faces(haar, image, haar_size)
         finder.find(image)  # the first call of a photo size fills caches
         timed = interleaved_medians(runs, args.repeats)
         rows.append({"photo": name, "shape": list(image.shape),

@@ -165,6 +165,46 @@ def test_wild_detection_eye_confidence_roc_against_sklearn(tmp_path):
         assert strict["operating_points"][name][1] == rate
 
 
+def test_peers_search_from_the_box_they_draw_around_the_finders_smallest_face():
+    """Issue 18 compares the detectors at the same smallest face: each peer's box per eye
+    distance, measured again here on its hits in 30 HELEN training photos (the constant comes
+    from the held-out ones; neither peer was trained on HELEN), and the smallest boxes that
+    follow from the finder's window."""
+    pytest.importorskip("cv2", reason="OpenCV is in the bench extra")
+    from eigenvision.experiments.wild_detection import (
+        PEER_BOX_IN_IODS,
+        _cascades,
+        _haar_faces,
+        _lbp_faces,
+        peer_min_sizes,
+    )
+    from eigenvision.photos import default_finder, helen_split
+
+    files = require_helen_files()
+    train_ids, _ = helen_split(photo for photo, _, _ in files)
+    _, haar, lbp = _cascades()
+    ratios = {name: [] for name in PEER_BOX_IN_IODS}
+    for _, image_path, pts_path in [f for f in files if f[0] in train_ids][:30]:
+        image, points = datasets.load_helen_photo(image_path, pts_path, max_side=640)
+        marks = datasets.face_landmarks(points)
+        iod = float(np.linalg.norm(marks["right_eye"] - marks["left_eye"]))
+        for name, found in (("OpenCV Haar", _haar_faces(haar, image, 26)),
+                            ("scikit-image LBP", _lbp_faces(lbp, image, 26))):  # fmt: skip
+            ratios[name] += [box[2] / iod for box, _ in found
+                             if evaluate.face_found(box, points.mean(axis=0), iod)]  # fmt: skip
+    for name, measured in ratios.items():
+        assert len(measured) >= 20
+        assert np.median(measured) == pytest.approx(PEER_BOX_IN_IODS[name], rel=0.06)
+    finder = default_finder()
+    smallest_iod = finder.window_[1] / 1.4  # FACE_WINDOW's width: 1.4 eye distances
+    assert peer_min_sizes(finder) == {name: round(ratio * smallest_iod)
+                                      for name, ratio in PEER_BOX_IN_IODS.items()}  # fmt: skip
+    assert peer_min_sizes(finder)["OpenCV Haar"] > 26  # the size searched before
+    larger = peer_min_sizes(finder.set_params(min_iod=2 * smallest_iod))
+    assert larger == {name: round(2 * ratio * smallest_iod)
+                      for name, ratio in PEER_BOX_IN_IODS.items()}  # fmt: skip
+
+
 def test_wild_detection_without_a_miss_draws_no_eye_confidence_roc(tmp_path):
     """One photo, its eyes found: no ROC to draw (no NaN curve, no undefined-rate warning)."""
     require_helen_files()
