@@ -1,7 +1,8 @@
 """Faces in the wild: the face finder against OpenCV Haar and scikit-image's LBP cascade.
 
 Held-out HELEN photos (every 5th photo id, never seen in training), each
-reduced to at most ``--max-side`` pixels and given to all three detectors.
+reduced to at most ``--max-side`` pixels and given to all three detectors,
+each searching from the same smallest face (:func:`peer_min_sizes`).
 A detection finds the annotated face when its box centre lies within 0.5
 IOD of the 68 landmarks' centre and its width within a factor 1.5 of the
 face box's; a detection of another person's face, unannotated in the crop
