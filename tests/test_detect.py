@@ -53,6 +53,34 @@ def test_maps_equal_brute_force(threaded, normalize, dtype, tolerance, window, k
         assert np.max(np.abs(ours - brute)) <= tolerance * np.max(np.abs(brute))
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_small_maps_batched_equal_the_per_template_transforms_bit_for_bit(dtype, rng,
+                                                                         monkeypatch):  # fmt: skip
+    """An image too small for threads is correlated with every template in one batched
+    transform per axis: the same numbers as one template at a time, to the bit (the window
+    codes too; the DFFS sums them in another order on two threads)."""
+    module = sys.modules["eigenvision.detection"]
+    templates = rng.standard_normal((9, 13, 11)).astype(dtype)
+    offsets = rng.standard_normal(9)
+    image = rng.random((57, 64)).astype(dtype)
+    patches = ev.normalize_images(rng.random((40, 13, 11)), standardize="norm")
+    space = ev.Eigenspace(8).fit(patches.astype(dtype))
+    found = {}
+    for batched in (True, False):
+        monkeypatch.setattr(module, "_PARALLEL_PIXELS", 10**9 if batched else 1)
+        correlation = module._correlator(image, templates, offsets)
+        maps = ev.detection.window_maps(image, space, normalize="window")
+        found[batched] = [correlation(t).copy() for t in range(len(templates))] + [
+            maps.codes, maps.residual_energy]
+    brute = sliding_window_view(image.astype(np.float64), (13, 11))
+    for t, (one, other) in enumerate(zip(found[True], found[False], strict=True)):
+        assert one.dtype == dtype
+        np.testing.assert_array_equal(one, other)
+        if t < len(templates):  # and the correlation is the sum it stands for
+            expected = offsets[t] + np.einsum("ijab,ab->ij", brute, templates[t])
+            np.testing.assert_allclose(one, expected, atol=1e-9 if dtype == np.float64 else 1e-3)
+
+
 def test_real_image_and_zero_on_the_subspace(rng):
     from skimage import data
 
