@@ -56,9 +56,8 @@ def test_maps_equal_brute_force(threaded, normalize, dtype, tolerance, window, k
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_small_maps_batched_equal_the_per_template_transforms_bit_for_bit(dtype, rng,
                                                                          monkeypatch):  # fmt: skip
-    """An image too small for threads is correlated with every template in one batched
-    transform per axis: the same numbers as one template at a time, to the bit (the window
-    codes too; the DFFS sums them in another order on two threads)."""
+    """A small image is correlated with every template in one batched transform per axis:
+    the same numbers as one template at a time, to the bit, and so the maps made of them."""
     module = sys.modules["eigenvision.detection"]
     templates = rng.standard_normal((9, 13, 11)).astype(dtype)
     offsets = rng.standard_normal(9)
@@ -67,11 +66,12 @@ def test_small_maps_batched_equal_the_per_template_transforms_bit_for_bit(dtype,
     space = ev.Eigenspace(8).fit(patches.astype(dtype))
     found = {}
     for batched in (True, False):
-        monkeypatch.setattr(module, "_PARALLEL_PIXELS", 10**9 if batched else 1)
+        monkeypatch.setattr(module, "_BATCHED_PIXELS", 10**9 if batched else 0)
         correlation = module._correlator(image, templates, offsets)
         maps = ev.detection.window_maps(image, space, normalize="window")
         found[batched] = [correlation(t).copy() for t in range(len(templates))] + [
-            maps.codes, maps.residual_energy]
+            maps.codes, maps.residual_energy, dffs_map(image, space, normalize="window"),
+            likelihood_map(image, space)]
     brute = sliding_window_view(image.astype(np.float64), (13, 11))
     for t, (one, other) in enumerate(zip(found[True], found[False], strict=True)):
         assert one.dtype == dtype
