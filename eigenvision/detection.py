@@ -214,15 +214,16 @@ def _correlator(image, templates, offsets):
     image_spectrum = fft.rfft2(image, s=fft_shape, workers=1)
     dc_offsets = np.asarray(offsets, dtype=np.float64) * (fft_shape[0] * fft_shape[1])
     if image.size < _BATCHED_PIXELS:
-        batch = []
+        batch, lock = [], threading.Lock()
 
         def batched(index):
-            if not batch:
-                product = np.multiply(image_spectrum, spectra)
-                product[:, 0, 0] += dc_offsets
-                columns = fft.ifft(product, axis=1, workers=1, overwrite_x=True)
-                rows = fft.irfft(columns[:, : H - h + 1], n=fft_shape[1], axis=2, workers=1)
-                batch.append(rows[:, :, : W - w + 1])
+            with lock:  # made once, whichever thread asks first
+                if not batch:
+                    product = np.multiply(image_spectrum, spectra)
+                    product[:, 0, 0] += dc_offsets
+                    columns = fft.ifft(product, axis=1, workers=1, overwrite_x=True)
+                    rows = fft.irfft(columns[:, : H - h + 1], n=fft_shape[1], axis=2, workers=1)
+                    batch.append(rows[:, :, : W - w + 1])
             return batch[0][index]
 
         return batched
