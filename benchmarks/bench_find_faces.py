@@ -6,8 +6,8 @@ on the same photos, interleaved (``_timing.interleaved_medians``): the
 shipped finder's ``find`` (at its default threshold, features placed), the
 same finder searching upright faces only (``rotations=(0.0,)``), OpenCV's
 frontal-face Haar cascade and scikit-image's LBP cascade, each as
-``wild_detection`` runs them (peers from 26-pixel boxes, the finder's window
-the smallest face). The photos: held-out HELEN test photos reduced to 640
+``wild_detection`` runs them (the peers from the same smallest face as the
+finder, ``wild_detection.peer_min_sizes``). The photos: held-out HELEN test photos reduced to 640
 pixels (``$EIGENVISION_DATA``), or without the dataset scikit-image's
 astronaut at 640 x 480.
 

@@ -56,8 +56,8 @@ _SPECTRUM_CACHE_BYTES = 256 << 20
 # Maps too small for threads correlate every template in one batched transform per axis:
 # per-call overhead is most of a small map's time. Alone, DFFS maps of 20 components (26 x 22
 # and 20 x 32 windows) take 0.6-0.8x the time of one template at a time at 40-72 pixels a side,
-# about as long at 96-160. In a search (12 test photos, interleaved in one process): a feature
-# locate 0.84x, ``FaceFinder.find`` 0.89x (batched below 100 x 100 pixels only: 0.85x, 0.93x).
+# about as long at 96-160. ``benchmarks/bench_batched_maps.py`` (12 test photos, two runs):
+# ``FaceFinder.place`` (two locates) 0.79x and 0.87x, ``find`` 0.97x and 0.99x.
 _BATCHED_PIXELS = _PARALLEL_PIXELS
 _SPECTRA = BoundedCache(_SPECTRUM_CACHE_BYTES, min_requests=2)
 if hasattr(os, "register_at_fork"):  # POSIX; elsewhere there is no fork
