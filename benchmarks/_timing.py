@@ -1,5 +1,7 @@
 """Timing shared by the benchmark scripts (run them as ``python benchmarks/<script>.py``)."""
 
+import os
+import platform
 import time
 
 import numpy as np
@@ -33,3 +35,12 @@ def interleaved_medians(runs, repeats, pause=0.1):
             results[name] = run()
             times[name].append(time.perf_counter() - start)
     return {name: (float(np.median(times[name])), results[name]) for name in runs}
+
+
+def run_meta(args, **versions):
+    """What a run was made on, for its ``results.json``: the date, the machine, its cores,
+    Python's and numpy's versions, ``versions`` (e.g. ``scipy=scipy.__version__``) and the
+    script's arguments (an ``argparse.Namespace``)."""
+    return {"date": time.strftime("%Y-%m-%d"), "machine": platform.machine(),
+            "cores": os.cpu_count(), "python": platform.python_version(),
+            "numpy": np.__version__, **versions, "args": vars(args)}  # fmt: skip

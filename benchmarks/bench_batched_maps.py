@@ -16,13 +16,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
-import time
 from pathlib import Path
 
 import numpy as np
-from _timing import interleaved_medians
+from _timing import interleaved_medians, run_meta
 from bench_find_faces import held_out_photos
 
 import eigenvision as ev
@@ -74,9 +71,7 @@ def main(argv=None):
         print(f"{task}: batched takes {value:.3f}x the time (median over the photos)")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    meta = {"date": time.strftime("%Y-%m-%d"), "machine": platform.machine(),
-            "cores": os.cpu_count(), "python": platform.python_version(),
-            "numpy": np.__version__, "eigenvision": ev.__version__, "args": vars(args)}
+    meta = run_meta(args, eigenvision=ev.__version__)
     (out / "results.json").write_text(json.dumps(
         {"meta": meta, "median_seconds": median, "batched_over_unbatched": ratio,
          "rows": rows}, indent=2))  # fmt: skip

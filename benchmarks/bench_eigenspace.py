@@ -14,15 +14,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
-import time
 from pathlib import Path
 
 import numpy as np
 import scipy
 import sklearn
-from _timing import median_time
+from _timing import median_time, run_meta
 from scipy import linalg
 from sklearn.decomposition import PCA
 
@@ -109,12 +106,8 @@ def main(argv=None):
         print(f"{name:<22} ratio eigenvision / best exact scikit-learn = {ratio:.2f}")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    meta = {
-        "date": time.strftime("%Y-%m-%d"), "machine": platform.machine(),
-        "cores": os.cpu_count(), "python": platform.python_version(),
-        "numpy": np.__version__, "scipy": scipy.__version__, "sklearn": sklearn.__version__,
-        "eigenvision": ev.__version__, "args": vars(args),
-    }  # fmt: skip
+    meta = run_meta(args, scipy=scipy.__version__, sklearn=sklearn.__version__,
+                    eigenvision=ev.__version__)
     (out / "results.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=2))
     return 0
 

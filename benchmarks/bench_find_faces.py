@@ -19,14 +19,11 @@ from __future__ import annotations
 import argparse
 import copy
 import json
-import os
-import platform
-import time
 from pathlib import Path
 
 import numpy as np
 import skimage
-from _timing import interleaved_medians
+from _timing import interleaved_medians, run_meta
 
 import eigenvision as ev
 from eigenvision import DatasetNotFoundError, datasets, photos
@@ -88,11 +85,9 @@ def main(argv=None):
         print(f"{contender:32s} {1e3 * median[contender]:7.1f} ms   {ratio:5.1f}x Haar")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    meta = {"date": time.strftime("%Y-%m-%d"), "machine": platform.machine(),
-            "cores": os.cpu_count(), "python": platform.python_version(),
-            "numpy": np.__version__, "scikit-image": skimage.__version__,
-            "opencv": None if cv2 is None else cv2.__version__,
-            "eigenvision": ev.__version__, "args": vars(args)}  # fmt: skip
+    meta = run_meta(args, **{"scikit-image": skimage.__version__,
+                             "opencv": None if cv2 is None else cv2.__version__,
+                             "eigenvision": ev.__version__})  # fmt: skip
     (out / "results.json").write_text(json.dumps({"meta": meta, **summary, "rows": rows},
                                                  indent=2))  # fmt: skip
 
