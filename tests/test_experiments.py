@@ -168,8 +168,9 @@ def test_wild_detection_eye_confidence_roc_against_sklearn(tmp_path):
 def test_peers_search_from_the_box_they_draw_around_the_finders_smallest_face():
     """Issue 18 compares the detectors at the same smallest face: each peer's box per eye
     distance, measured again here on its hits in 30 HELEN training photos (the constant comes
-    from the held-out ones; neither peer was trained on HELEN), and the smallest boxes that
-    follow from the finder's window."""
+    from the held-out ones; neither peer was trained on HELEN), and that each peer's smallest box
+    holds the smallest face the finder's own search finds (its candidates' closest eyes), with
+    ``min_iod`` too."""
     pytest.importorskip("cv2", reason="OpenCV is in the bench extra")
     from eigenvision.experiments.wild_detection import (
         PEER_BOX_IN_IODS,
@@ -178,7 +179,7 @@ def test_peers_search_from_the_box_they_draw_around_the_finders_smallest_face():
         _lbp_faces,
         peer_min_sizes,
     )
-    from eigenvision.photos import default_finder, helen_split
+    from eigenvision.photos import default_finder, helen_split, sample_picture
 
     files = require_helen_files()
     train_ids, _ = helen_split(photo for photo, _, _ in files)
@@ -195,14 +196,18 @@ def test_peers_search_from_the_box_they_draw_around_the_finders_smallest_face():
     for name, measured in ratios.items():
         assert len(measured) >= 20
         assert np.median(measured) == pytest.approx(PEER_BOX_IN_IODS[name], rel=0.06)
-    finder = default_finder()
-    smallest_iod = finder.window_[1] / 1.4  # FACE_WINDOW's width: 1.4 eye distances
-    assert peer_min_sizes(finder) == {name: round(ratio * smallest_iod)
-                                      for name, ratio in PEER_BOX_IN_IODS.items()}  # fmt: skip
-    assert peer_min_sizes(finder)["OpenCV Haar"] > 26  # the size searched before
-    larger = peer_min_sizes(finder.set_params(min_iod=2 * smallest_iod))
-    assert larger == {name: round(2 * ratio * smallest_iod)
-                      for name, ratio in PEER_BOX_IN_IODS.items()}  # fmt: skip
+    # the finder's smallest face as its search has it: the closest eyes of its candidates
+    finder = default_finder().set_params(rotations=(0.0,))
+    picture = sample_picture("astronaut")[::2, ::2]
+    for min_iod in (None, 31.4):
+        finder.set_params(min_iod=min_iod)
+        smallest = min(np.hypot(*np.subtract(right, left))
+                       for left, right, _ in finder._candidates(picture, 300))  # fmt: skip
+        assert smallest == pytest.approx(15.7 if min_iod is None else min_iod, rel=0.03)
+        sizes = peer_min_sizes(finder)
+        for name, ratio in PEER_BOX_IN_IODS.items():
+            assert sizes[name] == pytest.approx(ratio * smallest, abs=0.5 + 0.03 * ratio * smallest)
+        assert sizes["OpenCV Haar"] > 26  # the size the peers searched from before
 
 
 def test_wild_detection_without_a_miss_draws_no_eye_confidence_roc(tmp_path):
