@@ -66,8 +66,9 @@ def choose_set(key: str) -> ev.ImageSet | None:
 
 def read_upload(upload, *, max_pixels=MAX_UPLOAD_PIXELS, max_side=None) -> np.ndarray | None:
     try:
-        return ev.load_image(io.BytesIO(upload.getvalue()), max_pixels=max_pixels,
-                             max_side=max_side)  # fmt: skip
+        return ev.load_image(
+            io.BytesIO(upload.getvalue()), max_pixels=max_pixels, max_side=max_side
+        )
     except (ev.ImageLoadError, ValueError, OSError) as exc:
         st.error(f"Could not read {upload.name}: {exc}. Upload a PNG, JPEG, PGM or TIFF image.")
         return None
@@ -88,17 +89,20 @@ def read_photo(upload) -> tuple[np.ndarray | None, float]:
     except Exception:  # noqa: BLE001 - read_upload below says what is wrong with the file
         width = height = 0
     if width * height > MAX_PHOTO_PIXELS:
-        st.error(f"{upload.name} has {width}x{height} pixels ({width * height / 1e6:.0f} "
-                 f"megapixels), more than the {MAX_PHOTO_PIXELS / 1e6:.0f} this page takes: "
-                 "upload a smaller copy of the photo.")  # fmt: skip
+        st.error(
+            f"{upload.name} has {width}x{height} pixels ({width * height / 1e6:.0f} "
+            f"megapixels), more than the {MAX_PHOTO_PIXELS / 1e6:.0f} this page takes: "
+            "upload a smaller copy of the photo."
+        )
         return None, 1.0
     photo = read_upload(upload, max_pixels=MAX_PHOTO_PIXELS, max_side=DETECT_SIDE)
     if photo is None:
         return None, 1.0
     factor = width / photo.shape[1] if width else 1.0
     if factor != 1.0:
-        st.caption(f"Searched at {1 / factor:.2f} of the upload's {width}x{height} pixels for "
-                   "speed.")  # fmt: skip
+        st.caption(
+            f"Searched at {1 / factor:.2f} of the upload's {width}x{height} pixels for speed."
+        )
     return photo, factor
 
 
@@ -145,17 +149,22 @@ def fitted(kind: str, images: ev.ImageSet, compute, *options):
 
 
 def fitted_space(images: ev.ImageSet, n_components: int) -> ev.Eigenspace:
-    return fitted("eigenspace", images, lambda: ev.Eigenspace(n_components).fit(images.images),
-                  n_components)  # fmt: skip
-
-
-def fitted_recognizer(train: ev.ImageSet, n_components: int, metric: str,
-                      method: str = "eigenfaces") -> ev.Recognizer:  # fmt: skip
     return fitted(
-        "recognizer", train,
+        "eigenspace", images, lambda: ev.Eigenspace(n_components).fit(images.images), n_components
+    )
+
+
+def fitted_recognizer(
+    train: ev.ImageSet, n_components: int, metric: str, method: str = "eigenfaces"
+) -> ev.Recognizer:
+    return fitted(
+        "recognizer",
+        train,
         lambda: ev.Recognizer(n_components, metric=metric, method=method).fit(train),
-        n_components, metric, method,
-    )  # fmt: skip
+        n_components,
+        metric,
+        method,
+    )
 
 
 #: The whole-face methods the Recognise page offers, and the most components each allows
@@ -168,8 +177,7 @@ WHOLE_FACE_METHODS = {
 
 
 def rank_selection(images: ev.ImageSet) -> ev.RankSelection:
-    return fitted("rank selection", images,
-                  lambda: ev.select_rank(images, n_permutations=5))  # fmt: skip
+    return fitted("rank selection", images, lambda: ev.select_rank(images, n_permutations=5))
 
 
 def component_slider(label: str, largest: int, default: int, key: str) -> int:
@@ -277,8 +285,9 @@ def explorer() -> None:
 
 def uploaded_recognizer() -> ev.Recognizer | None:
     """The Recognizer of the sidebar's model file, or None (none given, or refused: st.error)."""
-    upload = st.sidebar.file_uploader("Model file (.npz, optional)", type=["npz"],
-                                      key="recognise-model")  # fmt: skip
+    upload = st.sidebar.file_uploader(
+        "Model file (.npz, optional)", type=["npz"], key="recognise-model"
+    )
     if upload is None:
         return None
     try:
@@ -291,8 +300,10 @@ def uploaded_recognizer() -> ev.Recognizer | None:
     except ev.ModelFileError as exc:
         st.error(f"That model file was refused: {exc}. Using a model trained here instead.")
         return None
-    st.sidebar.caption(f"Using the uploaded model: {model.method}, "
-                       f"{model.n_components} components, {model.metric} metric.")  # fmt: skip
+    st.sidebar.caption(
+        f"Using the uploaded model: {model.method}, "
+        f"{model.n_components} components, {model.metric} metric."
+    )
     return model
 
 
@@ -311,11 +322,12 @@ def sidebar_recognizer(images: ev.ImageSet, gallery: ev.ImageSet) -> ev.Recogniz
             "fisherfaces": "at least two people",
             "bayesian": "two or more images of some people (differences of one person's images)",
         }[method]
-        st.warning(f"{method} needs {needs}; this split enrols {len(gallery)} images of "
-                   f"{people} people. Pick another method or dataset.")  # fmt: skip
+        st.warning(
+            f"{method} needs {needs}; this split enrols {len(gallery)} images of "
+            f"{people} people. Pick another method or dataset."
+        )
         return None
-    k = component_slider("Components", largest, 40 if method != "bayesian" else 20,
-                         "recognise-k")  # fmt: skip
+    k = component_slider("Components", largest, 40 if method != "bayesian" else 20, "recognise-k")
     metrics = [m for m in METRICS if method == "eigenfaces" or m != "mahalanobis"]
     metric = st.sidebar.selectbox("Metric", metrics, key="metric")
     return fitted_recognizer(gallery, k, metric, method)
@@ -327,8 +339,10 @@ def recognise() -> None:
     trained_here = recognizer is None
     enrolled_held_out = None  # held-out images of the people a model trained here enrols
     if not trained_here and recognizer.finder is not None:  # needs no dataset
-        st.info("This model was trained on photos (train --photos): it finds, cuts and names "
-                "every face of an uploaded photo.")  # fmt: skip
+        st.info(
+            "This model was trained on photos (train --photos): it finds, cuts and names "
+            "every face of an uploaded photo."
+        )
         source = st.radio("Probe", ["upload a photo (every face)"], horizontal=True)
     else:
         chosen = labelled_halves("recognise", "Recognition")
@@ -340,11 +354,15 @@ def recognise() -> None:
             if recognizer is None:
                 return
             enrolled_held_out = probes
-        source = st.radio("Probe", ["a held-out image", "upload an image",
-                                    "upload a photo (every face)"], horizontal=True)  # fmt: skip
+        source = st.radio(
+            "Probe",
+            ["a held-out image", "upload an image", "upload a photo (every face)"],
+            horizontal=True,
+        )
     if source == "upload a photo (every face)":
-        upload = st.file_uploader("photo", type=["png", "jpg", "jpeg", "bmp", "tif", "tiff"],
-                                  key="recognise-photo")  # fmt: skip
+        upload = st.file_uploader(
+            "photo", type=["png", "jpg", "jpeg", "bmp", "tif", "tiff"], key="recognise-photo"
+        )
         photo = None if upload is None else read_photo(upload)[0]
         if photo is not None:
             name_every_face(photo, recognizer, enrolled_held_out)
@@ -385,8 +403,10 @@ def recognise() -> None:
     st.markdown(f"Decision: {verdict}, nearest distance {distances[0, 0]:.3f}")
     probability = recognizer.verify(probe, labels[0, 0]).probability
     if probability is not None:
-        st.markdown(f"P(same person as {labels[0, 0]}) = {probability:.3f} "
-                    "(Bayesian MAP similarity, prior 0.5)")  # fmt: skip
+        st.markdown(
+            f"P(same person as {labels[0, 0]}) = {probability:.3f} "
+            "(Bayesian MAP similarity, prior 0.5)"
+        )
     space = recognizer.feature_
     if isinstance(space, ev.Eigenspace):
         flat = probe.reshape(1, -1)
@@ -412,7 +432,7 @@ def recognise() -> None:
 
 @st.cache_resource(show_spinner=False)
 def trained_finder() -> ev.FaceFinder:
-    return ev.photos.default_finder()
+    return ev.faces.photos.default_finder()
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -423,16 +443,26 @@ def face_candidates(image: np.ndarray) -> list:
 
 def faces_found(image: np.ndarray, key: str) -> tuple[list, float]:
     """The finder's faces at the sidebar's probability (default: its calibrated threshold)."""
-    least = st.sidebar.slider("Smallest face probability", 0.0, 1.0,
-                              float(round(trained_finder().threshold, 4)), 0.0001, format="%.4f",
-                              key=key)  # fmt: skip
+    least = st.sidebar.slider(
+        "Smallest face probability",
+        0.0,
+        1.0,
+        float(round(trained_finder().threshold, 4)),
+        0.0001,
+        format="%.4f",
+        key=key,
+    )
     with st.spinner("Searching the photo for faces (a few seconds) ..."):
         candidates = face_candidates(image)
     found = [face for face in candidates if face.confidence >= least]
     if not found:
         best = max((face.confidence for face in candidates), default=None)
-        hint = "" if best is None else (
-            f"; the likeliest candidate has probability {best:.4f}: lower the slider to see it"
+        hint = (
+            ""
+            if best is None
+            else (
+                f"; the likeliest candidate has probability {best:.4f}: lower the slider to see it"
+            )
         )
         st.info(f"No face at probability {least:.4f} or more{hint}.")
     return found, least
@@ -443,20 +473,30 @@ def find_faces_view(image: np.ndarray, factor: float = 1.0) -> None:
     in the upload's pixels (``factor`` of them per pixel of ``image``)."""
     found, least = faces_found(image, "detect-probability")
     names = [f"{i + 1}: p {face.confidence:.3f}" for i, face in enumerate(found)]
-    st.pyplot(plot.faces(image, found, names=names,
-                         title=f"{len(found)} face(s) at probability >= {least:.4f}"))  # fmt: skip
-    st.dataframe([
-        {"face": i + 1, **dict(zip("xy", in_upload(face.box[:2], factor), strict=True)),
-         "size": round(face.box[2] * factor), "probability": round(face.confidence, 4),
-         "left eye": in_upload(face.left_eye, factor),
-         "right eye": in_upload(face.right_eye, factor)}
-        for i, face in enumerate(found)
-    ])  # fmt: skip
+    st.pyplot(
+        plot.faces(
+            image, found, names=names, title=f"{len(found)} face(s) at probability >= {least:.4f}"
+        )
+    )
+    st.dataframe(
+        [
+            {
+                "face": i + 1,
+                **dict(zip("xy", in_upload(face.box[:2], factor), strict=True)),
+                "size": round(face.box[2] * factor),
+                "probability": round(face.confidence, 4),
+                "left eye": in_upload(face.left_eye, factor),
+                "right eye": in_upload(face.right_eye, factor),
+            }
+            for i, face in enumerate(found)
+        ]
+    )
     upload_pixels_note(factor)
 
 
-def unknown_beyond(recognizer: ev.Recognizer, probes: ev.ImageSet | None,
-                   distances: np.ndarray) -> tuple[float, str]:  # fmt: skip
+def unknown_beyond(
+    recognizer: ev.Recognizer, probes: ev.ImageSet | None, distances: np.ndarray
+) -> tuple[float, str]:
     """The default distance beyond which a face is unknown, and what it means: the model's
     calibrated threshold, else the one that accepts 95% of the held-out images of the enrolled
     people, else (an uploaded model without either) the model's closed set, every face named.
@@ -467,35 +507,49 @@ def unknown_beyond(recognizer: ev.Recognizer, probes: ev.ImageSet | None,
         return float(recognizer.threshold), "The model's threshold (calibrated on strangers)."
     if probes is not None and len(probes) and probes.image_shape == tuple(recognizer.image_shape_):
         nearest = recognizer.kneighbors(probes.images, k=1)[0][:, 0]
-        return (float(np.ceil(100 * np.quantile(nearest, 0.95)) / 100),
-                f"Accepts 95% of the {len(probes)} held-out images of the enrolled people; "
-                "strangers beyond it are unknown.")  # fmt: skip
-    return (float(np.ceil(100 * np.max(distances)) / 100),
-            "This model has no threshold (train it with --unknown FOLDER): every face gets "
-            "the nearest name until you lower the slider.")  # fmt: skip
+        return (
+            float(np.ceil(100 * np.quantile(nearest, 0.95)) / 100),
+            f"Accepts 95% of the {len(probes)} held-out images of the enrolled people; "
+            "strangers beyond it are unknown.",
+        )
+    return (
+        float(np.ceil(100 * np.max(distances)) / 100),
+        "This model has no threshold (train it with --unknown FOLDER): every face gets "
+        "the nearest name until you lower the slider.",
+    )
 
 
-def name_every_face(photo: np.ndarray, recognizer: ev.Recognizer,
-                    probes: ev.ImageSet | None = None) -> None:  # fmt: skip
+def name_every_face(
+    photo: np.ndarray, recognizer: ev.Recognizer, probes: ev.ImageSet | None = None
+) -> None:
     """Find every face of a photo, cut each on its eyes to the recognizer's size, name it
     (``probes``: held-out images of the enrolled people, for the default threshold)."""
     found, _ = faces_found(photo, "photo-probability")
     if not found:
         return
     if recognizer.finder is None:
-        crops = np.stack([ev.align_face(photo, face, shape=recognizer.image_shape_)
-                          for face in found])  # fmt: skip
+        crops = np.stack(
+            [ev.align_face(photo, face, shape=recognizer.image_shape_) for face in found]
+        )
         named, distances = recognizer.decide(crops)
     else:  # a model trained on photos cuts each face the way it enrolled them
-        crops = np.stack([ev.align_face(photo, face, shape=tuple(recognizer.aligned_shape))
-                          for face in found])  # fmt: skip
+        crops = np.stack(
+            [ev.align_face(photo, face, shape=tuple(recognizer.aligned_shape)) for face in found]
+        )
         _, named, distances = recognizer.decide_faces(photo, faces=found)  # the slider decides
     default, meaning = unknown_beyond(recognizer, probes, distances)
-    threshold = st.slider("Unknown beyond distance", 0.0,
-                          float(max(distances.max() * 2, default) + 1e-6),
-                          default, key="photo-threshold", help=meaning)  # fmt: skip
-    names = [f"{label if distance <= threshold else ev.UNKNOWN} ({distance:.2f})"
-             for label, distance in zip(named, distances, strict=True)]  # fmt: skip
+    threshold = st.slider(
+        "Unknown beyond distance",
+        0.0,
+        float(max(distances.max() * 2, default) + 1e-6),
+        default,
+        key="photo-threshold",
+        help=meaning,
+    )
+    names = [
+        f"{label if distance <= threshold else ev.UNKNOWN} ({distance:.2f})"
+        for label, distance in zip(named, distances, strict=True)
+    ]
     known = int(np.sum(distances <= threshold))
     title = f"{len(found)} face(s): {known} named, {len(found) - known} unknown"
     st.pyplot(plot.faces(photo, found, names=names, title=title))
@@ -518,8 +572,12 @@ def detect_page() -> None:
         image, factor = read_photo(upload)
         if image is None:
             return
-    mode = st.radio("Search", ["every face (trained finder)", "DFFS map (the lecture's)"],
-                    horizontal=True, key="detect-mode")  # fmt: skip
+    mode = st.radio(
+        "Search",
+        ["every face (trained finder)", "DFFS map (the lecture's)"],
+        horizontal=True,
+        key="detect-mode",
+    )
     if mode.startswith("every face"):
         find_faces_view(image, factor)
         return
@@ -558,10 +616,13 @@ def detect_page() -> None:
         )
     )
     rows = [
-        {**dict(zip("xy", in_upload((d.x, d.y), factor), strict=True)),
-         "size": round(d.width * factor), "DFFS": round(d.score, 4)}
+        {
+            **dict(zip("xy", in_upload((d.x, d.y), factor), strict=True)),
+            "size": round(d.width * factor),
+            "DFFS": round(d.score, 4),
+        }
         for d in found
-    ]  # fmt: skip
+    ]
     st.dataframe(rows)
     upload_pixels_note(factor)
     st.subheader("Eyes, nose and mouth")
@@ -648,6 +709,7 @@ PAGES = {
     "Detect": detect_page,
     "Evaluate": evaluate_page,
 }
+
 
 def show(page: str) -> None:
     """Run a page; what goes wrong is said in words with the fix, never as a traceback."""

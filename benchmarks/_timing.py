@@ -41,6 +41,12 @@ def run_meta(args, **versions):
     """What a run was made on, for its ``results.json``: the date, the machine, its cores,
     Python's and numpy's versions, ``versions`` (e.g. ``scipy=scipy.__version__``) and the
     script's arguments (an ``argparse.Namespace``)."""
-    return {"date": time.strftime("%Y-%m-%d"), "machine": platform.machine(),
-            "cores": os.cpu_count(), "python": platform.python_version(),
-            "numpy": np.__version__, **versions, "args": vars(args)}  # fmt: skip
+    return {
+        "date": time.strftime("%Y-%m-%d"),
+        "machine": platform.machine(),
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        **versions,
+        "args": vars(args),
+    }

@@ -51,11 +51,16 @@ def scikit_image_crop(image, eyes):
 def opencv_crop(cv2, image, eyes):
     """The same with ``cv2.resize(INTER_AREA)`` and ``cv2.warpAffine``."""
     transform = eye_transform(*eyes, shape=SHAPE)
-    small = cv2.resize(image, None, fx=transform.scale, fy=transform.scale,
-                       interpolation=cv2.INTER_AREA)  # fmt: skip
-    return cv2.warpAffine(small, _after_resize(transform, image.shape, small.shape)[:2],
-                          SHAPE[::-1], flags=cv2.INTER_LINEAR,
-                          borderMode=cv2.BORDER_REPLICATE)  # fmt: skip
+    small = cv2.resize(
+        image, None, fx=transform.scale, fy=transform.scale, interpolation=cv2.INTER_AREA
+    )
+    return cv2.warpAffine(
+        small,
+        _after_resize(transform, image.shape, small.shape)[:2],
+        SHAPE[::-1],
+        flags=cv2.INTER_LINEAR,
+        borderMode=cv2.BORDER_REPLICATE,
+    )
 
 
 def main(argv=None):
@@ -67,7 +72,7 @@ def main(argv=None):
         import cv2
     except ImportError:
         cv2 = None
-    photo = ev.normalize.resize(ev.photos.sample_picture("astronaut"), (3000, 4000))
+    photo = ev.normalize.resize(ev.faces.photos.sample_picture("astronaut"), (3000, 4000))
     photo32 = photo.astype(np.float32)
     results = {}
     for distance in (100, 400, 1000, 2000):
@@ -85,19 +90,24 @@ def main(argv=None):
         reference = timed["scikit-image rescale + warp"][1]
         ours = timed["eigenvision align_face"][0]
         results[f"eyes {distance} px apart"] = {
-            name: {"seconds": seconds, "ratio_to_eigenvision": seconds / ours,
-                   "mean_abs_difference_from_scikit_image": float(np.abs(crop - reference).mean())}
+            name: {
+                "seconds": seconds,
+                "ratio_to_eigenvision": seconds / ours,
+                "mean_abs_difference_from_scikit_image": float(np.abs(crop - reference).mean()),
+            }
             for name, (seconds, crop) in timed.items()
-        }  # fmt: skip
+        }
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "results.json").write_text(json.dumps(results, indent=2))
     for case, rows in results.items():
         print(case)
         for name, row in rows.items():
-            print(f"  {name:30s} {1000 * row['seconds']:9.1f} ms"
-                  f"  x{row['ratio_to_eigenvision']:6.1f}"
-                  f"  |diff| {row['mean_abs_difference_from_scikit_image']:.4f}")
+            print(
+                f"  {name:30s} {1000 * row['seconds']:9.1f} ms"
+                f"  x{row['ratio_to_eigenvision']:6.1f}"
+                f"  |diff| {row['mean_abs_difference_from_scikit_image']:.4f}"
+            )
     return results
 
 

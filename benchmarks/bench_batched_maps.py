@@ -23,7 +23,8 @@ from _timing import interleaved_medians, run_meta
 from bench_find_faces import held_out_photos
 
 import eigenvision as ev
-from eigenvision import detection, photos
+from eigenvision import detection
+from eigenvision.faces import photos
 
 
 def batched_below(pixels, call):
@@ -48,6 +49,7 @@ def main(argv=None):
     for name, image in held_out_photos(args.limit):
         faces = finder.find(image)  # the first call of a photo size fills caches
         box = faces[0].box if faces else (0, 0, image.shape[1], image.shape[0])
+
         def find(image=image):
             return finder.find(image)
 
@@ -63,8 +65,14 @@ def main(argv=None):
         print(name, "  ".join(f"{c}: {1e3 * s:.1f} ms" for c, (s, _) in timed.items()))
     contenders = [key for key in rows[0] if key != "photo"]
     median = {c: float(np.median([row[c] for row in rows])) for c in contenders}
-    ratio = {task: float(np.median([row[f"{task}, batched"] / row[f"{task}, one template at a time"]
-                                    for row in rows])) for task in ("find", "place")}  # fmt: skip
+    ratio = {
+        task: float(
+            np.median(
+                [row[f"{task}, batched"] / row[f"{task}, one template at a time"] for row in rows]
+            )
+        )
+        for task in ("find", "place")
+    }
     for contender in contenders:
         print(f"{contender:34s} {1e3 * median[contender]:7.1f} ms")
     for task, value in ratio.items():
@@ -72,9 +80,12 @@ def main(argv=None):
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     meta = run_meta(args, eigenvision=ev.__version__)
-    (out / "results.json").write_text(json.dumps(
-        {"meta": meta, "median_seconds": median, "batched_over_unbatched": ratio,
-         "rows": rows}, indent=2))  # fmt: skip
+    (out / "results.json").write_text(
+        json.dumps(
+            {"meta": meta, "median_seconds": median, "batched_over_unbatched": ratio, "rows": rows},
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -60,10 +60,13 @@ def fit_side_by_side(X, y, repeats, k=20):
     reference = intra.explained_variance_ * (rows - 1) / rows
     agree = np.max(np.abs(ours.intra_variances_[:k] - reference[:k]) / reference[:k])
     row = {
-        "images": len(X), "pixels": X.shape[1], "pairs": len(X) * (len(X) - 1) // 2,
-        "eigenvision_s": timed["eigenvision"][0], "direct_sklearn_s": timed["direct_sklearn"][0],
+        "images": len(X),
+        "pixels": X.shape[1],
+        "pairs": len(X) * (len(X) - 1) // 2,
+        "eigenvision_s": timed["eigenvision"][0],
+        "direct_sklearn_s": timed["direct_sklearn"][0],
         "max_relative_eigenvalue_difference": float(agree),
-    }  # fmt: skip
+    }
     row["speedup"] = row["direct_sklearn_s"] / row["eigenvision_s"]
     print("fit", json.dumps(row))
     return row
@@ -79,17 +82,20 @@ def search_side_by_side(train, test, repeats, k=20):
     timed = interleaved_medians(
         {
             "eigenvision": lambda: rec.kneighbors(test, k=1, return_indices=True)[2][:, 0],
-            "scipy_cdist": lambda: cdist(Z_test, Z_train, "mahalanobis",
-                                         VI=inverse_covariance).argmin(1),  # fmt: skip
+            "scipy_cdist": lambda: cdist(
+                Z_test, Z_train, "mahalanobis", VI=inverse_covariance
+            ).argmin(1),
         },
         repeats,
     )
     ours, theirs = timed["eigenvision"][1], timed["scipy_cdist"][1]
     row = {
-        "gallery": len(train), "probes": len(test),
-        "eigenvision_s": timed["eigenvision"][0], "scipy_cdist_s": timed["scipy_cdist"][0],
+        "gallery": len(train),
+        "probes": len(test),
+        "eigenvision_s": timed["eigenvision"][0],
+        "scipy_cdist_s": timed["scipy_cdist"][0],
         "same_answers": float(np.mean(ours == theirs)),
-    }  # fmt: skip
+    }
     row["speedup"] = row["scipy_cdist_s"] / row["eigenvision_s"]
     print("search", json.dumps(row))
     return row
@@ -119,16 +125,22 @@ def main(argv=None):
     flat = small_train.images.reshape(len(train), -1).astype(np.float64)
     results = {
         "meta": {
-            "date": time.strftime("%Y-%m-%d"), "cores": os.cpu_count(),
-            "python": platform.python_version(), "numpy": np.__version__,
-            "eigenvision": ev.__version__, "args": vars(args),
+            "date": time.strftime("%Y-%m-%d"),
+            "cores": os.cpu_count(),
+            "python": platform.python_version(),
+            "numpy": np.__version__,
+            "eigenvision": ev.__version__,
+            "args": vars(args),
         },
-        "fit": [fit_side_by_side(flat, train.labels, args.repeats),
-                fit_side_by_side(att.images.reshape(len(att), -1).astype(np.float64),
-                                 att.labels, args.repeats)],
+        "fit": [
+            fit_side_by_side(flat, train.labels, args.repeats),
+            fit_side_by_side(
+                att.images.reshape(len(att), -1).astype(np.float64), att.labels, args.repeats
+            ),
+        ],
         "search": search_side_by_side(small_train, small_test, args.repeats),
         "accuracy": accuracy(train, test),
-    }  # fmt: skip
+    }
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "results.json").write_text(json.dumps(results, indent=2))

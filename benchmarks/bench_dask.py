@@ -93,8 +93,13 @@ def main(argv=None):
             )
             sharded = ev.NearestNeighbor().fit(gallery)
             t_dask, found = median_time(lambda: sharded.kneighbors(probes, 5), 3)  # noqa: B023
-            row = {"gallery": size, "shards": 8, "memory_s": t_memory, "dask_s": t_dask,
-                   "identical": bool(np.array_equal(found[1], expected[1]))}  # fmt: skip
+            row = {
+                "gallery": size,
+                "shards": 8,
+                "memory_s": t_memory,
+                "dask_s": t_dask,
+                "identical": bool(np.array_equal(found[1], expected[1])),
+            }
             results["search"].append(row)
             print(row, flush=True)
     args.out.mkdir(parents=True, exist_ok=True)

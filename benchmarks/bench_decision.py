@@ -24,7 +24,7 @@ from _timing import interleaved_medians
 from sklearn.decomposition import PCA
 
 import eigenvision as ev
-from eigenvision.decision import log_distances
+from eigenvision.faces.decision import log_distances
 
 
 def per_space(X, spaces):
@@ -49,8 +49,10 @@ def sklearn_pcas(X, pcas):
     for pca in pcas:
         codes = pca.transform(X)
         residual = X - pca.inverse_transform(codes)
-        columns += [np.einsum("ij,ij->i", residual, residual),
-                    np.sum(codes**2 / pca.explained_variance_, axis=1)]  # fmt: skip
+        columns += [
+            np.einsum("ij,ij->i", residual, residual),
+            np.sum(codes**2 / pca.explained_variance_, axis=1),
+        ]
     return np.log(np.maximum(np.stack(columns, axis=1), 1e-12))
 
 
@@ -59,8 +61,8 @@ def main(argv=None):
     parser.add_argument("--out", default="benchmarks/out/decision")
     parser.add_argument("--repeats", type=int, default=7)
     args = parser.parse_args(argv)
-    finder = ev.photos.default_finder()
-    image = ev.normalize.resize(ev.photos.sample_picture("astronaut"), (640, 640))
+    finder = ev.faces.photos.default_finder()
+    image = ev.normalize.resize(ev.faces.photos.sample_picture("astronaut"), (640, 640))
     candidates = finder._candidates(image, finder.n_candidates)
     windows = finder._normalized(finder._windows(image, candidates))
     X = windows.reshape(len(windows), -1)
@@ -73,18 +75,27 @@ def main(argv=None):
     }
     timed = interleaved_medians(runs, args.repeats)
     ours_seconds, ours = timed["eigenvision log_distances"]
-    rows = [{"contender": name, "seconds": seconds, "ours_faster": seconds / ours_seconds,
-             "max_log_difference": float(np.abs(result - ours).max())}
-            for name, (seconds, result) in timed.items()]  # fmt: skip
+    rows = [
+        {
+            "contender": name,
+            "seconds": seconds,
+            "ours_faster": seconds / ours_seconds,
+            "max_log_difference": float(np.abs(result - ours).max()),
+        }
+        for name, (seconds, result) in timed.items()
+    ]
     print(f"{len(X)} windows of {windows.shape[1:]}, {len(spaces)} spaces")
     for row in rows:
-        print(f"{row['contender']:34s} {1e3 * row['seconds']:8.1f} ms   ours "
-              f"{row['ours_faster']:5.1f}x faster   max |log difference| "
-              f"{row['max_log_difference']:.1e}")
+        print(
+            f"{row['contender']:34s} {1e3 * row['seconds']:8.1f} ms   ours "
+            f"{row['ours_faster']:5.1f}x faster   max |log difference| "
+            f"{row['max_log_difference']:.1e}"
+        )
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "results.json").write_text(json.dumps({"windows": len(X), "spaces": len(spaces),
-                                                  "rows": rows}, indent=2))  # fmt: skip
+    (out / "results.json").write_text(
+        json.dumps({"windows": len(X), "spaces": len(spaces), "rows": rows}, indent=2)
+    )
 
 
 if __name__ == "__main__":

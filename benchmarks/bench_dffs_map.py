@@ -64,8 +64,12 @@ def main(argv=None):
                     runs[k] = lambda i=image, s=space: ev.dffs_map(i, s)
                 # the first call at a new size (a pyramid's every level): templates transformed
                 # (a space of its own per call: spectra never asked for before)
-                cold = iter([ev.Eigenspace(20).fit(np.concatenate([patches, patches[:1] + r]))
-                             for r in range(args.repeats)])  # fmt: skip
+                cold = iter(
+                    [
+                        ev.Eigenspace(20).fit(np.concatenate([patches, patches[:1] + r]))
+                        for r in range(args.repeats)
+                    ]
+                )
                 runs["k=20 cold"] = lambda i=image, c=cold: ev.dffs_map(i, next(c))
                 timed = interleaved_medians(runs, args.repeats)
                 skimage_s = timed["match_template"][0]
@@ -73,10 +77,15 @@ def main(argv=None):
                 for k, space in spaces.items():
                     ours = timed[k][0]
                     row = {
-                        "size": size, "window": window, "dtype": np.dtype(dtype).name, "k": k,
-                        "dffs_map_s": ours, "match_template_s": skimage_s, "opencv_s": opencv_s,
+                        "size": size,
+                        "window": window,
+                        "dtype": np.dtype(dtype).name,
+                        "k": k,
+                        "dffs_map_s": ours,
+                        "match_template_s": skimage_s,
+                        "opencv_s": opencv_s,
                         "ratio_to_match_template": ours / skimage_s,
-                    }  # fmt: skip
+                    }
                     if k == 20:
                         row["cold_s"] = timed["k=20 cold"][0]
                         row["cold_ratio_to_match_template"] = row["cold_s"] / skimage_s

@@ -99,15 +99,20 @@ def main(argv=None):
         best = min(exact, key=lambda v: v["seconds"])
         ours = results["eigenvision auto"]
         rows.append(
-            {"data": name, "k": k, "results": results,
-             "ratio_to_best_exact_sklearn": ours["seconds"] / best["seconds"]}
-        )  # fmt: skip
+            {
+                "data": name,
+                "k": k,
+                "results": results,
+                "ratio_to_best_exact_sklearn": ours["seconds"] / best["seconds"],
+            }
+        )
         ratio = rows[-1]["ratio_to_best_exact_sklearn"]
         print(f"{name:<22} ratio eigenvision / best exact scikit-learn = {ratio:.2f}")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    meta = run_meta(args, scipy=scipy.__version__, sklearn=sklearn.__version__,
-                    eigenvision=ev.__version__)
+    meta = run_meta(
+        args, scipy=scipy.__version__, sklearn=sklearn.__version__, eigenvision=ev.__version__
+    )
     (out / "results.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=2))
     return 0
 

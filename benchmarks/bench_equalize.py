@@ -30,8 +30,8 @@ def main(argv=None):
     parser.add_argument("--out", default="benchmarks/out/equalize")
     parser.add_argument("--repeats", type=int, default=7)
     args = parser.parse_args(argv)
-    finder = ev.photos.default_finder()
-    image = ev.normalize.resize(ev.photos.sample_picture("astronaut"), (640, 640))
+    finder = ev.faces.photos.default_finder()
+    image = ev.normalize.resize(ev.faces.photos.sample_picture("astronaut"), (640, 640))
     windows = finder._windows(image, finder._candidates(image, finder.n_candidates))
     rows = windows.reshape(len(windows), -1)
     runs = {
@@ -41,18 +41,27 @@ def main(argv=None):
     timed = interleaved_medians(runs, args.repeats)
     reference = timed["scipy rankdata(axis=1)"][1]
     ours_seconds = timed["eigenvision _mean_ranks"][0]
-    results = [{"contender": name, "seconds": seconds, "ours_faster": seconds / ours_seconds,
-                "same_as_scipy": bool(np.array_equal(result, reference))}
-               for name, (seconds, result) in timed.items()]  # fmt: skip
+    results = [
+        {
+            "contender": name,
+            "seconds": seconds,
+            "ours_faster": seconds / ours_seconds,
+            "same_as_scipy": bool(np.array_equal(result, reference)),
+        }
+        for name, (seconds, result) in timed.items()
+    ]
     tied = float(np.mean([len(np.unique(row)) < len(row) for row in rows]))
     print(f"{len(rows)} windows of {windows.shape[1:]}, {100 * tied:.0f}% with tied grey levels")
     for row in results:
-        print(f"{row['contender']:26s} {1e3 * row['seconds']:8.1f} ms   ours "
-              f"{row['ours_faster']:5.1f}x faster   same as scipy {row['same_as_scipy']}")
+        print(
+            f"{row['contender']:26s} {1e3 * row['seconds']:8.1f} ms   ours "
+            f"{row['ours_faster']:5.1f}x faster   same as scipy {row['same_as_scipy']}"
+        )
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "results.json").write_text(json.dumps({"windows": len(rows), "tied": tied,
-                                                  "rows": results}, indent=2))  # fmt: skip
+    (out / "results.json").write_text(
+        json.dumps({"windows": len(rows), "tied": tied, "rows": results}, indent=2)
+    )
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ import numpy as np
 from _timing import interleaved_medians
 
 import eigenvision as ev
-from eigenvision.faces import FACE_WINDOW, face_window, face_windows_at, window_shape
+from eigenvision.faces.geometry import FACE_WINDOW, face_window, face_windows_at, window_shape
 
 
 def opencv_windows(cv2, image, eyes, iod):
@@ -34,8 +34,9 @@ def opencv_windows(cv2, image, eyes, iod):
         a = iod / complex(*(right - left))
         b = complex(*target) - a * complex(*left)
         matrix = np.array([[a.real, -a.imag, b.real], [a.imag, a.real, b.imag]])
-        out[index] = cv2.warpAffine(image, matrix, (width, height), flags=cv2.INTER_LINEAR,
-                                    borderMode=cv2.BORDER_REPLICATE)  # fmt: skip
+        out[index] = cv2.warpAffine(
+            image, matrix, (width, height), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE
+        )
     return out
 
 
@@ -46,7 +47,7 @@ def main(argv=None):
     parser.add_argument("--count", type=int, default=3000)
     args = parser.parse_args(argv)
     rng = np.random.default_rng(0)
-    image = ev.normalize.resize(ev.photos.sample_picture("astronaut"), (480, 640))
+    image = ev.normalize.resize(ev.faces.photos.sample_picture("astronaut"), (480, 640))
     left = rng.uniform(0, 600, (args.count, 2)) * [1, 0.75]
     angle, distance = rng.uniform(-0.4, 0.4, args.count), rng.uniform(16, 120, args.count)
     eyes = np.stack([left, left + np.c_[np.cos(angle), np.sin(angle)] * distance[:, None]], 1)
@@ -54,11 +55,13 @@ def main(argv=None):
     runs = {
         "eigenvision face_windows_at": lambda: face_windows_at(image, eyes, iod=iod),
         # cut from antialiased reductions (what the finder does): not the same windows
-        "eigenvision face_windows_at, antialias": lambda: face_windows_at(image, eyes, iod=iod,
-                                                                          antialias=True),
+        "eigenvision face_windows_at, antialias": lambda: face_windows_at(
+            image, eyes, iod=iod, antialias=True
+        ),
         "scikit-image warp, one by one": lambda: np.stack(
-            [face_window(image, a, b, iod=iod) for a, b in eyes]),
-    }  # fmt: skip
+            [face_window(image, a, b, iod=iod) for a, b in eyes]
+        ),
+    }
     try:
         import cv2
 
@@ -69,12 +72,20 @@ def main(argv=None):
     timed = interleaved_medians(runs, args.repeats)
     reference = timed["scikit-image warp, one by one"][1]
     ours = timed["eigenvision face_windows_at"][0]
-    rows = [{"contender": name, "seconds": seconds, "ours_faster": seconds / ours,
-             "max_difference": float(np.abs(result - reference).max())}
-            for name, (seconds, result) in timed.items()]  # fmt: skip
+    rows = [
+        {
+            "contender": name,
+            "seconds": seconds,
+            "ours_faster": seconds / ours,
+            "max_difference": float(np.abs(result - reference).max()),
+        }
+        for name, (seconds, result) in timed.items()
+    ]
     for row in rows:
-        print(f"{row['contender']:40s} {1e3 * row['seconds']:8.1f} ms   "
-              f"ours {row['ours_faster']:5.1f}x faster   max diff {row['max_difference']:.1e}")
+        print(
+            f"{row['contender']:40s} {1e3 * row['seconds']:8.1f} ms   "
+            f"ours {row['ours_faster']:5.1f}x faster   max diff {row['max_difference']:.1e}"
+        )
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "results.json").write_text(json.dumps({"windows": args.count, "rows": rows}, indent=2))

@@ -26,13 +26,14 @@ import skimage
 from _timing import interleaved_medians, run_meta
 
 import eigenvision as ev
-from eigenvision import DatasetNotFoundError, datasets, photos
+from eigenvision import DatasetNotFoundError, datasets
 from eigenvision.experiments.wild_detection import (
     _cascades,
     _haar_faces,
     _lbp_faces,
     peer_min_sizes,
 )
+from eigenvision.faces import photos
 from eigenvision.normalize import resize
 
 
@@ -46,9 +47,10 @@ def held_out_photos(limit):
         return [("astronaut (640 x 480)", astronaut)]
     _, test_ids = photos.helen_split(photo for photo, _, _ in files)
     chosen = [f for f in files if f[0] in test_ids][:limit]
-    return [(Path(image_path).name, datasets.load_helen_photo(image_path, pts_path,
-                                                              max_side=640)[0])
-            for _, image_path, pts_path in chosen]  # fmt: skip
+    return [
+        (Path(image_path).name, datasets.load_helen_photo(image_path, pts_path, max_side=640)[0])
+        for _, image_path, pts_path in chosen
+    ]
 
 
 def main(argv=None):
@@ -61,19 +63,27 @@ def main(argv=None):
     upright = copy.copy(finder).set_params(rotations=(0.0,))
     cv2, haar, lbp = _cascades()
     # the finder's smallest face, as wild_detection
-    haar_size, lbp_size = (peer_min_sizes(finder)[name] for name in ("OpenCV Haar",
-                                                                      "scikit-image LBP"))
+    haar_size, lbp_size = (
+        peer_min_sizes(finder)[name] for name in ("OpenCV Haar", "scikit-image LBP")
+    )
     rows = []
     for name, image in held_out_photos(args.limit):
-        runs = {"eigenvision find": lambda image=image: finder.find(image),
-                "eigenvision find, upright only": lambda image=image: upright.find(image),
-                "scikit-image LBP": lambda image=image: _lbp_faces(lbp, image, lbp_size)}
+        runs = {
+            "eigenvision find": lambda image=image: finder.find(image),
+            "eigenvision find, upright only": lambda image=image: upright.find(image),
+            "scikit-image LBP": lambda image=image: _lbp_faces(lbp, image, lbp_size),
+        }
         if haar is not None:
             runs["OpenCV Haar"] = lambda image=image: _haar_faces(haar, image, haar_size)
         finder.find(image)  # the first call of a photo size fills caches
         timed = interleaved_medians(runs, args.repeats)
-        rows.append({"photo": name, "shape": list(image.shape),
-                     **{contender: seconds for contender, (seconds, _) in timed.items()}})
+        rows.append(
+            {
+                "photo": name,
+                "shape": list(image.shape),
+                **{contender: seconds for contender, (seconds, _) in timed.items()},
+            }
+        )
         print(name, "  ".join(f"{c}: {1e3 * s:.0f} ms" for c, (s, _) in timed.items()))
     contenders = [key for key in rows[0] if key not in ("photo", "shape")]
     median = {c: float(np.median([row[c] for row in rows])) for c in contenders}
@@ -85,11 +95,15 @@ def main(argv=None):
         print(f"{contender:32s} {1e3 * median[contender]:7.1f} ms   {ratio:5.1f}x Haar")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    meta = run_meta(args, **{"scikit-image": skimage.__version__,
-                             "opencv": None if cv2 is None else cv2.__version__,
-                             "eigenvision": ev.__version__})  # fmt: skip
-    (out / "results.json").write_text(json.dumps({"meta": meta, **summary, "rows": rows},
-                                                 indent=2))  # fmt: skip
+    meta = run_meta(
+        args,
+        **{
+            "scikit-image": skimage.__version__,
+            "opencv": None if cv2 is None else cv2.__version__,
+            "eigenvision": ev.__version__,
+        },
+    )
+    (out / "results.json").write_text(json.dumps({"meta": meta, **summary, "rows": rows}, indent=2))
 
 
 if __name__ == "__main__":

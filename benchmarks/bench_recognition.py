@@ -46,9 +46,14 @@ def accuracy_table(train, test):
                         test.labels, model.fit(train).predict(test.images)
                     )
                     rows.append(
-                        {"method": method, "metric": metric, "n_components": k,
-                         "mirror": mirror, "rate": rate}
-                    )  # fmt: skip
+                        {
+                            "method": method,
+                            "metric": metric,
+                            "n_components": k,
+                            "mirror": mirror,
+                            "rate": rate,
+                        }
+                    )
                     setting = f"{method:<11} {metric:<11} k={k:<3} mirror={mirror!s:<5}"
                     print(f"accuracy {setting} {rate:.3f}")
     return rows
@@ -67,8 +72,15 @@ def virtual_views(train, test, shape=(56, 46)):
                 model = ev.Recognizer(k, metric=metric, mirror=True, jitter=jitter, shape=shape)
                 cv = float(np.mean(evaluate.cross_validate(model, train, n_splits=5, seed=0)))
                 rate = evaluate.recognition_rate(test.labels, model.fit(train).predict(test.images))
-                rows.append({"jitter": jitter, "metric": metric, "n_components": k,
-                             "cv_rate": cv, "test_rate": rate})  # fmt: skip
+                rows.append(
+                    {
+                        "jitter": jitter,
+                        "metric": metric,
+                        "n_components": k,
+                        "cv_rate": cv,
+                        "test_rate": rate,
+                    }
+                )
                 setting = f"jitter={jitter} {metric:<9} k={k:<3}"
                 print(f"virtual views {setting} cv {cv:.3f} test {rate:.3f}")
     chosen = max(rows, key=lambda row: row["cv_rate"])
@@ -92,15 +104,17 @@ def opencv_side_by_side(train, test, repeats):
         "eigenfaces k=80": (
             lambda: ev.Recognizer(80).fit(train.images, y_train),
             lambda: cv2.face.EigenFaceRecognizer_create(num_components=80),
-            train64, np.float64,
+            train64,
+            np.float64,
         ),
         "fisherfaces k=39": (
             lambda: ev.Recognizer(39, method="fisherfaces").fit(train.images, y_train),
             lambda: cv2.face.FisherFaceRecognizer_create(num_components=39),
-            train64, np.float64,
+            train64,
+            np.float64,
         ),
         "LBPH": (None, lambda: cv2.face.LBPHFaceRecognizer_create(), train8, np.uint8),
-    }  # fmt: skip
+    }
     for name, (ours_fit, theirs_make, theirs_train, dtype) in contenders.items():
         row = {"model": name}
         if ours_fit is not None:
@@ -116,8 +130,10 @@ def opencv_side_by_side(train, test, repeats):
             return model
 
         row["opencv_fit_s"], model = median_time(fit_theirs, repeats)
-        probes = [(image * 255).astype(np.uint8) if dtype == np.uint8 else image.astype(dtype)
-                  for image in test.images]  # fmt: skip
+        probes = [
+            (image * 255).astype(np.uint8) if dtype == np.uint8 else image.astype(dtype)
+            for image in test.images
+        ]
         row["opencv_predict_s"], predicted = median_time(
             lambda model=model, probes=probes: np.array([model.predict(p)[0] for p in probes]),
             repeats,
@@ -214,16 +230,19 @@ def main(argv=None):
     train, test = att.split(5, order="name")
     results = {
         "meta": {
-            "date": time.strftime("%Y-%m-%d"), "cores": os.cpu_count(),
-            "python": platform.python_version(), "numpy": np.__version__,
-            "eigenvision": ev.__version__, "args": vars(args),
+            "date": time.strftime("%Y-%m-%d"),
+            "cores": os.cpu_count(),
+            "python": platform.python_version(),
+            "numpy": np.__version__,
+            "eigenvision": ev.__version__,
+            "args": vars(args),
         },
         "accuracy": accuracy_table(train, test),
         "virtual_views": virtual_views(train, test),
         "opencv": opencv_side_by_side(train, test, args.repeats),
         "rejection": rejection(att),
         "search": gallery_search(args.sizes, rng, repeats=args.repeats),
-    }  # fmt: skip
+    }
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "results.json").write_text(json.dumps(results, indent=2))

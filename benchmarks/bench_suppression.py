@@ -47,13 +47,15 @@ def main(argv=None):
     parser.add_argument("--out", default="benchmarks/out/suppression")
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args(argv)
-    finder = ev.photos.default_finder()
-    image = ev.normalize.resize(ev.photos.sample_picture("astronaut"), (640, 640))
+    finder = ev.faces.photos.default_finder()
+    image = ev.normalize.resize(ev.faces.photos.sample_picture("astronaut"), (640, 640))
     window = tuple(int(v) for v in finder.window_)
     found = multiscale_minima(
-        image, lambda im: dffs_map(im, finder.face_space_, normalize="window", min_contrast=0.02),
-        window, pyramid_scales(image.shape, window, step=finder.step),
-    )  # fmt: skip
+        image,
+        lambda im: dffs_map(im, finder.face_space_, normalize="window", min_contrast=0.02),
+        window,
+        pyramid_scales(image.shape, window, step=finder.step),
+    )
     count, overlap = finder.n_candidates, finder.candidate_overlap
     runs = {
         "eigenvision kept_indices": lambda: kept_indices(found, max_count=count, overlap=overlap),
@@ -76,16 +78,26 @@ def main(argv=None):
     timed = interleaved_medians(runs, args.repeats)
     reference = timed["greedy loop (box_iou each)"][1]
     ours = timed["eigenvision kept_indices"][0]
-    rows = [{"contender": name, "seconds": seconds, "ours_faster": seconds / ours,
-             "same_as_loop": list(result) == reference, "kept": len(result)}
-            for name, (seconds, result) in timed.items()]  # fmt: skip
+    rows = [
+        {
+            "contender": name,
+            "seconds": seconds,
+            "ours_faster": seconds / ours,
+            "same_as_loop": list(result) == reference,
+            "kept": len(result),
+        }
+        for name, (seconds, result) in timed.items()
+    ]
     for row in rows:
-        print(f"{row['contender']:28s} {1e3 * row['seconds']:8.1f} ms   ours "
-              f"{row['ours_faster']:5.1f}x faster   kept {row['kept']}  same {row['same_as_loop']}")
+        print(
+            f"{row['contender']:28s} {1e3 * row['seconds']:8.1f} ms   ours "
+            f"{row['ours_faster']:5.1f}x faster   kept {row['kept']}  same {row['same_as_loop']}"
+        )
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "results.json").write_text(json.dumps({"detections": len(found), "rows": rows},
-                                                 indent=2))  # fmt: skip
+    (out / "results.json").write_text(
+        json.dumps({"detections": len(found), "rows": rows}, indent=2)
+    )
 
 
 if __name__ == "__main__":

@@ -162,8 +162,15 @@ def progress(iterable, *, total=None, desc=None, enabled=True):
     iterable
         Yielding the same items.
     """
-    return tqdm(iterable, total=total, desc=desc, file=sys.stderr, leave=False,
-                disable=None if enabled else True, dynamic_ncols=True)  # fmt: skip
+    return tqdm(
+        iterable,
+        total=total,
+        desc=desc,
+        file=sys.stderr,
+        leave=False,
+        disable=None if enabled else True,
+        dynamic_ncols=True,
+    )
 
 
 def check_fitted(model, attribute: str = "components_") -> None:

@@ -45,8 +45,9 @@ def atomic_write(path, write, *, suffix: str = ".tmp") -> Path:
     folder = path.parent if str(path.parent) else Path(".")
     _remove_stale_temporaries(folder, path.name)
     mode = _mode_for(path)
-    handle, name = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.{os.getpid()}.",
-                                    suffix=suffix)  # fmt: skip
+    handle, name = tempfile.mkstemp(
+        dir=folder, prefix=f".{path.name}.{os.getpid()}.", suffix=suffix
+    )
     temporary = Path(name)
     try:
         os.close(handle)

@@ -17,9 +17,18 @@ from scipy.sparse.linalg import ArpackNoConvergence, eigsh
 from sklearn.utils.extmath import randomized_svd
 
 __all__ = [
-    "Spectrum", "solve", "scatter_spectrum", "top_eigh", "shifted_moments", "symmetric_scatter",
-    "IncrementalSVD", "generalized_eigh", "numerical_rank", "sign_flip", "SOLVERS",
-]  # fmt: skip
+    "Spectrum",
+    "solve",
+    "scatter_spectrum",
+    "top_eigh",
+    "shifted_moments",
+    "symmetric_scatter",
+    "IncrementalSVD",
+    "generalized_eigh",
+    "numerical_rank",
+    "sign_flip",
+    "SOLVERS",
+]
 
 #: The in-memory solvers :func:`solve` knows.
 SOLVERS = ("svd", "gram", "covariance", "randomized")
@@ -87,8 +96,14 @@ def solve(X, mean, solver, k, seed=0) -> Spectrum:
         singular, components, total_ss = _randomized_solver(X, mean, k, seed)
     else:
         raise ValueError(f"solver must be one of {SOLVERS}, got {solver!r}")
-    return Spectrum(singular.astype(np.float64), components, float(total_ss),
-                    np.asarray(mean, dtype=np.float64), len(X), solver)  # fmt: skip
+    return Spectrum(
+        singular.astype(np.float64),
+        components,
+        float(total_ss),
+        np.asarray(mean, dtype=np.float64),
+        len(X),
+        solver,
+    )
 
 
 def scatter_spectrum(n, shift, shifted_sum, shifted_upper, *, center, k, solver) -> Spectrum:

@@ -18,8 +18,13 @@ from numbers import Integral
 
 import numpy as np
 
-__all__ = ["n_threads", "run_parallel", "run_on_row_parts", "single_threaded_blas",
-           "MAP_PARALLEL_PIXELS"]  # fmt: skip
+__all__ = [
+    "n_threads",
+    "run_parallel",
+    "run_on_row_parts",
+    "single_threaded_blas",
+    "MAP_PARALLEL_PIXELS",
+]
 
 #: Pixels of image from which threads pay for themselves in map work (measured crossover:
 #: 128^2-160^2 images at k = 5-10 on two cores; 1.2-1.3x faster at 256^2, 1.0-1.5x at 512^2).

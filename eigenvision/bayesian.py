@@ -12,6 +12,7 @@ from sklearn.linear_model import LogisticRegression
 
 from ._base import SupervisedSubspaceModel, check_fitted
 from ._linalg import numerical_rank
+from ._spec import State
 from .eigenspace import Eigenspace
 from .neighbors import squared_distances
 
@@ -119,8 +120,31 @@ class BayesianSpace(SupervisedSubspaceModel):
     True
     """
 
-    def __init__(self, n_components=20, *, extra_components=None, pca_components=None,
-                 intra_prior=0.5, calibrate=True):  # fmt: skip
+    #: Each fitted member's kind, dtype, shape rule and finiteness
+    #: (:func:`~eigenvision._spec.check_declared_state`).
+    _state = {
+        "n_features_in_": State("int", dim="d", low=1),
+        "image_shape_": State("shape", optional=True),
+        "pca_": State("model"),
+        "mean_": State(shape=("d",)),
+        "components_": State(shape=("k", "d")),
+        "intra_variances_": State(shape=("k",), low=0),
+        "extra_variances_": State(shape=("k",), low=0),
+        "intra_to_extra_": State(shape=("k", "k")),
+        "classes_": State(dtypes="biufU", shape=("c",)),
+        "n_components_": State("int", dim="k"),
+        "calibration_": State(shape=(2,), optional=True),
+    }
+
+    def __init__(
+        self,
+        n_components=20,
+        *,
+        extra_components=None,
+        pca_components=None,
+        intra_prior=0.5,
+        calibrate=True,
+    ):
         self.n_components = n_components
         self.extra_components = extra_components
         self.pca_components = pca_components
@@ -193,8 +217,9 @@ class BayesianSpace(SupervisedSubspaceModel):
         """Platt's ``(a, b)`` from the pairs of each half of the people, scored by the other."""
         ratios, same = [], []
         if codes.max() + 1 < 2 * _CALIBRATION_PEOPLE:
-            return _uncalibrated(f"{codes.max() + 1} people; calibration needs "
-                                 f"{2 * _CALIBRATION_PEOPLE}")  # fmt: skip
+            return _uncalibrated(
+                f"{codes.max() + 1} people; calibration needs {2 * _CALIBRATION_PEOPLE}"
+            )
         for half in (0, 1):
             fit, held = codes % 2 != half, codes % 2 == half
             try:
@@ -204,8 +229,9 @@ class BayesianSpace(SupervisedSubspaceModel):
                 return _uncalibrated(f"half the training people cannot be modelled alone: {exc}")
             held_codes = model.transform(X[held])
             i, j = np.triu_indices(len(held_codes), 1)
-            ratios.append(model.pairwise_log_odds(held_codes, held_codes)[i, j]
-                          - model._prior_log_odds())  # fmt: skip
+            ratios.append(
+                model.pairwise_log_odds(held_codes, held_codes)[i, j] - model._prior_log_odds()
+            )
             same.append(codes[held][i] == codes[held][j])
         ratios, same = np.concatenate(ratios), np.concatenate(same)
         if same.all() or not same.any():
@@ -288,8 +314,9 @@ class BayesianSpace(SupervisedSubspaceModel):
         a = self._checked_codes(codes_a, "codes_a")
         b = self._checked_codes(codes_b, "codes_b")
         to_extra = self.intra_to_extra_
-        return self._from_distances(squared_distances(a, b),
-                                    squared_distances(a @ to_extra, b @ to_extra))  # fmt: skip
+        return self._from_distances(
+            squared_distances(a, b), squared_distances(a @ to_extra, b @ to_extra)
+        )
 
     def _checked_codes(self, codes, name):
         check_fitted(self)

@@ -21,11 +21,11 @@ from ._base import progress
 from ._errors import EigenvisionError
 from ._version import __version__
 from .experiments import EXPERIMENTS
+from .faces.features import FeatureDetector
+from .faces.photos import DEFAULT_FINDER, build_finder, default_finder
 from .io import load_image, load_image_set, load_photos
-from .modular import FeatureDetector
 from .neighbors import METRICS
 from .persist import load, save
-from .photos import DEFAULT_FINDER, build_finder, default_finder
 from .plot import faces as plot_faces
 from .plot import save_figure
 from .recognize import METHODS, Recognizer
@@ -89,8 +89,11 @@ def _recognizer(args, **options):
 def _cmd_train(args) -> int:
     shape = tuple(args.shape) if args.shape else None
     # read first: a bad folder fails before the training's minutes
-    unknown = None if args.unknown is None else (
-        _load_photos(args.unknown) if args.photos else (_load_images(args.unknown), None))
+    unknown = (
+        None
+        if args.unknown is None
+        else (_load_photos(args.unknown) if args.photos else (_load_images(args.unknown), None))
+    )
     if args.photos:
         finder = default_finder(args.finder)
         finder.threshold = finder.threshold if args.face_threshold is None else args.face_threshold
@@ -134,13 +137,22 @@ def _recognize_photos(model, args) -> list:
     results = []
     for path in progress(args.images, desc="recognising", enabled=not args.quiet):
         named = model.identify(load_image(path, as_gray=False, max_side=model.finder.max_side))
-        results.append({"image": path, "faces": [
-            {**_face_json(face), "label": _plain(label), "distance": _plain(distance)}
-            for face, label, distance in named]})  # fmt: skip
+        results.append(
+            {
+                "image": path,
+                "faces": [
+                    {**_face_json(face), "label": _plain(label), "distance": _plain(distance)}
+                    for face, label, distance in named
+                ],
+            }
+        )
     if not args.json:
         for result in results:
-            cells = "; ".join(f"{face['label']} ({face['distance']:.4g}) at box " + " ".join(
-                f"{v:.0f}" for v in face["box"]) for face in result["faces"])  # fmt: skip
+            cells = "; ".join(
+                f"{face['label']} ({face['distance']:.4g}) at box "
+                + " ".join(f"{v:.0f}" for v in face["box"])
+                for face in result["faces"]
+            )
             print(f"{result['image']}: {len(result['faces'])} face(s)" + (cells and f": {cells}"))
     return results
 
@@ -215,9 +227,14 @@ def _cmd_evaluate(args) -> int:
     images = _load_images(args.source)
     model = _recognizer(args)
     rates = evaluate.cross_validate(
-        model, images, scheme=args.scheme, n_splits=args.folds, k=args.train_per_class,
-        seed=args.seed, progress=not args.quiet,
-    )  # fmt: skip
+        model,
+        images,
+        scheme=args.scheme,
+        n_splits=args.folds,
+        k=args.train_per_class,
+        seed=args.seed,
+        progress=not args.quiet,
+    )
     summary = {
         "scheme": args.scheme,
         "recognition_rate_mean": float(rates.mean()),
@@ -248,11 +265,17 @@ def _cmd_locate(args) -> int:
     for path in progress(args.images, desc="locating", enabled=not args.quiet):
         found = detector.locate(load_image(path, as_gray=True), box=args.box)
         report[path] = {
-            f: {key: _plain(float(value)) for key, value in (
-                ("x", x), ("y", y), ("score", found.scores[f]),
-                ("confidence", found.confidence[f]))}
+            f: {
+                key: _plain(float(value))
+                for key, value in (
+                    ("x", x),
+                    ("y", y),
+                    ("score", found.scores[f]),
+                    ("confidence", found.confidence[f]),
+                )
+            }
             for f, (x, y) in found.positions.items()
-        }  # fmt: skip
+        }
         if not args.json:
             cells = "  ".join(
                 f"{f} ({x:.1f}, {y:.1f}) conf {found.confidence[f]:.2f}"
@@ -280,12 +303,18 @@ def _cmd_detect(args) -> int:
             cells = "; ".join(
                 f"box ({f.box[0]:.0f}, {f.box[1]:.0f}, {f.box[2]:.0f}, {f.box[3]:.0f}) eyes "
                 f"({f.left_eye[0]:.0f}, {f.left_eye[1]:.0f}) ({f.right_eye[0]:.0f}, "
-                f"{f.right_eye[1]:.0f}) p {f.confidence:.2f}" for f in found
-            )  # fmt: skip
-            hint = "" if found or likeliest is None else (
-                f" (the likeliest has p {likeliest:.3f} at most, below the threshold "
-                f"{finder.threshold if args.threshold is None else args.threshold:.4g}: "
-                "a lower --threshold may show it)")  # fmt: skip
+                f"{f.right_eye[1]:.0f}) p {f.confidence:.2f}"
+                for f in found
+            )
+            hint = (
+                ""
+                if found or likeliest is None
+                else (
+                    f" (the likeliest has p {likeliest:.3f} at most, below the threshold "
+                    f"{finder.threshold if args.threshold is None else args.threshold:.4g}: "
+                    "a lower --threshold may show it)"
+                )
+            )
             print(f"{path}: {len(found)} face(s)" + (f": {cells}" if found else hint))
     if args.json:
         print(json.dumps(report, indent=2, allow_nan=False))
@@ -294,10 +323,16 @@ def _cmd_detect(args) -> int:
 
 def _face_json(face):
     point = lambda p: None if p is None else [_plain(float(v)) for v in p]  # noqa: E731
-    return {"box": point(face.box), "left_eye": point(face.left_eye),
-            "right_eye": point(face.right_eye), "nose": point(face.nose),
-            "mouth": point(face.mouth), "score": _plain(face.score),
-            "confidence": _plain(face.confidence), "angle": _plain(face.angle)}  # fmt: skip
+    return {
+        "box": point(face.box),
+        "left_eye": point(face.left_eye),
+        "right_eye": point(face.right_eye),
+        "nose": point(face.nose),
+        "mouth": point(face.mouth),
+        "score": _plain(face.score),
+        "confidence": _plain(face.confidence),
+        "angle": _plain(face.angle),
+    }
 
 
 def _cmd_build_models(args) -> int:
@@ -305,8 +340,10 @@ def _cmd_build_models(args) -> int:
     out.mkdir(parents=True, exist_ok=True)
     finder = build_finder(n_backgrounds=args.backgrounds, progress=not args.quiet)
     save(finder, out / "face_finder.npz")
-    print(f"trained the face finder on HELEN and IMM ({finder.n_negatives_} mined non-faces); "
-          f"saved {out / 'face_finder.npz'}")  # fmt: skip
+    print(
+        f"trained the face finder on HELEN and IMM ({finder.n_negatives_} mined non-faces); "
+        f"saved {out / 'face_finder.npz'}"
+    )
     return 0
 
 
@@ -341,9 +378,13 @@ def _add_model_options(parser):
 
 
 def _add_face_threshold(parser):
-    parser.add_argument("--face-threshold", type=probability, metavar="P",
-                        help="models on photos: smallest probability of a face "
-                             "(default the finder's calibrated one)")  # fmt: skip
+    parser.add_argument(
+        "--face-threshold",
+        type=probability,
+        metavar="P",
+        help="models on photos: smallest probability of a face "
+        "(default the finder's calibrated one)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -363,22 +404,33 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("source", help=sources)
     train.add_argument("-o", "--output", required=True, help="model file to write (.npz)")
     train.add_argument("--shape", type=count(1), nargs=2, metavar=("H", "W"), help="working size")
-    train.add_argument("--photos", action="store_true",
-                       help="SOURCE holds uncropped photos, one face each: find, align, enrol")
+    train.add_argument(
+        "--photos",
+        action="store_true",
+        help="SOURCE holds uncropped photos, one face each: find, align, enrol",
+    )
     train.add_argument("--finder", help="a face finder file for --photos (default: data/'s)")
-    train.add_argument("--unknown", metavar="FOLDER",
-                       help="images (photos, with --photos) of people not in SOURCE, one "
-                            "sub-folder each: sets the distance beyond which a face is unknown")
-    train.add_argument("--far", type=rate, default=0.01,
-                       help="with --unknown: the share of unknown people to accept (default 0.01)")
+    train.add_argument(
+        "--unknown",
+        metavar="FOLDER",
+        help="images (photos, with --photos) of people not in SOURCE, one "
+        "sub-folder each: sets the distance beyond which a face is unknown",
+    )
+    train.add_argument(
+        "--far",
+        type=rate,
+        default=0.01,
+        help="with --unknown: the share of unknown people to accept (default 0.01)",
+    )
     _add_face_threshold(train)
     _add_model_options(train)
     train.set_defaults(run=_cmd_train)
 
     recognize = commands.add_parser("recognize", help="who is in these images?")
     recognize.add_argument("model", help="model file from 'eigenvision train'")
-    recognize.add_argument("images", nargs="+",
-                           help="image files (photos, every face named, for --photos models)")
+    recognize.add_argument(
+        "images", nargs="+", help="image files (photos, every face named, for --photos models)"
+    )
     recognize.add_argument("--top", type=count(1), default=5, help="nearest matches to list")
     recognize.add_argument("--threshold", type=finite, help="reject matches farther than this")
     recognize.add_argument("--json", action="store_true", help="print JSON")
@@ -427,8 +479,12 @@ def build_parser() -> argparse.ArgumentParser:
         "build-models", help="rebuild data/face_finder.npz from HELEN and IMM ($EIGENVISION_DATA)"
     )
     build.add_argument("-o", "--output", default=str(DEFAULT_FINDER.parent), help="folder")
-    build.add_argument("--backgrounds", type=count(1), default=250,
-                       help="HELEN photos mined for non-faces (default 250)")  # fmt: skip
+    build.add_argument(
+        "--backgrounds",
+        type=count(1),
+        default=250,
+        help="HELEN photos mined for non-faces (default 250)",
+    )
     build.set_defaults(run=_cmd_build_models)
 
     experiment = commands.add_parser(
@@ -449,7 +505,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with warnings.catch_warnings():  # a warning is one line, not the library's source line
             warnings.showwarning = lambda message, *_, **__: print(
-                f"eigenvision {args.command}: warning: {message}", file=sys.stderr)  # fmt: skip
+                f"eigenvision {args.command}: warning: {message}", file=sys.stderr
+            )
             return args.run(args)
     except (EigenvisionError, ValueError, OSError) as exc:
         print(f"eigenvision {args.command}: error: {exc}", file=sys.stderr)

@@ -130,8 +130,9 @@ def spectrum(X, *, solver, center, k, seed=0) -> Spectrum:
         parts = [dask.delayed(shifted_moments)(block, shift_task) for block in X.to_delayed()[:, 0]]
         count, shifted_sum, scatter = _tree_reduce(parts, _add_moments).compute()
         _check_finite(shifted_sum)
-        return scatter_spectrum(count, shift, shifted_sum, scatter, center=center, k=k,
-                                solver="dask-covariance")  # fmt: skip
+        return scatter_spectrum(
+            count, shift, shifted_sum, scatter, center=center, k=k, solver="dask-covariance"
+        )
     column_sums = X.sum(axis=0, dtype=np.float64).compute()  # one pass: the mean and a NaN check
     _check_finite(column_sums)
     mean = column_sums / n if center else np.zeros(d)

@@ -59,8 +59,11 @@ DATASETS = {
     "att": ("att_faces", "s1/1.pgm", "att_faces/s1/1.pgm ... att_faces/s40/10.pgm"),
     "imm": ("imm_frontal", "asf/01_01.asf", "imm_frontal/PP_KK.jpg and imm_frontal/asf/PP_KK.asf"),
     "usps": ("usps", "usps_zip.npz", "usps/usps_zip.npz (x_train, y_train, x_test, y_test)"),
-    "helen": ("helen_train", "100032540_1.pts",
-              "helen_train/<photo>_<k>.jpg with <photo>_<k>.pts (68 points)"),  # fmt: skip
+    "helen": (
+        "helen_train",
+        "100032540_1.pts",
+        "helen_train/<photo>_<k>.jpg with <photo>_<k>.pts (68 points)",
+    ),
     "mnist_test": (
         "mnist_t10k",
         "t10k-images-idx3-ubyte.gz",
@@ -447,8 +450,10 @@ def load_helen(root=None, *, photo_ids=None) -> ImageSet:
     """
     shape, iod, row = HELEN_CROP["shape"], HELEN_CROP["iod"], HELEN_CROP["eye_row"]
     left_x = (shape[1] - 1 - iod) / 2
-    eye_positions = ((left_x / (shape[1] - 1), row / (shape[0] - 1)),
-                     ((left_x + iod) / (shape[1] - 1), row / (shape[0] - 1)))  # fmt: skip
+    eye_positions = (
+        (left_x / (shape[1] - 1), row / (shape[0] - 1)),
+        ((left_x + iod) / (shape[1] - 1), row / (shape[0] - 1)),
+    )
     images, points, labels, names = [], [], [], []
     for photo, image_path, pts_path in helen_files(root):
         if photo_ids is not None and photo not in photo_ids:
@@ -463,8 +468,9 @@ def load_helen(root=None, *, photo_ids=None) -> ImageSet:
         photo_image = load_image(image_path, max_side=max(8, round(max(full) * factor)))
         scaled = resize_points(marks, full, photo_image.shape)
         eyes = face_landmarks(scaled)
-        transform = eye_transform(eyes["left_eye"], eyes["right_eye"], shape=shape,
-                                  eye_positions=eye_positions)  # fmt: skip
+        transform = eye_transform(
+            eyes["left_eye"], eyes["right_eye"], shape=shape, eye_positions=eye_positions
+        )
         images.append(_warp_crop(photo_image, transform, shape))
         points.append(transform(scaled))
         labels.append(photo)
@@ -472,8 +478,14 @@ def load_helen(root=None, *, photo_ids=None) -> ImageSet:
     if not images:
         raise ImageSetError("no HELEN faces match photo_ids")
     points = np.stack(points)
-    return ImageSet(np.stack(images), np.array(labels), np.array(names),
-                    face_landmarks(points), points, description="HELEN faces, aligned")  # fmt: skip
+    return ImageSet(
+        np.stack(images),
+        np.array(labels),
+        np.array(names),
+        face_landmarks(points),
+        points,
+        description="HELEN faces, aligned",
+    )
 
 
 def _warp_crop(image, transform, shape):
@@ -576,8 +588,20 @@ def load_lsa_example():
     terms : list of str
     titles : list of str
     """
-    terms = ["human", "interface", "computer", "user", "system", "response", "time", "EPS",
-             "survey", "trees", "graph", "minors"]  # fmt: skip
+    terms = [
+        "human",
+        "interface",
+        "computer",
+        "user",
+        "system",
+        "response",
+        "time",
+        "EPS",
+        "survey",
+        "trees",
+        "graph",
+        "minors",
+    ]
     titles = ["c1", "c2", "c3", "c4", "c5", "m1", "m2", "m3", "m4"]
     X = np.array(
         [

@@ -35,12 +35,22 @@ from .search import (
     multiscale_minima,
     pyramid_scales,
     suppress,
-)  # fmt: skip
+)
 
 __all__ = [
-    "dffs_map", "difs_map", "likelihood_map", "window_maps", "WindowMaps", "detect", "Detection",
-    "multiscale_minima", "suppress", "kept_indices", "pyramid_scales", "box_iou",
-]  # fmt: skip
+    "dffs_map",
+    "difs_map",
+    "likelihood_map",
+    "window_maps",
+    "WindowMaps",
+    "detect",
+    "Detection",
+    "multiscale_minima",
+    "suppress",
+    "kept_indices",
+    "pyramid_scales",
+    "box_iou",
+]
 
 _MODES = ("valid", "same")
 _NORMALIZATIONS = ("none", "window")
@@ -354,8 +364,9 @@ def _projections(image, space, normalize, min_contrast):
     work = np.empty(sums.shape)
     if normalize == "window":
         # ||x - mean(x)|| = sqrt(squares - sums^2 / n), kept in `squares`
-        scale = np.subtract(squares, np.divide(np.square(sums, out=work), n_pixels, out=work),
-                            out=squares)  # fmt: skip
+        scale = np.subtract(
+            squares, np.divide(np.square(sums, out=work), n_pixels, out=work), out=squares
+        )
         np.sqrt(np.maximum(scale, 0.0, out=scale), out=scale)
         flat = scale <= min_contrast * np.sqrt(n_pixels)
         inverse = np.divide(1.0, scale, out=scale, where=~flat)
@@ -561,8 +572,11 @@ def detect(
         raise ValueError(f"score must be 'dffs' or 'likelihood', got {score!r}")
     if threshold is not None and not (isinstance(threshold, Real) and not np.isnan(threshold)):
         raise ValueError(f"threshold must be a number or None, got {threshold!r}")
-    if isinstance(max_detections, bool) or not isinstance(max_detections, Integral) \
-            or max_detections < 1:  # fmt: skip
+    if (
+        isinstance(max_detections, bool)
+        or not isinstance(max_detections, Integral)
+        or max_detections < 1
+    ):
         raise ValueError(f"max_detections must be a positive int, got {max_detections!r}")
     image, window = _check(image, space)
     if scales is None:
@@ -572,11 +586,15 @@ def detect(
         raise ValueError(f"scales must be positive finite numbers, got {scales.tolist()}")
     options = dict(normalize=normalize, min_contrast=min_contrast)
     if score == "dffs":
+
         def score_map(scaled):
             return dffs_map(scaled, space, **options)
     else:
+
         def score_map(scaled):
             return -likelihood_map(scaled, space, **options)
-    found = multiscale_minima(image, score_map, window, scales, radius=min_distance,
-                              threshold=threshold)  # fmt: skip
+
+    found = multiscale_minima(
+        image, score_map, window, scales, radius=min_distance, threshold=threshold
+    )
     return suppress(found, max_count=max_detections, overlap=overlap)

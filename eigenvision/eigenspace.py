@@ -27,6 +27,7 @@ from ._linalg import (
     sign_flip,
 )
 from ._linalg import solve as solve_spectrum
+from ._spec import State
 
 __all__ = ["Eigenspace"]
 
@@ -127,10 +128,33 @@ class Eigenspace(SubspaceModel):
     (array([[0.]]), array([2.]))
     """
 
+    #: Each fitted member's kind, dtype, shape rule and finiteness
+    #: (:func:`~eigenvision._spec.check_declared_state`).
+    _state = {
+        "n_features_in_": State("int", dim="d", low=1),
+        "image_shape_": State("shape", optional=True),
+        "mean_": State(shape=("d",)),
+        "components_": State(shape=("k", "d")),
+        "eigenvalues_": State(shape=("*",), low=0),
+        "singular_values_": State(shape=("k",), low=0),
+        "total_variance_": State("real", low=0),
+        "explained_variance_ratio_": State(shape=("k",), low=0),
+        "noise_variance_": State("real", low=0),
+        "n_components_": State("int", dim="k"),
+        "n_samples_": State("int", low=1),
+        "solver_": State("str"),
+    }
+
     def __init__(
-        self, n_components=None, *, center=True, whiten=False, solver="auto", seed=0,
+        self,
+        n_components=None,
+        *,
+        center=True,
+        whiten=False,
+        solver="auto",
+        seed=0,
         backend="auto",
-    ):  # fmt: skip
+    ):
         self.n_components = n_components
         self.center = center
         self.whiten = whiten
@@ -189,8 +213,9 @@ class Eigenspace(SubspaceModel):
                 "pass an int or use an exact solver"
             )
         k_solve = min(n, d) if isinstance(k_request, float) else k_request
-        spectrum = dask_engine.spectrum(X, solver=solver, center=self.center, k=k_solve,
-                                        seed=self.seed)  # fmt: skip
+        spectrum = dask_engine.spectrum(
+            X, solver=solver, center=self.center, k=k_solve, seed=self.seed
+        )
         self.n_features_in_ = d
         self.image_shape_ = image_shape
         if hasattr(self, "feature_names_in_"):
@@ -304,8 +329,9 @@ class Eigenspace(SubspaceModel):
         state = getattr(self, "_stream", None)
         first = state is None
         X, image_shape = flatten_images(X)
-        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=first,
-                          ensure_min_samples=1)  # fmt: skip
+        X = validate_data(
+            self, X, dtype=[np.float64, np.float32], reset=first, ensure_min_samples=1
+        )
         d = X.shape[1]
         if first:
             state = self._stream = {"n": 0, "dtype": X.dtype, "image_shape": image_shape}
@@ -344,17 +370,31 @@ class Eigenspace(SubspaceModel):
             tracker = state["incremental"]
             if self.center and tracker.n < 2:
                 raise ValueError("an eigenspace needs at least 2 samples; stream more images")
-            spectrum = Spectrum(tracker.singular, tracker.components, tracker.total_ss,
-                                tracker.mean, tracker.n, "incremental-svd")  # fmt: skip
-            return self._set_spectrum(spectrum, d, self._requested_components(min(tracker.n, d)),
-                                      state["dtype"])  # fmt: skip
+            spectrum = Spectrum(
+                tracker.singular,
+                tracker.components,
+                tracker.total_ss,
+                tracker.mean,
+                tracker.n,
+                "incremental-svd",
+            )
+            return self._set_spectrum(
+                spectrum, d, self._requested_components(min(tracker.n, d)), state["dtype"]
+            )
         n = state["n"]
         if self.center and n < 2:
             raise ValueError("an eigenspace needs at least 2 samples; stream more images")
         k_request = self._requested_components(min(n, d))
         k_solve = min(n, d) if isinstance(k_request, float) else k_request
-        spectrum = scatter_spectrum(n, state["shift"], state["sum"], state["scatter"],
-                                    center=self.center, k=k_solve, solver="stream")  # fmt: skip
+        spectrum = scatter_spectrum(
+            n,
+            state["shift"],
+            state["sum"],
+            state["scatter"],
+            center=self.center,
+            k=k_solve,
+            solver="stream",
+        )
         return self._set_spectrum(spectrum, d, k_request, state["dtype"])
 
     def _requested_components(self, max_components: int):
@@ -573,8 +613,10 @@ class Eigenspace(SubspaceModel):
         """
         check_fitted(self)
         if isinstance(k, bool) or not isinstance(k, Integral) or not 1 <= k <= self.n_components_:
-            raise ValueError(f"k must be an int in [1, {self.n_components_}] (the components "
-                             f"this eigenspace has), got {k!r}")  # fmt: skip
+            raise ValueError(
+                f"k must be an int in [1, {self.n_components_}] (the components "
+                f"this eigenspace has), got {k!r}"
+            )
         k = int(k)
         space = copy.copy(self)
         if getattr(self, "_stream", None) is not None:  # partial_fit goes on in each on its own

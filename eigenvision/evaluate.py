@@ -22,7 +22,6 @@ __all__ = [
     "rank_curve",
     "open_set_roc",
     "rate_at",
-    "threshold_at",
     "cross_validate",
     "detection_roc",
     "detection_rate_at",
@@ -275,6 +274,7 @@ def open_set_roc(genuine_scores, genuine_correct, impostor_scores):
     if np.isnan(genuine).any() or np.isnan(impostor).any():
         raise ValueError("scores hold NaN; every probe needs a score")
     thresholds = np.concatenate([[np.inf], np.unique(np.concatenate([genuine, impostor]))[::-1]])
+
     # accepted at threshold t: score >= t; counts by sorting once.
     def accepted(scores):
         return scores.size - np.searchsorted(np.sort(scores), thresholds, side="left")
@@ -301,40 +301,9 @@ def rate_at(far, rate, target: float) -> float:
     return float(rate[allowed].max()) if allowed.any() else 0.0
 
 
-def threshold_at(impostor_scores, far: float) -> float:
-    """The lowest threshold that accepts at most ``far`` of the impostors (``score >= t``).
-
-    Calibrates an open-set decision from impostor probes (people not
-    enrolled): with ``n`` of them, ``floor(far n)`` may be accepted.
-
-    Parameters
-    ----------
-    impostor_scores : (n,) array-like
-        Higher: more confident (pass ``-distance``).
-    far : float
-        False-accept rate allowed, in ``[0, 1)``.
-
-    Returns
-    -------
-    float
-        Just above the ``(floor(far n) + 1)``-th highest impostor score.
-
-    Examples
-    --------
-    >>> threshold_at([0.1, 0.9, 0.5, 0.3], far=0.25) > 0.5
-    True
-    """
-    if not (isinstance(far, (int, float, np.floating)) and 0.0 <= far < 1.0):
-        raise ValueError(f"far must lie in [0, 1), got {far!r}")
-    scores = _real(np.asarray(impostor_scores).ravel(), "impostor_scores")
-    if scores.size == 0 or np.isnan(scores).any():
-        raise ValueError("calibration needs impostor scores, none of them NaN")
-    allowed = int(np.floor(far * scores.size))
-    return float(np.nextafter(np.sort(scores)[::-1][allowed], np.inf))
-
-
-def cross_validate(model, imageset: ImageSet, *, scheme="kfold", n_splits=5, k=5, seed=0,
-                   progress=False):  # fmt: skip
+def cross_validate(
+    model, imageset: ImageSet, *, scheme="kfold", n_splits=5, k=5, seed=0, progress=False
+):
     """Recognition rate of ``model`` (e.g. a :class:`Recognizer`) over seeded splits.
 
     Parameters
@@ -373,8 +342,9 @@ def cross_validate(model, imageset: ImageSet, *, scheme="kfold", n_splits=5, k=5
     rates = []
     folds = splitter.split(imageset.images, imageset.labels)
     total = splitter.get_n_splits(imageset.images, imageset.labels)
-    for train_index, test_index in show_progress(folds, total=total, desc="folds",
-                                                 enabled=progress):  # fmt: skip
+    for train_index, test_index in show_progress(
+        folds, total=total, desc="folds", enabled=progress
+    ):
         train, test = imageset[train_index], imageset[test_index]
         rates.append(recognition_rate(test.labels, _fit_predict(model, train, test)))
     return np.array(rates)
@@ -489,8 +459,9 @@ def eye_error(left, right, true_left, true_right):
     iod = np.linalg.norm(true_left - true_right, axis=1)
     if np.any(iod <= 0):
         raise ValueError("some true eye pairs coincide; the relative error is undefined")
-    worst = np.maximum(np.linalg.norm(left - true_left, axis=1),
-                       np.linalg.norm(right - true_right, axis=1))  # fmt: skip
+    worst = np.maximum(
+        np.linalg.norm(left - true_left, axis=1), np.linalg.norm(right - true_right, axis=1)
+    )
     return worst / iod
 
 
@@ -559,8 +530,10 @@ def finds_a_face_of(box, faces) -> bool:
     >>> finds_a_face_of((0, 0, 43, 44), [(100, 0, 43, 44), (2, 1, 40, 40)])
     True
     """
-    return any(face_found(box, (x + (w - 1) / 2, y + (h - 1) / 2), w / 2.15)
-               for x, y, w, h in np.asarray(faces, dtype=float).reshape(-1, 4))  # fmt: skip
+    return any(
+        face_found(box, (x + (w - 1) / 2, y + (h - 1) / 2), w / 2.15)
+        for x, y, w, h in np.asarray(faces, dtype=float).reshape(-1, 4)
+    )
 
 
 def hits_and_alarms(detections, centre, iod, others=()):

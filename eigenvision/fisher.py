@@ -8,6 +8,7 @@ import numpy as np
 
 from ._base import SupervisedSubspaceModel, check_fitted
 from ._linalg import generalized_eigh, sign_flip
+from ._spec import State
 from .eigenspace import Eigenspace
 
 __all__ = ["FisherSpace"]
@@ -48,6 +49,19 @@ class FisherSpace(SupervisedSubspaceModel):
     Fisherfaces: recognition using class specific linear projection, IEEE
     TPAMI 19(7).
     """
+
+    #: Each fitted member's kind, dtype, shape rule and finiteness
+    #: (:func:`~eigenvision._spec.check_declared_state`).
+    _state = {
+        "n_features_in_": State("int", dim="d", low=1),
+        "image_shape_": State("shape", optional=True),
+        "pca_": State("model"),
+        "mean_": State(shape=("d",)),
+        "components_": State(shape=("k", "d")),
+        "eigenvalues_": State(shape=("k",)),
+        "classes_": State(dtypes="biufU", shape=("c",)),
+        "n_components_": State("int", dim="k"),
+    }
 
     def __init__(self, n_components=None, *, pca_components=None):
         self.n_components = n_components

@@ -345,8 +345,14 @@ def load_image_set(
     return ImageSet(np.stack(images), np.array(labels), np.array(names), description=str(root))
 
 
-def load_photos(folder: PathLike, *, pattern: str = "*", on_error: str = "raise",
-                max_side: int = 1024, max_pixels: int | None = None):  # fmt: skip
+def load_photos(
+    folder: PathLike,
+    *,
+    pattern: str = "*",
+    on_error: str = "raise",
+    max_side: int = 1024,
+    max_pixels: int | None = None,
+):
     """Read a folder of labelled photos of any sizes, in colour: one sub-folder per person.
 
     For enrolment from uncropped photos (``Recognizer(finder=...)``), where
@@ -384,10 +390,12 @@ def load_photos(folder: PathLike, *, pattern: str = "*", on_error: str = "raise"
     if not root.is_dir():
         raise ImageSetError(f"{root}: not a folder; pass the one holding a sub-folder per person")
     photos, labels, names = _read_entries(
-        root, _image_entries(root, pattern),
+        root,
+        _image_entries(root, pattern),
         lambda path: load_image(path, as_gray=False, max_pixels=max_pixels, max_side=max_side),
-        on_error=on_error, pattern=pattern,
-    )  # fmt: skip
+        on_error=on_error,
+        pattern=pattern,
+    )
     return photos, np.array(labels), np.array(names)
 
 
@@ -462,8 +470,14 @@ def _image_entries(root: Path, pattern: str) -> list[tuple[str, Path]]:
     return entries
 
 
-def iter_image_batches(folder: PathLike, *, batch_size: int = 256, size=None, pattern="*",
-                       max_pixels: int | None = None):  # fmt: skip
+def iter_image_batches(
+    folder: PathLike,
+    *,
+    batch_size: int = 256,
+    size=None,
+    pattern="*",
+    max_pixels: int | None = None,
+):
     """Read a folder of images lazily, ``batch_size`` at a time (for streaming fits).
 
     Parameters
@@ -580,16 +594,27 @@ def load_image_zip(
                     target.parent.mkdir(exist_ok=True)
                     try:
                         target.write_bytes(archive.read(member))
-                    except (zipfile.BadZipFile, RuntimeError, NotImplementedError, OSError,
-                            EOFError, zlib.error) as exc:  # fmt: skip
+                    except (
+                        zipfile.BadZipFile,
+                        RuntimeError,
+                        NotImplementedError,
+                        OSError,
+                        EOFError,
+                        zlib.error,
+                    ) as exc:
                         raise ImageSetError(
                             f"cannot unpack {member.filename!r} from the zip ({exc}); encrypted, "
                             "corrupt or unusually compressed members cannot be read: re-zip the "
                             "folders without a password"
                         ) from exc
                     originals[relative] = (label, f"{label}/{file_name}")
-            images = load_image_set(folder, size=size, max_pixels=max_pixels, on_error=on_error,
-                                    max_total_pixels=max_total_pixels)  # fmt: skip
+            images = load_image_set(
+                folder,
+                size=size,
+                max_pixels=max_pixels,
+                on_error=on_error,
+                max_total_pixels=max_total_pixels,
+            )
     restored = [originals[name] for name in images.names]
     return images.replace(
         labels=np.array([label for label, _ in restored]),

@@ -10,6 +10,7 @@ from sklearn.metrics.pairwise import linear_kernel, polynomial_kernel, rbf_kerne
 
 from ._base import SubspaceModel, check_fitted
 from ._linalg import sign_flip, top_eigh
+from ._spec import State
 from .eigenspace import Eigenspace
 
 __all__ = ["KernelPCA"]
@@ -60,6 +61,25 @@ class KernelPCA(SubspaceModel):
     C. Williams and M. Seeger (2001), Using the Nystroem method to speed up
     kernel machines, NIPS 13.
     """
+
+    #: Each fitted member's kind, dtype, shape rule and finiteness
+    #: (:func:`~eigenvision._spec.check_declared_state`): the exact fit keeps ``X_fit_`` and
+    #: its dual coefficients, the Nyström fit (``n_landmarks``) its landmarks and ``space_``.
+    _state = {
+        "n_features_in_": State("int", dim="d", low=1),
+        "image_shape_": State("shape", optional=True),
+        "gamma_": State("real", low=0),
+        "eigenvalues_": State(shape=("k",), low=0),
+        "n_components_": State("int", dim="k"),
+        "components_": State(shape=("k", "*")),
+        "X_fit_": State(shape=("n", "d"), optional=True),
+        "dual_coef_": State(shape=("n", "k"), optional=True),
+        "row_means_": State(shape=("n",), optional=True),
+        "total_mean_": State("real", optional=True),
+        "landmarks_": State(shape=("l", "d"), optional=True),
+        "feature_map_": State(shape=("l", "*"), optional=True),
+        "space_": State("model", optional=True),
+    }
 
     def __init__(
         self,

@@ -24,8 +24,13 @@ from .eigenspace import Eigenspace
 from .imageset import as_image_set
 
 __all__ = [
-    "NearestNeighbor", "Metric", "METRICS", "check_metric", "squared_distances", "nearest_subspace",
-]  # fmt: skip
+    "NearestNeighbor",
+    "Metric",
+    "METRICS",
+    "check_metric",
+    "squared_distances",
+    "nearest_subspace",
+]
 
 
 @dataclass(frozen=True)
@@ -71,14 +76,19 @@ def _identity(values, space=None):
 METRICS = {
     "euclidean": Metric("euclidean", "Euclidean distance between codes", _identity, _identity),
     "cosine": Metric(
-        "cosine", "1 - cos of the angle between codes", _unit_rows,
+        "cosine",
+        "1 - cos of the angle between codes",
+        _unit_rows,
         lambda distance: distance**2 / 2,  # unit vectors: ||a - b||^2 / 2 = 1 - cos
     ),
     "mahalanobis": Metric(
-        "mahalanobis", "Euclidean distance between whitened codes (eigenspaces only)",
-        _whitened, _identity, needs_variances=True,
+        "mahalanobis",
+        "Euclidean distance between whitened codes (eigenspaces only)",
+        _whitened,
+        _identity,
+        needs_variances=True,
     ),
-}  # fmt: skip
+}
 
 
 def check_metric(name) -> Metric:

@@ -18,6 +18,7 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 
 from ._errors import NotFittedError, refuse_complex
 from ._parallel import n_threads, run_on_row_parts
+from ._spec import State
 from .imageset import ImageSet
 from .io import check_shape, resize_plane
 
@@ -268,8 +269,9 @@ def _prefiltered(image, transform, shape):
     bounds = []
     for axis, size in ((0, image.shape[1]), (1, image.shape[0])):
         low, high = np.clip([corners[:, axis].min(), corners[:, axis].max()], 0, size - 1)
-        bounds.append((max(int(np.floor(low)) - reach, 0),
-                       min(int(np.ceil(high)) + reach + 1, size)))  # fmt: skip
+        bounds.append(
+            (max(int(np.floor(low)) - reach, 0), min(int(np.ceil(high)) + reach + 1, size))
+        )
     (x0, x1), (y0, y1) = bounds
     part = image[y0:y1, x0:x1]
     if block > 1:
@@ -431,8 +433,11 @@ def _mean_ranks(rows):
         Ranks from 1 to ``d`` in each row; tied values share their mean rank.
     """
     # argsort and the rest release the GIL: 1.7x on two cores (5,000 rows of 572)
-    return run_on_row_parts(lambda part: _serial_mean_ranks(rows[part]), len(rows),
-                            min(n_threads(), 4) if len(rows) >= 1024 else 1)  # fmt: skip
+    return run_on_row_parts(
+        lambda part: _serial_mean_ranks(rows[part]),
+        len(rows),
+        min(n_threads(), 4) if len(rows) >= 1024 else 1,
+    )
 
 
 def _serial_mean_ranks(rows):
@@ -447,11 +452,13 @@ def _serial_mean_ranks(rows):
         tied = tied[with_ties]
         position = np.arange(d)
         # a run of equal values spans sorted positions [first, last]: all get (first + last) / 2
-        first = np.where(np.concatenate([np.ones((len(tied), 1), bool), ~tied], axis=1),
-                         position, 0)  # fmt: skip
+        first = np.where(
+            np.concatenate([np.ones((len(tied), 1), bool), ~tied], axis=1), position, 0
+        )
         np.maximum.accumulate(first, axis=1, out=first)
-        last = np.where(np.concatenate([~tied, np.ones((len(tied), 1), bool)], axis=1),
-                        position, d - 1)[:, ::-1]  # fmt: skip
+        last = np.where(
+            np.concatenate([~tied, np.ones((len(tied), 1), bool)], axis=1), position, d - 1
+        )[:, ::-1]
         last = np.minimum.accumulate(last, axis=1)[:, ::-1]
         ranks_sorted[with_ties] = (first + last) / 2 + 1
     ranks = np.empty((n, d))
@@ -680,6 +687,15 @@ class PixelStandardizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     array([[-1.,  0.],
            [ 1.,  0.]])
     """
+
+    #: Each fitted member's kind, dtype, shape rule and finiteness
+    #: (:func:`~eigenvision._spec.check_declared_state`).
+    _state = {
+        "n_features_in_": State("int", dim="d", low=1),
+        "image_shape_": State("shape", optional=True),
+        "mean_": State(shape=("d",)),
+        "scale_": State(shape=("d",), low=0),
+    }
 
     def __init__(self, *, with_mean: bool = True, with_std: bool = True):
         self.with_mean = with_mean

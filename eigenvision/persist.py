@@ -19,13 +19,14 @@ import numpy as np
 
 from ._errors import ModelFileError, NotFittedError
 from ._files import atomic_write
+from ._spec import MissingMemberError, check_declared_state
 from ._version import __version__
 from .bayesian import BayesianSpace
 from .eigenspace import Eigenspace
-from .finder import FaceFinder
+from .faces.features import FeatureDetector
+from .faces.finder import FaceFinder
 from .fisher import FisherSpace
 from .kernel import KernelPCA
-from .modular import FeatureDetector
 from .normalize import PixelStandardizer
 from .ppca import ProbabilisticPCA
 from .recognize import Recognizer
@@ -197,8 +198,15 @@ def load(path, *, max_bytes: int = 4 << 30):
             return _load_checked(path, archive, max_bytes)
     except ModelFileError:
         raise
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueError,
-            NotImplementedError, RuntimeError) as exc:  # fmt: skip
+    except (
+        zipfile.BadZipFile,
+        zipfile.LargeZipFile,
+        EOFError,
+        OSError,
+        ValueError,
+        NotImplementedError,
+        RuntimeError,
+    ) as exc:
         raise ModelFileError(f"{path}: not a readable eigenvision model file ({exc})") from exc
 
 
@@ -229,9 +237,10 @@ def _load_checked(path, archive: zipfile.ZipFile, max_bytes: int):
             raise TypeError(f"format_version must be an integer, got {version!r}")
         declared = {}
         for key, (dtype, shape) in header["arrays"].items():
-            if not (isinstance(shape, list) and all(
-                isinstance(s, int) and not isinstance(s, bool) for s in shape
-            )):  # fmt: skip
+            if not (
+                isinstance(shape, list)
+                and all(isinstance(s, int) and not isinstance(s, bool) for s in shape)
+            ):
                 raise TypeError(f"array {key!r} declares shape {shape!r}")
             declared[key] = (np.dtype(dtype), tuple(shape))
         description = header["model"]
@@ -349,4 +358,17 @@ def _build(description: dict, arrays: dict, path):
         raise
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise ModelFileError(f"{path}: the model description is invalid ({exc})") from exc
+    fitted = any(key.endswith("_") for key in vars(model))
+    if fitted and hasattr(cls, "_state"):
+        where = prefix.rstrip("/") or "the model"
+        try:
+            check_declared_state(model)
+        except MissingMemberError as exc:
+            raise ModelFileError(
+                f"{path}: {where}: {exc}: the file was written by another version of "
+                "eigenvision; train the model again with this one (for data/face_finder.npz: "
+                "eigenvision build-models)"
+            ) from exc
+        except ValueError as exc:
+            raise ModelFileError(f"{path}: {where}: {exc}") from exc
     return model

@@ -66,7 +66,8 @@ def save_figure(figure: Figure, path, *, dpi: int = 110) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     return atomic_write(
-        path, lambda temporary: figure.savefig(temporary, dpi=dpi, bbox_inches="tight"),
+        path,
+        lambda temporary: figure.savefig(temporary, dpi=dpi, bbox_inches="tight"),
         suffix=path.suffix,
     )
 
@@ -471,8 +472,18 @@ def faces(image, found, *, title=None, names=None):
     for index, face in enumerate(found):
         x, y, w, h = face.box
         angle = face.angle
-        ax.add_patch(Rectangle((x, y), w, h, fill=False, color="lime", linewidth=2,
-                               angle=angle, rotation_point="center"))  # fmt: skip
+        ax.add_patch(
+            Rectangle(
+                (x, y),
+                w,
+                h,
+                fill=False,
+                color="lime",
+                linewidth=2,
+                angle=angle,
+                rotation_point="center",
+            )
+        )
         points = [p for p in (face.left_eye, face.right_eye, face.nose, face.mouth) if p]
         ax.plot(*np.transpose(points), "o", color="yellow", markersize=4)
         label = names[index] if names is not None else f"{face.confidence:.2f}"

@@ -10,6 +10,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from ._base import SubspaceModel, check_fitted
 from ._linalg import sign_flip
+from ._spec import State
 from .eigenspace import Eigenspace
 
 __all__ = ["ProbabilisticPCA"]
@@ -67,6 +68,21 @@ class ProbabilisticPCA(SubspaceModel):
     Practical approaches to principal component analysis in the presence of
     missing values, JMLR 11.
     """
+
+    #: Each fitted member's kind, dtype, shape rule and finiteness
+    #: (:func:`~eigenvision._spec.check_declared_state`).
+    _state = {
+        "n_features_in_": State("int", dim="d", low=1),
+        "image_shape_": State("shape", optional=True),
+        "mean_": State(shape=("d",)),
+        "components_": State(shape=("k", "d")),
+        "W_": State(shape=("d", "k")),
+        "eigenvalues_": State(shape=("k",), low=0),
+        "noise_variance_": State("real", low=0),
+        "n_components_": State("int", dim="k"),
+        "n_iter_": State("int", low=0),
+        "log_likelihood_": State("reals"),
+    }
 
     def __init__(self, n_components=1, *, max_iter=5000, tol=1e-9, init="pca", seed=0):
         self.n_components = n_components

@@ -109,8 +109,11 @@ def select_rank(
     if method == "permutation":
         if not 0.0 < quantile < 1.0:
             raise ValueError(f"quantile must lie in (0, 1), got {quantile}")
-        if isinstance(n_permutations, bool) or not isinstance(n_permutations, Integral) \
-                or n_permutations < 1:  # fmt: skip
+        if (
+            isinstance(n_permutations, bool)
+            or not isinstance(n_permutations, Integral)
+            or n_permutations < 1
+        ):
             raise ValueError(f"n_permutations must be a positive int, got {n_permutations!r}")
         rng = np.random.default_rng(seed)
         reference = np.empty((int(n_permutations), len(spectrum)))

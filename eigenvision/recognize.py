@@ -9,7 +9,6 @@ the spirit of bytefish/facerec's feature + classifier; the distances are
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
@@ -17,48 +16,31 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.utils import get_tags
 
 from ._base import check_fitted
+from ._spec import Param, State, check_params
 from .bayesian import BayesianSpace
 from .eigenspace import Eigenspace
-from .evaluate import recognition_rate, threshold_at
-from .faces import align_face
-from .finder import photo_faces
+from .evaluate import recognition_rate
+from .faces.crops import align_face, photo_faces
 from .fisher import FisherSpace
 from .imageset import ImageSet, as_image_set
-from .neighbors import NearestNeighbor, check_metric, squared_distances
-from .scores import SCORE_NORMS, class_distances, normalized, znorm_statistics
+from .neighbors import METRICS, NearestNeighbor, check_metric, squared_distances
+from .openset import (
+    SCORE_NORMS,
+    Verification,
+    best_per_class,
+    calibrated_threshold,
+    class_distances,
+    normalized,
+    reject_unknown,
+    znorm_statistics,
+)
 from .views import resized, view_count, virtual_views
 
-__all__ = ["UNKNOWN", "METHODS", "Recognizer", "Verification"]
-
-#: The label :meth:`Recognizer.predict` gives a probe farther than the threshold from all.
-UNKNOWN = "unknown"
+__all__ = ["METHODS", "Recognizer"]
 
 #: The recognition methods (presets of the feature a :class:`Recognizer` builds).
 METHODS = ("eigenfaces", "fisherfaces", "bayesian", "modular", "combined")
 _GLOBAL = "face"  # name of the whole-face block in block_names_
-
-
-@dataclass(frozen=True)
-class Verification:
-    """The answer to "is this person X?".
-
-    Attributes
-    ----------
-    accepted : bool
-    distance : float
-        To the nearest enrolled image of the claimed label, in the metric's units.
-    threshold : float or None
-        The threshold the decision used (None: every claim is accepted).
-    probability : float or None
-        ``P(same person | difference)`` of the best-matching image of the
-        claimed label, where the method has one (``"bayesian"`` with the
-        Euclidean metric: the MAP similarity); None otherwise.
-    """
-
-    accepted: bool
-    distance: float
-    threshold: float | None
-    probability: float | None = None
 
 
 class Recognizer(BaseEstimator):
@@ -100,7 +82,7 @@ class Recognizer(BaseEstimator):
         Probes whose nearest distance exceeds it are :data:`UNKNOWN`;
         :meth:`calibrate_threshold` picks one from data.
     score_norm : {None, "znorm", "tnorm"}, default None
-        What the threshold compares (:mod:`eigenvision.scores`): the raw
+        What the threshold compares (:mod:`eigenvision.openset`): the raw
         distance to the named person, or that distance in impostor standard
         deviations, by person (``"znorm"``: the other enrolled people's
         distances to them) or by probe (``"tnorm"``: the probe's distances to
@@ -190,6 +172,43 @@ class Recognizer(BaseEstimator):
     [0, 0, 1, 1, 2, 2]
     """
 
+    #: Each parameter's kind and range (:func:`~eigenvision._spec.check_params`).
+    _params = {
+        "n_components": Param("real", 0, 100_000, open_low=True, optional=True),
+        "method": Param("choice", choices=METHODS),
+        "feature": Param("model", optional=True),
+        "metric": Param("choice", choices=tuple(METRICS)),
+        "k": Param("int", 1, 1000),
+        "threshold": Param("real", optional=True),
+        "score_norm": Param("choice", choices=SCORE_NORMS, optional=True),
+        "shape": Param("shape", 1, 4096, optional=True),
+        "mirror": Param("bool"),
+        "jitter": Param("int", 0, 64),
+        "resize": Param("bool"),
+        "chunk_size": Param("int", 1, 1 << 24),
+        "detector": Param("model", optional=True),
+        "modular_components": Param("int", 1, 100_000, optional=True),
+        "global_weight": Param("real", 0, 1),
+        "face_box": Param("reals", min_length=4, max_length=4, optional=True),
+        "finder": Param("model", optional=True, needs=("find", "threshold")),
+        "aligned_shape": Param("shape", 1, 4096),
+        "verbose": Param("bool"),
+    }
+
+    #: Each fitted member's kind, dtype, shape rule and finiteness
+    #: (:func:`~eigenvision._spec.check_declared_state`).
+    _state = {
+        "image_shape_": State("shape"),
+        "feature_": State("model", optional=True),
+        "feature_spaces_": State("models"),
+        "block_names_": State("strings"),
+        "block_scales_": State(shape=("b",), finite="posinf", low=0),
+        "gallery_": State(shape=("n", "q")),
+        "gallery_labels_": State(dtypes="biufU", shape=("n",)),
+        "classes_": State(dtypes="biufU", shape=("c",)),
+        "score_statistics_": State(shape=("c", 2), optional=True),
+    }
+
     def __init__(
         self,
         n_components=20,
@@ -251,10 +270,12 @@ class Recognizer(BaseEstimator):
             Unfitted, with the same parameters.
         """
         params = self.get_params(deep=False)
-        return type(self)(**{
-            name: value if name in self._RESOURCES else clone(value, safe=False)
-            for name, value in params.items()
-        })  # fmt: skip
+        return type(self)(
+            **{
+                name: value if name in self._RESOURCES else clone(value, safe=False)
+                for name, value in params.items()
+            }
+        )
 
     # ------------------------------------------------------------------ fit
     def fit(self, images, labels=None):
@@ -293,12 +314,14 @@ class Recognizer(BaseEstimator):
         """Each enrolled person's impostor statistics (``"znorm"``), from the gallery itself."""
         self.score_statistics_ = None
         if self.score_norm == "znorm":
-            own = class_distances(self._pairwise_codes(self.gallery_, self.gallery_),
-                                  self.gallery_labels_, self.classes_)  # fmt: skip
+            own = class_distances(
+                self._pairwise_codes(self.gallery_, self.gallery_),
+                self.gallery_labels_,
+                self.classes_,
+            )
             self.score_statistics_ = znorm_statistics(own, self.gallery_labels_, self.classes_)
 
-    def _from_photos(self, images, labels=None, *, min_images=0, labelled=False,
-                     every_face=False):  # fmt: skip
+    def _from_photos(self, images, labels=None, *, min_images=0, labelled=False, every_face=False):
         """An ImageSet of the images, or (with ``finder``) of the aligned faces of the photos.
 
         Enrolment, probes and calibration cut each face the same way
@@ -309,8 +332,14 @@ class Recognizer(BaseEstimator):
             return as_image_set(images, labels, min_images=min_images)
         if labelled and labels is None and not isinstance(images, ImageSet):
             raise ValueError("labels are required, one per photo")
-        crops, labels = photo_faces(self.finder, images, labels, shape=tuple(self.aligned_shape),
-                                    every_face=every_face, progress=self.verbose)  # fmt: skip
+        crops, labels = photo_faces(
+            self.finder,
+            images,
+            labels,
+            shape=tuple(self.aligned_shape),
+            every_face=every_face,
+            progress=self.verbose,
+        )
         return as_image_set(crops, labels, min_images=min_images)
 
     def identify(self, photo, *, faces=None):
@@ -331,8 +360,10 @@ class Recognizer(BaseEstimator):
         """
         found, named, decision = self.decide_faces(photo, faces=faces)
         names = self._rejected_as_unknown(named, decision)
-        return [(face, name, float(distance)) for face, name, distance in
-                zip(found, names, decision, strict=True)]  # fmt: skip
+        return [
+            (face, name, float(distance))
+            for face, name, distance in zip(found, names, decision, strict=True)
+        ]
 
     def decide_faces(self, photo, *, faces=None):
         """:meth:`identify` without the threshold: each face's nearest name and its distance.
@@ -353,41 +384,47 @@ class Recognizer(BaseEstimator):
         """
         check_fitted(self, "gallery_")
         if self.finder is None and faces is None:
-            raise ValueError("naming the faces of a photo needs Recognizer(finder=ev.photos."
-                             "default_finder()) or the faces to name (faces=)")  # fmt: skip
+            raise ValueError(
+                "naming the faces of a photo needs Recognizer(finder=ev.faces.photos."
+                "default_finder()) or the faces to name (faces=)"
+            )
         found = self.finder.find(photo) if faces is None else list(faces)
         if not found:
             return [], self.gallery_labels_[:0], np.zeros(0)
-        crops = np.stack([align_face(photo, face, shape=tuple(self.aligned_shape))
-                          for face in found])  # fmt: skip
+        crops = np.stack(
+            [align_face(photo, face, shape=tuple(self.aligned_shape)) for face in found]
+        )
         return (found, *self._decide(self._codes(as_image_set(crops, None, min_images=0))))
 
     def _check_options(self):
-        if isinstance(self.k, bool) or not isinstance(self.k, Integral) or self.k < 1:
-            raise ValueError(f"k must be a positive int (neighbours voting), got {self.k!r}")
-        self._checked_threshold()
-        if self.score_norm is not None and self.score_norm not in SCORE_NORMS:
-            raise ValueError(f"score_norm must be one of {SCORE_NORMS} or None, "
-                             f"got {self.score_norm!r}")  # fmt: skip
-        if self.method not in METHODS:
-            raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
+        """Raise ``ValueError`` naming a parameter outside ``_params`` or two that disagree."""
+        check_params(self)
+        if self.score_norm is None and self.threshold is not None and self.threshold < 0:
+            raise ValueError(
+                f"Recognizer: threshold={self.threshold!r} is below every distance and would call "
+                "everyone unknown; a distance threshold is >= 0 (negative ones only with "
+                "score_norm), or use calibrate_threshold()"
+            )
         metric = check_metric(self.metric)
-        if metric.needs_variances and self.method in ("fisherfaces", "bayesian") \
-                and self.feature is None:  # fmt: skip
+        if (
+            metric.needs_variances
+            and self.method in ("fisherfaces", "bayesian")
+            and self.feature is None
+        ):
             raise ValueError(
                 f"metric={self.metric!r} needs eigenspaces (their eigenvalues), not "
                 f"{self.method} (bayesian codes are whitened already: use 'euclidean')"
             )
         if self.feature is not None and self.method == "modular":
-            raise ValueError("feature= is the whole-face feature, and method='modular' has none; "
-                             "use method='eigenfaces' (the feature alone) or 'combined'")
+            raise ValueError(
+                "feature= is the whole-face feature, and method='modular' has none; "
+                "use method='eigenfaces' (the feature alone) or 'combined'"
+            )
         if self._modular and (self.detector is None or not hasattr(self.detector, "spaces_")):
             raise ValueError(
                 f"method={self.method!r} needs a fitted FeatureDetector: "
                 "Recognizer(method=..., detector=FeatureDetector().fit(load_imm()))"
             )
-        if self.method == "combined" and not 0.0 <= self.global_weight <= 1.0:
-            raise ValueError(f"global_weight must lie in [0, 1], got {self.global_weight}")
 
     def check_component_count(self, images, *, option=None):
         """Refuse more eigenspace components than the images and their virtual views give.
@@ -413,15 +450,28 @@ class Recognizer(BaseEstimator):
         """
         n_images = len(images) if hasattr(images, "__len__") else 0  # 0: as_image_set says
         views = view_count(n_images, jitter=self.jitter, mirror=self.mirror)
-        k = self.modular_components if self.method == "modular" and self.modular_components \
-            else self.n_components  # fmt: skip
-        if self.method in ("eigenfaces", "modular", "combined") and self.feature is None \
-                and isinstance(k, Integral) and k > views and n_images >= 2:  # fmt: skip
+        k = (
+            self.modular_components
+            if self.method == "modular" and self.modular_components
+            else self.n_components
+        )
+        if (
+            self.method in ("eigenfaces", "modular", "combined")
+            and self.feature is None
+            and isinstance(k, Integral)
+            and k > views
+            and n_images >= 2
+        ):
             with_views = "" if views == n_images else f" ({n_images} with their virtual views)"
-            asked, fix = (f"{k} components are", f"ask for {views}") if option is None else \
-                (f"{option} {k} is", f"pass {option} {views}")  # fmt: skip
-            raise ValueError(f"{asked} more than the {views} training images{with_views} give: "
-                             f"{fix} or fewer, or train on more images")  # fmt: skip
+            asked, fix = (
+                (f"{k} components are", f"ask for {views}")
+                if option is None
+                else (f"{option} {k} is", f"pass {option} {views}")
+            )
+            raise ValueError(
+                f"{asked} more than the {views} training images{with_views} give: "
+                f"{fix} or fewer, or train on more images"
+            )
 
     @property
     def _modular(self):
@@ -437,8 +487,12 @@ class Recognizer(BaseEstimator):
         """An unfitted whole-face feature: ``feature`` or ``method``'s preset (None: modular)."""
         if self.feature is not None:
             return clone(self.feature)
-        preset = {"fisherfaces": FisherSpace, "bayesian": BayesianSpace, "eigenfaces": Eigenspace,
-                  "combined": Eigenspace}.get(self.method)  # fmt: skip
+        preset = {
+            "fisherfaces": FisherSpace,
+            "bayesian": BayesianSpace,
+            "eigenfaces": Eigenspace,
+            "combined": Eigenspace,
+        }.get(self.method)
         return None if preset is None else preset(n_components=self.n_components)
 
     def _fit_features(self, faces):
@@ -537,9 +591,11 @@ class Recognizer(BaseEstimator):
         faces = self._working_resolution(faces)
         if faces.image_shape != self.image_shape_:
             if not self.resize:
-                raise ValueError(f"probe images are {faces.image_shape}, the recognizer was "
-                                 f"trained on {self.image_shape_}; pass resize=True or call "
-                                 f"normalize_images(images, shape={self.image_shape_}) first")
+                raise ValueError(
+                    f"probe images are {faces.image_shape}, the recognizer was "
+                    f"trained on {self.image_shape_}; pass resize=True or call "
+                    f"normalize_images(images, shape={self.image_shape_}) first"
+                )
             faces = resized(faces, self.image_shape_)
         if not self.feature_spaces_:
             faces = faces.replace(landmarks=None)
@@ -630,8 +686,9 @@ class Recognizer(BaseEstimator):
 
     def _class_scores(self, codes):
         """(m, n_classes) nearest distance to each enrolled person, normalised by ``score_norm``."""
-        nearest = class_distances(self._pairwise_codes(codes, self.gallery_),
-                                  self.gallery_labels_, self.classes_)  # fmt: skip
+        nearest = class_distances(
+            self._pairwise_codes(codes, self.gallery_), self.gallery_labels_, self.classes_
+        )
         return normalized(nearest, self.score_norm, self.score_statistics_)
 
     def _voted(self, labels):
@@ -653,24 +710,16 @@ class Recognizer(BaseEstimator):
             As :meth:`predict`.
         """
         if self.score_norm is not None:
-            raise ValueError(f"with score_norm={self.score_norm!r} the decision needs the probes' "
-                             "distances to every enrolled person: call predict(images)")
+            raise ValueError(
+                f"with score_norm={self.score_norm!r} the decision needs the probes' "
+                "distances to every enrolled person: call predict(images)"
+            )
         named = self._voted(np.asarray(labels))
         return self._rejected_as_unknown(named, np.asarray(distances)[:, 0])
 
     def _rejected_as_unknown(self, named, decision):
         """``named`` with :data:`UNKNOWN` where ``decision`` exceeds the threshold."""
-        predicted = named
-        threshold = self._checked_threshold()
-        if threshold is None:
-            return predicted
-        rejected = np.asarray(decision) > threshold
-        if predicted.dtype.kind not in "US":
-            predicted = predicted.astype(object)
-        else:
-            predicted = predicted.astype(f"<U{max(predicted.dtype.itemsize // 4, len(UNKNOWN))}")
-        predicted[rejected] = UNKNOWN
-        return predicted
+        return reject_unknown(named, decision, self._checked_threshold())
 
     def score(self, images, labels):
         """Recognition rate on labelled probes (an :data:`UNKNOWN` answer is wrong).
@@ -689,8 +738,9 @@ class Recognizer(BaseEstimator):
         """
         check_fitted(self, "gallery_")
         faces = self._from_photos(images, labels, min_images=1, labelled=True)
-        return recognition_rate(faces.labels, self._rejected_as_unknown(
-            *self._decide(self._codes(faces))))  # fmt: skip
+        return recognition_rate(
+            faces.labels, self._rejected_as_unknown(*self._decide(self._codes(faces)))
+        )
 
     def verify(self, image, label) -> Verification:
         """Is ``image`` (H, W) the enrolled ``label``? Uses the nearest image of that label.
@@ -724,16 +774,22 @@ class Recognizer(BaseEstimator):
         probability = None
         if self._probability_ready():
             probability = float(self.feature_.probability(self.feature_.log_odds(difference).max()))
-        return Verification(threshold is None or distance <= threshold, distance, threshold,
-                            probability)  # fmt: skip
+        return Verification(
+            threshold is None or distance <= threshold, distance, threshold, probability
+        )
 
     def _probability_ready(self, *, required=False):
         """Whether gallery code differences have a MAP probability (bayesian, Euclidean)."""
-        ready = hasattr(self.feature_, "log_odds") and not self.feature_spaces_ \
-            and self.metric == "euclidean"  # fmt: skip
+        ready = (
+            hasattr(self.feature_, "log_odds")
+            and not self.feature_spaces_
+            and self.metric == "euclidean"
+        )
         if required and not ready:
-            raise ValueError("match probabilities need method='bayesian' with metric='euclidean' "
-                             f"(got method={self.method!r}, metric={self.metric!r})")  # fmt: skip
+            raise ValueError(
+                "match probabilities need method='bayesian' with metric='euclidean' "
+                f"(got method={self.method!r}, metric={self.metric!r})"
+            )
         return ready
 
     def pairwise_distances(self, images_a, images_b=None):
@@ -753,8 +809,9 @@ class Recognizer(BaseEstimator):
         (m, n) ndarray
         """
         codes_a = self._probe_codes(images_a)
-        return self._pairwise_codes(codes_a, codes_a if images_b is None
-                                    else self._probe_codes(images_b))  # fmt: skip
+        return self._pairwise_codes(
+            codes_a, codes_a if images_b is None else self._probe_codes(images_b)
+        )
 
     def _pairwise_codes(self, codes_a, codes_b):
         """Metric distances between every pair of (metric-normalised) codes."""
@@ -804,20 +861,17 @@ class Recognizer(BaseEstimator):
         codes = self._probe_codes(images)
         self._probability_ready(required=True)
         pairwise = self.feature_.pairwise_log_odds(codes, self.gallery_)
-        best = -class_distances(-pairwise, self.gallery_labels_, self.classes_)  # each one's best
+        best = best_per_class(pairwise, self.gallery_labels_, self.classes_)
         return best if log_odds else self.feature_.probability(best)
 
     def _checked_threshold(self):
-        """``threshold`` as a float, refused when it is not a number (NaN accepts everyone)."""
-        if self.threshold is None:
-            return None
-        if isinstance(self.threshold, bool) or not isinstance(self.threshold, Real) \
-                or np.isnan(self.threshold):  # fmt: skip
+        """``threshold`` as a float (None: no rejection), refused outside its declaration."""
+        if not self._params["threshold"].accepts(self.threshold):
             raise ValueError(
                 f"threshold must be a number or None, got {self.threshold!r}; "
                 "calibrate_threshold() picks one from data"
             )
-        return float(self.threshold)
+        return None if self.threshold is None else float(self.threshold)
 
     def add(self, images, labels=None):
         """Enrol images (new people or new views) without refitting the features.
@@ -871,18 +925,20 @@ class Recognizer(BaseEstimator):
         float
             The new ``threshold``.
         """
-        if not 0.0 <= far < 1.0:
-            raise ValueError(f"far must lie in [0, 1), got {far}")
+        if not (isinstance(far, Real) and 0.0 <= far < 1.0):
+            raise ValueError(f"far must lie in [0, 1), got {far!r}")
         check_fitted(self, "gallery_")
-        faces = self._from_photos(images, labels, labelled=True, every_face=True,
-                                  min_images=int(self.finder is None))  # photos may show none
+        faces = self._from_photos(
+            images, labels, labelled=True, every_face=True, min_images=int(self.finder is None)
+        )  # photos may show none
         impostor = ~np.isin(faces.labels, self.gallery_labels_)
         if not impostor.any():
-            raise ValueError("calibration needs impostor probes: images (with a finder, faces "
-                             "found in photos) of people who are not enrolled")  # fmt: skip
+            raise ValueError(
+                "calibration needs impostor probes: images (with a finder, faces "
+                "found in photos) of people who are not enrolled"
+            )
         _, decision = self._decide(self._codes(faces[impostor]))
-        # Accept distances strictly below the (allowed + 1)-th smallest impostor distance.
-        self.threshold = -threshold_at(-decision, far)
+        self.threshold = calibrated_threshold(decision, far)
         return self.threshold
 
 

@@ -20,8 +20,14 @@ from scipy import ndimage
 from ._parallel import MAP_PARALLEL_PIXELS, n_threads, run_parallel
 from .normalize import resize
 
-__all__ = ["Detection", "pyramid_scales", "multiscale_minima", "suppress", "kept_indices",
-           "box_iou"]  # fmt: skip
+__all__ = [
+    "Detection",
+    "pyramid_scales",
+    "multiscale_minima",
+    "suppress",
+    "kept_indices",
+    "box_iou",
+]
 
 
 @dataclass(frozen=True)
@@ -96,8 +102,9 @@ def pyramid_scales(image_shape, window, *, step=2**0.25, min_size=None, max_size
     return smallest * step ** np.arange(0, np.log(largest / smallest) / np.log(step) + 1e-9)
 
 
-def multiscale_minima(image, score_map, window, scales, *, radius=None, threshold=None,
-                      region=None) -> list:  # fmt: skip
+def multiscale_minima(
+    image, score_map, window, scales, *, radius=None, threshold=None, region=None
+) -> list:
     """Local minima of a score map over an image pyramid, best first (the one multi-scale search).
 
     At each scale the image (or the part of it a ``region`` needs) is
@@ -134,8 +141,9 @@ def multiscale_minima(image, score_map, window, scales, *, radius=None, threshol
         Every candidate in input pixels (top-left, size, scale, score),
         sorted by score.
     """
-    table = _minima_table(image, score_map, window, scales, radius=radius,
-                          threshold=threshold, region=region)  # fmt: skip
+    table = _minima_table(
+        image, score_map, window, scales, radius=radius, threshold=threshold, region=region
+    )
     return [Detection(*row) for row in zip(*(column.tolist() for column in table), strict=True)]
 
 
@@ -153,8 +161,9 @@ class _Minima(NamedTuple):
         return _Minima(*(column[indices] for column in self))
 
 
-def _minima_table(image, score_map, window, scales, *, radius=None, threshold=None,
-                  region=None) -> _Minima:  # fmt: skip
+def _minima_table(
+    image, score_map, window, scales, *, radius=None, threshold=None, region=None
+) -> _Minima:
     """:func:`multiscale_minima` as arrays (a photo's stage 1 has thousands: one Detection
     each cost more than finding them).
 
@@ -196,9 +205,14 @@ def _minima_table(image, score_map, window, scales, *, radius=None, threshold=No
         minima = keep & (values == ndimage.minimum_filter(values, 2 * radius + 1, mode="nearest"))
         i, j = np.nonzero(minima)
         count = len(i)
-        return (j * factor_x + x0, i * factor_y + y0, np.full(count, w * factor_x),
-                np.full(count, h * factor_y), np.full(count, float(scale)),
-                values[i, j].astype(np.float64))  # fmt: skip
+        return (
+            j * factor_x + x0,
+            i * factor_y + y0,
+            np.full(count, w * factor_x),
+            np.full(count, h * factor_y),
+            np.full(count, float(scale)),
+            values[i, j].astype(np.float64),
+        )
 
     if not levels:
         return _Minima(*(np.zeros(0) for _ in _Minima._fields))
@@ -291,9 +305,11 @@ def kept_indices(detections, *, max_count, overlap=None, separation=None) -> lis
     if isinstance(detections, _Minima):  # the search's own columns
         x, y, width, height = detections[:4]
     else:
-        x, y, width, height = np.array(
-            [(d.x, d.y, d.width, d.height) for d in detections], dtype=np.float64
-        ).reshape(-1, 4).T
+        x, y, width, height = (
+            np.array([(d.x, d.y, d.width, d.height) for d in detections], dtype=np.float64)
+            .reshape(-1, 4)
+            .T
+        )
     if len(x) == 0 or count == 0:
         return []
     right, bottom, area = x + width, y + height, width * height

@@ -13,14 +13,13 @@ from numbers import Integral, Real
 
 import numpy as np
 
+from ._spec import check_declared_state, check_params
 from .bayesian import BayesianSpace
 from .eigenspace import Eigenspace
-from .faces import window_shape
-from .finder import FaceFinder
-from .modular import FeatureDetector
-from .neighbors import METRICS
-from .recognize import METHODS, Recognizer
-from .scores import SCORE_NORMS
+from .faces.features import FeatureDetector
+from .faces.finder import FaceFinder
+from .faces.geometry import window_shape
+from .recognize import Recognizer
 
 __all__ = ["check_state", "LIMITS"]
 
@@ -55,12 +54,15 @@ def check_state(model) -> None:
     ValueError: Eigenspace.mean_ holds NaN or infinite values
     """
     name = type(model).__name__
-    allowed_inf = {"block_scales_"} if isinstance(model, Recognizer) else set()
-    for key, value in vars(model).items():
-        if isinstance(value, np.ndarray) and value.dtype.kind in "fc":
-            finite = np.isfinite(value) | (np.isposinf(value) if key in allowed_inf else False)
-            if not np.all(finite):
-                raise ValueError(f"{name}.{key} holds NaN or infinite values")
+    if hasattr(type(model), "_params"):
+        check_params(model)
+    if hasattr(type(model), "_state"):
+        check_declared_state(model)
+    else:
+        for key, value in vars(model).items():
+            if isinstance(value, np.ndarray) and value.dtype.kind in "fc":
+                if not np.all(np.isfinite(value)):
+                    raise ValueError(f"{name}.{key} holds NaN or infinite values")
     _check_subspace(model)
     if isinstance(model, Eigenspace):
         _check_eigenspace(model)
@@ -77,8 +79,9 @@ def check_state(model) -> None:
 def _shape(value, name, length=None):
     sides_ok = all(isinstance(v, Integral) and 1 <= v <= LIMITS["side"] for v in value)
     if not (isinstance(value, tuple) and (length is None or len(value) == length) and sides_ok):
-        raise ValueError(f"{name} must be {length or 'some'} ints in [1, {LIMITS['side']}], "
-                         f"got {value!r}")  # fmt: skip
+        raise ValueError(
+            f"{name} must be {length or 'some'} ints in [1, {LIMITS['side']}], got {value!r}"
+        )
     return value
 
 
@@ -96,8 +99,9 @@ def _check_subspace(model):
     if getattr(model, "n_features_in_", d) != d:
         raise ValueError(f"{name}: n_features_in_={model.n_features_in_}, components_ have {d}")
     if getattr(model, "n_components_", len(components)) != len(components):
-        raise ValueError(f"{name}: n_components_={model.n_components_}, "
-                         f"components_ has {len(components)} rows")  # fmt: skip
+        raise ValueError(
+            f"{name}: n_components_={model.n_components_}, components_ has {len(components)} rows"
+        )
     shape = getattr(model, "image_shape_", None)
     if shape is not None and int(np.prod(_shape(tuple(shape), f"{name}.image_shape_", 2))) != d:
         raise ValueError(f"{name}: image_shape_ {shape} does not hold its {d} features")
@@ -131,24 +135,10 @@ def _check_bayesian(space):
 
 
 def _check_recognizer(model):
-    if model.method not in METHODS or model.metric not in METRICS:
-        raise ValueError(f"Recognizer: unknown method {model.method!r} or metric {model.metric!r}")
-    if not (isinstance(model.k, Integral) and 1 <= model.k <= LIMITS["count"]):
-        raise ValueError(f"Recognizer.k must be an int in [1, {LIMITS['count']}], got {model.k!r}")
-    if model.threshold is not None and not (
-        isinstance(model.threshold, Real) and np.isfinite(model.threshold)
-    ):
-        raise ValueError(f"Recognizer.threshold must be a finite number, got {model.threshold!r}")
-    if model.score_norm is not None and model.score_norm not in SCORE_NORMS:
-        raise ValueError(f"Recognizer: unknown score_norm {model.score_norm!r}")
+    model._check_options()
     statistics = getattr(model, "score_statistics_", None)
-    if model.score_norm == "znorm" and (
-        statistics is None or statistics.shape != (len(model.classes_), 2)
-        or not np.all(statistics[:, 1] > 0)
-    ):  # fmt: skip
+    if model.score_norm == "znorm" and (statistics is None or not np.all(statistics[:, 1] > 0)):
         raise ValueError("Recognizer.score_statistics_ must be (n_classes, 2), std > 0, for znorm")
-    if not (isinstance(model.jitter, Integral) and 0 <= model.jitter <= LIMITS["jitter"]):
-        raise ValueError(f"Recognizer.jitter must be in [0, {LIMITS['jitter']}]")
     image_shape = _shape(tuple(model.image_shape_), "Recognizer.image_shape_", 2)
     if model.shape is not None and tuple(model.shape) != image_shape:
         raise ValueError(f"Recognizer.shape {model.shape} differs from image_shape_ {image_shape}")
@@ -160,6 +150,17 @@ def _check_recognizer(model):
     scales = model.block_scales_
     if scales.shape != (len(model.block_names_),) or not np.all(scales > 0):
         raise ValueError("Recognizer.block_scales_ must be > 0, one per block")
+    if not model._modular and not np.array_equal(scales, [1.0]):
+        raise ValueError(
+            f"Recognizer.block_scales_ must be [1.0] for method={model.method!r} (one block), "
+            f"got {scales.tolist()}"
+        )
+    weightless = _weightless_blocks(model)
+    if not np.array_equal(np.isinf(scales), weightless):
+        raise ValueError(
+            "Recognizer.block_scales_ may be infinite only for a block of weight 0 (and must be "
+            f"there): blocks {list(model.block_names_)}, scales {scales.tolist()}"
+        )
     width = 0
     if model.feature_ is not None:
         check_state(model.feature_)
@@ -170,11 +171,27 @@ def _check_recognizer(model):
         check_state(space)
         width += space.n_components_
     if gallery.shape[1] != width:
-        raise ValueError(f"Recognizer: gallery_ codes have {gallery.shape[1]} dimensions, "
-                         f"its features give {width}")  # fmt: skip
+        raise ValueError(
+            f"Recognizer: gallery_ codes have {gallery.shape[1]} dimensions, "
+            f"its features give {width}"
+        )
     for part in (model.detector, model.finder):
         if part is not None:
             check_state(part)
+
+
+def _weightless_blocks(model):
+    """Which of a recogniser's blocks weigh nothing in its distance (their scales are infinite)."""
+    names = model.block_names_
+    features = [name for name in names if name != "face"]
+    share = (1.0 - model.global_weight) if model.method == "combined" else 1.0
+    weights = [
+        (model.global_weight if model.method == "combined" else 1.0)
+        if name == "face"
+        else share / len(features)
+        for name in names
+    ]
+    return np.array([weight == 0 for weight in weights])
 
 
 def _check_feature_detector(detector):
@@ -182,10 +199,15 @@ def _check_feature_detector(detector):
         raise ValueError(f"FeatureDetector.iod must be an int in [5, {LIMITS['iod']}]")
     for key in ("search_scales", "scales"):
         values = np.asarray(getattr(detector, key), dtype=float)
-        if not (0 < values.size <= LIMITS["count"] and np.all(np.isfinite(values))
-                and np.all((values > 0) & (values <= LIMITS["scale"]))):  # fmt: skip
-            raise ValueError(f"FeatureDetector.{key} must be 1-{LIMITS['count']} numbers in "
-                             f"(0, {LIMITS['scale']}]")  # fmt: skip
+        if not (
+            0 < values.size <= LIMITS["count"]
+            and np.all(np.isfinite(values))
+            and np.all((values > 0) & (values <= LIMITS["scale"]))
+        ):
+            raise ValueError(
+                f"FeatureDetector.{key} must be 1-{LIMITS['count']} numbers in "
+                f"(0, {LIMITS['scale']}]"
+            )
     if not (isinstance(detector.search_margin, Real) and 0 < detector.search_margin <= 5):
         raise ValueError("FeatureDetector.search_margin must lie in (0, 5]")
     features = tuple(detector.features_)
@@ -201,21 +223,29 @@ def _check_feature_detector(detector):
             raise ValueError(f"FeatureDetector: the {feature} space is not {tuple(shape)}")
     n = len(features)
     if getattr(detector, "score", "dffs") not in ("dffs", "decision"):
-        raise ValueError(f"FeatureDetector.score must be 'dffs' or 'decision', "
-                         f"not {detector.score!r}")  # fmt: skip
+        raise ValueError(
+            f"FeatureDetector.score must be 'dffs' or 'decision', not {detector.score!r}"
+        )
     if detector.score == "decision":
         spaces = getattr(detector, "nonfeature_spaces_", {})
         if tuple(spaces) != features or getattr(detector, "decision_", np.zeros(0)).shape != (n, 5):
-            raise ValueError("FeatureDetector: score='decision' needs nonfeature_spaces_ and a "
-                             f"decision_ of shape ({n}, 5)")  # fmt: skip
+            raise ValueError(
+                "FeatureDetector: score='decision' needs nonfeature_spaces_ and a "
+                f"decision_ of shape ({n}, 5)"
+            )
         for feature, shape in zip(features, expected, strict=True):
             check_state(spaces[feature])
             if tuple(spaces[feature].image_shape_) != tuple(shape):
-                raise ValueError(f"FeatureDetector: the {feature} non-feature space is not "
-                                 f"{tuple(shape)}")  # fmt: skip
+                raise ValueError(
+                    f"FeatureDetector: the {feature} non-feature space is not {tuple(shape)}"
+                )
     quantiles = detector.score_quantiles_
-    if (detector.offsets_mean_.shape != (n, 2) or detector.offsets_std_.shape != (n, 2)
-            or quantiles.shape != (n, 101) or np.any(np.diff(quantiles, axis=1) < 0)):  # fmt: skip
+    if (
+        detector.offsets_mean_.shape != (n, 2)
+        or detector.offsets_std_.shape != (n, 2)
+        or quantiles.shape != (n, 101)
+        or np.any(np.diff(quantiles, axis=1) < 0)
+    ):
         raise ValueError("FeatureDetector: offsets_ or score_quantiles_ are malformed")
 
 
@@ -224,26 +254,36 @@ def _check_face_finder(finder):
     window = tuple(int(v) for v in finder.window_)
     if window != window_shape(finder.iod):
         raise ValueError(f"FaceFinder: window_ {window} is not the window of iod {finder.iod}")
-    spaces = [finder.face_space_, *finder.face_clusters_.values(),
-              *finder.nonface_clusters_.values()]  # fmt: skip
+    spaces = [
+        finder.face_space_,
+        *finder.face_clusters_.values(),
+        *finder.nonface_clusters_.values(),
+    ]
     for space in spaces:
         check_state(space)
         if tuple(space.image_shape_) != window:
             raise ValueError(f"FaceFinder: a space of {space.image_shape_} windows, not {window}")
     features = 2 * (len(spaces) - 1)
     hidden = finder.network_hidden_bias_.shape
-    if (finder.network_mean_.shape != (features,) or finder.network_scale_.shape != (features,)
-            or np.any(finder.network_scale_ <= 0) or len(hidden) != 1
-            or finder.network_hidden_weights_.shape != (features, *hidden)
-            or finder.network_output_weights_.shape != hidden
-            or not np.isfinite(finder.network_output_bias_)):  # fmt: skip
-        raise ValueError(f"FaceFinder: the perceptron's weights do not fit {features} features "
-                         "(2 per cluster space)")  # fmt: skip
+    if (
+        finder.network_mean_.shape != (features,)
+        or finder.network_scale_.shape != (features,)
+        or np.any(finder.network_scale_ <= 0)
+        or len(hidden) != 1
+        or finder.network_hidden_weights_.shape != (features, *hidden)
+        or finder.network_output_weights_.shape != hidden
+        or not np.isfinite(finder.network_output_bias_)
+    ):
+        raise ValueError(
+            f"FaceFinder: the perceptron's weights do not fit {features} features "
+            "(2 per cluster space)"
+        )
     for name in ("locator_", "placer_"):
         part = getattr(finder, name, None)
         if part is None and name == "placer_":  # older model files have none
             continue
         if not isinstance(part, FeatureDetector):
-            raise ValueError(f"FaceFinder.{name} must be a FeatureDetector, not "
-                             f"{type(part).__name__}")  # fmt: skip
+            raise ValueError(
+                f"FaceFinder.{name} must be a FeatureDetector, not {type(part).__name__}"
+            )
         check_state(part)

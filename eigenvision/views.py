@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .faces import mirror_landmarks
+from .faces.geometry import mirror_landmarks
 from .imageset import ImageSet
 from .normalize import resize, resize_points
 
@@ -97,8 +97,9 @@ def resized(faces, shape):
     landmarks = faces.landmarks and {
         k: resize_points(v, faces.image_shape, shape) for k, v in faces.landmarks.items()
     }
-    return faces.replace(images=np.stack([resize(image, shape) for image in faces.images]),
-                         landmarks=landmarks)  # fmt: skip
+    return faces.replace(
+        images=np.stack([resize(image, shape) for image in faces.images]), landmarks=landmarks
+    )
 
 
 def translated(faces, dy, dx):

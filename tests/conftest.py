@@ -71,7 +71,7 @@ def rng():
 def helen_slice():
     """Twelve held-out HELEN faces (aligned crops) and their photo ids: a small, fast slice."""
     files = require_helen_files()
-    _, test = ev.photos.helen_split(photo for photo, _, _ in files)
+    _, test = ev.faces.photos.helen_split(photo for photo, _, _ in files)
     ids = set(sorted(test)[:12])
     return datasets.load_helen(photo_ids=ids), ids
 

@@ -92,12 +92,16 @@ def test_detect_page_says_how_to_see_a_face_below_the_threshold():
 def _every_set():
     from eigenvision import datasets
 
-    return [datasets.REGISTRY[name].title for name in datasets.available()
-            if datasets.REGISTRY[name].interactive]  # fmt: skip
+    return [
+        datasets.REGISTRY[name].title
+        for name in datasets.available()
+        if datasets.REGISTRY[name].interactive
+    ]
 
 
-@pytest.mark.parametrize("page, key", [("Explore", "explore"), ("Recognise", "recognise"),
-                                       ("Evaluate", "evaluate")])  # fmt: skip
+@pytest.mark.parametrize(
+    "page, key", [("Explore", "explore"), ("Recognise", "recognise"), ("Evaluate", "evaluate")]
+)
 def test_every_page_with_every_dataset_raises_nothing(page, key):
     """Regression: Evaluate crashed on AT&T (10 components from one person's 5 images), Recognise
     for Components above the pixel count (digits: 64) and for Mahalanobis at full rank."""
@@ -154,11 +158,25 @@ def served_app(tmp_path_factory):
     log = tmp_path_factory.mktemp("streamlit") / "server.log"
     with open(log, "w") as stream:
         server = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", APP, "--server.port", str(port),
-             "--server.address", "127.0.0.1", "--server.headless", "true",
-             "--browser.gatherUsageStats", "false"],
-            cwd=ROOT, stdout=stream, stderr=subprocess.STDOUT,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "streamlit",
+                "run",
+                APP,
+                "--server.port",
+                str(port),
+                "--server.address",
+                "127.0.0.1",
+                "--server.headless",
+                "true",
+                "--browser.gatherUsageStats",
+                "false",
+            ],
+            cwd=ROOT,
+            stdout=stream,
+            stderr=subprocess.STDOUT,
+        )
     try:
         deadline = time.time() + 60
         while time.time() < deadline:
@@ -182,10 +200,18 @@ def browser(served_app, tmp_path):
 
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--disable-background-networking", "--disable-component-update",
-                 "--no-first-run", "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}",
-                 "--window-size=1400,1000"):  # fmt: skip
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--no-first-run",
+        "--disable-sync",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        "--window-size=1400,1000",
+    ):
         options.add_argument(flag)
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
     driver.get(served_app)
@@ -275,12 +301,15 @@ def _people(seed, per_person):
     import numpy as np
 
     rng = np.random.default_rng(seed)
-    return {name: [(rng.random((32, 32)) * 255).astype("uint8") for _ in range(per_person)]
-            for name in ("ann", "bob", "cid")}  # fmt: skip
+    return {
+        name: [(rng.random((32, 32)) * 255).astype("uint8") for _ in range(per_person)]
+        for name in ("ann", "bob", "cid")
+    }
 
 
-@pytest.mark.parametrize("page, key", [("Explore", "explore"), ("Recognise", "recognise"),
-                                       ("Evaluate", "evaluate")])  # fmt: skip
+@pytest.mark.parametrize(
+    "page, key", [("Explore", "explore"), ("Recognise", "recognise"), ("Evaluate", "evaluate")]
+)
 def test_a_zip_with_two_images_per_person_works_on_every_page(page, key):
     """Regression: Explore and Recognise crashed with 2 images per class (a slider from 1 to 1),
     Evaluate on small zips (a per-class eigenspace from one image)."""
@@ -398,8 +427,9 @@ def test_a_stranger_in_a_photo_is_unknown_by_default(att, monkeypatch):
     from eigenvision import plot
 
     titles, draw = [], plot.faces
-    monkeypatch.setattr(plot, "faces", lambda *a, **k: titles.append(k.get("title"))
-                        or draw(*a, **k))  # fmt: skip
+    monkeypatch.setattr(
+        plot, "faces", lambda *a, **k: titles.append(k.get("title")) or draw(*a, **k)
+    )
 
     gallery, held_out = att.split(0.5, order="name")
     nearest = ev.Recognizer(40).fit(gallery).kneighbors(held_out.images, k=1)[0][:, 0]
@@ -428,7 +458,9 @@ def photo_model(tmp_path_factory):
     astronaut = data.astronaut()
     mirrored, top = astronaut[:, ::-1], slice(0, 384)
     photos = [astronaut, mirrored, astronaut[top], mirrored[top]]
-    model = ev.Recognizer(2, finder=ev.photos.default_finder()).fit(photos, ["a", "b", "a", "b"])
+    model = ev.Recognizer(2, finder=ev.faces.photos.default_finder()).fit(
+        photos, ["a", "b", "a", "b"]
+    )
     path = tmp_path_factory.mktemp("model") / "photos.npz"
     ev.save(model, path)
     return path
@@ -468,6 +500,7 @@ def test_an_uploaded_model_replaces_the_sidebars_training(tmp_path):
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert "method" not in [box.key for box in at.sidebar.selectbox]
     assert "recognise-k" not in [slider.key for slider in at.sidebar.slider]
-    assert any("uploaded model: eigenfaces, 3 components, cosine" in c.value
-               for c in at.sidebar.caption)  # fmt: skip
+    assert any(
+        "uploaded model: eigenfaces, 3 components, cosine" in c.value for c in at.sidebar.caption
+    )
     assert any(m.value.startswith("Decision:") for m in at.markdown)

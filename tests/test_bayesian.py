@@ -29,7 +29,8 @@ def _covariance(variances, space, which):
         return intra_vectors @ np.diag(variances) @ intra_vectors.T
     # intra_to_extra = L_I^(1/2) U_I^T U_E L_E^(-1/2), so U_E = U_I L_I^(-1/2) M L_E^(1/2).
     extra_vectors = (
-        intra_vectors / np.sqrt(space.intra_variances_)
+        intra_vectors
+        / np.sqrt(space.intra_variances_)
         @ space.intra_to_extra_
         * np.sqrt(space.extra_variances_)
     )
@@ -84,8 +85,9 @@ def test_ml_search_equals_a_brute_force_likelihood_loop():
 
 def test_log_odds_equal_the_two_gaussians_and_the_prior():
     X, y = _people(seed=2)
-    space = ev.BayesianSpace(n_components=3, extra_components=5, intra_prior=0.2,
-                             calibrate=False).fit(X, y)  # fmt: skip
+    space = ev.BayesianSpace(
+        n_components=3, extra_components=5, intra_prior=0.2, calibrate=False
+    ).fit(X, y)
     intra = multivariate_normal(cov=_covariance(space.intra_variances_, space, "intra"))
     extra = multivariate_normal(cov=_covariance(space.extra_variances_, space, "extra"))
     a, b = X[:7], X[7:14]
@@ -176,13 +178,23 @@ def test_att_open_set_rank1_and_false_accepts(att):
     enrol = (person <= 20) & (image <= 5)
     rec = ev.Recognizer(20, method="bayesian", metric="cosine", shape=(56, 46), jitter=1)
     rec.fit(faces[enrol])
-    row = open_set(rec, faces[enrol], faces[(person > 20) & (person <= 30)],
-                   faces[(person <= 20) & (image > 5)], faces[person > 30])  # fmt: skip
+    row = open_set(
+        rec,
+        faces[enrol],
+        faces[(person > 20) & (person <= 30)],
+        faces[(person <= 20) & (image > 5)],
+        faces[person > 30],
+    )
     assert row["rank1"] >= 0.97
     assert row["calibrated_far"] <= 0.05 and row["calibrated_tar"] >= 0.8
     eigenfaces = ev.Recognizer(40).fit(faces[enrol])
-    baseline = open_set(eigenfaces, faces[enrol], faces[(person > 20) & (person <= 30)],
-                        faces[(person <= 20) & (image > 5)], faces[person > 30])  # fmt: skip
+    baseline = open_set(
+        eigenfaces,
+        faces[enrol],
+        faces[(person > 20) & (person <= 30)],
+        faces[(person <= 20) & (image > 5)],
+        faces[person > 30],
+    )
     assert row["tar_at_far_0.01"] >= baseline["tar_at_far_0.01"] + 0.15
 
 
@@ -212,14 +224,16 @@ def test_calibrated_probabilities_are_platt_scaled_cross_fitted_ratios():
         i, j = np.triu_indices(len(codes), 1)
         ratios.append(model.pairwise_log_odds(codes, codes)[i, j])
         same.append(y[held][i] == y[held][j])
-    platt = LogisticRegression(class_weight="balanced").fit(np.concatenate(ratios)[:, None],
-                                                          np.concatenate(same))  # fmt: skip
+    platt = LogisticRegression(class_weight="balanced").fit(
+        np.concatenate(ratios)[:, None], np.concatenate(same)
+    )
     np.testing.assert_allclose(space.calibration_, [platt.coef_[0, 0], platt.intercept_[0]])
     assert space.calibration_[0] > 0
     codes = space.transform(X[:6])
     odds = space.log_odds(codes[:3] - codes[3:])
-    np.testing.assert_allclose(space.intra_probability(X[:3], X[3:6]),
-                               1 / (1 + np.exp(-(space.calibration_[0] * odds
-                                                 + space.calibration_[1]))))  # fmt: skip
+    np.testing.assert_allclose(
+        space.intra_probability(X[:3], X[3:6]),
+        1 / (1 + np.exp(-(space.calibration_[0] * odds + space.calibration_[1]))),
+    )
     with pytest.warns(UserWarning, match="uncalibrated"):
         ev.BayesianSpace(n_components=2).fit(*_people(n_people=6, seed=7))

@@ -59,8 +59,21 @@ def test_train_recognize_enroll_evaluate(tmp_path, capsys):
     assert result[0]["label"] == "person1" and len(result[0]["matches"]) == 2
     assert result[0]["probability"] is None  # eigenfaces have no P(same person)
     bayes = tmp_path / "bayes.npz"
-    assert main(["train", str(tmp_path / "people"), "-o", str(bayes), "--method", "bayesian",
-                 "--n-components", "2"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "train",
+                str(tmp_path / "people"),
+                "-o",
+                str(bayes),
+                "--method",
+                "bayesian",
+                "--n-components",
+                "2",
+            ]
+        )
+        == 0
+    )
     # a warning is one line naming the command, not the library's source line
     warned = capsys.readouterr().err
     assert "eigenvision train: warning: BayesianSpace: P(same person) left uncalibrated" in warned
@@ -163,8 +176,22 @@ def test_train_recognize_enroll_on_uncropped_photos(imm, tmp_path, capsys):
     eyes = {}
     for person in ("01", "02", "03", "04"):
         path, eyes[path] = _imm_photo(imm, f"{person}_01", tmp_path / "train" / f"p{person}")
-    assert main(["train", str(tmp_path / "train"), "--photos", "--face-threshold", "0.5",
-                 "-o", str(model), "--n-components", "3"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "train",
+                str(tmp_path / "train"),
+                "--photos",
+                "--face-threshold",
+                "0.5",
+                "-o",
+                str(model),
+                "--n-components",
+                "3",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "4 photos (one face each) of 4 classes" in out and "--unknown FOLDER" in out
     assert ev.load(model).verbose is False  # progress was for the command, not the file
@@ -200,7 +227,8 @@ def test_train_names_the_component_option_before_searching_photos(tmp_path, caps
         (tmp_path / "people" / person).mkdir(parents=True)
         for i in range(2):
             Image.fromarray(np.full((120, 100), 90 * i, np.uint8)).save(
-                tmp_path / "people" / person / f"{i}.png")  # fmt: skip
+                tmp_path / "people" / person / f"{i}.png"
+            )
     train = ["train", str(tmp_path / "people"), "-o", str(tmp_path / "m.npz")]
     assert main([*train, "--photos"]) == 2
     error = capsys.readouterr().err
@@ -223,21 +251,53 @@ def test_train_with_unknown_people_sets_the_rejection_threshold(tmp_path, capsys
     for folder in (tmp_path / "others").iterdir():
         folder.rename(tmp_path / "others" / f"other_{folder.name}")
     model = tmp_path / "m.npz"
-    assert main(["-q", "train", str(tmp_path / "people"), "-o", str(model), "--n-components", "5",
-                 "--unknown", str(tmp_path / "others"), "--far", "0"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "-q",
+                "train",
+                str(tmp_path / "people"),
+                "-o",
+                str(model),
+                "--n-components",
+                "5",
+                "--unknown",
+                str(tmp_path / "others"),
+                "--far",
+                "0",
+            ]
+        )
+        == 0
+    )
     assert "unknown beyond distance" in capsys.readouterr().out
     saved = ev.load(model)
     others = ev.load_image_set(tmp_path / "others")
     codes = saved.feature_.transform(others.images).astype(np.float64)
-    nearest = min(np.linalg.norm(code - enrolled)
-                  for code in codes for enrolled in saved.gallery_.astype(np.float64))  # fmt: skip
+    nearest = min(
+        np.linalg.norm(code - enrolled)
+        for code in codes
+        for enrolled in saved.gallery_.astype(np.float64)
+    )
     assert saved.threshold == pytest.approx(nearest, rel=1e-6)
-    probes = [tmp_path / "others" / "other_person0" / "0.png",
-              tmp_path / "people" / "person2" / "1.png"]  # fmt: skip
+    probes = [
+        tmp_path / "others" / "other_person0" / "0.png",
+        tmp_path / "people" / "person2" / "1.png",
+    ]
     assert main(["-q", "recognize", str(model), *map(str, probes), "--json"]) == 0
     assert [r["label"] for r in json.loads(capsys.readouterr().out)] == [ev.UNKNOWN, "person2"]
     with pytest.raises(SystemExit) as exit_:  # refused by the parser, before any training
-        main(["-q", "train", str(tmp_path / "people"), "-o", str(model),
-              "--unknown", str(tmp_path / "others"), "--far", "1"])  # fmt: skip
+        main(
+            [
+                "-q",
+                "train",
+                str(tmp_path / "people"),
+                "-o",
+                str(model),
+                "--unknown",
+                str(tmp_path / "others"),
+                "--far",
+                "1",
+            ]
+        )
     assert exit_.value.code == 2
     assert "must lie in [0, 1) (1 accepts everyone)" in capsys.readouterr().err

@@ -116,14 +116,15 @@ def test_helen_faces_are_aligned_and_split_by_photo(helen_slice):
     faces, ids = helen_slice
     crop = ev.datasets.HELEN_CROP
     left = (crop["shape"][1] - 1 - crop["iod"]) / 2
-    np.testing.assert_allclose(faces.landmarks["left_eye"], [[left, crop["eye_row"]]] * len(faces),
-                               atol=1e-6)  # fmt: skip
+    np.testing.assert_allclose(
+        faces.landmarks["left_eye"], [[left, crop["eye_row"]]] * len(faces), atol=1e-6
+    )
     between = faces.landmarks["right_eye"][:, 0] - faces.landmarks["left_eye"][:, 0]
     np.testing.assert_allclose(between, crop["iod"], atol=1e-6)
     # the points agree with the eyes they were computed from
     np.testing.assert_allclose(faces.points[:, 36:42].mean(axis=1), faces.landmarks["left_eye"])
     assert set(faces.labels) <= ids and faces.images.shape[1:] == crop["shape"]
-    train, test = ev.photos.helen_split(photo for photo, _, _ in ev.datasets.helen_files())
+    train, test = ev.faces.photos.helen_split(photo for photo, _, _ in ev.datasets.helen_files())
     assert not train & test and len(test) == pytest.approx(len(train | test) / 5, abs=1)
 
 
@@ -133,7 +134,7 @@ def test_the_unannotated_faces_are_in_held_out_crops_and_follow_a_reduction():
     from eigenvision.evaluate import finds_a_face_of
 
     files = {Path(image).stem: (photo, image, pts) for photo, image, pts in require_helen_files()}
-    _, test = ev.photos.helen_split(photo for photo, _, _ in files.values())
+    _, test = ev.faces.photos.helen_split(photo for photo, _, _ in files.values())
     assert ev.datasets.HELEN_OTHER_FACES and set(ev.datasets.HELEN_OTHER_FACES) <= set(files)
     for stem, listed in ev.datasets.HELEN_OTHER_FACES.items():
         photo, image_path, pts_path = files[stem]

@@ -54,8 +54,7 @@ def test_maps_equal_brute_force(threaded, normalize, dtype, tolerance, window, k
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_small_maps_batched_equal_the_per_template_transforms_bit_for_bit(dtype, rng,
-                                                                         monkeypatch):  # fmt: skip
+def test_small_maps_batched_equal_the_per_template_transforms_bit_for_bit(dtype, rng, monkeypatch):
     """A small image is correlated with every template in one batched transform per axis:
     the same numbers as one template at a time, to the bit, and so the maps made of them."""
     module = sys.modules["eigenvision.detection"]
@@ -70,8 +69,11 @@ def test_small_maps_batched_equal_the_per_template_transforms_bit_for_bit(dtype,
         correlation = module._correlator(image, templates, offsets)
         maps = ev.detection.window_maps(image, space, normalize="window")
         found[batched] = [correlation(t).copy() for t in range(len(templates))] + [
-            maps.codes, maps.residual_energy, dffs_map(image, space, normalize="window"),
-            likelihood_map(image, space)]
+            maps.codes,
+            maps.residual_energy,
+            dffs_map(image, space, normalize="window"),
+            likelihood_map(image, space),
+        ]
     brute = sliding_window_view(image.astype(np.float64), (13, 11))
     for t, (one, other) in enumerate(zip(found[True], found[False], strict=True)):
         assert one.dtype == dtype
@@ -161,9 +163,12 @@ def test_detect_finds_the_astronaut_face(imm, k):
     image = ev.normalize.to_gray(colour).astype(np.float64)
     cascade = Cascade(data.lbp_frontal_face_cascade_filename())
     boxes = cascade.detect_multi_scale(
-        (image * 255).astype(np.uint8), scale_factor=1.2, step_ratio=1,
-        min_size=(60, 60), max_size=(150, 150),
-    )  # fmt: skip
+        (image * 255).astype(np.uint8),
+        scale_factor=1.2,
+        step_ratio=1,
+        min_size=(60, 60),
+        max_size=(150, 150),
+    )
     assert len(boxes) == 1
     reference = boxes[0]
     best = detect(image, _face_space(imm, k), max_detections=2)[0]
@@ -239,8 +244,9 @@ def test_multiscale_minima_equal_a_brute_force_search_in_parallel_or_not(rng, mo
     np.testing.assert_allclose([astuple(d) for d in found], expected, rtol=1e-12)
     monkeypatch.setattr(search, "n_threads", lambda: 1)  # levels in turn, each map in one part
     serial = search.multiscale_minima(image, score_map, (9, 8), scales, radius=2)
-    np.testing.assert_allclose([astuple(d) for d in serial], [astuple(d) for d in found],
-                               rtol=1e-12)  # fmt: skip
+    np.testing.assert_allclose(
+        [astuple(d) for d in serial], [astuple(d) for d in found], rtol=1e-12
+    )
 
 
 def _put_result(queue, target, args):
@@ -301,8 +307,10 @@ def test_suppression_equals_a_greedy_loop(overlap, separation, max_count, rng):
     from eigenvision.search import Detection, _Minima, box_iou, kept_indices
 
     sizes = rng.uniform(5, 40, 300)
-    found = [Detection(*rng.uniform(0, 100, 2), s, 1.2 * s, 1.0, float(score))
-             for s, score in zip(sizes, np.sort(rng.random(300)), strict=True)]  # fmt: skip
+    found = [
+        Detection(*rng.uniform(0, 100, 2), s, 1.2 * s, 1.0, float(score))
+        for s, score in zip(sizes, np.sort(rng.random(300)), strict=True)
+    ]
     expected = []
     for index, candidate in enumerate(found):  # the textbook loop, one box at a time
         if len(expected) == max_count:
@@ -311,22 +319,29 @@ def test_suppression_equals_a_greedy_loop(overlap, separation, max_count, rng):
         clash = False
         for j in expected:
             other = found[j]
-            if overlap is not None and box_iou(box, [(other.x, other.y, other.width,
-                                                      other.height)])[0] > overlap:  # fmt: skip
+            if (
+                overlap is not None
+                and box_iou(box, [(other.x, other.y, other.width, other.height)])[0] > overlap
+            ):
                 clash = True
-            if separation is not None and np.hypot(*np.subtract(candidate.center, other.center)) \
-                    <= separation * other.width:  # fmt: skip
+            if (
+                separation is not None
+                and np.hypot(*np.subtract(candidate.center, other.center))
+                <= separation * other.width
+            ):
                 clash = True
         if not clash:
             expected.append(index)
-    assert kept_indices(found, max_count=max_count, overlap=overlap,
-                        separation=separation) == expected  # fmt: skip
+    assert (
+        kept_indices(found, max_count=max_count, overlap=overlap, separation=separation) == expected
+    )
     assert 1 <= len(expected) < 300  # some boxes suppressed, so the rule was exercised
     # the search's columns (the face finder's stage 1), 300 boxes: two blocks
-    columns = _Minima(*np.array([(d.x, d.y, d.width, d.height, d.scale, d.score)
-                                 for d in found]).T)  # fmt: skip
-    assert kept_indices(columns, max_count=max_count, overlap=overlap,
-                        separation=separation) == expected  # fmt: skip
+    columns = _Minima(*np.array([(d.x, d.y, d.width, d.height, d.scale, d.score) for d in found]).T)
+    assert (
+        kept_indices(columns, max_count=max_count, overlap=overlap, separation=separation)
+        == expected
+    )
     assert kept_indices(columns.take(slice(0, 0)), max_count=5, overlap=0.3) == []
     assert kept_indices([], max_count=5, overlap=0.3) == []
 
@@ -418,6 +433,5 @@ def test_eigenvision_imports_where_there_is_no_fork():
     import sys
 
     code = "import os; del os.fork, os.register_at_fork; import eigenvision.detection; print('ok')"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=300)  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr

@@ -82,14 +82,16 @@ def test_leading_components_are_the_smaller_fit(whiten, rng):
     assert small.n_components_ == small.n_components == 4 and small.image_shape_ is None
     np.testing.assert_allclose(small.components_, theirs.components_, atol=1e-10)
     np.testing.assert_allclose(small.explained_variance_, theirs.explained_variance_, rtol=1e-10)
-    np.testing.assert_allclose(small.explained_variance_ratio_,
-                               theirs.explained_variance_ratio_, rtol=1e-10)  # fmt: skip
+    np.testing.assert_allclose(
+        small.explained_variance_ratio_, theirs.explained_variance_ratio_, rtol=1e-10
+    )
     np.testing.assert_allclose(small.noise_variance_, theirs.noise_variance_, rtol=1e-10)
     np.testing.assert_allclose(small.transform(X), theirs.transform(X), atol=1e-9)
     # the probabilistic PCA density (scipy; scikit-learn's score_samples is off with whiten=True)
     V = theirs.components_
-    covariance = (V.T * theirs.explained_variance_ @ V
-                  + theirs.noise_variance_ * (np.eye(30) - V.T @ V))  # fmt: skip
+    covariance = V.T * theirs.explained_variance_ @ V + theirs.noise_variance_ * (
+        np.eye(30) - V.T @ V
+    )
     density = multivariate_normal(theirs.mean_, covariance).logpdf(X)
     np.testing.assert_allclose(small.score_samples(X), density, rtol=1e-10)
     np.testing.assert_array_equal(big.components_, before[0])
@@ -97,10 +99,12 @@ def test_leading_components_are_the_smaller_fit(whiten, rng):
     streamed = Eigenspace(6).partial_fit(X[:100])
     cut = streamed.leading(3).partial_fit(X[100:])  # goes on with its own copy of the stream
     whole = Eigenspace(6).partial_fit(X[:100]).partial_fit(X[100:])
-    np.testing.assert_allclose(np.abs(cut.components_ @ whole.components_[:3].T), np.eye(3),
-                               atol=1e-8)  # fmt: skip
-    np.testing.assert_allclose(streamed.partial_fit(X[100:]).components_, whole.components_,
-                               atol=1e-10)  # the original's stream is untouched  # fmt: skip
+    np.testing.assert_allclose(
+        np.abs(cut.components_ @ whole.components_[:3].T), np.eye(3), atol=1e-8
+    )
+    np.testing.assert_allclose(
+        streamed.partial_fit(X[100:]).components_, whole.components_, atol=1e-10
+    )  # the original's stream is untouched
     images = Eigenspace(5).fit(X.reshape(150, 5, 6)).leading(2)
     assert images.image_shape_ == (5, 6) and images.eigenimages_.shape == (2, 5, 6)
     for bad in (0, 13, 2.0, True):

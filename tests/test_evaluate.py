@@ -5,7 +5,7 @@ from hypothesis import strategies as st
 from sklearn import metrics
 
 import eigenvision as ev
-from eigenvision import evaluate
+from eigenvision import evaluate, openset
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -131,8 +131,11 @@ def test_open_set_roc_equals_a_threshold_loop():
     assert far[-1] == 1.0 and dir_[-1] == correct.mean()
     # rate_at: the best detection-and-identification rate within the false-alarm budget
     for target in (0.0, 0.01, 0.1, 0.5):
-        expected = max(np.mean((genuine >= t) & correct) for t in np.r_[np.inf, genuine, impostor]
-                       if np.mean(impostor >= t) <= target)  # fmt: skip
+        expected = max(
+            np.mean((genuine >= t) & correct)
+            for t in np.r_[np.inf, genuine, impostor]
+            if np.mean(impostor >= t) <= target
+        )
         assert evaluate.rate_at(far, dir_, target) == expected
     with pytest.raises(ValueError, match="NaN"):
         evaluate.open_set_roc([np.nan], [True], [0.0])
@@ -144,14 +147,14 @@ def test_threshold_at_accepts_at_most_the_allowed_impostors():
     rng = np.random.default_rng(1)
     scores = np.round(rng.normal(size=250), 1)  # ties
     for far in (0.0, 0.004, 0.01, 0.1, 0.5):
-        t = evaluate.threshold_at(scores, far)
+        t = openset.threshold_at(scores, far)
         accepted = np.mean(scores >= t)
         assert accepted <= far
         # and no lower threshold among the scores keeps within the budget
         lower = scores[scores < t]
         assert lower.size == 0 or np.mean(scores >= lower.max()) > far
     with pytest.raises(ValueError, match="far"):
-        evaluate.threshold_at(scores, 1.0)
+        openset.threshold_at(scores, 1.0)
 
 
 def test_face_detection_roc_leaves_out_the_detections_of_unannotated_faces(rng):
@@ -167,19 +170,30 @@ def test_face_detection_roc_leaves_out_the_detections_of_unannotated_faces(rng):
         others.append(np.array([other]))
         kinds = rng.choice(["hit", "other", "alarm"], size=5)
         boxes = {"hit": face, "other": other, "alarm": (0.0, 0.0, 30.0, 30.0)}
-        found.append([(boxes[kind], float(score)) for kind, score in zip(
-            kinds, rng.normal(size=5), strict=True)])  # fmt: skip
+        found.append(
+            [
+                (boxes[kind], float(score))
+                for kind, score in zip(kinds, rng.normal(size=5), strict=True)
+            ]
+        )
     for listed in (others, None):
         alarms, rate, thresholds = evaluate.face_detection_roc(found, truths, listed)
         for a, r, t in zip(alarms[1:], rate[1:], thresholds[1:], strict=True):
-            hits = sum(any(s >= t and evaluate.face_found(b, c, iod) for b, s in detections)
-                       for detections, (c, iod) in zip(found, truths, strict=True))  # fmt: skip
-            false = sum(s >= t and not evaluate.face_found(b, c, iod)
-                        and (listed is None or not evaluate.finds_a_face_of(b, o))
-                        for detections, (c, iod), o in zip(found, truths, others, strict=True)
-                        for b, s in detections)  # fmt: skip
+            hits = sum(
+                any(s >= t and evaluate.face_found(b, c, iod) for b, s in detections)
+                for detections, (c, iod) in zip(found, truths, strict=True)
+            )
+            false = sum(
+                s >= t
+                and not evaluate.face_found(b, c, iod)
+                and (listed is None or not evaluate.finds_a_face_of(b, o))
+                for detections, (c, iod), o in zip(found, truths, others, strict=True)
+                for b, s in detections
+            )
             assert (r, a) == (hits / 6, false / 6)
-    assert evaluate.face_detection_roc(found, truths, others)[0][-1] < \
-        evaluate.face_detection_roc(found, truths)[0][-1]  # fmt: skip
+    assert (
+        evaluate.face_detection_roc(found, truths, others)[0][-1]
+        < evaluate.face_detection_roc(found, truths)[0][-1]
+    )
     with pytest.raises(ValueError, match="others"):
         evaluate.face_detection_roc(found, truths, others[:2])

@@ -1,6 +1,7 @@
 """Smoke tests of every experiment, reduced; their numbers against independent computations."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,7 +13,7 @@ from sklearn.metrics import roc_auc_score
 from eigenvision import datasets, evaluate
 from eigenvision.cli import main as cli
 from eigenvision.experiments import EXPERIMENTS
-from eigenvision.faces import PLACEMENT_EYE_PATCH
+from eigenvision.faces.geometry import PLACEMENT_EYE_PATCH
 
 
 def _run(name, tmp_path, *options):
@@ -89,8 +90,9 @@ def test_eigenfaces_on_the_builtin_faces(tmp_path):
     faces = datasets.load_lfw_subset()
     train = faces[faces.labels == "face"][::2]
     pca = PCA().fit(train.images.reshape(len(train), -1).astype(np.float64))
-    np.testing.assert_allclose(results["explained_variance_ratio"][:10],
-                               pca.explained_variance_ratio_[:10], rtol=1e-4)  # fmt: skip
+    np.testing.assert_allclose(
+        results["explained_variance_ratio"][:10], pca.explained_variance_ratio_[:10], rtol=1e-4
+    )
     assert np.all(np.diff(results["top"]["distances"]) >= 0)
 
 
@@ -120,9 +122,9 @@ def test_wild_detection_eye_confidence_roc_against_sklearn(tmp_path):
     the locator on the true boxes, its AUC by scikit-learn (three photos: two hits, one miss)."""
     from skimage import data
 
-    from eigenvision.faces import face_box
+    from eigenvision.faces.geometry import face_box
+    from eigenvision.faces.photos import default_finder, helen_split
     from eigenvision.normalize import to_gray
-    from eigenvision.photos import default_finder, helen_split
 
     files = require_helen_files()
     results = _run("wild_detection", tmp_path, "--limit", "3")
@@ -135,11 +137,19 @@ def test_wild_detection_eye_confidence_roc_against_sklearn(tmp_path):
         marks = datasets.face_landmarks(points)
         box = face_box(marks["left_eye"], marks["right_eye"])
         located = locator.locate(image, box=box)
-        hits.append(evaluate.eye_error(located["left_eye"], located["right_eye"],
-                                       marks["left_eye"], marks["right_eye"])[0] <= 0.10)
+        hits.append(
+            evaluate.eye_error(
+                located["left_eye"], located["right_eye"], marks["left_eye"], marks["right_eye"]
+            )[0]
+            <= 0.10
+        )
         placed = finder.place(image, box)  # the placer, twice
-        placed_hits.append(evaluate.eye_error(placed["left_eye"], placed["right_eye"],
-                                              marks["left_eye"], marks["right_eye"])[0] <= 0.10)
+        placed_hits.append(
+            evaluate.eye_error(
+                placed["left_eye"], placed["right_eye"], marks["left_eye"], marks["right_eye"]
+            )[0]
+            <= 0.10
+        )
         confidence.append(min(located.confidence["left_eye"], located.confidence["right_eye"]))
     roc = results["eye_confidence"]
     assert (roc["hits"], roc["misses"]) == (sum(hits), len(hits) - sum(hits))
@@ -151,8 +161,7 @@ def test_wild_detection_eye_confidence_roc_against_sklearn(tmp_path):
     # the finder's answer on one of them recomputed here from scikit-image's own picture
     pictures = results["non_face_pictures"]
     assert len(pictures) == 13 and all(len(counts) == 4 for counts in pictures.values())
-    shown, likeliest = finder.find(to_gray(data.immunohistochemistry()),
-                                   return_likeliest=True)  # fmt: skip
+    shown, likeliest = finder.find(to_gray(data.immunohistochemistry()), return_likeliest=True)
     assert pictures["immunohistochemistry"]["eigenvision"] == len(shown)
     assert pictures["immunohistochemistry"]["eigenvision likeliest"] == pytest.approx(likeliest)
     for name, count in results["non_face_pictures_showing_a_face"].items():
@@ -179,7 +188,7 @@ def test_peers_search_from_the_box_they_draw_around_the_finders_smallest_face():
         _lbp_faces,
         peer_min_sizes,
     )
-    from eigenvision.photos import default_finder, helen_split, sample_picture
+    from eigenvision.faces.photos import default_finder, helen_split, sample_picture
 
     files = require_helen_files()
     train_ids, _ = helen_split(photo for photo, _, _ in files)
@@ -189,10 +198,15 @@ def test_peers_search_from_the_box_they_draw_around_the_finders_smallest_face():
         image, points = datasets.load_helen_photo(image_path, pts_path, max_side=640)
         marks = datasets.face_landmarks(points)
         iod = float(np.linalg.norm(marks["right_eye"] - marks["left_eye"]))
-        for name, found in (("OpenCV Haar", _haar_faces(haar, image, 26)),
-                            ("scikit-image LBP", _lbp_faces(lbp, image, 26))):  # fmt: skip
-            ratios[name] += [box[2] / iod for box, _ in found
-                             if evaluate.face_found(box, points.mean(axis=0), iod)]  # fmt: skip
+        for name, found in (
+            ("OpenCV Haar", _haar_faces(haar, image, 26)),
+            ("scikit-image LBP", _lbp_faces(lbp, image, 26)),
+        ):
+            ratios[name] += [
+                box[2] / iod
+                for box, _ in found
+                if evaluate.face_found(box, points.mean(axis=0), iod)
+            ]
     for name, measured in ratios.items():
         assert len(measured) >= 20
         assert np.median(measured) == pytest.approx(PEER_BOX_IN_IODS[name], rel=0.06)
@@ -201,8 +215,10 @@ def test_peers_search_from_the_box_they_draw_around_the_finders_smallest_face():
     picture = sample_picture("astronaut")[::2, ::2]
     for min_iod in (None, 31.4):
         finder.set_params(min_iod=min_iod)
-        smallest = min(np.hypot(*np.subtract(right, left))
-                       for left, right, _ in finder._candidates(picture, 300))  # fmt: skip
+        smallest = min(
+            np.hypot(*np.subtract(right, left))
+            for left, right, _ in finder._candidates(picture, 300)
+        )
         assert smallest == pytest.approx(15.7 if min_iod is None else min_iod, rel=0.03)
         sizes = peer_min_sizes(finder)
         for name, ratio in PEER_BOX_IN_IODS.items():
@@ -240,13 +256,15 @@ def test_face_recognition_rate_small(tmp_path, att, imm):
     pca = PCA(20).fit(a)
     za, zb = pca.transform(a), pca.transform(b)
     nearest = np.argmin(((zb[:, None] - za[None]) ** 2).sum(-1), axis=1)
-    assert chosen["eigenfaces"]["test_rate"] == pytest.approx(np.mean(train.labels[nearest]
-                                                                      == test.labels))
+    assert chosen["eigenfaces"]["test_rate"] == pytest.approx(
+        np.mean(train.labels[nearest] == test.labels)
+    )
 
 
 def test_open_set_against_brute_force(tmp_path, att):
-    results = _run("open_set", tmp_path, "--methods", "eigenfaces", "bayesian", "--folds", "2",
-                   "--no-imm")  # fmt: skip
+    results = _run(
+        "open_set", tmp_path, "--methods", "eigenfaces", "bayesian", "--folds", "2", "--no-imm"
+    )
     from sklearn.metrics.pairwise import pairwise_distances
 
     from eigenvision.views import resized
@@ -267,8 +285,11 @@ def test_open_set_against_brute_force(tmp_path, att):
     correct = named[genuine] == att.labels[genuine]
     assert row["rank1"] == pytest.approx(correct.mean())
     # TAR at FAR 1%: the best threshold loop over every distance
-    best = max(np.mean((nearest[genuine] <= t) & correct) for t in np.r_[nearest, -1.0]
-               if np.mean(nearest[impostor] <= t) <= 0.01)  # fmt: skip
+    best = max(
+        np.mean((nearest[genuine] <= t) & correct)
+        for t in np.r_[nearest, -1.0]
+        if np.mean(nearest[impostor] <= t) <= 0.01
+    )
     assert row["tar_at_far_0.01"] == pytest.approx(best)
     assert set(results["att"]) >= {"eigenfaces", "bayesian"}
     assert set(results["att_verification"]["bayesian"]) >= {"eer", "auc", "tar_at_far_0.01"}
@@ -280,18 +301,29 @@ def test_photo_identity_against_pca_and_a_brute_force_search(tmp_path, imm):
     neighbour (threshold, rank-1, calibrated acceptance, AUC by scikit-learn), and the
     finder's faces in the strangers' photos counted by the finder itself."""
     from eigenvision.experiments import photo_identity as pi
-    from eigenvision.photos import default_finder
+    from eigenvision.faces.photos import default_finder
 
     require_helen_files()
-    results = _run("photo_identity", tmp_path, "--methods", "eigenfaces", "--limit", "1",
-                   "--helen", "1", "--n-components", "4")  # fmt: skip
+    results = _run(
+        "photo_identity",
+        tmp_path,
+        "--methods",
+        "eigenfaces",
+        "--limit",
+        "1",
+        "--helen",
+        "1",
+        "--n-components",
+        "4",
+    )
     _, person, number, pupils, helen = pi._groups(1)
     kept = number % 5 == 1  # images 1 and 6 of each person
 
     def cut(mask):
         rows = np.flatnonzero(mask & kept)
-        return pi.cut_on([imm.images[i] for i in rows], pupils[rows]).reshape(len(rows), -1), \
-            imm.labels[rows]  # fmt: skip
+        return pi.cut_on([imm.images[i] for i in rows], pupils[rows]).reshape(
+            len(rows), -1
+        ), imm.labels[rows]
 
     enrolled, enrolled_labels = cut(np.isin(person, pi.ENROLLED) & (number <= 5))
     pca = PCA(4, svd_solver="full").fit(enrolled)
@@ -303,22 +335,33 @@ def test_photo_identity_against_pca_and_a_brute_force_search(tmp_path, imm):
 
     genuine, genuine_labels = cut(np.isin(person, pi.ENROLLED) & (number > 5))
     distance, named = nearest(genuine)
-    calibration = np.concatenate([cut(np.isin(person, pi.CALIBRATION))[0],
-                                  pi.cut_on(*helen["calibration"]).reshape(1, -1)])  # fmt: skip
+    calibration = np.concatenate(
+        [cut(np.isin(person, pi.CALIBRATION))[0], pi.cut_on(*helen["calibration"]).reshape(1, -1)]
+    )
     threshold = nearest(calibration)[0].min()  # 1% of 7 strangers: none may pass
-    strangers = np.concatenate([nearest(cut(np.isin(person, pi.IMPOSTORS))[0])[0],
-                                nearest(pi.cut_on(*helen["test"]).reshape(1, -1))[0]])  # fmt: skip
+    strangers = np.concatenate(
+        [
+            nearest(cut(np.isin(person, pi.IMPOSTORS))[0])[0],
+            nearest(pi.cut_on(*helen["test"]).reshape(1, -1))[0],
+        ]
+    )
     row = results["eigenfaces, cut on the true pupils"]
     assert row["threshold"] == pytest.approx(threshold, rel=1e-4)
     assert row["rank1_of_found"] == pytest.approx(np.mean(named == genuine_labels))
     assert row["calibrated_tar"] == pytest.approx(
-        np.mean((distance < threshold) & (named == genuine_labels)))
-    assert row["auc"] == pytest.approx(roc_auc_score(
-        np.r_[np.ones(len(distance)), np.zeros(len(strangers))], -np.r_[distance, strangers]),
-        abs=1e-9)  # fmt: skip
+        np.mean((distance < threshold) & (named == genuine_labels))
+    )
+    assert row["auc"] == pytest.approx(
+        roc_auc_score(
+            np.r_[np.ones(len(distance)), np.zeros(len(strangers))], -np.r_[distance, strangers]
+        ),
+        abs=1e-9,
+    )
     finder = default_finder()
-    faces = [len(finder.find(imm.images[i]))
-             for i in np.flatnonzero(np.isin(person, pi.IMPOSTORS) & kept)]  # fmt: skip
+    faces = [
+        len(finder.find(imm.images[i]))
+        for i in np.flatnonzero(np.isin(person, pi.IMPOSTORS) & kept)
+    ]
     row = results["eigenfaces, found and aligned by the finder"]
     assert row["impostor_faces"]["IMM strangers"] == sum(faces) > 0
     assert 0 < row["faces_found"] <= 1 and row["tar_at_far_0.01"] <= row["faces_found"]
@@ -347,12 +390,27 @@ def test_photo_identity_names_the_faces_its_threshold_rejects(rng):
         return shots, np.array(labels), np.array([(left, right)] * len(shots))
 
     ann, bob = people
-    sets = {"enrol": group([ann, bob, ann, bob], [0.01] * 4, ["ann", "bob"] * 2),
-            # zed lies a quarter of the way from ann to bob; the far ann photo, 40% of the way
-            "calibration": group([0.75 * ann + 0.25 * bob], [0.01], ["zed"]),
-            "genuine": group([ann, 0.6 * ann + 0.4 * bob], [0.01, 0.01], ["ann", "ann"]),
-            "strangers": group([rng.random((56, 46))], [0.0], ["x"]),
-            "helen": group([rng.random((56, 46))], [0.0], ["y"])}  # fmt: skip
+    sets = {
+        "enrol": group([ann, bob, ann, bob], [0.01] * 4, ["ann", "bob"] * 2),
+        # zed lies a quarter of the way from ann to bob; the far ann photo, 40% of the way
+        "calibration": group([0.75 * ann + 0.25 * bob], [0.01], ["zed"]),
+        "genuine": group([ann, 0.6 * ann + 0.4 * bob], [0.01, 0.01], ["ann", "ann"]),
+        "strangers": group([rng.random((56, 46))], [0.0], ["x"]),
+        "helen": group([rng.random((56, 46))], [0.0], ["y"]),
+    }
     row, _ = pi.by_finder({"n_components": 2}, KnownFaces(faces), sets)
     assert row["faces_found"] == 1.0 and row["rank1_of_found"] == 1.0
     assert row["calibrated_tar"] == 0.5  # the far face: named ann, beyond the threshold
+
+
+def test_the_experiments_index_is_generated_from_the_stored_results():
+    """experiments/README.md is the index its results.json files give (regenerate it with
+    ``python experiments/index.py``): one row per stored run, each with its summary line."""
+    from eigenvision.experiments._index import render_index
+
+    here = Path(__file__).resolve().parents[1] / "experiments"
+    text = (here / "README.md").read_text()
+    assert text == render_index(here / "figures")
+    runs = sorted(p.parent.name for p in (here / "figures").glob("*/results.json"))
+    assert [line.split("]")[0][3:] for line in text.splitlines() if line.startswith("| [")] == runs
+    assert len(text.splitlines()) < 300

@@ -123,8 +123,12 @@ def test_size_parameters_are_bounded(rng):
 def test_unknown_feature_names_are_named(rng):
     """Regression: an unknown feature escaped as "tuple.index(x): x not in tuple"."""
     faces = rng.random((4, 60, 60)).astype(np.float32)
-    marks = {"left_eye": [[20.0, 25.0]] * 4, "right_eye": [[40.0, 25.0]] * 4,
-             "nose": [[30.0, 35.0]] * 4, "mouth": [[30.0, 45.0]] * 4}  # fmt: skip
+    marks = {
+        "left_eye": [[20.0, 25.0]] * 4,
+        "right_eye": [[40.0, 25.0]] * 4,
+        "nose": [[30.0, 35.0]] * 4,
+        "mouth": [[30.0, 45.0]] * 4,
+    }
     detector = ev.FeatureDetector(iod=10, rotations=(0,), scales=(1,)).fit(
         ev.ImageSet(faces, np.array([0, 0, 1, 1]), landmarks=marks)
     )
@@ -140,8 +144,12 @@ def test_unknown_feature_names_are_named(rng):
 def test_nan_boxes_and_empty_input_are_named(rng):
     """Regression: a NaN face box and empty input escaped as foreign errors."""
     faces = rng.random((4, 60, 60)).astype(np.float32)
-    marks = {"left_eye": [[20.0, 25.0]] * 4, "right_eye": [[40.0, 25.0]] * 4,
-             "nose": [[30.0, 35.0]] * 4, "mouth": [[30.0, 45.0]] * 4}  # fmt: skip
+    marks = {
+        "left_eye": [[20.0, 25.0]] * 4,
+        "right_eye": [[40.0, 25.0]] * 4,
+        "nose": [[30.0, 35.0]] * 4,
+        "mouth": [[30.0, 45.0]] * 4,
+    }
     detector = ev.FeatureDetector(iod=10, rotations=(0,), scales=(1,)).fit(
         ev.ImageSet(faces, np.array([0, 0, 1, 1]), landmarks=marks)
     )

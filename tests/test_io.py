@@ -350,16 +350,20 @@ def test_hostile_zip_members_are_image_set_errors(rng):
     method_99 = _patch_member(_zip({"a/1.png": image}), "a/1.png", 8, 10, 99, 2)
     bad_crc = bytearray(_zip({"a/1.png": image}))
     bad_crc[bad_crc.find(b"IHDR") + 6] ^= 0xFF  # a data byte: the stored CRC no longer matches
-    for data, match in ((encrypted, "encrypted|password"), (method_99, "compress"),
-                        (bytes(bad_crc), "CRC")):  # fmt: skip
+    for data, match in (
+        (encrypted, "encrypted|password"),
+        (method_99, "compress"),
+        (bytes(bad_crc), "CRC"),
+    ):
         with pytest.raises(ev.ImageSetError, match=match):
             ev.io.load_image_zip(data)
     collide = _zip({"x/alice/1.png": image, "y/alice/1.png": image})
     with pytest.raises(ev.ImageSetError, match="rename one"):
         ev.io.load_image_zip(bytes(collide))
     long_label = "é" * 200  # 400 bytes: longer than a file name may be
-    images = ev.io.load_image_zip(bytes(_zip({f"{long_label}/1.png": image, "b/10.png": image,
-                                              "b/2.png": image})))  # fmt: skip
+    images = ev.io.load_image_zip(
+        bytes(_zip({f"{long_label}/1.png": image, "b/10.png": image, "b/2.png": image}))
+    )
     assert images.labels.tolist() == ["b", "b", long_label]
     assert images.names.tolist() == ["b/2.png", "b/10.png", f"{long_label}/1.png"]
 

@@ -28,8 +28,9 @@ def _eye_errors(detector, faces, *, transform=lambda image, box: (image, box, 1.
         located = detector.locate(image, box=box)
         found_left.append(np.array(located["left_eye"]) / factor)
         found_right.append(np.array(located["right_eye"]) / factor)
-    return eye_error(found_left, found_right, faces.landmarks["left_eye"],
-                     faces.landmarks["right_eye"])  # fmt: skip
+    return eye_error(
+        found_left, found_right, faces.landmarks["left_eye"], faces.landmarks["right_eye"]
+    )
 
 
 def test_locates_eyes_of_unseen_people_within_the_pupil(detector, folds):
@@ -61,8 +62,9 @@ def test_whole_image_minimum_is_the_smallest_window_of_every_scale(detector, fol
     image = faces.images[0].astype(np.float64)
     x, y, score = detector.feature_minimum(image, "left_eye", box=box, whole_image=True)
     base = detector.iod / np.linalg.norm(right - left)
-    maps = [detector.feature_map(image, "left_eye", factor=base * m)
-            for m in detector.search_scales]  # fmt: skip
+    maps = [
+        detector.feature_map(image, "left_eye", factor=base * m) for m in detector.search_scales
+    ]
     best = int(np.argmin([np.min(m) for m in maps]))
     assert score == pytest.approx(maps[best].min(), abs=1e-12)
     # reported at that window's centre, in the photo's pixels
@@ -114,8 +116,9 @@ def test_non_face_gets_low_confidence(detector, folds, rng):
 
 
 def test_template_detector_scores_distance_to_the_mean_patch(folds, rng):
-    detector = ev.FeatureDetector(features=("left_eye", "right_eye"), n_components=0,
-                                  rotations=(0.0,), scales=(1.0,)).fit(folds[0][:10])  # fmt: skip
+    detector = ev.FeatureDetector(
+        features=("left_eye", "right_eye"), n_components=0, rotations=(0.0,), scales=(1.0,)
+    ).fit(folds[0][:10])
     space = detector.spaces_["left_eye"]
     assert space.components_.shape[0] == 0
     image = rng.random((40, 50))
@@ -206,7 +209,8 @@ def test_a_helen_trained_locator_finds_wild_eyes_by_decision(tmp_path):
     finds them. Held-out photos, true face box."""
     from conftest import require_helen_files
 
-    from eigenvision import datasets, evaluate, photos
+    from eigenvision import datasets, evaluate
+    from eigenvision.faces import photos
 
     files = require_helen_files()
     train_ids, test_ids = photos.helen_split(photo for photo, _, _ in files)
@@ -226,10 +230,14 @@ def test_a_helen_trained_locator_finds_wild_eyes_by_decision(tmp_path):
     by_decision = rate(detector)
     assert by_decision >= 0.7 and by_decision >= by_dffs + 0.3, (by_decision, by_dffs)
     loaded = ev.load(ev.save(detector, tmp_path / "eyes.npz"))
-    again = loaded.locate(test.images[0], box=ev.face_box(test.landmarks["left_eye"][0],
-                                                          test.landmarks["right_eye"][0]))
-    first = detector.locate(test.images[0], box=ev.face_box(test.landmarks["left_eye"][0],
-                                                            test.landmarks["right_eye"][0]))
+    again = loaded.locate(
+        test.images[0],
+        box=ev.face_box(test.landmarks["left_eye"][0], test.landmarks["right_eye"][0]),
+    )
+    first = detector.locate(
+        test.images[0],
+        box=ev.face_box(test.landmarks["left_eye"][0], test.landmarks["right_eye"][0]),
+    )
     assert again.positions == first.positions and 0 <= again.confidence["left_eye"] <= 1
 
 
@@ -242,16 +250,19 @@ def test_the_lectures_left_eye_roc_over_the_whole_photo(imm):
     from eigenvision.evaluate import detection_rate_at
 
     person = imm.labels.astype(int)
-    eyes = {eye: ev.faces.PLACEMENT_EYE_PATCH for eye in ("left_eye", "right_eye")}
+    eyes = {eye: ev.faces.geometry.PLACEMENT_EYE_PATCH for eye in ("left_eye", "right_eye")}
     minima, errors = [], []
     for train, test in ((person <= 6, person > 6), (person > 6, person <= 6)):
-        detector = ev.FeatureDetector(features=("left_eye", "right_eye"), n_components=10,
-                                      search_margin=1.0, patch=eyes).fit(imm[train])  # fmt: skip
+        detector = ev.FeatureDetector(
+            features=("left_eye", "right_eye"), n_components=10, search_margin=1.0, patch=eyes
+        ).fit(imm[train])
         faces = imm[test]
-        for image, left, right in zip(faces.images, faces.landmarks["left_eye"],
-                                      faces.landmarks["right_eye"], strict=True):  # fmt: skip
-            x, y, score = detector.feature_minimum(image, "left_eye", box=ev.face_box(left, right),
-                                                   whole_image=True)  # fmt: skip
+        for image, left, right in zip(
+            faces.images, faces.landmarks["left_eye"], faces.landmarks["right_eye"], strict=True
+        ):
+            x, y, score = detector.feature_minimum(
+                image, "left_eye", box=ev.face_box(left, right), whole_image=True
+            )
             minima.append(score)
             errors.append(np.hypot(x - left[0], y - left[1]) / np.linalg.norm(right - left))
     assert len(minima) == 120

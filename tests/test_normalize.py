@@ -67,15 +67,21 @@ def test_align_antialias_matches_scikit_image_resize(rng):
     placed = np.array([[0.3, 0.4], [0.7, 0.4]])
     eyes = (placed * [out[1] - 1, out[0] - 1] + 0.5) * factor - 0.5  # resize's pixel centres
     reference = resize(image, out, order=1, mode="edge", anti_aliasing=True)
-    np.testing.assert_allclose(nz.align(image, *eyes, shape=out, eye_positions=placed),
-                               reference, atol=1e-12)  # fmt: skip
+    np.testing.assert_allclose(
+        nz.align(image, *eyes, shape=out, eye_positions=placed), reference, atol=1e-12
+    )
     plain = nz.align(image, *eyes, shape=out, eye_positions=placed, antialias=False)
     assert np.abs(plain - reference).mean() > 0.05  # 0.096: a pixel in 4, white noise
 
 
-@pytest.mark.parametrize("eyes", [((150.3, 120.7), (260.1, 140.2)),  # turned, shrunk 3x
-                                  ((-50.0, 10.0), (30.0, -20.0)),  # partly outside
-                                  ((1000.0, 1000.0), (1100.0, 1010.0))])  # all outside
+@pytest.mark.parametrize(
+    "eyes",
+    [
+        ((150.3, 120.7), (260.1, 140.2)),  # turned, shrunk 3x
+        ((-50.0, 10.0), (30.0, -20.0)),  # partly outside
+        ((1000.0, 1000.0), (1100.0, 1010.0)),
+    ],
+)  # all outside
 def test_align_smooths_only_the_part_it_reads(eyes, rng):
     """Smoothing just the part the crop reads equals smoothing the whole photo."""
     from skimage.transform import warp
@@ -83,13 +89,19 @@ def test_align_smooths_only_the_part_it_reads(eyes, rng):
     image, shape = rng.random((300, 400)), (112, 92)
     transform = nz.eye_transform(*eyes, shape=shape)
     sigma = (1 / transform.scale - 1) / 2
-    whole = warp(ndimage.gaussian_filter(image, sigma, mode="nearest"), transform.inverse,
-                 output_shape=shape, order=1, mode="edge")  # fmt: skip
+    whole = warp(
+        ndimage.gaussian_filter(image, sigma, mode="nearest"),
+        transform.inverse,
+        output_shape=shape,
+        order=1,
+        mode="edge",
+    )
     np.testing.assert_allclose(nz.align(image, *eyes, shape=shape), whole, atol=1e-12)
     # a face smaller than the crop is enlarged: nothing to smooth
     small = ((100.0, 100.0), (110.0, 102.0))
-    np.testing.assert_array_equal(nz.align(image, *small, shape=shape),
-                                  nz.align(image, *small, shape=shape, antialias=False))
+    np.testing.assert_array_equal(
+        nz.align(image, *small, shape=shape), nz.align(image, *small, shape=shape, antialias=False)
+    )
 
 
 def test_align_averages_blocks_of_a_much_larger_face(rng):
@@ -119,8 +131,11 @@ def test_align_averages_blocks_of_a_much_larger_face(rng):
 
     photo = rng.random((23, 17))
     padded = np.pad(photo, ((0, 1), (0, 3)), mode="edge")
-    np.testing.assert_allclose(nz._block_means(nz._block_means(photo, 4, 0), 4, 1),
-                               block_reduce(padded, (4, 4), np.mean), atol=1e-14)  # fmt: skip
+    np.testing.assert_allclose(
+        nz._block_means(nz._block_means(photo, 4, 0), 4, 1),
+        block_reduce(padded, (4, 4), np.mean),
+        atol=1e-14,
+    )
 
 
 def test_align_face_averages_a_fine_grating_away():
@@ -139,12 +154,18 @@ def test_align_face_crop_hardly_depends_on_the_photo_size(imm):
     """Regression: the crop of a face cut from its photo and from the photo shrunk to 30%
     differed by 12% (median over 20 IMM faces, relative to the norm); antialiased, by 2.9%."""
     differences = []
-    for photo, left, right in zip(imm.images[:20], imm.landmarks["left_eye"][:20],
-                                  imm.landmarks["right_eye"][:20], strict=True):  # fmt: skip
+    for photo, left, right in zip(
+        imm.images[:20],
+        imm.landmarks["left_eye"][:20],
+        imm.landmarks["right_eye"][:20],
+        strict=True,
+    ):
         small = tuple(round(0.3 * side) for side in photo.shape[:2])
         eyes = nz.resize_points([left, right], photo.shape[:2], small)
-        crops = [nz.standardize(ev.align_face(image, pair, shape=(56, 46)))
-                 for image, pair in ((photo, (left, right)), (nz.resize(photo, small), eyes))]
+        crops = [
+            nz.standardize(ev.align_face(image, pair, shape=(56, 46)))
+            for image, pair in ((photo, (left, right)), (nz.resize(photo, small), eyes))
+        ]
         differences.append(np.linalg.norm(crops[0] - crops[1]) / np.linalg.norm(crops[1]))
     assert np.median(differences) < 0.05, np.median(differences)
 
@@ -219,8 +240,9 @@ def test_mean_ranks_equal_scipys_bit_for_bit(dtype, rng):
         rows[::3] = rows[::3] // 200  # many ties
         rows[1::5, 0] = rows[1::5, -1]  # a run spanning the ends once sorted
         rows[-1] = rows[-1, 0]  # one grey level
-        np.testing.assert_array_equal(nz._mean_ranks(rows), rankdata(rows, axis=1,
-                                                                     method="average"))
+        np.testing.assert_array_equal(
+            nz._mean_ranks(rows), rankdata(rows, axis=1, method="average")
+        )
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

@@ -171,7 +171,8 @@ def test_unfitted_and_unknown_models(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "feature", [ev.Eigenspace(5), ev.FisherSpace(), ev.KernelPCA(5), ev.ProbabilisticPCA(3)],
+    "feature",
+    [ev.Eigenspace(5), ev.FisherSpace(), ev.KernelPCA(5), ev.ProbabilisticPCA(3)],
     ids=lambda f: type(f).__name__,
 )
 def test_recognizer_with_a_feature_model_round_trips(feature, tmp_path, rng):
@@ -226,9 +227,10 @@ def test_deeply_nested_header_is_a_model_file_error(tmp_path, rng):
 
     def nest(members):
         raw = _header(members)
-        text = json.dumps(raw).replace('"format": "eigenvision-model"',
-                                       '"deep": ' + "[" * 100_000 + "]" * 100_000
-                                       + ', "format": "eigenvision-model"')  # fmt: skip
+        text = json.dumps(raw).replace(
+            '"format": "eigenvision-model"',
+            '"deep": ' + "[" * 100_000 + "]" * 100_000 + ', "format": "eigenvision-model"',
+        )
         buffer = io.BytesIO()
         np.save(buffer, np.frombuffer(text.encode(), np.uint8))
         return {**members, "__header__.npy": buffer.getvalue()}
@@ -252,8 +254,10 @@ def _recognizer_file(tmp_path, rng):
         (lambda h, m: h["model"]["params"].update(k=0), "Recognizer.k"),
         (lambda h, m: h["model"]["state"].update(image_shape_={"tuple": [60, 50]}), "feature"),
         (lambda h, m: m.update({"block_scales_.npy": _npy(np.array([-1.0]))}), "block_scales_"),
-        (lambda h, m: m.update({"gallery_.npy": _npy(np.full((12, 4), np.nan, np.float32))}),
-         "NaN"),
+        (
+            lambda h, m: m.update({"gallery_.npy": _npy(np.full((12, 4), np.nan, np.float32))}),
+            "NaN",
+        ),
     ],
 )
 def test_inconsistent_models_are_refused_on_load(edit, match, tmp_path, rng):
@@ -285,8 +289,12 @@ def test_atomic_writes_clean_up_and_keep_modes(tmp_path, rng):
 
     model = ev.Eigenspace(2).fit(rng.random((10, 6)))
     target = tmp_path / "model.npz"
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                          capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     stale = tmp_path / f".model.npz.{dead}.x1y2.tmp"
     stale.write_bytes(b"half a model")
     alive = tmp_path / f".model.npz.{os.getppid()}.z3.tmp"  # a running writer's: kept
@@ -303,6 +311,4 @@ def test_atomic_writes_clean_up_and_keep_modes(tmp_path, rng):
     finally:
         os.umask(previous)
     assert not stale.exists() and alive.exists() and other.exists()
-    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".model")) == [
-        alive.name
-    ]
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".model")) == [alive.name]

@@ -309,8 +309,9 @@ def feature_detector(imm_split):
 
 def test_combined_distance_is_the_documented_fusion(imm_split, feature_detector):
     train, test = imm_split
-    recognizer = ev.Recognizer(8, method="combined", detector=feature_detector, global_weight=0.6,
-                               modular_components=5).fit(train)  # fmt: skip
+    recognizer = ev.Recognizer(
+        8, method="combined", detector=feature_detector, global_weight=0.6, modular_components=5
+    ).fit(train)
     assert recognizer.block_names_ == ("face", *feature_detector.features_)
 
     # Recompute the fused distance of one probe to every training image by hand.
@@ -368,7 +369,8 @@ def test_nearest_subspace_is_the_smallest_reconstruction_error():
 
 
 @pytest.mark.parametrize(
-    "feature", [ev.Eigenspace(5), ev.FisherSpace(), ev.KernelPCA(5), ev.ProbabilisticPCA(5)],
+    "feature",
+    [ev.Eigenspace(5), ev.FisherSpace(), ev.KernelPCA(5), ev.ProbabilisticPCA(5)],
     ids=lambda f: type(f).__name__,
 )
 def test_any_subspace_model_as_the_feature(feature, rng):
@@ -444,8 +446,9 @@ def test_cross_validation_keeps_the_detector_fitted_and_the_landmarks(imm):
     assert clone(rec).detector is detector
     rates = ev.evaluate.cross_validate(rec, faces, n_splits=3, seed=1)
     expected = []
-    for train, test in StratifiedKFold(3, shuffle=True, random_state=1).split(faces.images,
-                                                                                faces.labels):
+    for train, test in StratifiedKFold(3, shuffle=True, random_state=1).split(
+        faces.images, faces.labels
+    ):
         fitted = ev.Recognizer(10, method="combined", detector=detector).fit(faces[train])
         expected.append(np.mean(fitted.predict(faces[test]) == faces.labels[test]))
     np.testing.assert_allclose(rates, expected)

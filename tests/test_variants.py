@@ -23,9 +23,12 @@ def _match_up_to_sign(A, B, atol):
 
 @pytest.mark.parametrize(
     "kernel, params",
-    [("rbf", {"gamma": 0.01}), ("poly", {"gamma": 0.02, "degree": 2, "coef0": 1.0}),
-     ("linear", {})],
-)  # fmt: skip
+    [
+        ("rbf", {"gamma": 0.01}),
+        ("poly", {"gamma": 0.02, "degree": 2, "coef0": 1.0}),
+        ("linear", {}),
+    ],
+)
 def test_kernel_pca_matches_sklearn(kernel, params, data):
     ours = ev.KernelPCA(5, kernel=kernel, **params).fit(data[:100])
     theirs = SkKernelPCA(5, kernel=kernel, **params).fit(data[:100])

@@ -12,8 +12,8 @@ import numpy as np
 
 from .. import datasets
 from ..evaluate import cross_validate
+from ..faces.features import FeatureDetector
 from ..imageset import ImageSet
-from ..modular import FeatureDetector
 from ..plot import rate_curves
 from ..recognize import Recognizer
 from ._common import Run, data_env, parser, steps
@@ -111,10 +111,16 @@ def main(argv=None):
     run.figure(figure)
     best = {name: (max(v), ranks[int(np.argmax(v))]) for name, v in curves.items()}
     chosen = cross_validated(train_f, test_f, detector, args)
-    run.results = {"ranks": ranks, "rates": curves, "opencv": opencv, "best": best,
-                   "cross_validated": chosen}  # fmt: skip
+    run.results = {
+        "ranks": ranks,
+        "rates": curves,
+        "opencv": opencv,
+        "best": best,
+        "cross_validated": chosen,
+    }
     return run.finish(
-        "best over r: " + ", ".join(f"{n} {100 * b[0]:.1f}% (r={b[1]})" for n, b in best.items())
+        "best over r: "
+        + ", ".join(f"{n} {100 * b[0]:.1f}% (r={b[1]})" for n, b in best.items())
         + "; at the cross-validated r: "
         + ", ".join(f"{n} {100 * c['test_rate']:.1f}%" for n, c in chosen.items())
     )
@@ -130,13 +136,18 @@ def cross_validated(train, test, detector, args):
     ranks = [r for r in args.cv_ranks if r <= largest]
     grids = {
         "eigenfaces": [dict(n_components=r) for r in ranks],
-        "combined": [dict(n_components=r, method="combined", detector=detector, global_weight=w)
-                     for r in ranks for w in args.cv_weights],  # fmt: skip
+        "combined": [
+            dict(n_components=r, method="combined", detector=detector, global_weight=w)
+            for r in ranks
+            for w in args.cv_weights
+        ],
     }
     chosen = {}
     for name, points in grids.items():
-        rates = [cross_validate(Recognizer(**point), train, n_splits=args.folds).mean()
-                 for point in steps(points, args, f"cross-validating {name}")]  # fmt: skip
+        rates = [
+            cross_validate(Recognizer(**point), train, n_splits=args.folds).mean()
+            for point in steps(points, args, f"cross-validating {name}")
+        ]
         point = points[int(np.argmax(rates))]
         model = Recognizer(**point).fit(train)
         chosen[name] = {

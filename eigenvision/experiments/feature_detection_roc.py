@@ -24,8 +24,8 @@ from skimage.feature import match_template
 
 from .. import datasets
 from ..evaluate import auc, detection_rate_at, detection_roc, error_fractions, eye_error
-from ..faces import PLACEMENT_EYE_PATCH, face_box
-from ..modular import FeatureDetector
+from ..faces.features import FeatureDetector
+from ..faces.geometry import PLACEMENT_EYE_PATCH, face_box
 from ..normalize import resize
 from ..plot import image_grid, roc
 from ._common import Run, data_env, parser, steps
@@ -144,8 +144,10 @@ def main(argv=None):
     # The eye patches take in the brows (PLACEMENT_EYE_PATCH, chosen on held-out HELEN faces, not
     # on IMM): with the eigenfeatures' own (0.5, 0.8), DFFS(10) over the whole photo found 89.2%
     # at 6% false alarms, its misses on the shadow under the lip (experiments README).
-    options = {"search_margin": margin,
-               "patch": {eye: tuple(args.eye_patch) for eye in ("left_eye", "right_eye")}}
+    options = {
+        "search_margin": margin,
+        "patch": {eye: tuple(args.eye_patch) for eye in ("left_eye", "right_eye")},
+    }
     methods = [f"DFFS({k})", "DFFS(1)", "SSD to mean eye", "NCC (skimage match_template)"]
     if haar is not None:
         methods.append("Haar eye cascade (OpenCV)")

@@ -19,28 +19,31 @@ from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
 
 from .. import datasets
-from ..evaluate import auc, eer, open_set_roc, rate_at, roc_curve, threshold_at
-from ..faces import align_face
+from ..evaluate import auc, eer, open_set_roc, rate_at, roc_curve
+from ..faces.crops import align_face
 from ..imageset import ImageSet
+from ..openset import SCORE_NORMS, threshold_at
 from ..plot import roc
 from ..recognize import Recognizer
-from ..scores import SCORE_NORMS
 from ._common import Run, data_env, parser, steps
 
 NAME = "open_set"
 SHAPES = [(28, 23), (56, 46)]
 #: Each entry: the Recognizer preset and the grid cross-validation searches (with SHAPES).
 GRIDS = {
-    "eigenfaces": ("eigenfaces", {"n_components": [10, 20, 40, 60],
-                                  "metric": ["euclidean", "cosine"]}),
+    "eigenfaces": (
+        "eigenfaces",
+        {"n_components": [10, 20, 40, 60], "metric": ["euclidean", "cosine"]},
+    ),
     "fisherfaces": ("fisherfaces", {"n_components": [None], "metric": ["euclidean", "cosine"]}),
-    "bayesian": ("bayesian", {"n_components": [5, 10, 20, 40],
-                              "metric": ["euclidean", "cosine"]}),
+    "bayesian": ("bayesian", {"n_components": [5, 10, 20, 40], "metric": ["euclidean", "cosine"]}),
     # virtual views (jitter 1 px, Martinez 2002) fixed beforehand: cross-validation within
     # one session's images cannot see what they are for.
-    "bayesian + views": ("bayesian", {"n_components": [10, 20, 40],
-                                      "metric": ["euclidean", "cosine"], "jitter": [1]}),
-}  # fmt: skip
+    "bayesian + views": (
+        "bayesian",
+        {"n_components": [10, 20, 40], "metric": ["euclidean", "cosine"], "jitter": [1]},
+    ),
+}
 FARS = (0.01, 0.001)
 
 
@@ -55,11 +58,14 @@ def att_groups():
 def imm_groups(shape=(56, 46)):
     """IMM cut on its hand-placed pupils: (person 1-12, image 1-10, aligned ImageSet)."""
     faces = datasets.load_imm()
-    crops = np.stack([
-        align_face(photo, (left, right), shape=shape)
-        for photo, left, right in zip(faces.images, faces.landmarks["left_eye"],
-                                      faces.landmarks["right_eye"], strict=True)
-    ])  # fmt: skip
+    crops = np.stack(
+        [
+            align_face(photo, (left, right), shape=shape)
+            for photo, left, right in zip(
+                faces.images, faces.landmarks["left_eye"], faces.landmarks["right_eye"], strict=True
+            )
+        ]
+    )
     person = np.array([int(label) for label in faces.labels])
     image = np.array([int(name.split("_")[1].split(".")[0]) for name in faces.names])
     return person, image, ImageSet(crops.astype(np.float32), faces.labels, names=faces.names)
@@ -88,10 +94,14 @@ def chosen(entry, train: ImageSet, *, folds=5, shapes=SHAPES):
     )
     search.fit(train.images, train.labels)
     best = search.best_index_
-    return search.best_estimator_, search.best_params_, {
-        "rank1": float(search.cv_results_["mean_test_rank1"][best]),
-        "separation": float(search.cv_results_["mean_test_separation"][best]),
-    }
+    return (
+        search.best_estimator_,
+        search.best_params_,
+        {
+            "rank1": float(search.cv_results_["mean_test_rank1"][best]),
+            "separation": float(search.cv_results_["mean_test_separation"][best]),
+        },
+    )
 
 
 def _rank1(rec, images, labels):
@@ -143,10 +153,12 @@ def open_set(rec, enrolled, calibration, genuine, impostors, *, map_score=False)
     }
     for target in FARS:
         result[f"tar_at_far_{target:g}"] = rate_at(far, dir_, target)
-    result["auc"] = auc(*roc_curve(
-        np.r_[np.ones(len(genuine_score)), np.zeros(len(impostor_score))],
-        np.r_[genuine_score, impostor_score],
-    )[:2])  # fmt: skip
+    result["auc"] = auc(
+        *roc_curve(
+            np.r_[np.ones(len(genuine_score)), np.zeros(len(impostor_score))],
+            np.r_[genuine_score, impostor_score],
+        )[:2]
+    )
     return result
 
 
@@ -177,11 +189,20 @@ def protocol(person, image, faces, *, enrolled, calibration, impostors, args, ru
     table, curves, marks = {}, {}, {}
     for method in steps(args.methods, args, f"{dataset} methods"):
         rec, params, cv_rate = chosen(method, faces[enrol], folds=args.folds)
-        variants = [(method, False)] + ([(f"{method} MAP", True)] if rec.method == "bayesian"
-                                          and rec.metric == "euclidean" else [])  # fmt: skip
+        variants = [(method, False)] + (
+            [(f"{method} MAP", True)]
+            if rec.method == "bayesian" and rec.metric == "euclidean"
+            else []
+        )
         for name, map_score in variants:
-            row = open_set(rec, faces[enrol], faces[calibrate], faces[genuine],
-                           faces[impostor], map_score=map_score)  # fmt: skip
+            row = open_set(
+                rec,
+                faces[enrol],
+                faces[calibrate],
+                faces[genuine],
+                faces[impostor],
+                map_score=map_score,
+            )
             far, dir_ = row.pop("curve")
             curves[f"{name} (TAR@1% {100 * row['tar_at_far_0.01']:.0f}%)"] = (far, dir_)
             marks[f"{name} calibrated"] = (row["calibrated_far"], row["calibrated_tar"])
@@ -189,18 +210,21 @@ def protocol(person, image, faces, *, enrolled, calibration, impostors, args, ru
             table[name] = row
         for norm in SCORE_NORMS:  # the same settings, the decision normalised
             normed = clone(rec).set_params(score_norm=norm).fit(faces[enrol])
-            row = open_set(normed, faces[enrol], faces[calibrate], faces[genuine],
-                           faces[impostor])  # fmt: skip
+            row = open_set(normed, faces[enrol], faces[calibrate], faces[genuine], faces[impostor])
             row.pop("curve")
             table[f"{method} + {norm}"] = row
         closed_rec, closed_params, _ = chosen(method, closed_train, folds=args.folds)
         table[method]["closed_set"] = float(closed_rec.score(closed_test, closed_test.labels))
         table[method]["closed_settings"] = closed_params
     run.figure(
-        roc(curves, xlabel="false alarms (impostors accepted)",
+        roc(
+            curves,
+            xlabel="false alarms (impostors accepted)",
             ylabel="genuine probes accepted and named correctly",
-            title=f"{dataset}: open-set identification", xlim=(-0.01, 0.3),
-            marks=marks),  # fmt: skip
+            title=f"{dataset}: open-set identification",
+            xlim=(-0.01, 0.3),
+            marks=marks,
+        ),
         f"{dataset}_open_set.png",
     )
     return table
@@ -213,8 +237,11 @@ def verification_table(person, faces, *, train_people, test_people, args, run, d
     table, curves = {}, {}
     for method in steps(args.methods, args, f"{dataset} verification"):
         rec, params, _ = chosen(method, train, folds=args.folds)
-        variants = [(method, False)] + ([(f"{method} MAP", True)] if rec.method == "bayesian"
-                                          and rec.metric == "euclidean" else [])  # fmt: skip
+        variants = [(method, False)] + (
+            [(f"{method} MAP", True)]
+            if rec.method == "bayesian" and rec.metric == "euclidean"
+            else []
+        )
         for name, map_score in variants:
             row = verification(rec, test, map_score=map_score)
             fpr, tpr = row.pop("curve")
@@ -222,8 +249,13 @@ def verification_table(person, faces, *, train_people, test_people, args, run, d
             row["settings"] = params
             table[name] = row
     run.figure(
-        roc(curves, xlabel="false accepts (different people)", ylabel="true accepts (same person)",
-            title=f"{dataset}: verification, unseen people", xlim=(-0.01, 0.3)),  # fmt: skip
+        roc(
+            curves,
+            xlabel="false accepts (different people)",
+            ylabel="true accepts (same person)",
+            title=f"{dataset}: verification, unseen people",
+            xlim=(-0.01, 0.3),
+        ),
         f"{dataset}_verification.png",
     )
     return table
@@ -239,26 +271,54 @@ def main(argv=None):
     run = Run(NAME, args)
     person, image, faces = att_groups()
     results = {
-        "att": protocol(person, image, faces, enrolled=range(1, 21), calibration=range(21, 31),
-                        impostors=range(31, 41), args=args, run=run, dataset="att"),
+        "att": protocol(
+            person,
+            image,
+            faces,
+            enrolled=range(1, 21),
+            calibration=range(21, 31),
+            impostors=range(31, 41),
+            args=args,
+            run=run,
+            dataset="att",
+        ),
         "att_verification": verification_table(
-            person, faces, train_people=range(1, 21), test_people=range(21, 41), args=args,
-            run=run, dataset="att"),
-    }  # fmt: skip
+            person,
+            faces,
+            train_people=range(1, 21),
+            test_people=range(21, 41),
+            args=args,
+            run=run,
+            dataset="att",
+        ),
+    }
     if not args.no_imm:
         person, image, faces = imm_groups()
-        results["imm"] = protocol(person, image, faces, enrolled=range(1, 7),
-                                  calibration=range(7, 10), impostors=range(10, 13),
-                                  args=args, run=run, dataset="imm")  # fmt: skip
+        results["imm"] = protocol(
+            person,
+            image,
+            faces,
+            enrolled=range(1, 7),
+            calibration=range(7, 10),
+            impostors=range(10, 13),
+            args=args,
+            run=run,
+            dataset="imm",
+        )
     run.results = results
     att = results["att"]
     return run.finish(
         "AT&T open set TAR@FAR1% / rank-1: "
-        + ", ".join(f"{name} {100 * row['tar_at_far_0.01']:.0f}/{100 * row['rank1']:.0f}%"
-                    for name, row in att.items())  # fmt: skip
+        + ", ".join(
+            f"{name} {100 * row['tar_at_far_0.01']:.0f}/{100 * row['rank1']:.0f}%"
+            for name, row in att.items()
+        )
         + "; closed set: "
-        + ", ".join(f"{name} {100 * row['closed_set']:.1f}%"
-                    for name, row in att.items() if "closed_set" in row)  # fmt: skip
+        + ", ".join(
+            f"{name} {100 * row['closed_set']:.1f}%"
+            for name, row in att.items()
+            if "closed_set" in row
+        )
     )
 
 

@@ -23,9 +23,9 @@ import numpy as np
 
 from .. import datasets
 from ..evaluate import auc, eye_error, open_set_roc, rate_at, roc_curve
-from ..faces import align_face
+from ..faces.crops import align_face
+from ..faces.photos import default_finder, helen_split
 from ..normalize import to_gray
-from ..photos import default_finder, helen_split
 from ..plot import roc
 from ..recognize import Recognizer
 from ._common import Run, data_env, parser, steps
@@ -57,8 +57,9 @@ class CachedFinder:
     def find(self, photo, *, threshold=None, max_faces=50, return_likeliest=False):
         key = (id(photo), threshold, max_faces)
         if key not in self._found:
-            self._found[key] = self.finder.find(photo, threshold=threshold, max_faces=max_faces,
-                                                return_likeliest=True)  # fmt: skip
+            self._found[key] = self.finder.find(
+                photo, threshold=threshold, max_faces=max_faces, return_likeliest=True
+            )
         faces, likeliest = self._found[key]
         return (faces, likeliest) if return_likeliest else faces
 
@@ -86,8 +87,12 @@ def _groups(limit_helen):
 
 def cut_on(images, eyes):
     """Faces cut on given pupils: (n, 56, 46), the finder's crop from perfect eyes."""
-    return np.stack([align_face(image, tuple(pair), shape=SHAPE)
-                     for image, pair in zip(images, eyes, strict=True)])  # fmt: skip
+    return np.stack(
+        [
+            align_face(image, tuple(pair), shape=SHAPE)
+            for image, pair in zip(images, eyes, strict=True)
+        ]
+    )
 
 
 def _genuine(rec, photos, labels, pupils):
@@ -98,8 +103,7 @@ def _genuine(rec, photos, labels, pupils):
     scores, correct, clutter = [], [], []
     for photo, label, eyes in zip(photos, labels, pupils, strict=True):
         found, named, distances = rec.decide_faces(photo)  # measure() applies the threshold
-        errors = [eye_error(face.left_eye, face.right_eye, eyes[0], eyes[1])[0]
-                  for face in found]  # fmt: skip
+        errors = [eye_error(face.left_eye, face.right_eye, eyes[0], eyes[1])[0] for face in found]
         hit = int(np.argmin(errors)) if errors and min(errors) <= 0.25 else None
         scores.append(-np.inf if hit is None else -distances[hit])
         correct.append(hit is not None and named[hit] == label)
@@ -124,12 +128,18 @@ def measure(rec, threshold, genuine, correct, impostor_groups):
         "rank1_of_found": float(correct[found].mean()) if found.any() else 0.0,
         "tar_at_far_0.01": rate_at(far, dir_, FAR),
         "calibrated_tar": float(np.mean(accepted & correct)),
-        "calibrated_far": {name: float(np.mean(scores >= -threshold)) if len(scores) else None
-                           for name, scores in impostor_groups.items()},  # fmt: skip
+        "calibrated_far": {
+            name: float(np.mean(scores >= -threshold)) if len(scores) else None
+            for name, scores in impostor_groups.items()
+        },
         "calibrated_far_pooled": float(np.mean(impostor >= -threshold)),
         "impostor_faces": {name: len(scores) for name, scores in impostor_groups.items()},
-        "auc": auc(*roc_curve(np.r_[np.ones(found.sum()), np.zeros(len(impostor))],
-                              np.r_[genuine[found], impostor])[:2]),  # fmt: skip
+        "auc": auc(
+            *roc_curve(
+                np.r_[np.ones(found.sum()), np.zeros(len(impostor))],
+                np.r_[genuine[found], impostor],
+            )[:2]
+        ),
     }
     return row, (far, dir_)
 
@@ -140,9 +150,11 @@ def by_finder(parameters, finder, sets):
     rec.fit(*sets["enrol"][:2])
     threshold = rec.calibrate_threshold(*sets["calibration"][:2], far=FAR)
     scores, correct, clutter = _genuine(rec, *sets["genuine"])
-    groups = {"IMM strangers": _impostors(rec, sets["strangers"][0]),
-              "HELEN strangers": _impostors(rec, sets["helen"][0]),
-              "clutter in genuine photos": clutter}  # fmt: skip
+    groups = {
+        "IMM strangers": _impostors(rec, sets["strangers"][0]),
+        "HELEN strangers": _impostors(rec, sets["helen"][0]),
+        "clutter in genuine photos": clutter,
+    }
     return measure(rec, threshold, scores, correct, groups)
 
 
@@ -152,27 +164,40 @@ def by_pupils(parameters, sets):
     rec = Recognizer(**parameters).fit(faces["enrol"], sets["enrol"][1])
     threshold = rec.calibrate_threshold(faces["calibration"], sets["calibration"][1], far=FAR)
     named, distances = rec.decide(faces["genuine"])
-    groups = {"IMM strangers": -rec.decide(faces["strangers"])[1],
-              "HELEN strangers": -rec.decide(faces["helen"])[1]}  # fmt: skip
+    groups = {
+        "IMM strangers": -rec.decide(faces["strangers"])[1],
+        "HELEN strangers": -rec.decide(faces["helen"])[1],
+    }
     return measure(rec, threshold, -distances, named == sets["genuine"][1], groups)
 
 
 def main(argv=None):
     command = parser(NAME, __doc__.splitlines()[0])
-    command.add_argument("--helen", type=int, default=30,
-                         help="held-out HELEN photos for calibration and for test (default 30)")
+    command.add_argument(
+        "--helen",
+        type=int,
+        default=30,
+        help="held-out HELEN photos for calibration and for test (default 30)",
+    )
     command.add_argument("--methods", nargs="+", choices=list(METHODS), default=list(METHODS))
     command.add_argument("--n-components", type=int, default=20, help="of every method (20)")
-    command.add_argument("--limit", type=int, default=5,
-                         help="photos per person in each role (default 5, all; for quick runs)")
+    command.add_argument(
+        "--limit",
+        type=int,
+        default=5,
+        help="photos per person in each role (default 5, all; for quick runs)",
+    )
     args = command.parse_args(argv)
     data_env(args)
     run = Run(NAME, args)
     imm, person, number, pupils, helen = _groups(args.helen)
 
     def imm_set(mask):  # (photos, labels, pupils), at most --limit photos per person
-        rows = np.flatnonzero(mask & (number % 5 <= args.limit) & (number % 5 > 0)) \
-            if args.limit < 5 else np.flatnonzero(mask)  # fmt: skip
+        rows = (
+            np.flatnonzero(mask & (number % 5 <= args.limit) & (number % 5 > 0))
+            if args.limit < 5
+            else np.flatnonzero(mask)
+        )
         return [imm.images[i] for i in rows], imm.labels[rows], pupils[rows]
 
     strangers = ["stranger"] * len(helen["calibration"][0])
@@ -180,13 +205,14 @@ def main(argv=None):
     sets = {
         "enrol": imm_set(np.isin(person, ENROLLED) & (number <= 5)),
         "genuine": imm_set(np.isin(person, ENROLLED) & (number > 5)),
-        "calibration": (calibration[0] + helen["calibration"][0],
-                        np.r_[calibration[1], strangers],
-                        np.concatenate([calibration[2], helen["calibration"][1]])),
+        "calibration": (
+            calibration[0] + helen["calibration"][0],
+            np.r_[calibration[1], strangers],
+            np.concatenate([calibration[2], helen["calibration"][1]]),
+        ),
         "strangers": imm_set(np.isin(person, IMPOSTORS)),
-        "helen": (helen["test"][0], np.array(strangers[: len(helen["test"][0])]),
-                  helen["test"][1]),
-    }  # fmt: skip
+        "helen": (helen["test"][0], np.array(strangers[: len(helen["test"][0])]), helen["test"][1]),
+    }
     finder = CachedFinder(default_finder())
     table, curves, marks = {}, {}, {}
     for method in steps(list(args.methods), args, "methods"):
@@ -199,15 +225,24 @@ def main(argv=None):
             table[name] = row
             curves[f"{name} (TAR@1% {100 * row['tar_at_far_0.01']:.0f}%)"] = curve
             marks[f"{name}: calibrated"] = (row["calibrated_far_pooled"], row["calibrated_tar"])
-    run.figure(roc(curves, xlabel="false alarms (faces of strangers accepted)",
-                   ylabel="genuine photos: face found, accepted and named correctly",
-                   title="IMM people from photos, open set", xlim=(-0.01, 0.5),
-                   marks=marks))  # fmt: skip
+    run.figure(
+        roc(
+            curves,
+            xlabel="false alarms (faces of strangers accepted)",
+            ylabel="genuine photos: face found, accepted and named correctly",
+            title="IMM people from photos, open set",
+            xlim=(-0.01, 0.5),
+            marks=marks,
+        )
+    )
     run.results = table
-    return run.finish("; ".join(
-        f"{name}: found {100 * row['faces_found']:.0f}%, TAR@1% "
-        f"{100 * row['tar_at_far_0.01']:.0f}%, calibrated {100 * row['calibrated_tar']:.0f}%"
-        for name, row in table.items()))  # fmt: skip
+    return run.finish(
+        "; ".join(
+            f"{name}: found {100 * row['faces_found']:.0f}%, TAR@1% "
+            f"{100 * row['tar_at_far_0.01']:.0f}%, calibrated {100 * row['calibrated_tar']:.0f}%"
+            for name, row in table.items()
+        )
+    )
 
 
 if __name__ == "__main__":

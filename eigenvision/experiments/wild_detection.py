@@ -33,9 +33,9 @@ from pathlib import Path
 import numpy as np
 
 from .. import datasets, evaluate
-from ..faces import FACE_WINDOW, face_box
+from ..faces.geometry import FACE_WINDOW, face_box
+from ..faces.photos import default_finder, helen_split, sample_picture
 from ..io import load_image
-from ..photos import default_finder, helen_split, sample_picture
 from ..plot import rate_curves, roc, sample_data_folder
 from ._common import Run, data_env, parser, steps
 from .feature_detection_roc import _haar, haar_eyes
@@ -75,25 +75,32 @@ def peer_min_sizes(finder):
     dict
         ``{"OpenCV Haar": pixels, "scikit-image LBP": pixels}``.
     """
-    smallest = finder.window_[1] / FACE_WINDOW["width"] if finder.min_iod is None \
-        else finder.min_iod  # fmt: skip
+    smallest = (
+        finder.window_[1] / FACE_WINDOW["width"] if finder.min_iod is None else finder.min_iod
+    )
     return {name: int(round(ratio * smallest)) for name, ratio in PEER_BOX_IN_IODS.items()}
 
 
 def _haar_faces(haar, image, min_size):
     """Haar detections with their level weights as scores."""
     grey = np.ascontiguousarray(np.clip(image * 255, 0, 255).astype(np.uint8))
-    rects, _, weights = haar.detectMultiScale3(grey, scaleFactor=1.1, minNeighbors=3,
-                                               minSize=(min_size, min_size),
-                                               outputRejectLevels=True)  # fmt: skip
-    return [(tuple(float(v) for v in r), float(w)) for r, w in zip(rects, np.ravel(weights),
-                                                                     strict=True)]  # fmt: skip
+    rects, _, weights = haar.detectMultiScale3(
+        grey, scaleFactor=1.1, minNeighbors=3, minSize=(min_size, min_size), outputRejectLevels=True
+    )
+    return [
+        (tuple(float(v) for v in r), float(w))
+        for r, w in zip(rects, np.ravel(weights), strict=True)
+    ]
 
 
 def _lbp_faces(lbp, image, min_size):
-    found = lbp.detect_multi_scale(image, scale_factor=1.2, step_ratio=1,
-                                   min_size=(min_size, min_size),
-                                   max_size=(max(image.shape), max(image.shape)))  # fmt: skip
+    found = lbp.detect_multi_scale(
+        image,
+        scale_factor=1.2,
+        step_ratio=1,
+        min_size=(min_size, min_size),
+        max_size=(max(image.shape), max(image.shape)),
+    )
     return [((d["c"], d["r"], d["width"], d["height"]), 1.0) for d in found]
 
 
@@ -107,9 +114,18 @@ def non_face_pictures() -> dict:
     """
     from sklearn.datasets import load_sample_images
 
-    pictures = {name: sample_picture(name) for name in (
-        "immunohistochemistry", "colorwheel", "shepp_logan_phantom", "cell", "microaneurysms",
-        "retina", "checkerboard")}  # fmt: skip
+    pictures = {
+        name: sample_picture(name)
+        for name in (
+            "immunohistochemistry",
+            "colorwheel",
+            "shepp_logan_phantom",
+            "cell",
+            "microaneurysms",
+            "retina",
+            "checkerboard",
+        )
+    }
     for path in load_sample_images().filenames:  # china.jpg, flower.jpg
         pictures[Path(path).name] = load_image(path)
     samples = sample_data_folder()
@@ -139,8 +155,15 @@ def main(argv=None):
     eye_haar = _haar()
     found = {"eigenvision": [], "OpenCV Haar": [], "scikit-image LBP": []}
     seconds = {name: [] for name in found}
-    truths, errors = [], {"placer, true box": [], "locator, true box": [], "finder's own box": [],
-                          "OpenCV eye cascade": []}  # fmt: skip
+    truths, errors = (
+        [],
+        {
+            "placer, true box": [],
+            "locator, true box": [],
+            "finder's own box": [],
+            "OpenCV eye cascade": [],
+        },
+    )
     eye_confidence = []  # the locator's (the checks read it), from the true box
     others = []  # the faces the photos hold unannotated
     min_size = peer_min_sizes(finder)
@@ -167,44 +190,77 @@ def main(argv=None):
         placed = finder.place(image, box)
         located = finder.locator_.locate(image, box=box)
         for name, eyes in (("placer, true box", placed), ("locator, true box", located)):
-            errors[name].append(float(evaluate.eye_error(
-                eyes["left_eye"], eyes["right_eye"], left, right)[0]))  # fmt: skip
+            errors[name].append(
+                float(evaluate.eye_error(eyes["left_eye"], eyes["right_eye"], left, right)[0])
+            )
         eye_confidence.append(located.eye_confidence)
         hits = [f for f in faces if evaluate.face_found(f.box, truths[-1][0], iod)]
-        errors["finder's own box"].append(float(evaluate.eye_error(
-            hits[0].left_eye, hits[0].right_eye, left, right)[0]) if hits else np.inf)  # fmt: skip
+        errors["finder's own box"].append(
+            float(evaluate.eye_error(hits[0].left_eye, hits[0].right_eye, left, right)[0])
+            if hits
+            else np.inf
+        )
         if eye_haar is not None:
             eyes = haar_eyes(eye_haar, finder.locator_, image, box, iod)
             errors["OpenCV eye cascade"].append(
-                float(evaluate.eye_error(eyes[0], eyes[1], left, right)[0]))  # fmt: skip
+                float(evaluate.eye_error(eyes[0], eyes[1], left, right)[0])
+            )
     curves, points, ours_at_haar = _count(found, truths, others)
     strict_curves, strict_points, strict_at_haar = _count(found, truths)
     haar_alarms = points.get("OpenCV Haar", (np.nan, np.nan))[0]
     levels = np.linspace(0, 0.25, 26)
-    cdf = {name: [float(np.mean(np.asarray(e) <= level)) for level in levels]
-           for name, e in errors.items() if e}  # fmt: skip
+    cdf = {
+        name: [float(np.mean(np.asarray(e) <= level)) for level in levels]
+        for name, e in errors.items()
+        if e
+    }
     drawn = {k: v for k, v in curves.items() if len(v[0]) > 2}  # one operating point: a mark
-    run.figure(roc(drawn, xlabel="false alarms per photo",
-                   ylabel="faces found", title="held-out HELEN photos",
-                   marks={k: v for k, v in points.items() if k != "eigenvision"},
-                   xlim=(0, max(2.0, haar_alarms * 2 if np.isfinite(haar_alarms) else 2))))
-    run.figure(rate_curves(levels, cdf, references={"e = 0.10": 0.8}, xlabel="eye error e (IOD)",
-                           ylabel="fraction of faces", title="eye location"), "eyes.png")
+    run.figure(
+        roc(
+            drawn,
+            xlabel="false alarms per photo",
+            ylabel="faces found",
+            title="held-out HELEN photos",
+            marks={k: v for k, v in points.items() if k != "eigenvision"},
+            xlim=(0, max(2.0, haar_alarms * 2 if np.isfinite(haar_alarms) else 2)),
+        )
+    )
+    run.figure(
+        rate_curves(
+            levels,
+            cdf,
+            references={"e = 0.10": 0.8},
+            xlabel="eye error e (IOD)",
+            ylabel="fraction of faces",
+            title="eye location",
+        ),
+        "eyes.png",
+    )
     hit = np.asarray(errors["locator, true box"]) <= 0.10
     confidence_roc = {"hits": int(hit.sum()), "misses": int((~hit).sum())}
     if 0 < hit.sum() < len(hit):  # with hits only (or misses only) there is no ROC
         fpr, tpr, _ = evaluate.roc_curve(hit, eye_confidence)
-        confidence_roc.update(auc=evaluate.auc(fpr, tpr), false_positive_rate=fpr,
-                              true_positive_rate=tpr)  # fmt: skip
-        run.figure(roc({f"eye confidence (AUC {confidence_roc['auc']:.3f})": (fpr, tpr)},
-                       xlabel="misses accepted (e > 0.10)", ylabel="hits accepted (e <= 0.10)",
-                       title="does the locator know when it is right?"), "eye_confidence.png")
+        confidence_roc.update(
+            auc=evaluate.auc(fpr, tpr), false_positive_rate=fpr, true_positive_rate=tpr
+        )
+        run.figure(
+            roc(
+                {f"eye confidence (AUC {confidence_roc['auc']:.3f})": (fpr, tpr)},
+                xlabel="misses accepted (e > 0.10)",
+                ylabel="hits accepted (e <= 0.10)",
+                title="does the locator know when it is right?",
+            ),
+            "eye_confidence.png",
+        )
     non_faces = {}
     for name, picture in steps(non_face_pictures().items(), args, "pictures without a face"):
         shown, likeliest = finder.find(picture, return_likeliest=True)
         lbp_faces = _lbp_faces(lbp, picture, min_size["scikit-image LBP"])
-        non_faces[name] = {"eigenvision": len(shown), "eigenvision likeliest": likeliest,
-                           "scikit-image LBP": len(lbp_faces)}  # fmt: skip
+        non_faces[name] = {
+            "eigenvision": len(shown),
+            "eigenvision likeliest": likeliest,
+            "scikit-image LBP": len(lbp_faces),
+        }
         if haar is not None:
             haar_faces = _haar_faces(haar, picture, min_size["OpenCV Haar"])
             non_faces[name]["OpenCV Haar"] = len(haar_faces)
@@ -214,16 +270,20 @@ def main(argv=None):
         "operating_points": points,
         "eigenvision_rate_at_haar_false_alarms": ours_at_haar,
         "unannotated_faces": int(sum(len(boxes) for boxes in others)),
-        "strict_count": {"operating_points": strict_points,
-                         "eigenvision_rate_at_haar_false_alarms": strict_at_haar,
-                         "curves": _curves(strict_curves)},  # fmt: skip
+        "strict_count": {
+            "operating_points": strict_points,
+            "eigenvision_rate_at_haar_false_alarms": strict_at_haar,
+            "curves": _curves(strict_curves),
+        },
         "eye_within_0.10": _within(errors, 0.10),
         "eye_within_0.05": _within(errors, 0.05),
         "eye_confidence": confidence_roc,
         "non_face_pictures": non_faces,
         "non_face_pictures_showing_a_face": {
             name: sum(counts[name] > 0 for counts in non_faces.values())
-            for name in found if name != "OpenCV Haar" or haar is not None},  # fmt: skip
+            for name in found
+            if name != "OpenCV Haar" or haar is not None
+        },
         "median_seconds": median,
         "curves": _curves(curves),
     }

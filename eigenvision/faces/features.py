@@ -11,31 +11,40 @@ is :mod:`eigenvision.faces`'; the search is :func:`~eigenvision.search.multiscal
 from __future__ import annotations
 
 from dataclasses import dataclass
-from numbers import Integral
 
 import numpy as np
 from scipy import ndimage
 from scipy.special import expit
 from sklearn.base import BaseEstimator
 
-from ._base import check_fitted
-from ._errors import refuse_complex
+from .._base import check_fitted
+from .._errors import refuse_complex
+from .._spec import Param, State, check_params
+from ..detection import window_maps
+from ..eigenspace import Eigenspace
+from ..imageset import ImageSet
+from ..normalize import resize, resize_points, to_gray, unit_norm
+from ..search import multiscale_minima, suppress
 from .decision import fit_decision, log_distance_maps, log_distances
-from .detection import window_maps
-from .eigenspace import Eigenspace
-from .faces import (
+from .geometry import (
     FEATURES,
     PATCH_SHAPES,
+    PLACEMENT_EYE_PATCH,
     box_eyes,
     eye_frame,
+    face_box,
     faces_and_landmarks,
     mirror_landmarks,
-)  # fmt: skip
-from .imageset import ImageSet
-from .normalize import resize, resize_points, to_gray, unit_norm
-from .search import multiscale_minima, suppress
+)
 
-__all__ = ["FeatureDetector", "FeatureLocations"]
+__all__ = [
+    "FeatureDetector",
+    "FeatureLocations",
+    "placement_locator",
+    "place_features",
+    "feature_check",
+]
+
 
 @dataclass(frozen=True)
 class FeatureLocations:
@@ -158,6 +167,35 @@ class FeatureDetector(BaseEstimator):
     object representation, IEEE TPAMI 19(7).
     """
 
+    #: Each parameter's kind and range (:func:`~eigenvision._spec.check_params`).
+    _params = {
+        "features": Param("any"),
+        "n_components": Param("int", 0, 1000),
+        "iod": Param("int", 5, 400),
+        "patch": Param("any"),
+        "rotations": Param("reals", -90, 90),
+        "scales": Param("reals", 0, 16, open_low=True),
+        "mirror": Param("bool"),
+        "search_scales": Param("reals", 0, 16, open_low=True),
+        "search_margin": Param("real", 0, 5, open_low=True),
+        "geometry_weight": Param("real", 0, 1e6, optional=True),
+        "score": Param("choice", choices=("dffs", "decision")),
+        "negatives_per_face": Param("int", 0, 1000),
+    }
+
+    #: Each fitted member's kind, dtype, shape rule and finiteness
+    #: (:func:`~eigenvision._spec.check_declared_state`).
+    _state = {
+        "features_": State("strings"),
+        "patch_shapes_": State(dtypes="iu", shape=("n", 2), low=1),
+        "offsets_mean_": State(shape=("n", 2)),
+        "offsets_std_": State(shape=("n", 2), low=0),
+        "score_quantiles_": State(shape=("n", 101)),
+        "decision_": State(shape=("n", 5), optional=True),
+        "spaces_": State("models"),
+        "nonfeature_spaces_": State("models", optional=True),
+    }
+
     def __init__(
         self,
         features=FEATURES,
@@ -227,16 +265,12 @@ class FeatureDetector(BaseEstimator):
         -------
         self
         """
-        if isinstance(self.iod, bool) or not isinstance(self.iod, Integral) \
-                or not 5 <= self.iod <= 400:  # fmt: skip
-            raise ValueError(f"iod must be an int number of pixels in [5, 400], got {self.iod!r}")
+        check_params(self)
         features = self._feature_list()
         groups = images.labels if isinstance(images, ImageSet) else None
         faces, marks = faces_and_landmarks(images, landmarks, {"left_eye", "right_eye", *features})
         folds = _two_folds(groups, len(faces))
         shapes = [self.patch_shape(f) for f in features]
-        if self.score not in ("dffs", "decision"):
-            raise ValueError(f"score must be 'dffs' or 'decision', got {self.score!r}")
         patches = {f: [] for f in features}
         negatives = {f: [] for f in features}
         rng = np.random.default_rng(0)
@@ -306,10 +340,12 @@ class FeatureDetector(BaseEstimator):
             outside = unit_norm(np.stack(negatives[f]))
             self.nonfeature_spaces_[f] = self._feature_space(outside)
             spaces = (self.spaces_[f], self.nonfeature_spaces_[f])
-            weights.append(fit_decision(
-                log_distances(inside.reshape(len(inside), -1), spaces),
-                log_distances(outside.reshape(len(outside), -1), spaces),
-            ))  # fmt: skip
+            weights.append(
+                fit_decision(
+                    log_distances(inside.reshape(len(inside), -1), spaces),
+                    log_distances(outside.reshape(len(outside), -1), spaces),
+                )
+            )
         self.decision_ = np.array(weights)
 
     def _feature_space(self, stack):
@@ -341,8 +377,10 @@ class FeatureDetector(BaseEstimator):
         """
         space = self.spaces_[self._known(feature)]
         if factor != 1.0:
-            shape = (max(1, int(round(image.shape[0] * factor))),
-                     max(1, int(round(image.shape[1] * factor))))  # fmt: skip
+            shape = (
+                max(1, int(round(image.shape[0] * factor))),
+                max(1, int(round(image.shape[1] * factor))),
+            )
             image = resize(image, shape)
         method = self.score if method is None else method
         if method == "decision":
@@ -371,9 +409,12 @@ class FeatureDetector(BaseEstimator):
             map_function = self.feature_map
         scales = [1.0 / (base_factor * multiplier) for multiplier in self.search_scales]
         found = multiscale_minima(
-            image, lambda scaled: map_function(scaled, feature), window, scales,
+            image,
+            lambda scaled: map_function(scaled, feature),
+            window,
+            scales,
             region=(center, half),
-        )  # fmt: skip
+        )
         # One candidate per place, whatever the scale: 0.1 IOD apart at least.
         return suppress(found, max_count=n, separation=0.1 * self.iod / window[1])
 
@@ -411,8 +452,9 @@ class FeatureDetector(BaseEstimator):
         left, right, _ = box_eyes(box)
         return {"left_eye": tuple(left), "right_eye": tuple(right)}
 
-    def feature_minimum(self, face_image, feature, *, box=None, map_function=None,
-                        whole_image=False):  # fmt: skip
+    def feature_minimum(
+        self, face_image, feature, *, box=None, map_function=None, whole_image=False
+    ):
         """Global minimum of one feature's map over its search region and scales.
 
         The lecture's detection criterion reads this minimum (see
@@ -441,8 +483,9 @@ class FeatureDetector(BaseEstimator):
         image, box, iod = self._prepare(face_image, box)
         shape = image.shape if whole_image else None
         center, half = self.search_region(feature, box, image_shape=shape)
-        found = self._search(image, feature, center, half, self.iod / iod,
-                             map_function=map_function, n=1)  # fmt: skip
+        found = self._search(
+            image, feature, center, half, self.iod / iod, map_function=map_function, n=1
+        )
         if not found:
             return (np.nan, np.nan, np.inf)
         x, y = found[0].center
@@ -514,8 +557,7 @@ class FeatureDetector(BaseEstimator):
         eyes = {}
         for f in ("left_eye", "right_eye"):
             center, half = self.search_region(f, box)
-            eyes[f] = self._search(image, f, center, half, base, n=6) if f in self.features_ \
-                else []  # fmt: skip
+            eyes[f] = self._search(image, f, center, half, base, n=6) if f in self.features_ else []
         positions, scores = {}, {}
         pair = self._best_eye_pair(eyes)
         prior = self._eye_prior(box)
@@ -535,8 +577,15 @@ class FeatureDetector(BaseEstimator):
             half = tuple((3 * spread + 0.15) * found_iod)
             found = self._search(image, f, center, half, self.iod / found_iod, n=6)
             if found:
-                best = min(found, key=lambda d: d.score + self._position_cost(
-                    np.subtract(d.center, origin) @ to_frame, offset, spread))  # fmt: skip
+                best = min(
+                    found,
+                    key=lambda d: (
+                        d.score
+                        + self._position_cost(
+                            np.subtract(d.center, origin) @ to_frame, offset, spread
+                        )
+                    ),
+                )
                 positions[f], scores[f] = best.center, best.score
             else:
                 positions[f], scores[f] = tuple(center), np.inf
@@ -683,3 +732,77 @@ def _template_only(space):
     space.explained_variance_ratio_ = space.explained_variance_ratio_[:0]
     space.n_components_ = 0
     return space
+
+
+def placement_locator():
+    """The unfitted eye, nose and mouth detector that places a found face's features.
+
+    :class:`~eigenvision.FaceFinder`'s ``placer_``: scored by decision, eye
+    patches of :data:`~eigenvision.faces.geometry.PLACEMENT_EYE_PATCH` (the
+    brows in: they place eyes better than eye-sized patches do).
+
+    Returns
+    -------
+    FeatureDetector
+    """
+    eyes = {name: PLACEMENT_EYE_PATCH for name in ("left_eye", "right_eye")}
+    return FeatureDetector(score="decision", patch=eyes)
+
+
+def place_features(placer, image, box):
+    """Eyes, nose and mouth of the face in ``box``: located there, then in its eyes' box.
+
+    A box's scale is often off by more than the detector searches around it,
+    so the features are located again in the box of the eyes found first;
+    when the first pass finds no eye pair (eye confidence under 0.02) its
+    locations are returned.
+
+    Parameters
+    ----------
+    placer : FeatureDetector
+    image : (H, W) or (H, W, 3) ndarray
+    box : (x, y, w, h)
+
+    Returns
+    -------
+    FeatureLocations
+        In ``image``'s pixels.
+    """
+    located = placer.locate(image, box=box)
+    if located.eye_confidence < 0.02:
+        return located
+    eyes = (np.asarray(located[name], dtype=float) for name in ("left_eye", "right_eye"))
+    return placer.locate(image, box=face_box(*eyes))
+
+
+def feature_check(locator, image, eyes, score, *, eye_weight, feature_weight):
+    """A candidate face's score after the eye-pair and nose-and-mouth check, in log-odds.
+
+    Clutter that passes the face/non-face decision seldom holds two eyes, a
+    nose and a mouth where a face has them: the check adds ``eye_weight (log
+    p_left + log p_right) + feature_weight (log p_nose + log p_mouth)`` of the
+    features ``locator`` finds in the candidate's box (never positive).
+
+    Parameters
+    ----------
+    locator : FeatureDetector
+    image : (H, W) ndarray
+    eyes : ((x, y), (x, y))
+        The candidate's eyes.
+    score : float
+        Its decision's log-odds.
+    eye_weight, feature_weight : float
+
+    Returns
+    -------
+    float
+    """
+    checked = locator.locate(image, box=face_box(*eyes))
+    for weight, names in (
+        (eye_weight, ("left_eye", "right_eye")),
+        (feature_weight, ("nose", "mouth")),
+    ):
+        found = [checked.confidence[name] for name in names if name in checked.confidence]
+        if weight and found:
+            score = score + weight * float(np.log(np.maximum(found, 1e-12)).sum())
+    return score

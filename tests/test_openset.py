@@ -4,16 +4,16 @@ import numpy as np
 import pytest
 
 import eigenvision as ev
-from eigenvision.scores import class_distances, normalized, znorm_statistics
+from eigenvision.openset import class_distances, normalized, znorm_statistics
 
 
 def _people(n_people=7, per_person=4, seed=0):
     rng = np.random.default_rng(seed)
     centres = rng.normal(size=(n_people, 6, 5))
     spread = rng.uniform(0.1, 0.6, n_people)  # people differ in how much they vary
-    images = np.concatenate([
-        centres[p] + spread[p] * rng.normal(size=(per_person, 6, 5)) for p in range(n_people)
-    ])  # fmt: skip
+    images = np.concatenate(
+        [centres[p] + spread[p] * rng.normal(size=(per_person, 6, 5)) for p in range(n_people)]
+    )
     return images, np.repeat(np.arange(n_people), per_person)
 
 
@@ -62,13 +62,16 @@ def test_recognizer_decides_on_normalised_distances(score_norm, tmp_path):
     if score_norm == "znorm":
         own = np.sqrt(((gallery[:, None] - gallery[None]) ** 2).sum(-1))
         own = np.stack([own[:, labels[enrolled] == c].min(1) for c in range(5)], axis=1)
-        stats = [(own[labels[enrolled] != c, c].mean(), own[labels[enrolled] != c, c].std())
-                 for c in range(5)]  # fmt: skip
+        stats = [
+            (own[labels[enrolled] != c, c].mean(), own[labels[enrolled] != c, c].std())
+            for c in range(5)
+        ]
         expected = (nearest - np.array(stats)[:, 0]) / np.array(stats)[:, 1]
     else:
         cohorts = [np.delete(nearest, c, 1) for c in range(5)]
-        expected = np.stack([(nearest[:, c] - cohorts[c].mean(1)) / cohorts[c].std(1)
-                             for c in range(5)], axis=1)  # fmt: skip
+        expected = np.stack(
+            [(nearest[:, c] - cohorts[c].mean(1)) / cohorts[c].std(1) for c in range(5)], axis=1
+        )
     for p in (0, 9, 27):
         for c in range(5):
             assert rec.verify(probes[p], c).distance == pytest.approx(expected[p, c], rel=1e-4)
@@ -89,8 +92,10 @@ def test_enrolment_updates_the_znorm_statistics():
     gallery = rec.gallery_.astype(np.float64)
     own = np.sqrt(((gallery[:, None] - gallery[None]) ** 2).sum(-1))
     own = np.stack([own[:, rec.gallery_labels_ == c].min(1) for c in range(7)], axis=1)
-    expected = [(own[rec.gallery_labels_ != c, c].mean(), own[rec.gallery_labels_ != c, c].std())
-                for c in range(7)]  # fmt: skip
+    expected = [
+        (own[rec.gallery_labels_ != c, c].mean(), own[rec.gallery_labels_ != c, c].std())
+        for c in range(7)
+    ]
     np.testing.assert_allclose(rec.score_statistics_, expected, rtol=1e-5)
 
 

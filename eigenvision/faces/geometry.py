@@ -14,17 +14,28 @@ from __future__ import annotations
 import numpy as np
 from scipy.ndimage import map_coordinates
 
-from ._parallel import n_threads, run_on_row_parts
-from .imageset import ImageSet
-from .normalize import DEFAULT_EYE_POSITIONS, align, resize, resize_points, to_gray
+from .._parallel import n_threads, run_on_row_parts
+from ..imageset import ImageSet
+from ..normalize import align, resize, resize_points, to_gray, unit_norm
 
 __all__ = [
-    "face_box", "box_eyes", "face_windows", "face_window", "face_windows_at", "HalfOctaves",
+    "face_box",
+    "box_eyes",
+    "face_windows",
+    "augmented_face_windows",
+    "face_window",
+    "face_windows_at",
+    "HalfOctaves",
     "window_shape",
     "window_eyes",
-    "align_face", "mirror_landmarks", "eye_frame",
-    "faces_and_landmarks", "FACE_WINDOW", "FEATURES", "PATCH_SHAPES", "PLACEMENT_EYE_PATCH",
-]  # fmt: skip
+    "mirror_landmarks",
+    "eye_frame",
+    "faces_and_landmarks",
+    "FACE_WINDOW",
+    "FEATURES",
+    "PATCH_SHAPES",
+    "PLACEMENT_EYE_PATCH",
+]
 
 
 #: The features a :class:`~eigenvision.FeatureDetector` knows by default.
@@ -84,8 +95,12 @@ def face_box(left_eye, right_eye) -> tuple[float, float, float, float]:
     left, right = np.asarray(left_eye, float), np.asarray(right_eye, float)
     iod = float(np.linalg.norm(right - left))
     cx, cy = (left + right) / 2
-    return (float(cx - _BOX_WIDTH * iod / 2), float(cy - _BOX_ABOVE * iod), _BOX_WIDTH * iod,
-            (_BOX_ABOVE + _BOX_BELOW) * iod)  # fmt: skip
+    return (
+        float(cx - _BOX_WIDTH * iod / 2),
+        float(cy - _BOX_ABOVE * iod),
+        _BOX_WIDTH * iod,
+        (_BOX_ABOVE + _BOX_BELOW) * iod,
+    )
 
 
 def box_eyes(box) -> tuple[np.ndarray, np.ndarray, float]:
@@ -166,10 +181,12 @@ def face_windows(images, landmarks=None, *, iod=20, mirror=True) -> np.ndarray:
     faces, marks = faces_and_landmarks(
         images, landmarks, {"left_eye", "right_eye"}, caller="face_windows"
     )
-    windows = np.stack([
-        face_window(face.astype(np.float64), left, right, iod=iod)
-        for face, left, right in zip(faces, marks["left_eye"], marks["right_eye"], strict=True)
-    ])  # fmt: skip
+    windows = np.stack(
+        [
+            face_window(face.astype(np.float64), left, right, iod=iod)
+            for face, left, right in zip(faces, marks["left_eye"], marks["right_eye"], strict=True)
+        ]
+    )
     return np.concatenate([windows, windows[:, :, ::-1]]) if mirror else windows
 
 
@@ -191,6 +208,38 @@ def window_shape(iod) -> tuple[int, int]:
     (32, 28)
     """
     return int(round(FACE_WINDOW["height"] * iod)), int(round(FACE_WINDOW["width"] * iod))
+
+
+def augmented_face_windows(images, landmarks, *, iod=20, tilts=(0.0,)) -> np.ndarray:
+    """Zero-mean, unit-norm face windows, tilted in the plane and mirrored (a face space's data).
+
+    Parameters
+    ----------
+    images : (n, H, W) ndarray
+    landmarks : dict
+        ``left_eye`` and ``right_eye``, ``(n, 2)`` ``(x, y)`` each.
+    iod : int, default 20
+        Inter-ocular distance of the window (:func:`window_shape`).
+    tilts : sequence of float, default (0.0,)
+        Degrees: each face is cut once per tilt (and mirrored).
+
+    Returns
+    -------
+    (2 n len(tilts), h, w) ndarray
+    """
+    left, right = landmarks["left_eye"], landmarks["right_eye"]
+    centre = (left + right) / 2
+    stacks = []
+    for angle in tilts:
+        theta = np.deg2rad(angle)
+        rotation = np.array([[np.cos(theta), -np.sin(theta)], [np.sin(theta), np.cos(theta)]])
+        # eyes moved by +angle around their midpoint: the window sees the face tilted by -angle
+        moved = {
+            "left_eye": centre + (left - centre) @ rotation.T,
+            "right_eye": centre + (right - centre) @ rotation.T,
+        }
+        stacks.append(face_windows(images, moved, iod=iod, mirror=True))
+    return unit_norm(np.concatenate(stacks))
 
 
 def face_window(image, left_eye, right_eye, *, iod=20) -> np.ndarray:
@@ -272,7 +321,9 @@ def face_windows_at(image, eyes, *, iod=20, antialias=False) -> np.ndarray:
     # map_coordinates releases the GIL: halves on two threads (1.6x on two cores)
     return run_on_row_parts(
         lambda part: map_coordinates(image, [rows[part], cols[part]], order=1, mode="nearest"),
-        len(eyes), min(n_threads(), 2) if len(eyes) > 256 else 1)  # fmt: skip
+        len(eyes),
+        min(n_threads(), 2) if len(eyes) > 256 else 1,
+    )
 
 
 #: With ``antialias``, the eye distance (in window IODs) down to which a photo is reduced before
@@ -334,44 +385,8 @@ def _reduced_windows(reductions, eyes, iod):
             reductions[step],
             resize_points(eyes[chosen], reductions.image.shape, reductions.shape(step)),
             iod=iod,
-        )  # fmt: skip
+        )
     return windows
-
-
-def align_face(image, face, *, shape=(112, 92), eye_positions=DEFAULT_EYE_POSITIONS,
-               antialias=True):  # fmt: skip
-    """Cut a face to a canonical crop: the similarity transform that puts its eyes in place.
-
-    Parameters
-    ----------
-    image : (H, W) or (H, W, 3) ndarray
-        The photo the face is in (8-bit or float; colour becomes grey).
-    face : Face or ((x, y), (x, y))
-        A found face (anything with ``left_eye`` and ``right_eye``), or its
-        left and right eye.
-    shape : (H, W), default (112, 92)
-        The crop (AT&T's size).
-    eye_positions : ((u, v), (u, v)), default ((0.3, 0.4), (0.7, 0.4))
-        Where the eyes land, as fractions of the crop's width and height.
-    antialias : bool, default True
-        Smooth a face larger than the crop before sampling it
-        (:func:`~eigenvision.normalize.align`): a photo's face is often 2 to
-        10 times the crop's size.
-
-    Returns
-    -------
-    (H, W) ndarray
-
-    Examples
-    --------
-    >>> photo = np.zeros((50, 60))
-    >>> align_face(photo, ((20.0, 25.0), (40.0, 25.0)), shape=(20, 16)).shape
-    (20, 16)
-    """
-    left, right = (face.left_eye, face.right_eye) if hasattr(face, "left_eye") else face
-    image = np.asarray(image)
-    grey = to_gray(image[..., :3]) if image.ndim == 3 else image
-    return align(grey, left, right, shape=shape, eye_positions=eye_positions, antialias=antialias)
 
 
 def window_eyes(detection) -> tuple[np.ndarray, np.ndarray]:

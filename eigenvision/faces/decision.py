@@ -21,11 +21,25 @@ from sklearn.cluster import KMeans
 from sklearn.linear_model import LogisticRegression
 from sklearn.neural_network import MLPClassifier
 
-from .detection import window_maps
-from .eigenspace import Eigenspace
+from .._base import progress as show_progress
+from ..detection import window_maps
+from ..eigenspace import Eigenspace
+from ..normalize import equalize_windows, unit_norm
 
-__all__ = ["log_distances", "log_distance_maps", "fit_decision", "cluster_spaces",
-           "fit_network", "network_log_odds"]  # fmt: skip
+__all__ = [
+    "log_distances",
+    "log_distance_maps",
+    "fit_decision",
+    "cluster_spaces",
+    "fit_network",
+    "network_log_odds",
+    "decision_windows",
+    "mine_nonfaces",
+    "NETWORK",
+]
+
+#: The perceptron's weights (:func:`fit_network`), each held by the finder as ``network_<name>_``.
+NETWORK = ("mean", "scale", "hidden_weights", "hidden_bias", "output_weights", "output_bias")
 
 _FLOOR = 1e-12  # log of an exact fit
 
@@ -137,10 +151,13 @@ def cluster_spaces(X, n_clusters, n_components, *, random_state=0) -> list:
     if n_clusters == 1:
         labels = np.zeros(len(X), dtype=int)
     else:
-        labels = KMeans(n_clusters, n_init=3,
-                        random_state=random_state).fit_predict(X.reshape(len(X), -1))
-    return [Eigenspace(max(1, min(n_components, int(np.sum(labels == c)) - 1))).fit(X[labels == c])
-            for c in range(n_clusters)]  # fmt: skip
+        labels = KMeans(n_clusters, n_init=3, random_state=random_state).fit_predict(
+            X.reshape(len(X), -1)
+        )
+    return [
+        Eigenspace(max(1, min(n_components, int(np.sum(labels == c)) - 1))).fit(X[labels == c])
+        for c in range(n_clusters)
+    ]
 
 
 def fit_network(positive, negative, *, hidden=32, n_networks=1, random_state=0) -> dict:
@@ -182,15 +199,20 @@ def fit_network(positive, negative, *, hidden=32, n_networks=1, random_state=0) 
     y = np.r_[np.ones(len(positive)), np.zeros(len(negative))]
     mean, scale = X.mean(axis=0), X.std(axis=0)
     scale = np.where(scale > 0, scale, 1.0)
-    networks = [MLPClassifier((int(hidden),), alpha=1e-3, max_iter=500, early_stopping=True,
-                              random_state=seed).fit((X - mean) / scale, y)
-                for seed in range(random_state, random_state + int(n_networks))]  # fmt: skip
-    return {"mean": mean, "scale": scale,
-            "hidden_weights": np.concatenate([net.coefs_[0] for net in networks], axis=1),
-            "hidden_bias": np.concatenate([net.intercepts_[0] for net in networks]),
-            "output_weights": np.concatenate([net.coefs_[1][:, 0] for net in networks])
-            / len(networks),
-            "output_bias": float(np.mean([net.intercepts_[1][0] for net in networks]))}  # fmt: skip
+    networks = [
+        MLPClassifier(
+            (int(hidden),), alpha=1e-3, max_iter=500, early_stopping=True, random_state=seed
+        ).fit((X - mean) / scale, y)
+        for seed in range(random_state, random_state + int(n_networks))
+    ]
+    return {
+        "mean": mean,
+        "scale": scale,
+        "hidden_weights": np.concatenate([net.coefs_[0] for net in networks], axis=1),
+        "hidden_bias": np.concatenate([net.intercepts_[0] for net in networks]),
+        "output_weights": np.concatenate([net.coefs_[1][:, 0] for net in networks]) / len(networks),
+        "output_bias": float(np.mean([net.intercepts_[1][0] for net in networks])),
+    }
 
 
 def network_log_odds(features, weights) -> np.ndarray:
@@ -209,3 +231,65 @@ def network_log_odds(features, weights) -> np.ndarray:
     hidden = (features - weights["mean"]) / weights["scale"] @ weights["hidden_weights"]
     hidden = np.maximum(hidden + weights["hidden_bias"], 0.0)
     return hidden @ weights["output_weights"] + weights["output_bias"]
+
+
+def decision_windows(windows, *, equalize=True) -> np.ndarray:
+    """Windows as the face/non-face decision sees them.
+
+    Histogram-equalised (their grey levels replaced by their ranks,
+    :func:`~eigenvision.normalize.equalize_windows`), as Sung & Poggio do, so
+    the decision ignores any increasing change of contrast; or, with
+    ``equalize=False``, only made zero-mean; then of unit norm.
+
+    Parameters
+    ----------
+    windows : (n, h, w) ndarray
+        As cut from a photo, any grey levels.
+    equalize : bool, default True
+
+    Returns
+    -------
+    (n, h, w) ndarray
+    """
+    return equalize_windows(windows) if equalize else unit_norm(windows)
+
+
+def mine_nonfaces(backgrounds, pools, cut, *, per_image, decide=None, progress=False):
+    """Non-face windows from the candidates of photos without faces (Sung & Poggio 1998).
+
+    Round 1 samples each background's candidates at random; round 2
+    (bootstrapping) keeps those the decision fitted so far still likes best.
+
+    Parameters
+    ----------
+    backgrounds : sequence of ((H, W) ndarray, boxes)
+        Photos (and the boxes their faces are in, already left out of ``pools``).
+    pools : sequence of lists of (left_eye, right_eye, value)
+        Each background's stage-1 candidates.
+    cut : callable
+        ``cut(image, candidates) -> (n, h, w)`` windows.
+    per_image : int
+        Windows kept per background.
+    decide : callable, optional
+        ``decide(windows) -> (n,)`` log-odds of a face: round 2. Default: round 1.
+    progress : bool, default False
+
+    Returns
+    -------
+    (m, h, w) ndarray or None
+        None when no background gave a candidate.
+    """
+    found, rng = [], np.random.default_rng(0)
+    rounds = show_progress(
+        zip(backgrounds, pools, strict=True),
+        total=len(pools),
+        desc=f"mining non-faces, round {1 if decide is None else 2}",
+        enabled=progress,
+    )
+    for (image, _), candidates in rounds:
+        if not candidates:
+            continue
+        windows = cut(image, candidates)
+        order = rng.permutation(len(windows)) if decide is None else np.argsort(-decide(windows))
+        found.append(windows[order[:per_image]])
+    return np.concatenate(found) if found else None

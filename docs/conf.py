@@ -1,0 +1,40 @@
+"""Sphinx configuration of eigenvision's documentation (user guide, gallery, API reference)."""
+
+import os
+
+import eigenvision
+
+project = "eigenvision"
+author = "the eigenvision developers"
+release = eigenvision.__version__
+version = release
+
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.mathjax",
+    "numpydoc",
+    "sphinx_gallery.gen_gallery",
+]
+
+autosummary_generate = True
+autodoc_default_options = {"members": False}
+numpydoc_show_class_members = False
+numpydoc_class_members_toctree = False
+numpydoc_xref_param_type = False
+
+sphinx_gallery_conf = {
+    "examples_dirs": "examples",
+    "gallery_dirs": "auto_examples",
+    "filename_pattern": r"/plot_",
+    "download_all_examples": False,
+    "remove_config_comments": True,
+    "abort_on_example_error": True,
+}
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+exclude_patterns = ["_build", "architecture.md", "examples/README.rst", "*.png"]
+templates_path = []
+html_theme = "alabaster"
+html_theme_options = {"description": "eigenspace image recognition", "fixed_sidebar": True}
+html_static_path = []

@@ -1,0 +1,351 @@
+"""Declarations of a model's parameters and fitted state, and the one check that reads them.
+
+Each estimator declares, beside its ``__init__``, two small tables:
+``_params`` (each parameter's kind and range: :class:`Param`) and
+``_state`` (each fitted member's kind, dtype, shape rule and finiteness:
+:class:`State`). ``fit`` checks the parameters with :func:`check_params`;
+:func:`~eigenvision.load` checks both, so a model file whose member is
+missing, unexpected, of another kind (strings or integers where floats
+belong), non-finite or of an inconsistent shape is refused naming that
+member; the command line and the app read the same tables for their choices.
+
+Shape rules name their dimensions: ``("k", "d")`` beside ``("d",)`` says
+both members share ``d``; integer members may bind a dimension too
+(``n_components_`` binds ``k``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from numbers import Integral, Real
+
+import numpy as np
+
+__all__ = ["Param", "State", "check_params", "check_declared_state", "MissingMemberError"]
+
+
+class MissingMemberError(ValueError):
+    """A fitted model lacks a member its ``_state`` requires (e.g. a file of another version)."""
+
+
+#: What a parameter kind accepts, for messages.
+_KIND_WORDS = {
+    "int": "an int",
+    "real": "a number",
+    "bool": "True or False",
+    "choice": "one of",
+    "shape": "(height, width) ints",
+    "reals": "a sequence of numbers",
+    "model": "a model",
+    "any": "anything",
+}
+
+
+@dataclass(frozen=True)
+class Param:
+    """A parameter's kind and range.
+
+    Parameters
+    ----------
+    kind : {"int", "real", "bool", "choice", "shape", "reals", "model", "any"}
+        ``"reals"``: a sequence of numbers (its length in ``[min_length, max_length]``,
+        each in the range); ``"shape"``: two positive ints.
+    low, high : float, optional
+        The range of a number (or of each number of ``"reals"``, each side of ``"shape"``).
+    open_low, open_high : bool, default False
+        Whether ``low`` and ``high`` themselves are excluded.
+    optional : bool, default False
+        None is allowed.
+    choices : tuple, default ()
+        The values of ``"choice"``.
+    min_length, max_length : int, default 1 and 64
+        The length of ``"reals"``.
+    also : tuple, default ()
+        Other values allowed besides the kind (e.g. ``"auto"`` beside numbers).
+    needs : tuple of str, default ()
+        A ``"model"`` given by what it does: the attributes it must have
+        (default: an estimator's ``get_params``).
+    help : str, default ""
+        One line for the command line's ``--help``.
+    """
+
+    kind: str
+    low: float | None = None
+    high: float | None = None
+    open_low: bool = False
+    open_high: bool = False
+    optional: bool = False
+    choices: tuple = ()
+    min_length: int = 1
+    max_length: int = 64
+    also: tuple = ()
+    needs: tuple = ()
+    help: str = ""
+
+    def describe(self) -> str:
+        """What the parameter accepts, in words.
+
+        Returns
+        -------
+        str
+        """
+        if self.kind == "choice":
+            words = f"one of {self.choices}"
+        elif self.kind == "model" and self.needs:
+            words = "an object with " + ", ".join(self.needs)
+        else:
+            words = _KIND_WORDS[self.kind]
+            if self.kind == "reals":
+                words = f"{self.min_length}-{self.max_length} numbers"
+            if self.low is not None or self.high is not None:
+                left = "(" if self.open_low else "["
+                right = ")" if self.open_high else "]"
+                low = "-inf" if self.low is None else f"{self.low:g}"
+                high = "inf" if self.high is None else f"{self.high:g}"
+                words += f" in {left}{low}, {high}{right}"
+        if self.also:
+            words += " or " + " or ".join(repr(v) for v in self.also)
+        return words + (" or None" if self.optional else "")
+
+    def _in_range(self, value) -> bool:
+        if not np.isfinite(value) and not (
+            self.high is None and value == np.inf and self.kind == "real"
+        ):
+            return False
+        if self.low is not None and (value < self.low or (self.open_low and value == self.low)):
+            return False
+        return not (
+            self.high is not None and (value > self.high or (self.open_high and value == self.high))
+        )
+
+    def accepts(self, value) -> bool:
+        """Whether ``value`` is of this kind and within range.
+
+        Parameters
+        ----------
+        value : object
+
+        Returns
+        -------
+        bool
+        """
+        if self.kind == "any":
+            return True
+        if value is None:
+            return self.optional
+        if any(value is v or (type(value) is type(v) and value == v) for v in self.also):
+            return True
+        kind = self.kind
+        if kind == "bool":
+            return isinstance(value, (bool, np.bool_))
+        if isinstance(value, (bool, np.bool_)):
+            return False
+        if kind == "int":
+            return isinstance(value, Integral) and self._in_range(value)
+        if kind == "real":
+            return isinstance(value, Real) and self._in_range(float(value))
+        if kind == "choice":
+            return isinstance(value, (str, Integral)) and value in self.choices
+        if kind == "shape":
+            return (
+                isinstance(value, (tuple, list))
+                and len(value) == 2
+                and all(
+                    isinstance(v, Integral) and not isinstance(v, bool) and self._in_range(v)
+                    for v in value
+                )
+            )
+        if kind == "reals":
+            if isinstance(value, (str, bytes)) or not hasattr(value, "__len__"):
+                return False
+            if not self.min_length <= len(value) <= self.max_length:
+                return False
+            return all(
+                isinstance(v, Real) and not isinstance(v, bool) and self._in_range(float(v))
+                for v in value
+            )
+        if kind == "model":
+            return all(hasattr(value, name) for name in self.needs or ("get_params",))
+        raise ValueError(f"unknown parameter kind {kind!r}")
+
+
+def check_params(model) -> None:
+    """Raise ``ValueError`` naming the first parameter outside its declaration.
+
+    Parameters
+    ----------
+    model : estimator
+        With a ``_params`` table.
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> class Model:
+    ...     _params = {"k": Param("int", 1, 64)}
+    ...     k = 0
+    >>> check_params(Model())
+    Traceback (most recent call last):
+    ...
+    ValueError: Model.k must be an int in [1, 64], got 0
+    """
+    for name, param in type(model)._params.items():
+        value = getattr(model, name)
+        if not param.accepts(value):
+            raise ValueError(
+                f"{type(model).__name__}.{name} must be {param.describe()}, got {value!r}"
+            )
+
+
+@dataclass(frozen=True)
+class State:
+    """A fitted member's kind, dtype, shape rule and finiteness.
+
+    Parameters
+    ----------
+    kind : {"array", "int", "real", "reals", "str", "shape", "strings", "model", "models"}
+        ``"array"``: an ndarray; ``"int"`` and ``"real"``: a Python number
+        (``"reals"``: a list of them);
+        ``"shape"``: an ``(H, W)`` tuple of ints; ``"strings"``: a tuple of
+        str; ``"model"``: a fitted model; ``"models"``: a dict of fitted models.
+    dtypes : str, default "f"
+        The dtype kinds an array may have (``"f"`` floating, ``"iu"``
+        integers, ``"U"`` strings, ``"b"`` bool, ``"biufU"`` labels).
+    shape : tuple of (int or str), default ()
+        An array's shape: a number, or a name that must mean the same length
+        in every member of the model (``"*"``: any length).
+    dim : str, optional
+        An ``"int"`` member that fixes a dimension (``n_components_`` fixes ``"k"``).
+    finite : {True, False, "posinf"}, default True
+        Float values must be finite; ``"posinf"`` allows ``+inf``; False: any.
+    low : float, optional
+        Every value at least this.
+    optional : bool, default False
+        The member may be missing or None.
+    """
+
+    kind: str = "array"
+    dtypes: str = "f"
+    shape: tuple = ()
+    dim: str | None = None
+    finite: bool | str = True
+    low: float | None = None
+    optional: bool = False
+
+
+def _check_member(owner, name, state, value, dims):
+    """Raise ``ValueError`` if one member breaks its declaration; bind its dimensions."""
+    where = f"{owner}.{name}"
+    kind = state.kind
+    if kind == "array":
+        if not isinstance(value, np.ndarray):
+            raise ValueError(f"{where} must be an array, got {type(value).__name__}")
+        if value.dtype.kind not in state.dtypes:
+            raise ValueError(f"{where} has dtype {value.dtype}; expected kind {state.dtypes!r}")
+        if value.ndim != len(state.shape):
+            raise ValueError(f"{where} has {value.ndim} dimensions, expected {len(state.shape)}")
+        for axis, (length, rule) in enumerate(zip(value.shape, state.shape, strict=True)):
+            if isinstance(rule, int) and length != rule:
+                raise ValueError(f"{where} has {length} along axis {axis}, expected {rule}")
+            if isinstance(rule, str) and rule != "*":
+                if dims.setdefault(rule, length) != length:
+                    raise ValueError(
+                        f"{where} has {length} along axis {axis} where the model's other "
+                        f"members give {dims[rule]} ({rule})"
+                    )
+        values = value
+    elif kind == "int":
+        if isinstance(value, bool) or not isinstance(value, Integral):
+            raise ValueError(f"{where} must be an int, got {value!r}")
+        if state.dim and dims.setdefault(state.dim, int(value)) != value:
+            raise ValueError(f"{where}={value} where the arrays give {dims[state.dim]}")
+        values = np.array([value])
+    elif kind == "real":
+        if isinstance(value, bool) or not isinstance(value, Real):
+            raise ValueError(f"{where} must be a number, got {value!r}")
+        values = np.array([float(value)])
+    elif kind == "reals":
+        if not (
+            isinstance(value, (list, tuple))
+            and all(isinstance(v, Real) and not isinstance(v, bool) for v in value)
+        ):
+            raise ValueError(f"{where} must be a list of numbers, got {type(value).__name__}")
+        values = np.array(value, dtype=np.float64)
+    elif kind == "str":
+        if not isinstance(value, str):
+            raise ValueError(f"{where} must be a string, got {value!r}")
+        return
+    elif kind == "shape":
+        if not (
+            isinstance(value, tuple)
+            and len(value) == 2
+            and all(isinstance(v, Integral) and not isinstance(v, bool) and v >= 1 for v in value)
+        ):
+            raise ValueError(f"{where} must be an (H, W) tuple of positive ints, got {value!r}")
+        return
+    elif kind == "strings":
+        if not (isinstance(value, tuple) and all(isinstance(v, str) for v in value)):
+            raise ValueError(f"{where} must be a tuple of strings, got {value!r}")
+        return
+    elif kind == "model":
+        if not hasattr(value, "get_params"):
+            raise ValueError(f"{where} must be a fitted model, got {type(value).__name__}")
+        return
+    elif kind == "models":
+        if not (isinstance(value, dict) and all(hasattr(v, "get_params") for v in value.values())):
+            raise ValueError(f"{where} must be a dictionary of fitted models")
+        return
+    else:
+        raise ValueError(f"unknown state kind {kind!r}")
+    if values.dtype.kind == "f":
+        finite = np.isfinite(values)
+        if state.finite == "posinf":
+            finite |= np.isposinf(values)
+        if state.finite and not np.all(finite):
+            raise ValueError(f"{where} holds NaN or infinite values")
+    if state.low is not None and values.size and np.nanmin(values) < state.low:
+        raise ValueError(f"{where} holds values below {state.low:g}")
+
+
+def check_declared_state(model) -> None:
+    """Raise ``ValueError`` naming the first fitted member that breaks the model's ``_state``.
+
+    A member the table does not declare, or a required one that is missing,
+    is refused too.
+
+    Parameters
+    ----------
+    model : fitted estimator
+        With a ``_state`` table.
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> class Model:
+    ...     _state = {"mean_": State(shape=("d",)), "components_": State(shape=("k", "d"))}
+    >>> model = Model()
+    >>> model.mean_, model.components_ = np.zeros(3), np.zeros((2, 4))
+    >>> check_declared_state(model)
+    Traceback (most recent call last):
+    ...
+    ValueError: Model.components_ has 4 along axis 1 where the model's other members give 3 (d)
+    """
+    owner = type(model).__name__
+    table = type(model)._state
+    fitted = {k for k in vars(model) if k.endswith("_") and not k.startswith("_")}
+    unexpected = sorted(fitted - set(table))
+    if unexpected:
+        raise ValueError(f"{owner} has unexpected members {unexpected}")
+    dims: dict = {}
+    for name, state in table.items():
+        value = getattr(model, name, None)
+        if value is None:
+            if state.optional:
+                continue
+            raise MissingMemberError(f"{owner}.{name} is missing")
+        _check_member(owner, name, state, value, dims)

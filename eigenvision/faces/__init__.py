@@ -1,0 +1,31 @@
+"""Faces in photographs: the photo pipeline, one module per stage in the order it runs.
+
+=====================  ====================================================================
+module                 stage
+=====================  ====================================================================
+``candidates``         stage 1: DFFS minima over a pyramid and in-plane rotations
+``decision``           stage 2: face or not (distances to face and non-face clusters)
+``refine``             stage 3: candidates moved to the decision's best window nearby
+``features``           stage 4: eyes, nose and mouth (eigenfeatures), the eye-pair check
+``geometry``           the face box, the detection window, the eye frame
+``crops``              faces cut to canonical crops: the recogniser's front end
+``photos``             the finder that ships in ``data/``, its recipe and calibration
+``finder``             :class:`~eigenvision.FaceFinder`, the stages in order
+=====================  ====================================================================
+"""
+
+import lazy_loader as lazy
+
+__getattr__, __dir__, __all__ = lazy.attach(
+    __name__,
+    submodules=[
+        "candidates",
+        "crops",
+        "decision",
+        "features",
+        "finder",
+        "geometry",
+        "photos",
+        "refine",
+    ],
+)

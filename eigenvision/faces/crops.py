@@ -1,0 +1,148 @@
+"""The photo pipeline's front end for recognition: faces cut to canonical crops.
+
+:func:`align_face` cuts a face on its eyes; :func:`single_face` picks the one
+face of an enrolment photo and :func:`photo_faces` turns photos into crops.
+:class:`~eigenvision.Recognizer` reads photos through these only, for
+enrolment and ``identify`` alike.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._base import progress as show_progress
+from ..imageset import ImageSet
+from ..normalize import DEFAULT_EYE_POSITIONS, align, to_gray
+
+__all__ = ["align_face", "single_face", "photo_faces"]
+
+
+def align_face(
+    image, face, *, shape=(112, 92), eye_positions=DEFAULT_EYE_POSITIONS, antialias=True
+):
+    """Cut a face to a canonical crop: the similarity transform that puts its eyes in place.
+
+    Parameters
+    ----------
+    image : (H, W) or (H, W, 3) ndarray
+        The photo the face is in (8-bit or float; colour becomes grey).
+    face : Face or ((x, y), (x, y))
+        A found face (anything with ``left_eye`` and ``right_eye``), or its
+        left and right eye.
+    shape : (H, W), default (112, 92)
+        The crop (AT&T's size).
+    eye_positions : ((u, v), (u, v)), default ((0.3, 0.4), (0.7, 0.4))
+        Where the eyes land, as fractions of the crop's width and height.
+    antialias : bool, default True
+        Smooth a face larger than the crop before sampling it
+        (:func:`~eigenvision.normalize.align`): a photo's face is often 2 to
+        10 times the crop's size.
+
+    Returns
+    -------
+    (H, W) ndarray
+
+    Examples
+    --------
+    >>> photo = np.zeros((50, 60))
+    >>> align_face(photo, ((20.0, 25.0), (40.0, 25.0)), shape=(20, 16)).shape
+    (20, 16)
+    """
+    left, right = (face.left_eye, face.right_eye) if hasattr(face, "left_eye") else face
+    image = np.asarray(image)
+    grey = to_gray(image[..., :3]) if image.ndim == 3 else image
+    return align(grey, left, right, shape=shape, eye_positions=eye_positions, antialias=antialias)
+
+
+def single_face(finder, photo, *, name="the photo"):
+    """The one face of a photo that shows one person (for enrolment).
+
+    The finder's most confident face at its threshold. A second face counts
+    only when it is at least half as wide as the first: smaller ones are
+    bystanders or the clutter a wild-face finder also accepts (a studio
+    portrait's background gave false faces of a sixth of the subject's width
+    at the same probability as the subject's).
+
+    Parameters
+    ----------
+    finder : FaceFinder
+        Anything with the :meth:`FaceFinder.find` interface and ``threshold``.
+    photo : (H, W) or (H, W, 3) ndarray
+    name : str, optional
+        How the error messages name the photo.
+
+    Returns
+    -------
+    Face
+
+    Raises
+    ------
+    ValueError
+        No face at the finder's threshold, or several faces of similar size.
+    """
+    found, likeliest = finder.find(photo, max_faces=5, return_likeliest=True)
+    if not found:
+        best = "" if likeliest is None else f" (the likeliest: p {likeliest:.4f} at most)"
+        raise ValueError(
+            f"{name} shows no face at the finder's threshold {finder.threshold:.4g}{best}: use a "
+            "photo with the face large and frontal, or lower the threshold (--face-threshold, "
+            "or finder.threshold)"
+        )
+    first = found[0]
+    rivals = [face for face in found[1:] if face.box[2] >= 0.5 * first.box[2]]
+    if rivals:
+        raise ValueError(
+            f"{name} shows {1 + len(rivals)} faces of similar size; enrolment takes one person per "
+            "photo: crop the photo to that person, or raise the finder's threshold"
+        )
+    return first
+
+
+def photo_faces(finder, photos, labels=None, *, shape=(56, 46), every_face=False, progress=False):
+    """The faces of uncropped photos, each cut on its eyes (:func:`~eigenvision.align_face`).
+
+    Parameters
+    ----------
+    finder : FaceFinder
+        Anything with the :meth:`FaceFinder.find` interface and ``threshold``.
+    photos : sequence of (H, W) or (H, W, 3) ndarray, or ImageSet
+        A list, or an array whose first axis runs over photos; one 2-D array
+        is one grey photo. An ImageSet brings its labels.
+    labels : (n,) array-like, optional
+        One per photo.
+    shape : (h, w), default (56, 46)
+        The aligned crop.
+    every_face : bool, default False
+        Every face the finder finds in a photo (none or several), each with
+        the photo's label; by default the photo's one face
+        (:func:`single_face`: none or several is an error).
+    progress : bool, default False
+        A progress bar over the photos (the search takes seconds each).
+
+    Returns
+    -------
+    crops : (m, h, w) ndarray
+        ``m`` is the number of photos, or of faces found with ``every_face``.
+    labels : (m,) ndarray or None
+    """
+    if isinstance(photos, ImageSet):
+        photos, labels = photos.images, photos.labels if labels is None else labels
+    photos = [photos] if isinstance(photos, np.ndarray) and photos.ndim == 2 else list(photos)
+    if not photos:
+        raise ValueError("no photos given: pass a list of photos, (H, W) or (H, W, 3) arrays")
+    if labels is not None and len(labels) != len(photos):
+        raise ValueError(f"labels must be one per photo: {len(labels)} for {len(photos)} photos")
+    crops, owners = [], []
+    searched = show_progress(
+        enumerate(photos), total=len(photos), desc="finding faces", enabled=progress
+    )
+    for index, photo in searched:
+        if every_face:
+            found = finder.find(photo)
+        else:
+            name = f"photo {index}" + ("" if labels is None else f" ({labels[index]})")
+            found = [single_face(finder, photo, name=name)]
+        crops += [align_face(photo, face, shape=shape) for face in found]
+        owners += [index] * len(found)
+    crops = np.stack(crops) if crops else np.empty((0, *shape))
+    return crops, None if labels is None else np.asarray(labels)[owners]

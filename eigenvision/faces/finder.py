@@ -1,0 +1,631 @@
+"""Faces in photographs: :class:`FaceFinder`, the stages of :mod:`eigenvision.faces` in order.
+
+The eigenspace detector of Moghaddam & Pentland (1997) made to hold up in
+the wild, in four stages, each a module of its own:
+
+1. :mod:`~eigenvision.faces.candidates`: DFFS minima over a pyramid and a
+   few in-plane rotations;
+2. :mod:`~eigenvision.faces.decision`: face or not, a perceptron on the
+   distances to clusters of faces and of mined non-faces (Sung & Poggio 1998);
+3. :mod:`~eigenvision.faces.refine`: the best candidates moved to the
+   decision's best window nearby;
+4. :mod:`~eigenvision.faces.features`: eyes, nose and mouth located inside
+   each face kept, which checks it and places its features.
+
+:func:`~eigenvision.find_faces` runs the finder that ships in the project's
+``data/`` (:mod:`eigenvision.faces.photos`). The user guide's page on faces
+in photographs gives the measurements behind each default.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from numbers import Integral, Real
+
+import numpy as np
+from scipy.special import expit
+from sklearn.base import BaseEstimator
+
+from .._base import check_fitted
+from .._base import progress as show_progress
+from .._errors import EigenvisionError
+from .._spec import Param, State, check_params
+from ..eigenspace import Eigenspace
+from ..imageset import ImageSet
+from ..search import box_iou
+from .candidates import find_candidates, reduced, search_space
+from .decision import (
+    NETWORK,
+    cluster_spaces,
+    decision_windows,
+    fit_network,
+    log_distances,
+    mine_nonfaces,
+    network_log_odds,
+)
+from .features import FeatureDetector, feature_check, place_features, placement_locator
+from .geometry import HalfOctaves, augmented_face_windows, face_box, face_windows_at
+from .refine import REFINEMENT, distinct, refine
+
+__all__ = ["Face", "FaceFinder"]
+
+
+@dataclass(frozen=True)
+class Face:
+    """A face found in a photo (:func:`~eigenvision.find_faces`).
+
+    Attributes
+    ----------
+    box : (x, y, w, h)
+        Brows to chin, cheek to cheek (:func:`~eigenvision.face_box` of the
+        eyes), input pixels; along the eye line, so a tilted face's box is
+        the upright box of its eyes.
+    left_eye, right_eye, nose, mouth : (x, y)
+        Input pixels; ``left_eye`` is on the image's left.
+    score : float
+        The face/non-face decision's log-odds plus the eye-pair check
+        (:class:`FaceFinder`'s ``eye_weight``; higher: more face-like).
+    confidence : float
+        The probability of a face, ``1 / (1 + exp(-score))``.
+    angle : float
+        In-plane rotation of the eye line, degrees (positive: the right eye lower).
+    """
+
+    box: tuple
+    left_eye: tuple
+    right_eye: tuple
+    nose: tuple
+    mouth: tuple
+    score: float
+    confidence: float
+    angle: float
+
+    @property
+    def iod(self) -> float:
+        """Distance between the eyes, pixels."""
+        return float(np.hypot(*np.subtract(self.right_eye, self.left_eye)))
+
+
+class FaceFinder(BaseEstimator):
+    """Find faces in photographs with eigenspaces (the stages of :mod:`eigenvision.faces`).
+
+    Parameters
+    ----------
+    n_components : int, default 20
+        Components of the face space and of each cluster's space.
+    search_components : int, optional
+        Components of the face space stage 1 searches with, its first ones
+        (:meth:`~eigenvision.Eigenspace.leading`); default all. Each costs an
+        inverse FFT of every pyramid level.
+    iod : int, default 16
+        Inter-ocular distance of the detection window
+        (:data:`~eigenvision.faces.geometry.FACE_WINDOW` geometry:
+        ``round(1.6 iod) x round(1.4 iod)`` pixels): the smallest face found
+        without upsampling.
+    rotations : tuple of float, default (-20.0, 0.0, 20.0)
+        In-plane rotations searched, degrees (the face space is trained on
+        faces tilted by ``augment`` in between).
+    step : float, default 2**0.25
+        Ratio between the pyramid's window sizes.
+    min_iod : float, optional
+        The smallest face searched, as its eye distance in the searched
+        (reduced) photo's pixels; default the window's own. A larger one
+        skips the pyramid's finest levels, where texture looks most like a
+        small face.
+    tilted_scale : float, default 2.0
+        Faces turned in the plane (the ``rotations`` other than 0) are
+        searched from this many times the smallest upright face up: the
+        turned photos' finest levels cost most and add more clutter than faces.
+    threshold : float, default 0.5
+        Smallest probability of a face reported by :meth:`find`.
+    max_side : int, default 800
+        Photos are searched with their longer side at most this (larger
+        ones are reduced first): bounded time and memory whatever the upload.
+    n_candidates : int, default 2000
+        Stage-1 candidates per rotation passed to the face/non-face decision
+        (the face space alone ranks a wild face among the first few hundred
+        local minima of a photo, not first).
+    n_refined : int, default 150
+        The candidates the decision likes best, moved to the best window
+        around them (one coarse round of :func:`~eigenvision.faces.refine.refine`)
+        and ranked by the mean of the decision there and where they were: a
+        large face's stage-1 window is often a little off, where the sharp
+        decision rejects it. 0: none moved before ranking.
+    candidate_overlap : float, default 0.5
+        Stage-1 candidates may overlap a better one (by DFFS) up to this
+        intersection over union, so the decision also sees better-placed
+        neighbours.
+    eye_weight : float, default 16.0
+        The eye-pair check: a face's score is the decision's log-odds plus
+        ``eye_weight (log p_left + log p_right)``, the located eyes'
+        probabilities (:func:`~eigenvision.faces.features.feature_check`; 0:
+        the decision alone).
+    feature_weight : float, default 16.0
+        The same check for the located nose and mouth.
+    augment : tuple of float, default (-8.0, 0.0, 8.0)
+        Tilts (degrees) of the training windows.
+    negatives_per_image : int, default 200
+        Stage-1 windows of each background kept as non-faces in each of the
+        two bootstrap rounds (random ones, then the most face-like).
+    n_clusters : int, default 6
+        Clusters of faces and of non-faces (Sung & Poggio's six and six).
+    hidden_units : int, default 32
+        Hidden units of the face/non-face perceptron.
+    n_networks : int, default 5
+        Perceptrons (seeds) averaged in log-odds
+        (:func:`~eigenvision.faces.decision.fit_network`): one fit's seed
+        moves the detection rate by a few points.
+    equalize : bool, default True
+        Histogram-equalise every window the decision sees
+        (:func:`~eigenvision.faces.decision.decision_windows`), as Sung &
+        Poggio do, so it ignores any increasing change of contrast.
+    min_contrast : float, default 0.02
+        Stage-1 windows whose grey levels (in [0, 1]) vary less than this
+        (standard deviation) are no candidates: standardised, a blank wall's
+        JPEG noise can look like anything.
+    antialias : bool, default True
+        The decision's windows are cut from antialiased half-octave
+        reductions of the photo (:func:`~eigenvision.face_windows_at`), so a
+        face many times larger than the window is not sampled a pixel here
+        and there.
+
+    Attributes
+    ----------
+    face_space_ : Eigenspace
+        Of standardised face windows (stage 1).
+    face_clusters_, nonface_clusters_ : dict of Eigenspace
+        ``{"c0": ..., "c1": ...}``: the spaces of the face and non-face
+        clusters.
+    network_mean_, network_scale_, network_hidden_weights_, network_hidden_bias_, \
+    network_output_weights_, network_output_bias_
+        The perceptron on ``log`` (DFFS, DIFS) to every cluster space
+        (:func:`~eigenvision.faces.decision.fit_network`): ``(f,)``, ``(f,)``,
+        ``(f, hidden_units)``, ``(hidden_units,)``, ``(hidden_units,)``,
+        float, with ``f = 2 (face + non-face clusters)``.
+    locator_ : FeatureDetector
+        Eyes, nose and mouth inside a candidate's box: the eye-pair and the
+        nose-and-mouth checks read their confidences.
+    placer_ : FeatureDetector or None
+        Places the features reported
+        (:func:`~eigenvision.faces.features.place_features`). None (model
+        files written before it existed): the locator places them.
+    window_ : (2,) int ndarray
+        The detection window ``(h, w)``.
+
+    References
+    ----------
+    B. Moghaddam and A. Pentland (1997), Probabilistic visual learning for
+    object representation, IEEE TPAMI 19(7). K.-K. Sung and T. Poggio (1998),
+    Example-based learning for view-based human face detection, IEEE TPAMI
+    20(1).
+    """
+
+    #: Parameters added after finders were first saved, with the value that keeps an older
+    #: model file's behaviour (:func:`~eigenvision.load` gives it where a file has none).
+    _former_defaults = {
+        "equalize": False,
+        "n_networks": 1,
+        "feature_weight": 0.0,
+        "antialias": False,
+        "n_refined": 0,
+        "tilted_scale": 1.0,
+    }
+
+    #: Each parameter's kind and range (:func:`~eigenvision._spec.check_params`).
+    _params = {
+        "n_components": Param("int", 1, 1000),
+        "search_components": Param("int", 1, 1000, optional=True),
+        "iod": Param("int", 8, 64),
+        "rotations": Param("reals", -90, 90, max_length=9),
+        "step": Param("real", 1, 4, open_low=True),
+        "min_iod": Param("real", 8, 4096, optional=True),
+        "tilted_scale": Param("real", 1, 64),
+        "threshold": Param("real", 0, 1),
+        "max_side": Param("int", 64, 4096),
+        "n_candidates": Param("int", 1, 100_000),
+        "n_refined": Param("int", 0, 100_000),
+        "candidate_overlap": Param("real", 0, 1, open_low=True),
+        "eye_weight": Param("real", 0, 1000),
+        "feature_weight": Param("real", 0, 1000),
+        "augment": Param("reals", -45, 45, max_length=9),
+        "negatives_per_image": Param("int", 1, 10_000),
+        "n_clusters": Param("int", 1, 64),
+        "hidden_units": Param("int", 1, 1024),
+        "n_networks": Param("int", 1, 64),
+        "equalize": Param("bool"),
+        "min_contrast": Param("real", 0, 1, open_high=True),
+        "antialias": Param("bool"),
+    }
+
+    #: Each fitted member's kind, dtype, shape rule and finiteness
+    #: (:func:`~eigenvision._spec.check_declared_state`).
+    _state = {
+        "window_": State(dtypes="iu", shape=(2,), low=1),
+        "face_space_": State("model"),
+        "face_clusters_": State("models"),
+        "nonface_clusters_": State("models"),
+        "network_mean_": State(shape=("f",)),
+        "network_scale_": State(shape=("f",), low=0),
+        "network_hidden_weights_": State(shape=("f", "m")),
+        "network_hidden_bias_": State(shape=("m",)),
+        "network_output_weights_": State(shape=("m",)),
+        "network_output_bias_": State("real"),
+        "n_negatives_": State("int", low=0),
+        "locator_": State("model"),
+        "placer_": State("model", optional=True),
+    }
+
+    def __init__(
+        self,
+        n_components=20,
+        *,
+        search_components=None,
+        iod=16,
+        rotations=(-20.0, 0.0, 20.0),
+        step=2**0.25,
+        min_iod=None,
+        tilted_scale=2.0,
+        threshold=0.5,
+        max_side=800,
+        n_candidates=2000,
+        n_refined=150,
+        candidate_overlap=0.5,
+        eye_weight=16.0,
+        feature_weight=16.0,
+        augment=(-8.0, 0.0, 8.0),
+        negatives_per_image=200,
+        n_clusters=6,
+        hidden_units=32,
+        n_networks=5,
+        equalize=True,
+        min_contrast=0.02,
+        antialias=True,
+    ):
+        self.n_components = n_components
+        self.search_components = search_components
+        self.iod = iod
+        self.rotations = rotations
+        self.step = step
+        self.min_iod = min_iod
+        self.tilted_scale = tilted_scale
+        self.threshold = threshold
+        self.max_side = max_side
+        self.n_candidates = n_candidates
+        self.n_refined = n_refined
+        self.candidate_overlap = candidate_overlap
+        self.eye_weight = eye_weight
+        self.feature_weight = feature_weight
+        self.augment = augment
+        self.negatives_per_image = negatives_per_image
+        self.n_clusters = n_clusters
+        self.hidden_units = hidden_units
+        self.n_networks = n_networks
+        self.equalize = equalize
+        self.min_contrast = min_contrast
+        self.antialias = antialias
+
+    def fit(self, faces: ImageSet, backgrounds, *, locator=None, placer=None, progress=False):
+        """Train the face space, mine non-faces from ``backgrounds``, fit the decision.
+
+        Parameters
+        ----------
+        faces : ImageSet or sequence of ImageSet
+            Faces with ``left_eye`` and ``right_eye`` landmarks (e.g.
+            :func:`~eigenvision.datasets.load_helen`); ``nose`` and ``mouth``
+            too for the feature locator (fitted on the first set).
+        backgrounds : sequence of (H, W) ndarray or ((H, W) ndarray, boxes)
+            Photos whose windows are non-faces, except inside ``boxes``
+            (``(x, y, w, h)`` each, e.g. the annotated faces, which are
+            skipped along with windows overlapping them).
+        locator : FeatureDetector, optional
+            A fitted eye, nose and mouth detector (the checks); default one
+            fitted here on ``faces``.
+        placer : FeatureDetector, optional
+            A fitted eye, nose and mouth detector (the positions reported);
+            default :func:`~eigenvision.faces.features.placement_locator`
+            fitted here on ``faces``.
+        progress : bool, default False
+            Progress bars (stderr, on a terminal) over the search of the
+            backgrounds and the two mining rounds, minutes on a few hundred
+            photos.
+
+        Returns
+        -------
+        self
+        """
+        self.check_parameters()
+        sets = [faces] if isinstance(faces, ImageSet) else list(faces)
+        windows = np.concatenate(
+            [
+                augmented_face_windows(one.images, one.landmarks, iod=self.iod, tilts=self.augment)
+                for one in sets
+            ]
+        )
+        self.window_ = np.array(windows.shape[1:], dtype=np.int64)
+        k = min(self.n_components, len(windows) - 1)
+        self.face_space_ = Eigenspace(k).fit(windows)
+        clusters = cluster_spaces(self._normalized(windows), self.n_clusters, self.n_components)
+        self.face_clusters_ = _named(clusters)
+        backgrounds = [_background(item, self.max_side) for item in backgrounds]
+        pools = self._background_candidates(backgrounds, progress=progress)
+        # Round 1 samples the candidates stage 1 gives on backgrounds; round 2 (bootstrapping,
+        # Sung & Poggio 1998) keeps those the whole decision still calls faces.
+        negatives = self._mine(backgrounds, pools, None, progress)
+        self._fit_decision(windows, negatives)
+        mined = self._mine(backgrounds, pools, self.decision_function, progress)
+        self._fit_decision(windows, np.concatenate([negatives, mined]))
+        self.locator_ = (
+            FeatureDetector(score="decision").fit(sets[0]) if locator is None else locator
+        )
+        self.placer_ = placement_locator().fit(sets[0]) if placer is None else placer
+        return self
+
+    def _mine(self, backgrounds, pools, decide, progress):
+        """Non-face windows of the backgrounds' candidates (:func:`mine_nonfaces`)."""
+        found = mine_nonfaces(
+            backgrounds,
+            pools,
+            self._windows,
+            per_image=self.negatives_per_image,
+            decide=decide,
+            progress=progress,
+        )
+        return np.zeros((0, *self.window_)) if found is None else found
+
+    def _fit_decision(self, windows, negatives):
+        """The non-face clusters of ``negatives`` and the perceptron between them and the faces
+        (windows as cut: normalised here)."""
+        if len(negatives) < 2:
+            raise EigenvisionError(
+                f"only {len(negatives)} non-face windows were found in the backgrounds; "
+                "give more (or larger) photos"
+            )
+        windows, negatives = self._normalized(windows), self._normalized(negatives)
+        clusters = cluster_spaces(negatives, self.n_clusters, self.n_components)
+        self.nonface_clusters_ = _named(clusters)
+        network = fit_network(
+            self._describe(windows),
+            self._describe(negatives),
+            hidden=self.hidden_units,
+            n_networks=self.n_networks,
+        )
+        for name in NETWORK:
+            setattr(self, f"network_{name}_", network[name])
+        self.n_negatives_ = len(negatives)
+
+    def check_parameters(self):
+        """Raise ``ValueError`` naming a parameter outside ``_params`` (``fit``, ``load`` call it).
+
+        Returns
+        -------
+        None
+        """
+        check_params(self)
+        if self.min_iod is not None and self.min_iod < self.iod:
+            raise ValueError(
+                f"FaceFinder: min_iod must be None or at least iod={self.iod} pixels (the "
+                f"window's), got {self.min_iod!r}"
+            )
+
+    def _background_candidates(self, backgrounds, *, progress=False):
+        """Stage 1's candidates on each background, away from its faces (both rounds use them:
+        the search, not the cut, is what takes time)."""
+        pools = []
+        searched = show_progress(backgrounds, desc="searching the backgrounds", enabled=progress)
+        for image, avoid in searched:
+            pools.append(
+                [
+                    c
+                    for c in self._candidates(image, self.n_candidates)
+                    if not len(avoid) or box_iou(face_box(c[0], c[1]), avoid).max() == 0
+                ]
+            )
+        return pools
+
+    def _candidates(self, image, count):
+        """Stage 1 (:func:`~eigenvision.faces.candidates.find_candidates`) with this finder's
+        settings."""
+        return find_candidates(
+            image,
+            search_space(self.face_space_, self.search_components),
+            self.window_,
+            count=count,
+            rotations=self.rotations,
+            step=self.step,
+            min_iod=self.min_iod,
+            tilted_scale=self.tilted_scale,
+            overlap=self.candidate_overlap,
+            min_contrast=self.min_contrast,
+        )
+
+    def _windows(self, image, candidates):
+        """The candidates' face windows cut from ``image`` (an ndarray or
+        :class:`~eigenvision.faces.geometry.HalfOctaves`) on their eyes, from antialiased
+        reductions with ``antialias`` (as cut: :meth:`decision_function` normalises them)."""
+        eyes = [(left, right) for left, right, _ in candidates]
+        return face_windows_at(image, eyes, iod=self.iod, antialias=self.antialias)
+
+    def _normalized(self, windows):
+        """Windows as the decision sees them (:func:`decision_windows`)."""
+        return decision_windows(windows, equalize=self.equalize)
+
+    def _describe(self, windows):
+        """``log`` DFFS and DIFS of normalised windows to every face and non-face cluster."""
+        spaces = [*self.face_clusters_.values(), *self.nonface_clusters_.values()]
+        return log_distances(windows.reshape(len(windows), -1), spaces)
+
+    def _scored(self, image, candidates):
+        """The decision's log-odds of the candidates' windows in ``image``."""
+        return self.decision_function(self._windows(image, candidates))
+
+    def decision_function(self, windows):
+        """Log-odds that windows are faces.
+
+        Parameters
+        ----------
+        windows : (n, h, w) ndarray
+            Face windows of ``window_`` shape, as cut from a photo
+            (:func:`~eigenvision.face_windows_at`; any grey levels): each is
+            normalised here (:func:`~eigenvision.faces.decision.decision_windows`).
+
+        Returns
+        -------
+        (n,) ndarray
+        """
+        check_fitted(self, "network_hidden_weights_")
+        network = {name: getattr(self, f"network_{name}_") for name in NETWORK}
+        return network_log_odds(self._describe(self._normalized(windows)), network)
+
+    def find(self, image, *, threshold=None, max_faces=50, return_likeliest=False):
+        """Every face in a photo, most confident first.
+
+        Parameters
+        ----------
+        image : (H, W) or (H, W, 3) ndarray
+            Any size: photos larger than ``max_side`` are reduced first
+            (bounded time and memory), the results given in ``image``'s pixels.
+        threshold : float, optional
+            Smallest probability of a face (default ``self.threshold``).
+        max_faces : int, default 50
+        return_likeliest : bool, default False
+            Also return the probability of the likeliest candidate, reported
+            or not (None when the photo gives none): why a photo shows no
+            face, without searching it again at threshold 0. Candidates the
+            decision puts under the threshold count with the decision's
+            probability, which the eye-pair and nose-and-mouth checks could
+            only lower: then it is an upper bound.
+
+        Returns
+        -------
+        faces : list of Face
+            Empty when there is no face.
+        likeliest : float or None
+            Only with ``return_likeliest``.
+        """
+        check_fitted(self, "network_hidden_weights_")
+        threshold = self.threshold if threshold is None else threshold
+        if not (isinstance(threshold, Real) and 0.0 <= threshold <= 1.0):
+            raise ValueError(f"threshold must be a probability in [0, 1], got {threshold!r}")
+        if isinstance(max_faces, bool) or not isinstance(max_faces, Integral) or max_faces < 1:
+            raise ValueError(f"max_faces must be a positive int, got {max_faces!r}")
+        faces, likeliest = self._search(image, threshold, max_faces)
+        return (faces, likeliest) if return_likeliest else faces
+
+    def _search(self, image, threshold, max_faces):
+        """:meth:`find`'s faces and the likeliest candidate's probability (or None)."""
+        small, scale = reduced(image, self.max_side)
+        if small.shape[0] < self.window_[0] or small.shape[1] < self.window_[1]:
+            return [], None
+        candidates = self._candidates(small, self.n_candidates)
+        if not candidates:
+            return [], None
+        # the windows are cut several times (candidates, their moves): reductions made once
+        photo = HalfOctaves(small) if self.antialias else small
+        scores = self._scored(photo, candidates)
+        if self.n_refined:
+            best = np.argsort(-scores)[: self.n_refined]
+            chosen = [candidates[i] for i in best]
+            moved, moved_scores = refine(
+                self._scored, photo, chosen, scores[best], rounds=REFINEMENT[:1]
+            )
+            # The best of 27 windows scores higher than any one, on clutter as on faces; the
+            # mean with the window's own score halves that gain.
+            scores[best] = (scores[best] + moved_scores) / 2
+            for i, candidate in zip(best, moved, strict=True):
+                candidates[i] = candidate
+        probability = expit(scores)
+        order = [i for i in np.argsort(-scores) if probability[i] >= threshold]
+        chosen = [order[k] for k in distinct(candidates, scores, order, max_faces)]
+        # Placed by all three rounds, ranked by the score before them (ranked by their score,
+        # clutter gains as much as faces).
+        refined, _ = refine(self._scored, photo, [candidates[i] for i in chosen], scores[chosen])
+        kept = distinct(refined, scores[chosen], range(len(chosen)), max_faces)
+        checked = [(refined[k], self._checked(small, refined[k], scores[chosen[k]])) for k in kept]
+        # The eye-pair check only lowers a score: the candidates under the threshold need none
+        # (their decision's probability bounds the likeliest from above).
+        unchecked = probability[probability < threshold]
+        likeliest = np.max(np.concatenate([expit([s for _, s in checked]), unchecked]))
+        # Only the faces reported are placed (two locates each): most checked candidates fail.
+        faces = [
+            self._face(small, candidate, s, scale)
+            for candidate, s in checked
+            if float(expit(s)) >= threshold
+        ]
+        return sorted(faces, key=lambda face: -face.score), float(likeliest)
+
+    def place(self, image, box):
+        """Eyes, nose and mouth of the face in ``box``, placed as :meth:`find` reports them.
+
+        Located by the placer (``placer_``, eye patches with the brows) in
+        ``box``, then again in the box of the eyes found there
+        (:func:`~eigenvision.faces.features.place_features`).
+
+        Parameters
+        ----------
+        image : (H, W) or (H, W, 3) ndarray
+        box : (x, y, w, h)
+            The face, e.g. a :class:`Face`'s ``box`` or :func:`~eigenvision.face_box`
+            of known eyes; ``image``'s pixels.
+
+        Returns
+        -------
+        FeatureLocations
+            In ``image``'s pixels.
+        """
+        check_fitted(self, "locator_")
+        placer = getattr(self, "placer_", None) or self.locator_  # None in older model files
+        return place_features(placer, image, box)
+
+    def _checked(self, small, candidate, score):
+        """A candidate's ``score`` after the eye-pair and nose-and-mouth checks (the locator's
+        confidences: the placer's brow-wide eye patches tell faces from clutter less well)."""
+        return feature_check(
+            self.locator_,
+            small,
+            candidate[:2],
+            score,
+            eye_weight=self.eye_weight,
+            feature_weight=self.feature_weight,
+        )
+
+    def _face(self, small, candidate, score, scale):
+        """A Face of checked ``score`` from a candidate: its features placed in its box
+        (:meth:`place`), all back in input pixels."""
+        left, right, _ = candidate
+        reported = self.place(small, face_box(left, right))
+        points = {name: np.asarray(p, dtype=float) for name, p in reported.positions.items()}
+        if reported.eye_confidence < 0.02:
+            points["left_eye"], points["right_eye"] = left, right  # the window's own eyes
+        back = {
+            name: tuple(float(v) for v in (p + 0.5) / scale[::-1] - 0.5)
+            for name, p in points.items()
+        }
+        dx, dy = np.subtract(back["right_eye"], back["left_eye"])
+        return Face(
+            box=face_box(back["left_eye"], back["right_eye"]),
+            left_eye=back["left_eye"],
+            right_eye=back["right_eye"],
+            nose=back.get("nose"),
+            mouth=back.get("mouth"),
+            score=float(score),
+            confidence=float(expit(score)),
+            angle=float(np.degrees(np.arctan2(dy, dx))),
+        )
+
+
+def _named(spaces):
+    """Cluster spaces as the dictionary a model file holds."""
+    return {f"c{index}": space for index, space in enumerate(spaces)}
+
+
+def _background(item, max_side):
+    """A background as ``(reduced grey image, boxes to avoid in its pixels)``."""
+    image, avoid = (item, ()) if isinstance(item, np.ndarray) else item
+    image, scale = reduced(image, min(max_side, 480))
+    return image, [_scaled_box(box, scale) for box in avoid]
+
+
+def _scaled_box(box, scale):
+    """An ``(x, y, w, h)`` box of the input in the reduced image (``scale`` = (fy, fx))."""
+    x, y, w, h = box
+    return ((x + 0.5) * scale[1] - 0.5, (y + 0.5) * scale[0] - 0.5, w * scale[1], h * scale[0])
