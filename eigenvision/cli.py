@@ -1,393 +1,47 @@
-"""The ``eigenvision`` command line: it parses arguments and prints; the maths lives elsewhere."""
+"""The ``eigenvision`` command line: it parses arguments and prints; the maths lives elsewhere.
+
+The top level knows only the commands' names (``eigenvision --help`` imports
+nothing heavy); a command's options and its work are in
+:mod:`eigenvision._commands`, imported when that command runs.
+"""
 
 from __future__ import annotations
 
 import argparse
-import importlib
-import json
-import platform
 import sys
 import warnings
-from pathlib import Path
 
-import numpy as np
-import scipy
-import skimage
-import sklearn
-
-from . import datasets, evaluate
-from ._argtypes import count, finite, probability, rate
-from ._base import progress
-from ._errors import EigenvisionError
 from ._version import __version__
-from .experiments import EXPERIMENTS
-from .faces.features import FeatureDetector
-from .faces.photos import DEFAULT_FINDER, build_finder, default_finder
-from .io import load_image, load_image_set, load_photos
-from .neighbors import METRICS
-from .persist import load, save
-from .plot import faces as plot_faces
-from .plot import save_figure
-from .recognize import METHODS, Recognizer
+
+__all__ = ["COMMANDS", "build_parser", "main"]
+
+#: The commands and their one-line help.
+COMMANDS = {
+    "info": "version, data location and the datasets found",
+    "train": "train a recognizer and save it",
+    "recognize": "who is in these images?",
+    "enroll": "add people or images to a trained model",
+    "evaluate": "recognition rate by cross-validation",
+    "features": "train the eye/nose/mouth detector on IMM",
+    "locate": "find eyes, nose and mouth in face images",
+    "detect": "find every face in photos (eyes, nose, mouth)",
+    "build-models": "rebuild data/face_finder.npz from HELEN and IMM ($EIGENVISION_DATA)",
+    "experiment": "run one of the lecture's experiments (figure.png + results.json)",
+}
 
 
-def _load_images(source: str):
-    """An ImageSet from a folder of labelled sub-folders or a dataset name."""
-    if source in datasets.REGISTRY and not Path(source).exists():
-        return datasets.load(source)
-    return load_image_set(source, on_error="skip")
+def build_parser(command=None) -> argparse.ArgumentParser:
+    """The command line's parser, with the options of ``command`` (default: of none).
 
+    Parameters
+    ----------
+    command : str, optional
+        A key of :data:`COMMANDS` whose options (and work) to load.
 
-def _cmd_info(args) -> int:
-    print(f"eigenvision {__version__}")
-    print(
-        f"python {platform.python_version()}, numpy {np.__version__}, "
-        f"scipy {scipy.__version__}, scikit-learn {sklearn.__version__}, "
-        f"scikit-image {skimage.__version__}"
-    )
-    home = datasets.data_home()
-    print(f"data: ${datasets.DATA_ENV} = {home if home else '(not set)'}")
-    print("built-in datasets: digits (scikit-learn), lfw_subset (scikit-image)")
-    for name, folder in datasets.find_datasets().items():
-        status = f"found at {folder}" if folder else "missing"
-        print(f"  {name:<11} {status}")
-    if home is None:
-        print(f"set ${datasets.DATA_ENV} to the folder holding att_faces/, imm_frontal/, ...")
-    return 0
-
-
-def _load_model(path, cls):
-    """A model file's model, refused unless it is a ``cls``."""
-    model = load(path)
-    if not isinstance(model, cls):
-        raise ValueError(f"{path} holds a {type(model).__name__}, not a {cls.__name__}")
-    return model
-
-
-def _recognizer(args, **options):
-    """The Recognizer the model options of ``train`` and ``evaluate`` describe."""
-    detector = None
-    if args.method in ("modular", "combined"):
-        if not args.detector:
-            raise ValueError(
-                f"--method {args.method} needs --detector FEATURES.npz "
-                "(make one with 'eigenvision features -o features.npz')"
-            )
-        detector = _load_model(args.detector, FeatureDetector)
-    return Recognizer(
-        n_components=args.n_components,
-        method=args.method,
-        metric=args.metric,
-        mirror=args.mirror,
-        jitter=args.jitter,
-        detector=detector,
-        face_box=tuple(args.face_box) if args.face_box else None,
-        **options,
-    )
-
-
-def _cmd_train(args) -> int:
-    shape = tuple(args.shape) if args.shape else None
-    # read first: a bad folder fails before the training's minutes
-    unknown = (
-        None
-        if args.unknown is None
-        else (_load_photos(args.unknown) if args.photos else (_load_images(args.unknown), None))
-    )
-    if args.photos:
-        finder = default_finder(args.finder)
-        finder.threshold = finder.threshold if args.face_threshold is None else args.face_threshold
-        photos, labels = _load_photos(args.source)
-        model = _recognizer(args, shape=shape, resize=True, finder=finder, verbose=not args.quiet)
-        model.check_component_count(photos, option="--n-components")  # before the finding
-        model.fit(photos, labels)
-        model.verbose = False  # the bars were for this command, not for the file's users
-        trained_on = f"{len(photos)} photos (one face each)"
-    else:
-        images = _load_images(args.source)
-        model = _recognizer(args, shape=shape, resize=True)
-        model.check_component_count(images, option="--n-components")
-        model.fit(images)
-        trained_on = f"{len(images)} images"
-    calibrated = "; every face gets the nearest name (--unknown FOLDER sets a threshold)"
-    if unknown is not None:
-        threshold = model.calibrate_threshold(*unknown, far=args.far)
-        calibrated = f"; unknown beyond distance {threshold:.4g} (false-accept rate {args.far:g})"
-    save(model, args.output)
-    print(
-        f"trained {args.method} ({args.n_components} components, {args.metric}) on "
-        f"{trained_on} of {len(model.classes_)} classes{calibrated}; saved {args.output}"
-    )
-    return 0
-
-
-def _load_photos(source: str):
-    """``(photos, labels)`` from a folder of labelled photos of any sizes or a dataset name."""
-    if source in datasets.REGISTRY and not Path(source).exists():
-        faces = datasets.load(source)
-        return list(faces.images), faces.labels
-    photos, labels, _ = load_photos(source, on_error="skip")
-    return photos, labels
-
-
-def _recognize_photos(model, args) -> list:
-    """Every face of each photo with its name (a model trained with ``--photos``)."""
-    if args.face_threshold is not None:
-        model.finder.threshold = args.face_threshold
-    results = []
-    for path in progress(args.images, desc="recognising", enabled=not args.quiet):
-        named = model.identify(load_image(path, as_gray=False, max_side=model.finder.max_side))
-        results.append(
-            {
-                "image": path,
-                "faces": [
-                    {**_face_json(face), "label": _plain(label), "distance": _plain(distance)}
-                    for face, label, distance in named
-                ],
-            }
-        )
-    if not args.json:
-        for result in results:
-            cells = "; ".join(
-                f"{face['label']} ({face['distance']:.4g}) at box "
-                + " ".join(f"{v:.0f}" for v in face["box"])
-                for face in result["faces"]
-            )
-            print(f"{result['image']}: {len(result['faces'])} face(s)" + (cells and f": {cells}"))
-    return results
-
-
-def _cmd_recognize(args) -> int:
-    model = _load_model(args.model, Recognizer)
-    if args.threshold is not None:
-        model.threshold = args.threshold
-    if model.finder is not None:
-        results = _recognize_photos(model, args)
-        if args.json:
-            print(json.dumps(results, indent=2, allow_nan=False))
-        return 0
-    if args.face_threshold is not None:
-        raise ValueError("--face-threshold is for models trained on photos (train --photos)")
-    results = []
-    for path in progress(args.images, desc="recognising", enabled=not args.quiet):
-        image = load_image(path)
-        distances, labels = model.kneighbors(image, k=args.top)
-        predicted = model.predict(image)[0]
-        # P(same person) of the nearest match, where the method has one (bayesian)
-        same_person = model.verify(image, labels[0, 0]).probability
-        results.append(
-            {
-                "image": path,
-                "label": _plain(predicted),
-                "probability": same_person,
-                "matches": [
-                    {"label": _plain(label), "distance": float(distance)}
-                    for label, distance in zip(labels[0], distances[0], strict=True)
-                ],
-            }
-        )
-    if args.json:
-        print(json.dumps(results, indent=2, allow_nan=False))
-    else:
-        for result in results:
-            matches = ", ".join(f"{m['label']} ({m['distance']:.4g})" for m in result["matches"])
-            sure = "" if result["probability"] is None else f" (P same {result['probability']:.3f})"
-            print(f"{result['image']}: {result['label']}{sure}    nearest: {matches}")
-    return 0
-
-
-def _plain(value):
-    """A JSON-ready value: numpy scalars as Python ones, non-finite floats as None (null)."""
-    value = value.item() if isinstance(value, np.generic) else value
-    if isinstance(value, float) and not np.isfinite(value):
-        return None
-    return value
-
-
-def _cmd_enroll(args) -> int:
-    model = _load_model(args.model, Recognizer)
-    if model.finder is not None:
-        model.verbose = not args.quiet
-        images, labels = _load_photos(args.folder)
-    else:
-        faces = _load_images(args.folder)
-        images, labels = faces.images, faces.labels
-    before = len(model.classes_)
-    model.add(images, labels)
-    model.verbose = False
-    save(model, args.output or args.model)
-    print(
-        f"enrolled {len(images)} images; {len(model.classes_)} classes "
-        f"({len(model.classes_) - before} new); saved {args.output or args.model}"
-    )
-    return 0
-
-
-def _cmd_evaluate(args) -> int:
-    images = _load_images(args.source)
-    model = _recognizer(args)
-    rates = evaluate.cross_validate(
-        model,
-        images,
-        scheme=args.scheme,
-        n_splits=args.folds,
-        k=args.train_per_class,
-        seed=args.seed,
-        progress=not args.quiet,
-    )
-    summary = {
-        "scheme": args.scheme,
-        "recognition_rate_mean": float(rates.mean()),
-        "recognition_rate_std": float(rates.std()),
-        "folds": rates.tolist(),
-    }
-    if args.json:
-        print(json.dumps(summary, indent=2))
-    else:
-        print(
-            f"{args.method}/{args.metric}, {args.n_components} components, {args.scheme}: "
-            f"recognition rate {rates.mean():.3f} +- {rates.std():.3f} over {len(rates)} fold(s)"
-        )
-    return 0
-
-
-def _cmd_features(args) -> int:
-    faces = datasets.load_imm()
-    detector = FeatureDetector(n_components=args.n_components).fit(faces)
-    save(detector, args.output)
-    print(f"trained eye/nose/mouth eigenspaces on {len(faces)} IMM faces; saved {args.output}")
-    return 0
-
-
-def _cmd_locate(args) -> int:
-    detector = _load_model(args.model, FeatureDetector)
-    report = {}
-    for path in progress(args.images, desc="locating", enabled=not args.quiet):
-        found = detector.locate(load_image(path, as_gray=True), box=args.box)
-        report[path] = {
-            f: {
-                key: _plain(float(value))
-                for key, value in (
-                    ("x", x),
-                    ("y", y),
-                    ("score", found.scores[f]),
-                    ("confidence", found.confidence[f]),
-                )
-            }
-            for f, (x, y) in found.positions.items()
-        }
-        if not args.json:
-            cells = "  ".join(
-                f"{f} ({x:.1f}, {y:.1f}) conf {found.confidence[f]:.2f}"
-                for f, (x, y) in found.positions.items()
-            )
-            print(f"{path}: {cells}")
-    if args.json:
-        print(json.dumps(report, indent=2, allow_nan=False))
-    return 0
-
-
-def _cmd_detect(args) -> int:
-    finder = default_finder(args.model)
-    report = []
-    for path in progress(args.images, desc="finding faces", enabled=not args.quiet):
-        image = load_image(path, as_gray=False)
-        found, likeliest = finder.find(image, threshold=args.threshold, return_likeliest=True)
-        report.append({"image": path, "faces": [_face_json(face) for face in found]})
-        if args.draw:
-            target = Path(args.draw)
-            if len(args.images) > 1:
-                target = target.with_name(f"{Path(path).stem}-{target.name}")
-            save_figure(plot_faces(image, found, title=Path(path).name), target)
-        if not args.json:
-            cells = "; ".join(
-                f"box ({f.box[0]:.0f}, {f.box[1]:.0f}, {f.box[2]:.0f}, {f.box[3]:.0f}) eyes "
-                f"({f.left_eye[0]:.0f}, {f.left_eye[1]:.0f}) ({f.right_eye[0]:.0f}, "
-                f"{f.right_eye[1]:.0f}) p {f.confidence:.2f}"
-                for f in found
-            )
-            hint = (
-                ""
-                if found or likeliest is None
-                else (
-                    f" (the likeliest has p {likeliest:.3f} at most, below the threshold "
-                    f"{finder.threshold if args.threshold is None else args.threshold:.4g}: "
-                    "a lower --threshold may show it)"
-                )
-            )
-            print(f"{path}: {len(found)} face(s)" + (f": {cells}" if found else hint))
-    if args.json:
-        print(json.dumps(report, indent=2, allow_nan=False))
-    return 0
-
-
-def _face_json(face):
-    point = lambda p: None if p is None else [_plain(float(v)) for v in p]  # noqa: E731
-    return {
-        "box": point(face.box),
-        "left_eye": point(face.left_eye),
-        "right_eye": point(face.right_eye),
-        "nose": point(face.nose),
-        "mouth": point(face.mouth),
-        "score": _plain(face.score),
-        "confidence": _plain(face.confidence),
-        "angle": _plain(face.angle),
-    }
-
-
-def _cmd_build_models(args) -> int:
-    out = Path(args.output)
-    out.mkdir(parents=True, exist_ok=True)
-    finder = build_finder(n_backgrounds=args.backgrounds, progress=not args.quiet)
-    save(finder, out / "face_finder.npz")
-    print(
-        f"trained the face finder on HELEN and IMM ({finder.n_negatives_} mined non-faces); "
-        f"saved {out / 'face_finder.npz'}"
-    )
-    return 0
-
-
-def _cmd_experiment(args) -> int:
-    # The one import by name in the package: the experiment the user asked for.
-    module = importlib.import_module(f".experiments.{args.name}", __package__)
-    quiet = ["--quiet"] if args.quiet and "--quiet" not in args.arguments else []
-    module.main([*args.arguments, *quiet])
-    return 0
-
-
-def _add_model_options(parser):
-    parser.add_argument("--method", choices=list(METHODS), default="eigenfaces")
-    parser.add_argument("--detector", help="FeatureDetector model file (modular, combined)")
-    parser.add_argument(
-        "--face-box",
-        type=finite,
-        nargs=4,
-        metavar=("X", "Y", "W", "H"),
-        help="where the face lies in every image, for locating features",
-    )
-    parser.add_argument("--n-components", type=count(1), default=40)
-    parser.add_argument("--metric", choices=list(METRICS), default="euclidean")
-    parser.add_argument("--mirror", action="store_true", help="also use mirrored images")
-    parser.add_argument(
-        "--jitter",
-        type=count(0),
-        default=0,
-        metavar="PIXELS",
-        help="also use copies shifted by this many pixels (8 per image; try 2 with --mirror)",
-    )
-
-
-def _add_face_threshold(parser):
-    parser.add_argument(
-        "--face-threshold",
-        type=probability,
-        metavar="P",
-        help="models on photos: smallest probability of a face "
-        "(default the finder's calibrated one)",
-    )
-
-
-def build_parser() -> argparse.ArgumentParser:
+    Returns
+    -------
+    argparse.ArgumentParser
+    """
     parser = argparse.ArgumentParser(
         prog="eigenvision",
         description="Eigenspace image recognition: eigenfaces, eigenfeatures, DFFS detection.",
@@ -395,113 +49,37 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"eigenvision {__version__}")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bars on stderr")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, text in COMMANDS.items():
+        sub = commands.add_parser(name, help=text, description=text)
+        if name == command:
+            from . import _commands  # the command's libraries, only when it runs
 
-    info = commands.add_parser("info", help="version, data location and the datasets found")
-    info.set_defaults(run=_cmd_info)
-
-    sources = f"a folder with one sub-folder per label, or one of {sorted(datasets.REGISTRY)}"
-    train = commands.add_parser("train", help="train a recognizer and save it")
-    train.add_argument("source", help=sources)
-    train.add_argument("-o", "--output", required=True, help="model file to write (.npz)")
-    train.add_argument("--shape", type=count(1), nargs=2, metavar=("H", "W"), help="working size")
-    train.add_argument(
-        "--photos",
-        action="store_true",
-        help="SOURCE holds uncropped photos, one face each: find, align, enrol",
-    )
-    train.add_argument("--finder", help="a face finder file for --photos (default: data/'s)")
-    train.add_argument(
-        "--unknown",
-        metavar="FOLDER",
-        help="images (photos, with --photos) of people not in SOURCE, one "
-        "sub-folder each: sets the distance beyond which a face is unknown",
-    )
-    train.add_argument(
-        "--far",
-        type=rate,
-        default=0.01,
-        help="with --unknown: the share of unknown people to accept (default 0.01)",
-    )
-    _add_face_threshold(train)
-    _add_model_options(train)
-    train.set_defaults(run=_cmd_train)
-
-    recognize = commands.add_parser("recognize", help="who is in these images?")
-    recognize.add_argument("model", help="model file from 'eigenvision train'")
-    recognize.add_argument(
-        "images", nargs="+", help="image files (photos, every face named, for --photos models)"
-    )
-    recognize.add_argument("--top", type=count(1), default=5, help="nearest matches to list")
-    recognize.add_argument("--threshold", type=finite, help="reject matches farther than this")
-    recognize.add_argument("--json", action="store_true", help="print JSON")
-    _add_face_threshold(recognize)
-    recognize.set_defaults(run=_cmd_recognize)
-
-    enroll = commands.add_parser("enroll", help="add people or images to a trained model")
-    enroll.add_argument("model")
-    enroll.add_argument("folder", help="one sub-folder per label (photos for --photos models)")
-    enroll.add_argument("-o", "--output", help="write here instead of updating the model")
-    enroll.set_defaults(run=_cmd_enroll)
-
-    evaluate = commands.add_parser("evaluate", help="recognition rate by cross-validation")
-    evaluate.add_argument("source", help=sources)
-    evaluate.add_argument(
-        "--scheme", choices=["kfold", "loo", "first_k_per_class"], default="first_k_per_class"
-    )
-    evaluate.add_argument("--folds", type=count(2), default=5)
-    evaluate.add_argument("--train-per-class", type=count(1), default=5)
-    evaluate.add_argument("--seed", type=int, default=0)
-    evaluate.add_argument("--json", action="store_true")
-    _add_model_options(evaluate)
-    evaluate.set_defaults(run=_cmd_evaluate)
-
-    features = commands.add_parser("features", help="train the eye/nose/mouth detector on IMM")
-    features.add_argument("-o", "--output", required=True, help="model file to write (.npz)")
-    features.add_argument("--n-components", type=count(0), default=10)
-    features.set_defaults(run=_cmd_features)
-
-    locate = commands.add_parser("locate", help="find eyes, nose and mouth in face images")
-    locate.add_argument("model", help="model file from 'eigenvision features'")
-    locate.add_argument("images", nargs="+", help="face images (brows to chin, or use --box)")
-    locate.add_argument("--box", type=finite, nargs=4, metavar=("X", "Y", "W", "H"))
-    locate.add_argument("--json", action="store_true", help="print JSON")
-    locate.set_defaults(run=_cmd_locate)
-
-    detect = commands.add_parser("detect", help="find every face in photos (eyes, nose, mouth)")
-    detect.add_argument("images", nargs="+", help="photo files")
-    detect.add_argument("--json", action="store_true", help="print JSON")
-    detect.add_argument("--draw", metavar="OUT.png", help="draw the faces found into this file")
-    detect.add_argument("--threshold", type=probability, help="smallest probability of a face")
-    detect.add_argument("--model", help="a face finder file (default: the one in data/)")
-    detect.set_defaults(run=_cmd_detect)
-
-    build = commands.add_parser(
-        "build-models", help="rebuild data/face_finder.npz from HELEN and IMM ($EIGENVISION_DATA)"
-    )
-    build.add_argument("-o", "--output", default=str(DEFAULT_FINDER.parent), help="folder")
-    build.add_argument(
-        "--backgrounds",
-        type=count(1),
-        default=250,
-        help="HELEN photos mined for non-faces (default 250)",
-    )
-    build.set_defaults(run=_cmd_build_models)
-
-    experiment = commands.add_parser(
-        "experiment", help="run one of the lecture's experiments (figure.png + results.json)"
-    )
-    experiment.add_argument("name", choices=EXPERIMENTS)
-    experiment.add_argument("arguments", nargs=argparse.REMAINDER, help="the experiment's options")
-    experiment.set_defaults(run=_cmd_experiment)
+            _commands.add_options(name, sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    """Run the command line.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        Default ``sys.argv[1:]``.
+
+    Returns
+    -------
+    int
+        The exit status: 0, or 2 for an error (printed, with its fix).
+    """
+    argv = sys.argv[1:] if argv is None else list(argv)
+    command = next((word for word in argv if not word.startswith("-")), None)
+    parser = build_parser(command if command in COMMANDS else None)
     args = parser.parse_args(argv)
     if not hasattr(args, "run"):
         parser.print_help()
         return 0
+    from ._errors import EigenvisionError
+
     try:
         with warnings.catch_warnings():  # a warning is one line, not the library's source line
             warnings.showwarning = lambda message, *_, **__: print(

@@ -144,7 +144,7 @@ def test_json_output_has_no_infinity():
     """Regression: locate --json printed Infinity for a feature not found (not JSON)."""
     import json
 
-    from eigenvision.cli import _plain
+    from eigenvision._commands import _plain
 
     assert _plain(np.float64(np.inf)) is None and _plain(float("nan")) is None
     assert _plain(np.float32(1.5)) == 1.5 and _plain(np.int64(3)) == 3

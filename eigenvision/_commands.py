@@ -1,0 +1,549 @@
+"""The command line's commands: their options and what each runs (``eigenvision.cli`` dispatches).
+
+Imported only when a command runs, so ``eigenvision --help`` stays light. The
+options read the models' declarations (``Recognizer._params``) for their
+choices, defaults and help.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import platform
+from pathlib import Path
+
+import numpy as np
+import scipy
+import skimage
+import sklearn
+
+from . import datasets, evaluate
+from ._argtypes import count, finite, probability, rate
+from ._base import progress
+from ._version import __version__
+from .experiments import EXPERIMENTS
+from .faces.features import FeatureDetector
+from .faces.photos import DEFAULT_FINDER, build_finder, default_finder
+from .io import load_image, load_image_set, load_photos
+from .persist import load, save
+from .plot import faces as plot_faces
+from .plot import save_figure
+from .recognize import Recognizer
+
+
+def _load_images(source: str):
+    """An ImageSet from a folder of labelled sub-folders or a dataset name."""
+    if source in datasets.REGISTRY and not Path(source).exists():
+        return datasets.load(source)
+    return load_image_set(source, on_error="skip")
+
+
+def _cmd_info(args) -> int:
+    print(f"eigenvision {__version__}")
+    print(
+        f"python {platform.python_version()}, numpy {np.__version__}, "
+        f"scipy {scipy.__version__}, scikit-learn {sklearn.__version__}, "
+        f"scikit-image {skimage.__version__}"
+    )
+    home = datasets.data_home()
+    print(f"data: ${datasets.DATA_ENV} = {home if home else '(not set)'}")
+    print("built-in datasets: digits (scikit-learn), lfw_subset (scikit-image)")
+    for name, folder in datasets.find_datasets().items():
+        status = f"found at {folder}" if folder else "missing"
+        print(f"  {name:<11} {status}")
+    if home is None:
+        print(f"set ${datasets.DATA_ENV} to the folder holding att_faces/, imm_frontal/, ...")
+    return 0
+
+
+def _load_model(path, cls):
+    """A model file's model, refused unless it is a ``cls``."""
+    model = load(path)
+    if not isinstance(model, cls):
+        raise ValueError(f"{path} holds a {type(model).__name__}, not a {cls.__name__}")
+    return model
+
+
+def _recognizer(args, **options):
+    """The Recognizer the model options of ``train`` and ``evaluate`` describe."""
+    detector = None
+    if args.method in ("modular", "combined"):
+        if not args.detector:
+            raise ValueError(
+                f"--method {args.method} needs --detector FEATURES.npz "
+                "(make one with 'eigenvision features -o features.npz')"
+            )
+        detector = _load_model(args.detector, FeatureDetector)
+    return Recognizer(
+        n_components=args.n_components,
+        method=args.method,
+        metric=args.metric,
+        mirror=args.mirror,
+        jitter=args.jitter,
+        detector=detector,
+        face_box=tuple(args.face_box) if args.face_box else None,
+        **options,
+    )
+
+
+def _cmd_train(args) -> int:
+    shape = tuple(args.shape) if args.shape else None
+    # read first: a bad folder fails before the training's minutes
+    unknown = (
+        None
+        if args.unknown is None
+        else (_load_photos(args.unknown) if args.photos else (_load_images(args.unknown), None))
+    )
+    if args.photos:
+        finder = default_finder(args.finder)
+        finder.threshold = finder.threshold if args.face_threshold is None else args.face_threshold
+        photos, labels = _load_photos(args.source)
+        model = _recognizer(args, shape=shape, resize=True, finder=finder, verbose=not args.quiet)
+        model.check_component_count(photos, option="--n-components")  # before the finding
+        model.fit(photos, labels)
+        model.verbose = False  # the bars were for this command, not for the file's users
+        trained_on = f"{len(photos)} photos (one face each)"
+    else:
+        images = _load_images(args.source)
+        model = _recognizer(args, shape=shape, resize=True)
+        model.check_component_count(images, option="--n-components")
+        model.fit(images)
+        trained_on = f"{len(images)} images"
+    calibrated = "; every face gets the nearest name (--unknown FOLDER sets a threshold)"
+    if unknown is not None:
+        threshold = model.calibrate_threshold(*unknown, far=args.far)
+        calibrated = f"; unknown beyond distance {threshold:.4g} (false-accept rate {args.far:g})"
+    save(model, args.output)
+    print(
+        f"trained {args.method} ({args.n_components} components, {args.metric}) on "
+        f"{trained_on} of {len(model.classes_)} classes{calibrated}; saved {args.output}"
+    )
+    return 0
+
+
+def _load_photos(source: str):
+    """``(photos, labels)`` from a folder of labelled photos of any sizes or a dataset name."""
+    if source in datasets.REGISTRY and not Path(source).exists():
+        faces = datasets.load(source)
+        return list(faces.images), faces.labels
+    photos, labels, _ = load_photos(source, on_error="skip")
+    return photos, labels
+
+
+def _recognize_photos(model, args) -> list:
+    """Every face of each photo with its name (a model trained with ``--photos``)."""
+    if args.face_threshold is not None:
+        model.finder.threshold = args.face_threshold
+    results = []
+    for path in progress(args.images, desc="recognising", enabled=not args.quiet):
+        named = model.identify(load_image(path, as_gray=False, max_side=model.finder.max_side))
+        results.append(
+            {
+                "image": path,
+                "faces": [
+                    {**_face_json(face), "label": _plain(label), "distance": _plain(distance)}
+                    for face, label, distance in named
+                ],
+            }
+        )
+    if not args.json:
+        for result in results:
+            cells = "; ".join(
+                f"{face['label']} ({face['distance']:.4g}) at box "
+                + " ".join(f"{v:.0f}" for v in face["box"])
+                for face in result["faces"]
+            )
+            print(f"{result['image']}: {len(result['faces'])} face(s)" + (cells and f": {cells}"))
+    return results
+
+
+def _cmd_recognize(args) -> int:
+    model = _load_model(args.model, Recognizer)
+    if args.threshold is not None:
+        model.threshold = args.threshold
+    if model.finder is not None:
+        results = _recognize_photos(model, args)
+        if args.json:
+            print(json.dumps(results, indent=2, allow_nan=False))
+        return 0
+    if args.face_threshold is not None:
+        raise ValueError("--face-threshold is for models trained on photos (train --photos)")
+    results = []
+    for path in progress(args.images, desc="recognising", enabled=not args.quiet):
+        image = load_image(path)
+        distances, labels = model.kneighbors(image, k=args.top)
+        predicted = model.predict(image)[0]
+        # P(same person) of the nearest match, where the method has one (bayesian)
+        same_person = model.verify(image, labels[0, 0]).probability
+        results.append(
+            {
+                "image": path,
+                "label": _plain(predicted),
+                "probability": same_person,
+                "matches": [
+                    {"label": _plain(label), "distance": float(distance)}
+                    for label, distance in zip(labels[0], distances[0], strict=True)
+                ],
+            }
+        )
+    if args.json:
+        print(json.dumps(results, indent=2, allow_nan=False))
+    else:
+        for result in results:
+            matches = ", ".join(f"{m['label']} ({m['distance']:.4g})" for m in result["matches"])
+            sure = "" if result["probability"] is None else f" (P same {result['probability']:.3f})"
+            print(f"{result['image']}: {result['label']}{sure}    nearest: {matches}")
+    return 0
+
+
+def _plain(value):
+    """A JSON-ready value: numpy scalars as Python ones, non-finite floats as None (null)."""
+    value = value.item() if isinstance(value, np.generic) else value
+    if isinstance(value, float) and not np.isfinite(value):
+        return None
+    return value
+
+
+def _cmd_enroll(args) -> int:
+    model = _load_model(args.model, Recognizer)
+    if model.finder is not None:
+        model.verbose = not args.quiet
+        images, labels = _load_photos(args.folder)
+    else:
+        faces = _load_images(args.folder)
+        images, labels = faces.images, faces.labels
+    before = len(model.classes_)
+    model.add(images, labels)
+    model.verbose = False
+    save(model, args.output or args.model)
+    print(
+        f"enrolled {len(images)} images; {len(model.classes_)} classes "
+        f"({len(model.classes_) - before} new); saved {args.output or args.model}"
+    )
+    return 0
+
+
+def _cmd_evaluate(args) -> int:
+    images = _load_images(args.source)
+    model = _recognizer(args)
+    rates = evaluate.cross_validate(
+        model,
+        images,
+        scheme=args.scheme,
+        n_splits=args.folds,
+        k=args.train_per_class,
+        seed=args.seed,
+        progress=not args.quiet,
+    )
+    summary = {
+        "scheme": args.scheme,
+        "recognition_rate_mean": float(rates.mean()),
+        "recognition_rate_std": float(rates.std()),
+        "folds": rates.tolist(),
+    }
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    else:
+        print(
+            f"{args.method}/{args.metric}, {args.n_components} components, {args.scheme}: "
+            f"recognition rate {rates.mean():.3f} +- {rates.std():.3f} over {len(rates)} fold(s)"
+        )
+    return 0
+
+
+def _cmd_features(args) -> int:
+    faces = datasets.load_imm()
+    detector = FeatureDetector(n_components=args.n_components).fit(faces)
+    save(detector, args.output)
+    print(f"trained eye/nose/mouth eigenspaces on {len(faces)} IMM faces; saved {args.output}")
+    return 0
+
+
+def _cmd_locate(args) -> int:
+    detector = _load_model(args.model, FeatureDetector)
+    report = {}
+    for path in progress(args.images, desc="locating", enabled=not args.quiet):
+        found = detector.locate(load_image(path, as_gray=True), box=args.box)
+        report[path] = {
+            f: {
+                key: _plain(float(value))
+                for key, value in (
+                    ("x", x),
+                    ("y", y),
+                    ("score", found.scores[f]),
+                    ("confidence", found.confidence[f]),
+                )
+            }
+            for f, (x, y) in found.positions.items()
+        }
+        if not args.json:
+            cells = "  ".join(
+                f"{f} ({x:.1f}, {y:.1f}) conf {found.confidence[f]:.2f}"
+                for f, (x, y) in found.positions.items()
+            )
+            print(f"{path}: {cells}")
+    if args.json:
+        print(json.dumps(report, indent=2, allow_nan=False))
+    return 0
+
+
+def _cmd_detect(args) -> int:
+    finder = default_finder(args.model)
+    report = []
+    for path in progress(args.images, desc="finding faces", enabled=not args.quiet):
+        image = load_image(path, as_gray=False)
+        found, likeliest = finder.find(image, threshold=args.threshold, return_likeliest=True)
+        report.append({"image": path, "faces": [_face_json(face) for face in found]})
+        if args.draw:
+            target = Path(args.draw)
+            if len(args.images) > 1:
+                target = target.with_name(f"{Path(path).stem}-{target.name}")
+            save_figure(plot_faces(image, found, title=Path(path).name), target)
+        if not args.json:
+            cells = "; ".join(
+                f"box ({f.box[0]:.0f}, {f.box[1]:.0f}, {f.box[2]:.0f}, {f.box[3]:.0f}) eyes "
+                f"({f.left_eye[0]:.0f}, {f.left_eye[1]:.0f}) ({f.right_eye[0]:.0f}, "
+                f"{f.right_eye[1]:.0f}) p {f.confidence:.2f}"
+                for f in found
+            )
+            hint = (
+                ""
+                if found or likeliest is None
+                else (
+                    f" (the likeliest has p {likeliest:.3f} at most, below the threshold "
+                    f"{finder.threshold if args.threshold is None else args.threshold:.4g}: "
+                    "a lower --threshold may show it)"
+                )
+            )
+            print(f"{path}: {len(found)} face(s)" + (f": {cells}" if found else hint))
+    if args.json:
+        print(json.dumps(report, indent=2, allow_nan=False))
+    return 0
+
+
+def _face_json(face):
+    point = lambda p: None if p is None else [_plain(float(v)) for v in p]  # noqa: E731
+    return {
+        "box": point(face.box),
+        "left_eye": point(face.left_eye),
+        "right_eye": point(face.right_eye),
+        "nose": point(face.nose),
+        "mouth": point(face.mouth),
+        "score": _plain(face.score),
+        "confidence": _plain(face.confidence),
+        "angle": _plain(face.angle),
+    }
+
+
+def _cmd_build_models(args) -> int:
+    out = Path(args.output)
+    out.mkdir(parents=True, exist_ok=True)
+    finder = build_finder(n_backgrounds=args.backgrounds, progress=not args.quiet)
+    save(finder, out / "face_finder.npz")
+    print(
+        f"trained the face finder on HELEN and IMM ({finder.n_negatives_} mined non-faces); "
+        f"saved {out / 'face_finder.npz'}"
+    )
+    return 0
+
+
+def _cmd_experiment(args) -> int:
+    # The one import by name in the package: the experiment the user asked for.
+    module = importlib.import_module(f".experiments.{args.name}", __package__)
+    quiet = ["--quiet"] if args.quiet and "--quiet" not in args.arguments else []
+    module.main([*args.arguments, *quiet])
+    return 0
+
+
+def _add_model_options(parser):
+    methods = Recognizer._params["method"].choices
+    parser.add_argument(
+        "--method",
+        choices=methods,
+        default="eigenfaces",
+        help="the feature: whole-face eigenspace, Fisherfaces, Bayesian intra/extra-personal, "
+        "eigenfeatures, or both (default: %(default)s)",
+    )
+    parser.add_argument("--detector", help="FeatureDetector model file (modular, combined)")
+    parser.add_argument(
+        "--face-box",
+        type=finite,
+        nargs=4,
+        metavar=("X", "Y", "W", "H"),
+        help="where the face lies in every image, for locating features",
+    )
+    parser.add_argument(
+        "--n-components",
+        type=count(1),
+        default=40,
+        help="eigenspace components (fisherfaces: discriminant directions; bayesian: "
+        "intrapersonal components; default: %(default)s)",
+    )
+    metrics = Recognizer._params["metric"].choices
+    parser.add_argument(
+        "--metric",
+        choices=metrics,
+        default="euclidean",
+        help="distance between codes (default: %(default)s)",
+    )
+    parser.add_argument("--mirror", action="store_true", help="also use mirrored images")
+    parser.add_argument(
+        "--jitter",
+        type=count(0),
+        default=0,
+        metavar="PIXELS",
+        help="also use copies shifted by this many pixels (8 per image; try 2 with --mirror)",
+    )
+
+
+def _add_face_threshold(parser):
+    parser.add_argument(
+        "--face-threshold",
+        type=probability,
+        metavar="P",
+        help="models on photos: smallest probability of a face "
+        "(default the finder's calibrated one)",
+    )
+
+
+_SOURCES = (
+    "a folder with one sub-folder per label, or a dataset name ('eigenvision info' lists them)"
+)
+
+
+def add_options(name, parser):
+    """Add command ``name``'s options to its ``parser``.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`RUNNERS`.
+    parser : argparse.ArgumentParser
+
+    Returns
+    -------
+    None
+    """
+    options, run = RUNNERS[name]
+    options(parser)
+    parser.set_defaults(run=run)
+
+
+def _options_info(parser):
+    """The options of ``eigenvision info``."""
+    pass
+
+
+def _options_train(parser):
+    """The options of ``eigenvision train``."""
+    parser.add_argument("source", help=_SOURCES)
+    parser.add_argument("-o", "--output", required=True, help="model file to write (.npz)")
+    parser.add_argument("--shape", type=count(1), nargs=2, metavar=("H", "W"), help="working size")
+    parser.add_argument(
+        "--photos",
+        action="store_true",
+        help="SOURCE holds uncropped photos, one face each: find, align, enrol",
+    )
+    parser.add_argument("--finder", help="a face finder file for --photos (default: data/'s)")
+    parser.add_argument(
+        "--unknown",
+        metavar="FOLDER",
+        help="images (photos, with --photos) of people not in SOURCE, one "
+        "sub-folder each: sets the distance beyond which a face is unknown",
+    )
+    parser.add_argument(
+        "--far",
+        type=rate,
+        default=0.01,
+        help="with --unknown: the share of unknown people to accept (default 0.01)",
+    )
+    _add_face_threshold(parser)
+    _add_model_options(parser)
+
+
+def _options_recognize(parser):
+    """The options of ``eigenvision recognize``."""
+    parser.add_argument("model", help="model file from 'eigenvision train'")
+    parser.add_argument(
+        "images", nargs="+", help="image files (photos, every face named, for --photos models)"
+    )
+    parser.add_argument("--top", type=count(1), default=5, help="nearest matches to list")
+    parser.add_argument("--threshold", type=finite, help="reject matches farther than this")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    _add_face_threshold(parser)
+
+
+def _options_enroll(parser):
+    """The options of ``eigenvision enroll``."""
+    parser.add_argument("model")
+    parser.add_argument("folder", help="one sub-folder per label (photos for --photos models)")
+    parser.add_argument("-o", "--output", help="write here instead of updating the model")
+
+
+def _options_evaluate(parser):
+    """The options of ``eigenvision evaluate``."""
+    parser.add_argument("source", help=_SOURCES)
+    parser.add_argument(
+        "--scheme", choices=["kfold", "loo", "first_k_per_class"], default="first_k_per_class"
+    )
+    parser.add_argument("--folds", type=count(2), default=5)
+    parser.add_argument("--train-per-class", type=count(1), default=5)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", action="store_true")
+    _add_model_options(parser)
+
+
+def _options_features(parser):
+    """The options of ``eigenvision features``."""
+    parser.add_argument("-o", "--output", required=True, help="model file to write (.npz)")
+    parser.add_argument("--n-components", type=count(0), default=10)
+
+
+def _options_locate(parser):
+    """The options of ``eigenvision locate``."""
+    parser.add_argument("model", help="model file from 'eigenvision features'")
+    parser.add_argument("images", nargs="+", help="face images (brows to chin, or use --box)")
+    parser.add_argument("--box", type=finite, nargs=4, metavar=("X", "Y", "W", "H"))
+    parser.add_argument("--json", action="store_true", help="print JSON")
+
+
+def _options_detect(parser):
+    """The options of ``eigenvision detect``."""
+    parser.add_argument("images", nargs="+", help="photo files")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.add_argument("--draw", metavar="OUT.png", help="draw the faces found into this file")
+    parser.add_argument("--threshold", type=probability, help="smallest probability of a face")
+    parser.add_argument("--model", help="a face finder file (default: the one in data/)")
+
+
+def _options_build_models(parser):
+    """The options of ``eigenvision build-models``."""
+    parser.add_argument("-o", "--output", default=str(DEFAULT_FINDER.parent), help="folder")
+    parser.add_argument(
+        "--backgrounds",
+        type=count(1),
+        default=250,
+        help="HELEN photos mined for non-faces (default 250)",
+    )
+
+
+def _options_experiment(parser):
+    """The options of ``eigenvision experiment``."""
+    parser.add_argument("name", choices=EXPERIMENTS)
+    parser.add_argument("arguments", nargs=argparse.REMAINDER, help="the experiment's options")
+
+
+#: Each command of :data:`eigenvision.cli.COMMANDS`: its options and what it runs.
+RUNNERS = {
+    "info": (_options_info, _cmd_info),
+    "train": (_options_train, _cmd_train),
+    "recognize": (_options_recognize, _cmd_recognize),
+    "enroll": (_options_enroll, _cmd_enroll),
+    "evaluate": (_options_evaluate, _cmd_evaluate),
+    "features": (_options_features, _cmd_features),
+    "locate": (_options_locate, _cmd_locate),
+    "detect": (_options_detect, _cmd_detect),
+    "build-models": (_options_build_models, _cmd_build_models),
+    "experiment": (_options_experiment, _cmd_experiment),
+}
