@@ -26,6 +26,7 @@ from .eigenspace import Eigenspace
 from .faces.features import FeatureDetector
 from .faces.finder import FaceFinder
 from .fisher import FisherSpace
+from .identity import PLDA, JointBayesian
 from .kernel import KernelPCA
 from .normalize import PixelStandardizer
 from .ppca import ProbabilisticPCA
@@ -42,6 +43,8 @@ _MODELS = {
         Eigenspace,
         FisherSpace,
         BayesianSpace,
+        PLDA,
+        JointBayesian,
         KernelPCA,
         ProbabilisticPCA,
         PixelStandardizer,

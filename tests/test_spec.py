@@ -76,6 +76,8 @@ def _small_models(rng):
             "nystroem": ev.KernelPCA(3, n_landmarks=10).fit(faces.reshape(24, -1)),
             "ppca": ev.ProbabilisticPCA(2).fit(faces.reshape(24, -1)),
             "standardizer": ev.PixelStandardizer().fit(faces.reshape(24, -1)),
+            "plda": ev.PLDA(2, within_components=1, max_iter=5).fit(faces, labels),
+            "joint bayesian": ev.JointBayesian(pca_components=5, max_iter=5).fit(faces, labels),
             "recognizer": ev.Recognizer(3, score_norm="znorm").fit(faces, labels),
             "bayesian recognizer": ev.Recognizer(3, method="bayesian").fit(faces, labels),
         }

@@ -1,0 +1,128 @@
+"""PLDA and the Joint Bayesian model against brute-force Gaussian likelihoods."""
+
+import numpy as np
+import pytest
+from scipy.stats import multivariate_normal
+from sklearn.base import clone
+
+import eigenvision as ev
+from eigenvision.identity import log_likelihood
+
+
+def _people(rng, n_people=30, per_person=4, d=6, identity_rank=3):
+    """Codes drawn from the identity model: ``x = F h + e``, known ``S_b`` and ``S_w``."""
+    loadings = rng.normal(size=(d, identity_rank))
+    between = loadings @ loadings.T
+    shape = rng.normal(size=(d, d)) * 0.5
+    within = shape @ shape.T + 0.1 * np.eye(d)
+    people = rng.multivariate_normal(np.zeros(d), between, size=n_people)
+    noise = rng.multivariate_normal(np.zeros(d), within, size=n_people * per_person)
+    X = np.repeat(people, per_person, axis=0) + noise
+    return X, np.repeat(np.arange(n_people), per_person), between, within
+
+
+MODELS = [
+    ev.PLDA(n_components=3),
+    ev.PLDA(n_components=2, within_components=2, max_iter=60),
+    ev.JointBayesian(),
+]
+
+
+@pytest.mark.parametrize("model", MODELS, ids=repr)
+def test_the_pair_ratio_is_the_stacked_pairs_gaussian_likelihood_ratio(model, rng):
+    """score_pairs against scipy: ``log N([a; b]; 0, [[T, S_b], [S_b, T]]) - log N([a; b];
+    0, [[T, 0], [0, T]])`` with the fitted ``S_b = F F^T`` and ``S_w``."""
+    X, y, _, _ = _people(rng)
+    model = clone(model).fit(X, y)
+    between = model.identity_loadings_ @ model.identity_loadings_.T
+    total = between + model.within_covariance_
+    zero = np.zeros_like(total)
+    same = multivariate_normal(
+        np.zeros(2 * len(total)), np.block([[total, between], [between, total]])
+    )
+    apart = multivariate_normal(np.zeros(2 * len(total)), np.block([[total, zero], [zero, total]]))
+    a, b = model._codes(X[:8]), model._codes(X[8:16])
+    brute = [
+        same.logpdf(np.r_[u, v]) - apart.logpdf(np.r_[u, v]) for u, v in zip(a, b, strict=True)
+    ]
+    np.testing.assert_allclose(model.score_pairs(X[:8], X[8:16]), brute, rtol=1e-10, atol=1e-9)
+    matrix = model.pairwise_scores(X[:8], X[8:16])
+    np.testing.assert_allclose(np.diag(matrix), brute, rtol=1e-10, atol=1e-9)
+    square = model.pairwise_scores(X[:10])
+    np.testing.assert_allclose(square, square.T, atol=1e-10)
+
+
+@pytest.mark.parametrize("model", MODELS, ids=repr)
+def test_em_never_lowers_the_marginal_likelihood_which_is_the_stacked_gaussians(model, rng):
+    """The log-likelihood EM reports is each person's images stacked, ``N(0, I (x) S_w +
+    1 1^T (x) S_b)``, summed (scipy); it never decreases from one iteration to the next."""
+    X, y, _, _ = _people(rng, n_people=12, per_person=3)
+    y[-2:] = [12, 13]  # two people with one image each
+    model = clone(model).fit(X, y)
+    history = np.array(model.log_likelihood_)
+    assert len(history) >= 2
+    assert np.all(np.diff(history) >= -1e-9 * np.abs(history[:-1]))
+    between = model.identity_loadings_ @ model.identity_loadings_.T
+    within = model.within_covariance_
+    Z = model._codes(X)
+    codes = np.unique(y, return_inverse=True)[1]
+    brute = 0.0
+    for person in np.unique(codes):
+        stacked = Z[codes == person].ravel()
+        n = int(np.sum(codes == person))
+        covariance = np.kron(np.eye(n), within) + np.kron(np.ones((n, n)), between)
+        brute += multivariate_normal(np.zeros(len(stacked)), covariance).logpdf(stacked)
+    assert log_likelihood(Z, codes, between, within) == pytest.approx(brute, rel=1e-12)
+    assert history[-1] == pytest.approx(brute, rel=1e-12)
+
+
+def test_plda_recovers_the_covariances_it_was_drawn_from(rng):
+    X, y, between, within = _people(rng, n_people=600, per_person=5, d=5, identity_rank=2)
+    model = ev.PLDA(n_components=2).fit(X, y)
+    rotation = model.pca_.components_.astype(np.float64)  # back from the PCA step's axes
+    found_between = rotation.T @ model.identity_loadings_ @ model.identity_loadings_.T @ rotation
+    found_within = rotation.T @ model.within_covariance_ @ rotation
+    assert np.linalg.norm(found_between - between) < 0.1 * np.linalg.norm(between)
+    assert np.linalg.norm(found_within - within) < 0.1 * np.linalg.norm(within)
+
+
+def test_identity_models_are_estimators_that_save_and_refuse_bad_input(rng, tmp_path):
+    X, y, _, _ = _people(rng)
+    model = ev.PLDA(n_components=3).fit(X, y)
+    assert model.transform(X).shape == (len(X), 3)
+    loaded = ev.load(ev.save(model, tmp_path / "plda.npz"))
+    np.testing.assert_array_equal(
+        loaded.score_pairs(X[:5], X[5:10]), model.score_pairs(X[:5], X[5:10])
+    )
+    assert clone(ev.JointBayesian(pca_components=4)).get_params() == {
+        "max_iter": 200,
+        "pca_components": 4,
+        "tol": 1e-7,
+    }
+    with pytest.raises(ValueError, match="more images .* than people"):
+        ev.PLDA().fit(X[::4], y[::4])
+    with pytest.raises(ValueError, match="n_components=9 exceeds"):
+        ev.PLDA(n_components=9).fit(X, y)
+    with pytest.raises(ValueError, match="PLDA.within_components must be an int"):
+        ev.PLDA(within_components=0).fit(X, y)
+    with pytest.raises(ValueError, match="pairs rows"):
+        model.score_pairs(X[:3], X[:4])
+
+
+def test_identity_on_att_people_never_seen(att):
+    """Trained on AT&T people 1-20, PLDA tells same from different on people 21-40 (every pair
+    of their 200 images) better than the Euclidean distance between eigenface codes."""
+    names = np.unique(att.labels)
+    train = np.isin(att.labels, names[:20])
+    X = att.images.reshape(len(att.images), -1)
+    rows, cols = np.triu_indices(int((~train).sum()), 1)
+    same = att.labels[~train][rows] == att.labels[~train][cols]
+    plda = ev.PLDA(n_components=19, pca_components=60).fit(X[train], att.labels[train])
+    scores = plda.pairwise_scores(X[~train])[rows, cols]
+    codes = ev.Eigenspace(60).fit(X[train]).transform(X[~train])
+    distances = np.linalg.norm(codes[rows] - codes[cols], axis=1)
+    auc = {
+        name: ev.evaluate.auc(*ev.evaluate.roc_curve(same, value)[:2])
+        for name, value in (("plda", scores), ("eigenfaces", -distances))
+    }
+    assert auc["plda"] > auc["eigenfaces"] > 0.9
