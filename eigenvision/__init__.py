@@ -37,6 +37,7 @@ __getattr__, _, _lazy_names = lazy.attach(
             "NotFittedError",
         ],
         "bayesian": ["BayesianSpace"],
+        "cluster": ["cluster"],
         "detection": ["detect", "dffs_map", "difs_map", "likelihood_map"],
         "eigenspace": ["Eigenspace"],
         "faces.crops": ["align_face", "photo_faces", "single_face"],

@@ -31,6 +31,7 @@ __all__ = [
     "finds_a_face_of",
     "hits_and_alarms",
     "face_detection_roc",
+    "pairwise_scores",
 ]
 
 
@@ -616,3 +617,45 @@ def face_detection_roc(found, truths, others=None):
     rate = np.searchsorted(-hits, -thresholds, side="right") / n
     false_alarms = np.searchsorted(-alarms, -thresholds, side="right") / n
     return np.r_[0.0, false_alarms], np.r_[0.0, rate], np.r_[np.inf, thresholds]
+
+
+def pairwise_scores(y_true, y_pred):
+    """Pairwise precision, recall and F-measure of a clustering.
+
+    Every pair of items counts: a pair in one predicted group is a true
+    positive when its two items share a true label. Precision is the share of
+    predicted pairs that are true, recall the share of true pairs predicted.
+
+    Parameters
+    ----------
+    y_true, y_pred : (n,) array-like
+        True labels and group labels.
+
+    Returns
+    -------
+    precision, recall, f_measure : float
+        1.0 where there is no pair to count (a single item, or all apart).
+
+    Examples
+    --------
+    >>> pairwise_scores([0, 0, 1, 1], [0, 0, 0, 1])
+    (0.3333333333333333, 0.5, 0.4)
+    """
+    y_true, y_pred = np.asarray(y_true), np.asarray(y_pred)
+    if y_true.shape != y_pred.shape or y_true.ndim != 1:
+        raise ValueError(
+            f"y_true and y_pred must be (n,) alike, got {y_true.shape}, {y_pred.shape}"
+        )
+    _, true_codes = np.unique(y_true, return_inverse=True)
+    _, pred_codes = np.unique(y_pred, return_inverse=True)
+    table = np.zeros((true_codes.max(initial=-1) + 1, pred_codes.max(initial=-1) + 1))
+    np.add.at(table, (true_codes, pred_codes), 1)
+
+    def pairs(counts):
+        return float(np.sum(counts * (counts - 1) / 2))
+
+    both, predicted, true = pairs(table), pairs(table.sum(axis=0)), pairs(table.sum(axis=1))
+    precision = both / predicted if predicted else 1.0
+    recall = both / true if true else 1.0
+    f_measure = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return precision, recall, f_measure

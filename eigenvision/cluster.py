@@ -1,0 +1,223 @@
+"""Clustering in component space: group images by their codes, or by a model's own similarity.
+
+The lecture's appendix: cluster in the space of the principal components
+rather than in pixel space, and where only a similarity is known, take the
+components of the similarity (kernel) matrix: spectral clustering (Ng,
+Jordan & Weiss 2002; von Luxburg 2007). The clustering itself is
+scikit-learn's; this module chooses the representation, the affinity and,
+when it is not given, the number of groups.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import linalg
+from scipy.special import expit
+from sklearn.base import clone
+from sklearn.cluster import AgglomerativeClustering, KMeans, SpectralClustering
+from sklearn.metrics import pairwise_distances
+
+from ._base import flatten_images
+from ._spec import Param
+from .identity import PLDA
+from .kernel import KernelPCA
+
+__all__ = ["cluster", "affinity", "eigengap_groups", "METHODS"]
+
+#: The clustering methods :func:`cluster` knows (scikit-learn's algorithms).
+METHODS = ("agglomerative", "spectral", "kmeans")
+
+_METHOD = Param("choice", choices=METHODS)
+_NEIGHBOUR = 7  # the self-tuning affinity's local width: the 7th neighbour's distance
+_GROUPS = Param("int", 1, 100_000, optional=True)
+
+
+def _as_rows(images_or_codes):
+    """``(n, d)`` float rows of images (an ImageSet, ``(n, H, W)``) or codes."""
+    X, _ = flatten_images(images_or_codes)
+    X = np.asarray(X)
+    if X.ndim != 2 or len(X) == 0:
+        raise ValueError(
+            f"expected images (n, H, W) or codes (n, d) with n >= 1, got shape {X.shape}"
+        )
+    if X.dtype.kind not in "fiu" or not np.all(np.isfinite(X)):
+        raise ValueError("the images or codes must be finite real numbers")
+    return X.astype(np.float64 if X.dtype != np.float32 else np.float32)
+
+
+def _fitted(model, X):
+    """``model`` fitted: as given when it is, else a clone fitted on ``X`` (unsupervised)."""
+    if any(key.endswith("_") and not key.startswith("_") for key in vars(model)):
+        return model
+    if isinstance(model, PLDA):
+        raise ValueError(
+            f"{type(model).__name__} learns identities from labelled images: fit it on people "
+            "first (model.fit(images, labels)), then cluster others"
+        )
+    return clone(model).fit(X)
+
+
+def affinity(X, model=None):
+    """The similarity of every pair of rows, in ``[0, 1]``, as the model sees it.
+
+    The kernel of a :class:`~eigenvision.KernelPCA`; the probability of one
+    identity (the log-likelihood ratio through a sigmoid) for the identity
+    models; otherwise a Gaussian of the distance between codes with each
+    row's own width, its distance to its 7th nearest neighbour (the
+    self-tuning affinity of Zelnik-Manor & Perona 2004).
+
+    Parameters
+    ----------
+    X : (n, d) ndarray
+        Rows (the model's input).
+    model : fitted model, optional
+        Default: the rows as they are.
+
+    Returns
+    -------
+    (n, n) ndarray
+        Symmetric, ones on the diagonal for the Gaussian and the kernel.
+    """
+    if isinstance(model, KernelPCA):
+        similarity = model._kernel(X, X)
+    elif isinstance(model, PLDA):
+        similarity = expit(model.pairwise_scores(X))
+    else:
+        codes = X if model is None else model.transform(X)
+        distances = pairwise_distances(codes)
+        width = np.sort(distances, axis=1)[:, min(_NEIGHBOUR, len(codes) - 1)]
+        width = np.maximum(width, max(width.max(), 1e-300) * 1e-6)
+        similarity = np.exp(-(distances**2) / (width[:, None] * width[None, :]))
+    return (similarity + similarity.T) / 2
+
+
+def eigengap_groups(similarity, *, max_groups=None):
+    """The number of groups an affinity shows: the largest gap of its Laplacian's spectrum.
+
+    The ``k`` smallest eigenvalues of the normalised Laplacian
+    ``I - D^-1/2 W D^-1/2`` are near 0 for ``k`` well separated groups; ``k``
+    is where the gap to the next one is largest (von Luxburg 2007, 8.3).
+
+    Parameters
+    ----------
+    similarity : (n, n) ndarray
+        Symmetric, non-negative.
+    max_groups : int, optional
+        Look for the gap among the first this many eigenvalues; default ``n // 2``.
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> blocks = np.kron(np.eye(3), np.ones((4, 4)))  # three groups of four
+    >>> eigengap_groups(blocks + 0.01)
+    3
+    """
+    n = len(similarity)
+    if n < 3:
+        return 1
+    degree = np.maximum(similarity.sum(axis=1), 1e-300)
+    scale = 1 / np.sqrt(degree)
+    laplacian = np.eye(n) - scale[:, None] * similarity * scale[None, :]
+    limit = max(2, min(n - 1, n // 2 if max_groups is None else int(max_groups)))
+    values = linalg.eigh(laplacian, eigvals_only=True, subset_by_index=[0, limit])
+    return int(np.argmax(np.diff(values))) + 1
+
+
+def cluster(
+    images_or_codes,
+    *,
+    model=None,
+    method="agglomerative",
+    n_clusters=None,
+    distance_threshold=None,
+    seed=0,
+):
+    """Group images (or codes) in component space; the largest group is 0.
+
+    Parameters
+    ----------
+    images_or_codes : (n, H, W) or (n, d) ndarray or ImageSet
+    model : subspace model, optional
+        Where to cluster: its codes (``transform``), or for ``"spectral"`` its
+        own similarity (:func:`affinity`). A fitted model is used as it is;
+        an unfitted unsupervised one (:class:`~eigenvision.Eigenspace`,
+        :class:`~eigenvision.KernelPCA`, ...) is fitted on the images first.
+        Default: the pixels (or codes) themselves.
+    method : {"agglomerative", "spectral", "kmeans"}, default "agglomerative"
+        scikit-learn's ``AgglomerativeClustering`` (average linkage; for
+        the identity models on the probability of two identities, cut at
+        even odds), ``SpectralClustering`` on the precomputed affinity, or
+        ``KMeans`` on the codes.
+    n_clusters : int, optional
+        The number of groups; default estimated: the identity models'
+        even-odds cut for ``"agglomerative"``, else ``distance_threshold``,
+        else the affinity's eigengap (:func:`eigengap_groups`).
+    distance_threshold : float, optional
+        ``"agglomerative"``: merge no further than this average distance
+        between codes (instead of ``n_clusters``).
+    seed : int, default 0
+
+    Returns
+    -------
+    (n,) int ndarray
+        Group labels ``0 .. g - 1``, by decreasing size (ties: first appearance).
+
+    References
+    ----------
+    L. Zelnik-Manor and P. Perona (2004), Self-tuning spectral clustering, NIPS.
+    A. Ng, M. Jordan and Y. Weiss (2002), On spectral clustering: analysis and
+    an algorithm, NIPS. U. von Luxburg (2007), A tutorial on spectral
+    clustering, Statistics and Computing 17(4).
+    """
+    if not _METHOD.accepts(method):
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    if not _GROUPS.accepts(n_clusters):
+        raise ValueError(f"n_clusters must be a positive int or None, got {n_clusters!r}")
+    X = _as_rows(images_or_codes)
+    n = len(X)
+    if n_clusters is not None and n_clusters > n:
+        raise ValueError(f"n_clusters={n_clusters} exceeds the {n} images given")
+    if n == 1:
+        return np.zeros(1, dtype=np.int64)
+    model = None if model is None else _fitted(model, X)
+    identity = isinstance(model, PLDA)
+    if method == "agglomerative":
+        if identity and n_clusters is None:
+            apart = 1 - affinity(X, model)  # the probability of two identities
+            np.fill_diagonal(apart, 0.0)
+            labels = AgglomerativeClustering(
+                n_clusters=None, metric="precomputed", linkage="average", distance_threshold=0.5
+            ).fit_predict(apart)
+        else:
+            codes = X if model is None else model.transform(X)
+            groups = n_clusters
+            if groups is None and distance_threshold is None:
+                groups = eigengap_groups(affinity(X, model))
+            labels = AgglomerativeClustering(
+                n_clusters=groups,
+                linkage="average",
+                distance_threshold=None if groups is not None else distance_threshold,
+            ).fit_predict(codes)
+    else:
+        similarity = affinity(X, model)
+        groups = eigengap_groups(similarity) if n_clusters is None else n_clusters
+        if method == "spectral":
+            labels = SpectralClustering(
+                groups, affinity="precomputed", random_state=seed, assign_labels="cluster_qr"
+            ).fit_predict(similarity)
+        else:
+            codes = X if model is None else model.transform(X)
+            labels = KMeans(groups, n_init=10, random_state=seed).fit_predict(codes)
+    return _by_size(labels)
+
+
+def _by_size(labels):
+    """Labels renumbered by decreasing group size (ties: the group seen first)."""
+    values, first, counts = np.unique(labels, return_index=True, return_counts=True)
+    order = np.lexsort((first, -counts))
+    renumber = np.empty(len(values), dtype=np.int64)
+    renumber[order] = np.arange(len(values))
+    return renumber[np.searchsorted(values, labels)]

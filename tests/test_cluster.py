@@ -1,0 +1,96 @@
+"""Clustering in component space (the lecture's appendix), with scikit-learn's algorithms."""
+
+import numpy as np
+import pytest
+from sklearn.cluster import AgglomerativeClustering
+from sklearn.metrics import adjusted_rand_score
+
+import eigenvision as ev
+from eigenvision.cluster import affinity, eigengap_groups
+
+
+def _blobs(rng, n_groups=4, per_group=25, d=10, spread=0.3):
+    centres = rng.normal(size=(n_groups, d)) * 4
+    X = np.repeat(centres, per_group, axis=0) + spread * rng.normal(size=(n_groups * per_group, d))
+    return X, np.repeat(np.arange(n_groups), per_group)
+
+
+@pytest.mark.parametrize("method", ["agglomerative", "spectral", "kmeans"])
+def test_separated_groups_are_found_and_counted(method, rng):
+    """Four well separated groups: each method finds them exactly, without being told how
+    many (the eigengap of the self-tuning affinity's Laplacian)."""
+    X, truth = _blobs(rng)
+    labels = ev.cluster(X, method=method)
+    assert adjusted_rand_score(truth, labels) == 1.0
+    assert eigengap_groups(affinity(X)) == 4
+
+
+def test_groups_are_numbered_by_size_and_trivial_inputs_answer_trivially(rng):
+    X, _ = _blobs(rng, n_groups=3, per_group=10)
+    X = np.concatenate([X[:10], X[10:15], X[20:30]])  # groups of 10, 5, 10
+    labels = ev.cluster(X, n_clusters=3)
+    assert np.bincount(labels).tolist() == [10, 10, 5]
+    assert labels[0] == 0  # of two equal groups the one seen first comes first
+    assert ev.cluster(X[:1]).tolist() == [0]
+    assert ev.cluster(X[:5], n_clusters=1).tolist() == [0] * 5
+
+
+def test_agglomerative_is_scikit_learns_on_the_codes(rng):
+    X, _ = _blobs(rng, spread=2.0)
+    space = ev.Eigenspace(3).fit(X)
+    expected = AgglomerativeClustering(4, linkage="average").fit_predict(space.transform(X))
+    found = ev.cluster(X, model=space, n_clusters=4)
+    assert adjusted_rand_score(expected, found) == 1.0
+
+
+def test_digits_cluster_better_in_an_eigenspace_than_in_pixels():
+    """The lecture's claim on scikit-learn's 1,797 digits, ten groups: average-linkage
+    clustering of 20 eigenspace codes agrees with the digits better (adjusted Rand index)
+    than the same clustering of the 64 pixels."""
+    digits = ev.datasets.load_digits()
+    pixels = ev.cluster(digits.images, n_clusters=10)
+    codes = ev.cluster(digits.images, model=ev.Eigenspace(20), n_clusters=10)
+    assert adjusted_rand_score(digits.labels, codes) > adjusted_rand_score(digits.labels, pixels)
+
+
+def test_people_never_seen_are_grouped_by_an_identity_model(att):
+    """PLDA trained on AT&T people 1-20 groups the 200 images of people 21-40 (not told how
+    many people) better than an eigenspace clustering told there are 20."""
+    names = np.unique(att.labels)
+    train = np.isin(att.labels, names[:20])
+    X = att.images.reshape(len(att.images), -1)
+    plda = ev.PLDA(19, pca_components=60).fit(X[train], att.labels[train])
+    by_identity = ev.cluster(X[~train], model=plda)
+    space = ev.Eigenspace(60).fit(X[train])
+    by_codes = ev.cluster(X[~train], model=space, n_clusters=20)
+    truth = att.labels[~train]
+    assert adjusted_rand_score(truth, by_identity) > adjusted_rand_score(truth, by_codes)
+    with pytest.raises(ValueError, match="fit it on people first"):
+        ev.cluster(X[~train], model=ev.PLDA())
+
+
+def test_bad_input_is_refused_by_name(rng):
+    X, _ = _blobs(rng)
+    with pytest.raises(ValueError, match="method must be one of"):
+        ev.cluster(X, method="dbscan")
+    with pytest.raises(ValueError, match="n_clusters=101 exceeds the 100 images"):
+        ev.cluster(X, n_clusters=101)
+    with pytest.raises(ValueError, match="n_clusters must be a positive int"):
+        ev.cluster(X, n_clusters=0)
+    with pytest.raises(ValueError, match="finite real numbers"):
+        ev.cluster(np.where(X > 3, np.nan, X))
+    with pytest.raises(ValueError, match="n >= 1"):
+        ev.cluster(np.zeros((0, 4)))
+
+
+def test_pairwise_scores_count_pairs_as_a_loop_does(rng):
+    truth, found = rng.integers(0, 5, 60), rng.integers(0, 4, 60)
+    same_true = truth[:, None] == truth[None, :]
+    same_found = found[:, None] == found[None, :]
+    upper = np.triu(np.ones((60, 60), bool), 1)
+    both = np.sum(same_true & same_found & upper)
+    precision, recall = both / np.sum(same_found & upper), both / np.sum(same_true & upper)
+    assert ev.evaluate.pairwise_scores(truth, found) == pytest.approx(
+        (precision, recall, 2 * precision * recall / (precision + recall)), rel=1e-12
+    )
+    assert ev.evaluate.pairwise_scores([1, 2, 3], [0, 0, 0])[1:] == (1.0, 0.0)
