@@ -414,3 +414,19 @@ def test_the_experiments_index_is_generated_from_the_stored_results():
     runs = sorted(p.parent.name for p in (here / "figures").glob("*/results.json"))
     assert [line.split("]")[0][3:] for line in text.splitlines() if line.startswith("| [")] == runs
     assert len(text.splitlines()) < 300
+
+
+def test_clustering_scores_equal_scikit_learns(tmp_path, att):
+    """The experiment's adjusted Rand indices are scikit-learn's for the same clustering, and
+    its digit groups are the ten asked for."""
+    from sklearn.metrics import adjusted_rand_score
+
+    from eigenvision import Eigenspace, cluster
+
+    results = _run("clustering", tmp_path, "--ranks", "10")
+    digits = datasets.load_digits()
+    labels = cluster(digits.images, model=Eigenspace(10), n_clusters=10)
+    row = results["digits"]["agglomerative"]["eigenspace r=10"]
+    assert row["ari"] == pytest.approx(adjusted_rand_score(digits.labels, labels), abs=1e-12)
+    assert row["groups"] == 10
+    assert set(results["att_people_21_40"]) >= {"PLDA, even odds (not told)", "pixels, told 20"}

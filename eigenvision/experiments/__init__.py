@@ -18,4 +18,5 @@ EXPERIMENTS = (
     "wild_detection",
     "open_set",
     "photo_identity",
+    "clustering",
 )
