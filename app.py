@@ -354,11 +354,14 @@ def recognise() -> None:
             if recognizer is None:
                 return
             enrolled_held_out = probes
-        source = st.radio(
-            "Probe",
-            ["a held-out image", "upload an image", "upload a photo (every face)"],
-            horizontal=True,
-        )
+        sources = ["a held-out image", "upload an image", "upload a photo (every face)"]
+        if len(probes) == 0:  # one image per person: every image is enrolled, none held out
+            st.info(
+                "Each person has a single image: all are enrolled and none is held out to try. "
+                "Upload an image or a photo to recognise, or add a second image per person."
+            )
+            sources = sources[1:]
+        source = st.radio("Probe", sources, horizontal=True)
     if source == "upload a photo (every face)":
         upload = st.file_uploader(
             "photo", type=["png", "jpg", "jpeg", "bmp", "tif", "tiff"], key="recognise-photo"

@@ -26,6 +26,7 @@ __all__ = [
     "IncrementalSVD",
     "generalized_eigh",
     "numerical_rank",
+    "working_precision",
     "sign_flip",
     "SOLVERS",
 ]
@@ -406,12 +407,31 @@ def generalized_eigh(a, b):
     return values, np.linalg.solve(lower.T, vectors)
 
 
-def numerical_rank(singular, n: int, d: int) -> int:
+def working_precision(solver: str, dtype):
+    """The floating-point type a solver's products ran in: the scatter solvers form float32
+    data's scatter in float32; the Gram solver works in float64 whatever the data.
+
+    Parameters
+    ----------
+    solver : str
+        A :class:`Spectrum`'s ``solver``.
+    dtype : numpy dtype
+        The data's.
+
+    Returns
+    -------
+    numpy dtype
+    """
+    scatter_solvers = ("covariance", "stream", "dask-covariance")
+    return np.dtype(dtype) if solver in scatter_solvers else np.dtype(np.float64)
+
+
+def numerical_rank(singular, n: int, d: int, dtype=np.float64) -> int:
     """How many singular values (largest first) stand above round-off.
 
     Solvers that square the data (Gram, scatter) resolve singular values
     down to about ``s_1 sqrt(eps)``; below ``10 s_1 sqrt(max(n, d) eps)`` a
-    "component" is round-off.
+    "component" is round-off, with ``eps`` of the precision the products ran in.
 
     Parameters
     ----------
@@ -419,13 +439,16 @@ def numerical_rank(singular, n: int, d: int) -> int:
         Singular values (or anything proportional to them), largest first.
     n, d : int
         The data's shape.
+    dtype : numpy dtype, default float64
+        The precision the solver's products ran in (:func:`working_precision`).
 
     Returns
     -------
     int
     """
     singular = np.asarray(singular, dtype=np.float64)
-    tolerance = singular[0] * 10 * np.sqrt(max(n, d) * np.finfo(np.float64).eps)
+    eps = np.finfo(dtype if np.dtype(dtype).kind == "f" else np.float64).eps
+    tolerance = singular[0] * 10 * np.sqrt(max(n, d) * eps)
     return int(np.sum(singular > tolerance))
 
 

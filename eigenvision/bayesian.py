@@ -11,7 +11,7 @@ from sklearn.base import clone
 from sklearn.linear_model import LogisticRegression
 
 from ._base import SupervisedSubspaceModel, check_fitted
-from ._linalg import numerical_rank
+from ._linalg import numerical_rank, working_precision
 from ._spec import State
 from .eigenspace import Eigenspace
 from .neighbors import squared_distances
@@ -181,7 +181,9 @@ class BayesianSpace(SupervisedSubspaceModel):
                 f"(n_samples={n}, n_features={X.shape[1]})"
             )
         pca = Eigenspace(n_components=m).fit(X)
-        rank = numerical_rank(np.sqrt(pca.eigenvalues_), *X.shape)
+        rank = numerical_rank(
+            np.sqrt(pca.eigenvalues_), *X.shape, working_precision(pca.solver_, X.dtype)
+        )
         if self.pca_components is None and rank < m:  # e.g. pixels constant in every image
             m = rank
             pca = Eigenspace(n_components=m).fit(X)

@@ -25,6 +25,7 @@ from ._linalg import (
     scatter_spectrum,
     shifted_moments,
     sign_flip,
+    working_precision,
 )
 from ._linalg import solve as solve_spectrum
 from ._spec import State
@@ -192,6 +193,7 @@ class Eigenspace(SubspaceModel):
                 "solver='randomized' cannot choose n_components by a variance fraction; "
                 "pass an int or use an exact solver"
             )
+        _check_magnitude(X)
         mean = X.mean(axis=0, dtype=np.float64) if self.center else np.zeros(d)
         k_solve = min(n, d) if isinstance(k_request, float) else k_request
         spectrum = solve_spectrum(X, mean, solver, k_solve, self.seed)
@@ -240,7 +242,8 @@ class Eigenspace(SubspaceModel):
             k = int(np.searchsorted(ratio, k_request - 1e-12) + 1)
             k = min(k, len(eigenvalues))
         elif self.n_components is None:
-            k = max(1, min(k_request, numerical_rank(spectrum.singular, n, d)))
+            precision = working_precision(spectrum.solver, dtype)
+            k = max(1, min(k_request, numerical_rank(spectrum.singular, n, d, precision)))
         else:
             k = k_request
         kept = eigenvalues[:k]
@@ -647,3 +650,22 @@ class Eigenspace(SubspaceModel):
         if self.image_shape_ is None:
             raise ValueError("fitted on flattened data: there is no image shape to view with")
         return self.mean_.reshape(self.image_shape_)
+
+
+def _check_magnitude(X):
+    """Refuse data whose variances overflow (or whose non-zero variances vanish in) its dtype.
+
+    The eigenvalues are variances, of the order of the squared values: data
+    reaching 1e200 has eigenvalues near 1e400, which float64 cannot hold.
+    """
+    largest = float(np.abs(X).max(initial=0.0))
+    info = np.finfo(X.dtype)
+    # the scatter sums n squares of up to d products: keep it finite with room to spare
+    high = np.sqrt(float(info.max) / (4.0 * X.shape[0] * X.shape[1]))
+    low = np.sqrt(float(info.tiny)) * 2**26
+    if largest > high or 0.0 < largest < low:
+        raise ValueError(
+            f"X reaches {largest:.3g}: its variances, near 1e{2 * np.log10(largest):.0f}, "
+            f"cannot be held in {X.dtype}; rescale the data (e.g. divide by its largest value): "
+            "the principal directions do not change with the scale"
+        )

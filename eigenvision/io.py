@@ -9,6 +9,7 @@ reason; no other exception escapes :func:`load_image`.
 from __future__ import annotations
 
 import io
+import operator
 import os
 import tempfile
 import warnings
@@ -112,6 +113,7 @@ def load_image(
            [1., 1., 1.]], dtype=float32)
     """
     name = _describe(source)
+    _check_max_side(max_side)
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
         if not path.exists():
@@ -176,6 +178,23 @@ def _decode(source, *, as_gray: bool, max_pixels: int, name: str, max_side=None)
         if target is not None:  # EXIF may have turned it: fit the side as it now stands
             image = _resized(image, _fit_side(image.shape[:2], int(max_side)))
         return image
+
+
+#: The smallest ``max_side`` a photo may be reduced to (a smaller one holds no face to find).
+MIN_SIDE = 16
+
+
+def _check_max_side(max_side):
+    """Refuse a ``max_side`` that is not None or a whole number of pixels >= :data:`MIN_SIDE`."""
+    if max_side is None:
+        return
+    if isinstance(max_side, bool) or not isinstance(max_side, (int, np.integer)):
+        raise ValueError(f"max_side must be a whole number of pixels or None, got {max_side!r}")
+    if not MIN_SIDE <= max_side <= MAX_SIDE:
+        raise ValueError(
+            f"max_side must lie in [{MIN_SIDE}, {MAX_SIDE}] pixels, got {max_side}: "
+            "photos reduced further hold nothing to find"
+        )
 
 
 def _fit_side(shape, max_side):
@@ -247,9 +266,13 @@ def check_shape(shape, name: str = "shape") -> tuple[int, int]:
     (64, 48)
     """
     try:
-        height, width = (int(v) for v in shape)
+        height, width = (operator.index(v) if not isinstance(v, float) else v for v in shape)
+        if isinstance(height, float) or isinstance(width, float):
+            if not (float(height).is_integer() and float(width).is_integer()):
+                raise ValueError
+            height, width = int(height), int(width)
     except (TypeError, ValueError, OverflowError):
-        raise ValueError(f"{name} must be (H, W), got {shape!r}") from None
+        raise ValueError(f"{name} must be (H, W) whole numbers, got {shape!r}") from None
     if not (1 <= height <= MAX_SIDE and 1 <= width <= MAX_SIDE):
         raise ValueError(f"{name} must be (H, W) with sides in [1, {MAX_SIDE}], got {shape!r}")
     return height, width
@@ -386,6 +409,7 @@ def load_photos(
     """
     if on_error not in ("raise", "skip"):
         raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
+    _check_max_side(max_side)
     root = Path(folder)
     if not root.is_dir():
         raise ImageSetError(f"{root}: not a folder; pass the one holding a sub-folder per person")
@@ -447,6 +471,11 @@ def _check_total_pixels(root, entries, size, max_total_pixels):
 
 def _image_entries(root: Path, pattern: str) -> list[tuple[str, Path]]:
     """``(label, path)`` of the images under ``root`` in natural order; warns about non-images."""
+    if not isinstance(pattern, str) or any(part in pattern for part in ("/", "\\", "..")):
+        raise ValueError(
+            f"pattern matches file names inside each folder (e.g. '*.jpg'), got {pattern!r}: "
+            "point the folder argument at the images instead"
+        )
     entries: list[tuple[str, Path]] = []
     skipped: list[str] = []
     for label, directory in [(root.name, root)] + [
@@ -477,6 +506,7 @@ def iter_image_batches(
     size=None,
     pattern="*",
     max_pixels: int | None = None,
+    max_batch_pixels: int = 1 << 27,
 ):
     """Read a folder of images lazily, ``batch_size`` at a time (for streaming fits).
 
@@ -489,27 +519,35 @@ def iter_image_batches(
         Resize every image; without it all images must share the first one's size.
     pattern : str, default "*"
     max_pixels : int, optional
+    max_batch_pixels : int, default 2**27
+        A batch holds at most this many pixels (512 MiB of float32): large
+        images come in smaller batches, so memory stays bounded whatever
+        the files decode to.
 
     Yields
     ------
     (b, H, W) float32 ndarray
-        Only one batch is in memory at a time. Unreadable files raise
-        :class:`ImageLoadError` naming them.
+        ``b <= batch_size``. Only one batch is in memory at a time.
+        Unreadable files raise :class:`ImageLoadError` naming them.
 
     Examples
     --------
     >>> batches = iter_image_batches("faces/", size=(64, 64))  # doctest: +SKIP
     >>> space = Eigenspace(50).fit_stream(batches)  # doctest: +SKIP
     """
+    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)):
+        raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    if not isinstance(max_batch_pixels, (int, np.integer)) or max_batch_pixels < 1:
+        raise ValueError(f"max_batch_pixels must be a positive int, got {max_batch_pixels!r}")
     root = Path(folder)
     if not root.is_dir():
         raise ImageSetError(f"{root}: not a folder")
     entries = _image_entries(root, pattern)
     if not entries:
         raise ImageSetError(f"{root}: no images found matching {pattern!r}")
-    shape = None if size is None else tuple(size)
+    shape = None if size is None else check_shape(size, "size")
     batch = []
     for _, path in entries:
         image = load_image(path, max_pixels=max_pixels)
@@ -522,6 +560,9 @@ def iter_image_batches(
                     "pass size=(H, W)"
                 )
             image = resize_plane(image, shape)
+        if batch and (len(batch) + 1) * image.size > max_batch_pixels:
+            yield np.stack(batch)
+            batch = []
         batch.append(image.astype(np.float32, copy=False))
         if len(batch) == batch_size:
             yield np.stack(batch)

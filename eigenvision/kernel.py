@@ -186,12 +186,14 @@ class KernelPCA(SubspaceModel):
         (n, k) ndarray
         """
         check_fitted(self)
-        X = self._validate_transform(X).astype(np.float64)
+        X = self._validate_transform(X)
+        dtype, X = X.dtype, X.astype(np.float64)  # the kernel in float64; codes in X's dtype
         if self.n_landmarks is not None:
-            return self.space_.transform(self._kernel(X, self.landmarks_) @ self.feature_map_)
+            codes = self.space_.transform(self._kernel(X, self.landmarks_) @ self.feature_map_)
+            return codes.astype(dtype, copy=False)
         K = self._kernel(X, self.X_fit_)
         centred = K - K.mean(axis=1, keepdims=True) - self.row_means_[None, :] + self.total_mean_
-        return centred @ self.dual_coef_
+        return (centred @ self.dual_coef_).astype(dtype, copy=False)
 
 
 def _say_dropped(asked, kept, source):

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from numbers import Integral
 
 import numpy as np
+from sklearn.base import BaseEstimator
 
 from . import dask_engine
 from ._base import check_fitted, is_dask_array
@@ -113,10 +114,12 @@ def check_metric(name) -> Metric:
     return METRICS[name]
 
 
-class NearestNeighbor:
+class NearestNeighbor(BaseEstimator):
     """Exact k-nearest-neighbour search over a gallery of codes, in bounded memory.
 
-    :meth:`fit` centres the gallery on its mean (so norms are of the order of
+    :meth:`fit` scales the gallery by a power of two to magnitude 1 (exactly: the
+    distances come out bit for bit, and huge or tiny values neither overflow
+    nor underflow), centres it on its mean (so norms are of the order of
     the distances and the expansion below loses little to cancellation) and
     stores the rows ``[-2 g, ||g||^2]``. For a block of probes ``[p, 1]`` and
     a chunk of the gallery, one BLAS product gives ``||g||^2 - 2 p.g`` (the
@@ -154,6 +157,10 @@ class NearestNeighbor:
         ``[-2 (g - offset_), ||g - offset_||^2]``.
     max_centred_norm_ : float
         ``max ||g - offset_||``, for the round-off bound.
+    scale_ : float
+        A power of two near the gallery's largest magnitude: the search runs on
+        ``g / scale_`` (exact, whatever the magnitude: squares of 1e200 would
+        overflow) and the distances are multiplied back.
     """
 
     _MARGIN = 2
@@ -207,8 +214,10 @@ class NearestNeighbor:
                 "recompute it"
             )
         self.raw_gallery_ = gallery
-        self.offset_ = gallery.mean(axis=0, dtype=np.float64).astype(gallery.dtype)
-        centred = gallery - self.offset_
+        self.scale_ = _power_of_two_scale(gallery)
+        unit = gallery * gallery.dtype.type(1 / self.scale_)
+        self.offset_ = unit.mean(axis=0, dtype=np.float64).astype(gallery.dtype)
+        centred = unit - self.offset_
         squared_norms = np.einsum("ij,ij->i", centred, centred)
         # [-2 g, ||g||^2] so that [p, 1] . row = ||g||^2 - 2 p.g in one product.
         self.scaled_gallery_ = np.hstack([-2 * centred, squared_norms[:, None]])
@@ -242,6 +251,16 @@ class NearestNeighbor:
             raise ValueError(f"probes have shape {probes.shape}, the gallery {q} dimensions")
         if not np.isfinite(probes).all():
             raise ValueError("the probes hold NaN or infinite values; drop or recompute them")
+        if probes.dtype.kind != "f":
+            probes = probes.astype(np.float64)
+        with np.errstate(over="ignore"):
+            unit = probes * probes.dtype.type(1 / self.scale_)
+        if not np.isfinite(unit).all():
+            raise ValueError(
+                f"the probes reach {np.abs(probes).max():.3g}, beyond what the gallery's scale "
+                f"({self.scale_:.3g}) can measure: rescale probes and gallery alike"
+            )
+        probes = unit
         m = len(probes)
         # Threads pay off from about 10M scores (measured: slower at 8M and below, 1.2-1.3x at
         # 1000 probes x 10^4, 1.1-1.2x at 50-100M); below, their start-up dominates.
@@ -272,7 +291,7 @@ class NearestNeighbor:
         while pending.size:
             block = probes[pending]
             candidates, bounds = self._candidates(block, keep)
-            diff = self.raw_gallery_[candidates].astype(np.float64)
+            diff = self.raw_gallery_[candidates].astype(np.float64) * (1 / self.scale_)
             diff -= block[:, None, :]
             squared = np.einsum("ijk,ijk->ij", diff, diff)
             order = np.lexsort((candidates, squared), axis=1)[:, :k]
@@ -285,7 +304,7 @@ class NearestNeighbor:
                 kth_score = squared[:, -1] - centred_norms
                 slack = 1e-12 * (squared[:, -1] + centred_norms)  # float64 round-off, generously
                 proven = kth_score + slack < bounds - self._round_off_bound(centred_norms)
-            distances[pending[proven]] = np.sqrt(squared[proven])
+            distances[pending[proven]] = np.sqrt(squared[proven]) * self.scale_
             indices[pending[proven]] = found[proven]
             pending, keep = pending[~proven], min(4 * keep, n)
         return distances, indices
@@ -341,6 +360,12 @@ class NearestNeighbor:
             best_d[rows], best_i[rows] = merged_d[take], merged_i[take]
             bound[rows] = best_d[rows, -1]
         return best_i, best_d[:, -1].astype(np.float64)
+
+
+def _power_of_two_scale(values):
+    """The power of two nearest the largest magnitude of ``values`` (1 for all zeros)."""
+    largest = float(np.abs(values).max(initial=0.0))
+    return 1.0 if largest == 0.0 else float(2.0 ** np.round(np.log2(largest)))
 
 
 def _row_value_order(rows, values):

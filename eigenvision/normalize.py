@@ -7,6 +7,7 @@ coordinates (scikit-image's convention).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from functools import partial
 
@@ -20,7 +21,7 @@ from ._errors import NotFittedError, refuse_complex
 from ._parallel import n_threads, run_on_row_parts
 from ._spec import State
 from .imageset import ImageSet
-from .io import check_shape, resize_plane
+from .io import MAX_SIDE, check_shape, resize_plane
 
 __all__ = [
     "to_gray",
@@ -46,10 +47,19 @@ _LUMA = np.array([0.299, 0.587, 0.114])
 
 
 def _as_float_image(image, *, allow_colour: bool = False, name: str = "image") -> np.ndarray:
+    if isinstance(image, (str, bytes, os.PathLike)):
+        raise TypeError(
+            f"{name} is a file name ({image!r}), not an image: read it first, "
+            "ev.load_image(path, as_gray=False)"
+        )
     image = np.asarray(image)
     refuse_complex(image, name)
+    if image.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must be an array of numbers, got an array of {image.dtype}")
     if image.dtype == np.uint8:
         image = image.astype(np.float32) / np.float32(255)
+    elif image.dtype.kind == "u":  # 16- and 32-bit photos: their full range is [0, 1] too
+        image = image.astype(np.float64) / np.iinfo(image.dtype).max
     elif image.dtype not in (np.float32, np.float64):
         image = image.astype(np.float64)
     if image.ndim == 3 and allow_colour and image.shape[2] in (3, 4):
@@ -176,6 +186,12 @@ def eye_transform(
         raise ValueError(f"eyes must be two finite (x, y) points, got {left_eye}, {right_eye}")
     if np.allclose(src[0], src[1]):
         raise ValueError(f"left and right eye coincide at {tuple(src[0])}; cannot align")
+    apart = float(np.hypot(*(src[1] - src[0])))
+    if apart > 4 * MAX_SIDE:
+        raise ValueError(
+            f"the eyes are {apart:.3g} pixels apart, beyond any image eigenvision reads (sides up "
+            f"to {MAX_SIDE}); give them in the image's pixels"
+        )
     relative = np.array(eye_positions, dtype=np.float64)
     if relative.shape != (2, 2):
         raise ValueError(f"eye_positions must be ((x, y), (x, y)), got {eye_positions!r}")

@@ -55,6 +55,7 @@ _MODELS = {
 }
 _ALLOWED_KINDS = "biufU"  # bool, integers, floats, fixed-width unicode; never objects
 _MAX_HEADER_BYTES = 1 << 20
+_MAX_SIDE_LENGTH = 1 << 40  # no array of a model has a side this long (10^30 rows overflowed)
 
 
 def save(model, path) -> Path:
@@ -243,6 +244,7 @@ def _load_checked(path, archive: zipfile.ZipFile, max_bytes: int):
             if not (
                 isinstance(shape, list)
                 and all(isinstance(s, int) and not isinstance(s, bool) for s in shape)
+                and all(0 <= s <= _MAX_SIDE_LENGTH for s in shape)
             ):
                 raise TypeError(f"array {key!r} declares shape {shape!r}")
             declared[key] = (np.dtype(dtype), tuple(shape))

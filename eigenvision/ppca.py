@@ -194,7 +194,8 @@ class ProbabilisticPCA(SubspaceModel):
         -------
         (n, k) ndarray
         """
-        return self._posterior(X)[2]
+        codes = self._posterior(X)[2]
+        return codes.astype(np.float32) if _dtype_of(X) == np.float32 else codes
 
     def inverse_transform(self, Z):
         """``m + W z`` for codes ``Z`` (n, k); returns ``(n, d)``.
@@ -334,3 +335,8 @@ def _em_step_missing(X, observed, W, mean, sigma2):
     spread = np.einsum("ikl,ikl->", cov, _per_sample_M(observed, W_new, 0.0))
     sigma2_new = (float(np.einsum("ij,ij->", residual, residual)) + spread) / mask.sum()
     return W_new, mean_new, max(sigma2_new, 1e-12), log_likelihood
+
+
+def _dtype_of(X):
+    """The dtype of data as given (an ImageSet's images), float32 kept by ``transform``."""
+    return getattr(getattr(X, "images", X), "dtype", np.float64)

@@ -12,7 +12,7 @@ from collections import Counter
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, clone
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils import get_tags
 
 from ._base import check_fitted
@@ -43,7 +43,7 @@ METHODS = ("eigenfaces", "fisherfaces", "bayesian", "modular", "combined")
 _GLOBAL = "face"  # name of the whole-face block in block_names_
 
 
-class Recognizer(BaseEstimator):
+class Recognizer(ClassifierMixin, BaseEstimator):
     """Face (or any object) recognition by nearest neighbour in an eigenspace.
 
     Parameters

@@ -322,6 +322,18 @@ def test_a_zip_with_two_images_per_person_works_on_every_page(page, key):
     assert not at.error, [e.value for e in at.error]
 
 
+def test_a_zip_with_one_image_per_person_enrols_them_all_and_says_so():
+    """Regression: a zip of alice/1.png, bob/1.png, carol/1.png ended in an IndexError at the
+    held-out probe (there is none): every image is enrolled and the page offers uploads."""
+    at = _app("Recognise")
+    at.sidebar.selectbox(key="recognise-set").set_value("upload a zip").run()
+    at.sidebar.file_uploader(key="recognise-zip").upload("people.zip", _zip_of(_people(1, 1))).run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    assert any("single image" in info.value for info in at.info)
+    assert "a held-out image" not in at.radio[0].options
+
+
 def test_one_sessions_zip_never_answers_for_another():
     """Regression: fitted models of uploaded zips were cached under the name "zip", so a
     second upload was explained by the first upload's eigenspace."""

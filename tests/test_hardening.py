@@ -161,3 +161,135 @@ def test_nan_boxes_and_empty_input_are_named(rng):
         ev.Recognizer(2).fit(np.empty((0, 4, 4)), np.array([]))
     with pytest.raises(ValueError, match="n, d >= 2"):
         ev.select_rank(np.empty((0, 5)))
+
+
+# ---------------------------------------------------------------- hardening round 3 (issue 44)
+def test_nearest_neighbours_of_huge_and_tiny_codes_are_exact(rng):
+    """Regression: squares of 1e200 overflowed, so distances came back [[0, 0], [inf, inf]]."""
+    from scipy.spatial.distance import cdist
+
+    gallery, probes = rng.random((40, 5)), rng.random((6, 5))
+    for scale in (1e200, 1e-200, 2.0**300):
+        distances, rows = ev.NearestNeighbor().fit(gallery * scale).kneighbors(probes * scale, 3)
+        reference = cdist(probes, gallery)  # the same search at magnitude 1, scaled back
+        np.testing.assert_array_equal(rows, np.argsort(reference, axis=1, kind="stable")[:, :3])
+        np.testing.assert_allclose(distances, np.sort(reference, axis=1)[:, :3] * scale, rtol=1e-12)
+    exact, _ = ev.NearestNeighbor().fit(gallery).kneighbors(probes, 3)
+    scaled, _ = ev.NearestNeighbor().fit(gallery * 2.0**300).kneighbors(probes * 2.0**300, 3)
+    np.testing.assert_array_equal(scaled, exact * 2.0**300)  # a power of two: bit for bit
+
+
+def test_data_whose_variances_overflow_is_refused_with_the_fix():
+    """Regression: Eigenspace(5).fit(digits * 1e200) ended in scipy's 'must not contain infs'."""
+    digits = ev.datasets.load_digits().images.astype(np.float64)
+    for factor in (1e200, 1e-200):
+        with pytest.raises(ValueError, match="cannot be held in float64; rescale the data"):
+            ev.Eigenspace(5).fit(digits * factor)
+    ev.Eigenspace(5).fit(digits * 1e100)  # large, but its variances fit
+
+
+def test_photos_given_as_paths_or_none_get_the_librarys_error():
+    """Regression: finder.find('photo.jpg') said 'could not convert string to float';
+    single_face(None, photo) raised AttributeError."""
+    finder = ev.default_finder()
+    with pytest.raises(TypeError, match=r"file name \('photo.jpg'\).*ev.load_image"):
+        finder.find("photo.jpg")
+    with pytest.raises(TypeError, match="array of numbers"):
+        finder.find(None)
+    with pytest.raises(TypeError, match="finder must be a face finder.*default_finder"):
+        ev.single_face(None, np.zeros((60, 60)))
+    with pytest.raises(TypeError, match="finder must be a face finder"):
+        ev.photo_faces("data/face_finder.npz", [np.zeros((60, 60))])
+
+
+def test_align_face_scales_16_bit_photos_and_refuses_bad_geometry(rng):
+    """Regression: a uint16 photo's crop reached 64888; shape (1.5, 10) gave a 1x10 crop; eyes
+    1e300 apart ended in 'cannot convert float NaN to integer'."""
+    photo = (rng.random((80, 90)) * 65535).astype(np.uint16)
+    eyes = ((30.0, 35.0), (55.0, 36.0))
+    crop = ev.align_face(photo, eyes, shape=(40, 32))
+    np.testing.assert_allclose(crop, ev.align_face(photo / 65535.0, eyes, shape=(40, 32)))
+    assert crop.max() <= 1.0
+    with pytest.raises(ValueError, match=r"whole numbers, got \(1.5, 10\)"):
+        ev.align_face(photo, eyes, shape=(1.5, 10))
+    assert ev.align_face(photo, eyes, shape=(40.0, 32)).shape == (40, 32)
+    with pytest.raises(ValueError, match="1e\\+300 pixels apart"):
+        ev.align_face(photo, ((0.0, 0.0), (1e300, 0.0)))
+
+
+def test_the_recognizer_is_a_classifier_to_scikit_learn(att):
+    """Regression: cross_val_score(Recognizer(), ...) gave [0, 0, 0, 0, 0]: not tagged a
+    classifier, it got unshuffled folds of person-sorted data (each fold a set of new people)."""
+    from sklearn.base import is_classifier
+    from sklearn.model_selection import cross_val_score
+
+    assert is_classifier(ev.Recognizer())
+    assert cross_val_score(ev.Recognizer(), att.images, att.labels, cv=5).min() > 0.9
+
+
+def test_float32_data_keeps_its_rank_and_its_dtype(rng):
+    """Regression: float32 data of exact rank 20 kept 112 components (float64's round-off
+    tolerance) with whitened codes of round-off; KernelPCA and ProbabilisticPCA returned float64
+    codes for float32 data; NearestNeighbor could not be cloned."""
+    from sklearn.base import clone
+
+    X32 = (rng.normal(size=(2000, 20)) @ rng.normal(size=(20, 200))).astype(np.float32)
+    space = ev.Eigenspace(whiten=True).fit(X32)
+    assert space.n_components_ == 20
+    assert np.abs(space.transform(X32)).max() < 10
+    small = X32[:60]
+    for model in (ev.KernelPCA(3), ev.KernelPCA(3, n_landmarks=20), ev.ProbabilisticPCA(3)):
+        assert model.fit(small).transform(small).dtype == np.float32, model
+    assert clone(ev.NearestNeighbor(chunk_size=7)).get_params()["chunk_size"] == 7
+
+
+def test_loading_refuses_what_would_read_nothing_or_elsewhere(tmp_path, rng):
+    """Regression: load_photos(max_side=0) gave 1x1 photos; pattern '../*' read the parent."""
+    from PIL import Image
+
+    (tmp_path / "people" / "alice").mkdir(parents=True)
+    Image.new("RGB", (40, 30)).save(tmp_path / "people" / "alice" / "1.png")
+    Image.new("RGB", (40, 30)).save(tmp_path / "outside.png")
+    with pytest.raises(ValueError, match=r"max_side must lie in \[16, 16384\]"):
+        ev.load_photos(tmp_path / "people", max_side=0)
+    for pattern in ("../*", "alice/../../*", "..\\*"):
+        with pytest.raises(ValueError, match="pattern matches file names inside each folder"):
+            ev.load_photos(tmp_path / "people", pattern=pattern)
+    photos, labels, _ = ev.load_photos(tmp_path / "people", pattern="*.png", max_side=16)
+    assert labels.tolist() == ["alice"] and max(photos[0].shape[:2]) == 16
+
+
+def test_batches_keep_to_a_pixel_budget(tmp_path, rng):
+    """Regression: twelve 9000 x 9000 PNGs (0.9 MB on disk) made one 3.6 GiB batch. A batch now
+    holds at most max_batch_pixels pixels (here six 300 x 300 images, two per batch)."""
+    from PIL import Image
+
+    for i in range(6):
+        pixels = (rng.random((300, 300)) * 255).astype(np.uint8)
+        Image.fromarray(pixels).save(tmp_path / f"{i}.png")
+    batches = list(ev.iter_image_batches(tmp_path, batch_size=4, max_batch_pixels=200_000))
+    assert [len(b) for b in batches] == [2, 2, 2]
+    assert all(b.size <= 200_000 for b in batches)
+    whole = np.concatenate(list(ev.iter_image_batches(tmp_path, batch_size=4)))
+    np.testing.assert_array_equal(np.concatenate(batches), whole)
+
+
+def test_a_model_header_declaring_absurd_sizes_is_a_model_file_error(tmp_path, rng):
+    """Regression: a header declaring 10^30 rows raised OverflowError from numpy."""
+    import io
+    import json
+    import zipfile
+
+    good = ev.save(ev.Eigenspace(2).fit(rng.random((10, 6))), tmp_path / "good.npz")
+    with zipfile.ZipFile(good) as archive:
+        members = {name: archive.read(name) for name in archive.namelist()}
+    header = json.loads(np.load(io.BytesIO(members["__header__.npy"])).tobytes())
+    header["arrays"]["mean_"] = ["<f8", [10**30]]
+    buffer = io.BytesIO()
+    np.save(buffer, np.frombuffer(json.dumps(header).encode(), np.uint8))
+    members["__header__.npy"] = buffer.getvalue()
+    with zipfile.ZipFile(tmp_path / "bad.npz", "w") as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    with pytest.raises(ev.ModelFileError, match="declares shape"):
+        ev.load(tmp_path / "bad.npz")

@@ -80,6 +80,7 @@ def single_face(finder, photo, *, name="the photo"):
     ValueError
         No face at the finder's threshold, or several faces of similar size.
     """
+    _check_finder(finder)
     found, likeliest = finder.find(photo, max_faces=5, return_likeliest=True)
     if not found:
         best = "" if likeliest is None else f" (the likeliest: p {likeliest:.4f} at most)"
@@ -125,6 +126,7 @@ def photo_faces(finder, photos, labels=None, *, shape=(56, 46), every_face=False
         ``m`` is the number of photos, or of faces found with ``every_face``.
     labels : (m,) ndarray or None
     """
+    _check_finder(finder)
     if isinstance(photos, ImageSet):
         photos, labels = photos.images, photos.labels if labels is None else labels
     photos = [photos] if isinstance(photos, np.ndarray) and photos.ndim == 2 else list(photos)
@@ -146,3 +148,12 @@ def photo_faces(finder, photos, labels=None, *, shape=(56, 46), every_face=False
         owners += [index] * len(found)
     crops = np.stack(crops) if crops else np.empty((0, *shape))
     return crops, None if labels is None else np.asarray(labels)[owners]
+
+
+def _check_finder(finder):
+    """Refuse a finder that cannot find (None, a path, ...) before any photo is searched."""
+    if not (hasattr(finder, "find") and hasattr(finder, "threshold")):
+        raise TypeError(
+            f"finder must be a face finder (find() and threshold), got {type(finder).__name__}: "
+            "use ev.default_finder(), or ev.load('finder.npz')"
+        )
