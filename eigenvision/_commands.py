@@ -172,6 +172,7 @@ def _cmd_recognize(args) -> int:
     results = []
     for path in progress(args.images, desc="recognising", enabled=not args.quiet):
         image = load_image(path)
+        _refuse_whole_photos(image, model, path)
         distances, labels = model.kneighbors(image, k=args.top)
         predicted = model.predict(image)[0]
         # P(same person) of the nearest match, where the method has one (bayesian)
@@ -195,6 +196,23 @@ def _cmd_recognize(args) -> int:
             sure = "" if result["probability"] is None else f" (P same {result['probability']:.3f})"
             print(f"{result['image']}: {result['label']}{sure}    nearest: {matches}")
     return 0
+
+
+def _refuse_whole_photos(image, model, path):
+    """Refuse to squash a photo into the face crops a model was trained on (it would name a cup).
+
+    A probe more than twice the training images' size on a side, or of another shape by more
+    than a quarter, is not such a crop.
+    """
+    height, width = model.image_shape_
+    ratio = (image.shape[0] / image.shape[1]) / (height / width)
+    if image.shape[0] > 2 * height or image.shape[1] > 2 * width or not 0.75 <= ratio <= 4 / 3:
+        raise ValueError(
+            f"{path} is {image.shape[1]}x{image.shape[0]} pixels; this model was trained on "
+            f"{width}x{height} face crops and would squash the whole picture into one: crop the "
+            "face first, or train on photos ('eigenvision train FOLDER --photos'), which finds "
+            "and names every face"
+        )
 
 
 def _plain(value):
@@ -247,7 +265,12 @@ def _cmd_evaluate(args) -> int:
     else:
         print(
             f"{args.method}/{args.metric}, {args.n_components} components, {args.scheme}: "
-            f"recognition rate {rates.mean():.3f} +- {rates.std():.3f} over {len(rates)} fold(s)"
+            f"recognition rate {rates.mean():.3f}"
+            + (
+                f" +- {rates.std():.3f} over {len(rates)} folds"
+                if len(rates) > 1
+                else f" (one split: the first {args.train_per_class} images of each class train)"
+            )
         )
     return 0
 

@@ -101,7 +101,7 @@ def _dataset_dir(name: str, root) -> Path:
     if home is None:
         raise DatasetNotFoundError(
             f"the {name} dataset needs ${DATA_ENV}: set it to the folder that holds {folder}/ "
-            f"(expected layout: {layout}), or pass root= to the loader"
+            f"(expected layout: {layout}); from Python, root= of the loader does the same"
         )
     directory = home / folder
     if not (directory / probe).is_file():

@@ -301,3 +301,39 @@ def test_train_with_unknown_people_sets_the_rejection_threshold(tmp_path, capsys
         )
     assert exit_.value.code == 2
     assert "must lie in [0, 1) (1 accepts everyone)" in capsys.readouterr().err
+
+
+def test_a_model_of_face_crops_refuses_a_whole_photo(tmp_path, capsys):
+    """Regression: 'eigenvision train att' then 'recognize faces.npz photo.jpg' squashed the
+    whole photo to the crops' size and named a person (a coffee cup too)."""
+    from PIL import Image
+    from skimage import data
+
+    rng = np.random.default_rng(0)
+    _write_people(tmp_path / "people", rng)
+    model = tmp_path / "model.npz"
+    assert main(["train", str(tmp_path / "people"), "-o", str(model), "--n-components", "5"]) == 0
+    capsys.readouterr()
+    cup = tmp_path / "coffee.png"
+    Image.fromarray(data.coffee()).save(cup)
+    assert main(["recognize", str(model), str(cup)]) == 2
+    error = capsys.readouterr().err
+    assert "trained on" in error and "face crops" in error and "--photos" in error
+
+
+def test_evaluate_on_one_split_and_a_missing_dataset_speak_the_command_lines_language(
+    tmp_path, capsys, monkeypatch
+):
+    """Regression: 'evaluate' printed '0.905 +- 0.000 over 1 fold(s)'; a missing dataset
+    advised 'pass root= to the loader' to a command-line user."""
+    rng = np.random.default_rng(0)
+    _write_people(tmp_path / "people", rng)
+    command = ["evaluate", str(tmp_path / "people"), "--n-components", "3"]
+    assert main([*command, "--train-per-class", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "+-" not in out and "one split: the first 2 images of each class train" in out
+    monkeypatch.delenv("EIGENVISION_DATA", raising=False)
+    monkeypatch.setattr(ev.datasets, "data_home", lambda: None)
+    assert main(["evaluate", "att"]) == 2
+    error = capsys.readouterr().err
+    assert "EIGENVISION_DATA" in error and not error.rstrip().endswith("pass root= to the loader")
