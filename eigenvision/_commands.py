@@ -23,6 +23,7 @@ from ._argtypes import count, finite, probability, rate
 from ._base import progress
 from ._version import __version__
 from .experiments import EXPERIMENTS
+from .faces.compare import build_identity_model, compare_faces, default_identity_model
 from .faces.features import FeatureDetector
 from .faces.photos import DEFAULT_FINDER, build_finder, default_finder
 from .io import load_image, load_image_set, load_photos
@@ -362,6 +363,15 @@ def _face_json(face):
 def _cmd_build_models(args) -> int:
     out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)
+    if args.identity:
+        model = build_identity_model(progress=not args.quiet)
+        save(model, out / "identity_model.npz")
+        print(
+            f"trained the identity model on LFW's View 1 training people (PLDA of rank "
+            f"{model.plda_.n_components_}, threshold {model.threshold_:.3g}); saved "
+            f"{out / 'identity_model.npz'}"
+        )
+        return 0
     finder = build_finder(n_backgrounds=args.backgrounds, progress=not args.quiet)
     save(finder, out / "face_finder.npz")
     print(
@@ -549,6 +559,47 @@ def _options_build_models(parser):
         default=250,
         help="HELEN photos mined for non-faces (default 250)",
     )
+    parser.add_argument(
+        "--identity",
+        action="store_true",
+        help="build data/identity_model.npz from LFW (lfw_train/) instead of the finder",
+    )
+
+
+def _options_compare(parser):
+    """The options of ``eigenvision compare``."""
+    parser.add_argument("photo_a", help="a photo (the most confident face is compared)")
+    parser.add_argument("photo_b", help="another photo")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.add_argument("--model", help="an identity model file (default: the one in data/)")
+    parser.add_argument("--finder", help="a face finder file (default: the one in data/)")
+
+
+def _cmd_compare(args) -> int:
+    result = compare_faces(
+        args.photo_a,
+        args.photo_b,
+        finder=default_finder(args.finder),
+        model=default_identity_model(args.model),
+    )
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "same_person": bool(result.accepted),
+                    "probability": _plain(result.probability),
+                    "log_likelihood_ratio": _plain(-result.distance),
+                    "threshold": _plain(-result.threshold),
+                }
+            )
+        )
+    else:
+        verdict = "the same person" if result.accepted else "two different people"
+        print(
+            f"{args.photo_a} and {args.photo_b}: {verdict} (P(same) {result.probability:.3f}, "
+            f"log-likelihood ratio {-result.distance:.3g}, threshold {-result.threshold:.3g})"
+        )
+    return 0
 
 
 def _options_experiment(parser):
@@ -568,5 +619,6 @@ RUNNERS = {
     "locate": (_options_locate, _cmd_locate),
     "detect": (_options_detect, _cmd_detect),
     "build-models": (_options_build_models, _cmd_build_models),
+    "compare": (_options_compare, _cmd_compare),
     "experiment": (_options_experiment, _cmd_experiment),
 }

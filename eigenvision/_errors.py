@@ -33,6 +33,10 @@ class NotFittedError(EigenvisionError, _SklearnNotFittedError):
     """
 
 
+class NoFaceError(EigenvisionError, ValueError):
+    """A photo shows no face where one is needed (comparing, enrolling)."""
+
+
 class ModelFileError(EigenvisionError, ValueError):
     """A model file is corrupt, truncated, hostile or from a newer format version."""
 

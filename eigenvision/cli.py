@@ -26,6 +26,7 @@ COMMANDS = {
     "locate": "find eyes, nose and mouth in face images",
     "detect": "find every face in photos (eyes, nose, mouth)",
     "build-models": "rebuild data/face_finder.npz from HELEN and IMM ($EIGENVISION_DATA)",
+    "compare": "do two photos show the same person? (the identity model in data/)",
     "experiment": "run one of the lecture's experiments (figure.png + results.json)",
 }
 

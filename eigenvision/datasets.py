@@ -49,6 +49,8 @@ __all__ = [
     "face_landmarks",
     "HELEN_CROP",
     "load_lsa_example",
+    "load_lfw",
+    "lfw_pairs",
 ]
 
 #: Environment variable naming the folder that holds the real datasets.
@@ -63,6 +65,11 @@ DATASETS = {
         "helen_train",
         "100032540_1.pts",
         "helen_train/<photo>_<k>.jpg with <photo>_<k>.pts (68 points)",
+    ),
+    "lfw_train": (
+        "lfw_train",
+        "pairsDevTrain.txt",
+        "lfw_train/images/<Person_Name>/<Person_Name>_0001.jpg and lfw_train/pairsDevTrain.txt",
     ),
     "mnist_test": (
         "mnist_t10k",
@@ -202,6 +209,90 @@ def load_att(root=None) -> ImageSet:
     directory = _dataset_dir("att", root)
     images = load_image_set(directory, pattern="*.pgm")
     return images.replace(description="AT&T faces")
+
+
+def load_lfw(root=None, *, min_photos: int = 1) -> ImageSet:
+    """Labeled Faces in the Wild, View 1 training people: news photos, one folder per person.
+
+    Parameters
+    ----------
+    root : path-like, optional
+        The ``lfw_train`` folder; default ``$EIGENVISION_DATA/lfw_train``.
+    min_photos : int, default 1
+        Only the people with at least this many photos.
+
+    Returns
+    -------
+    ImageSet
+        ``images`` (n, 150, 150) float32 grey in [0, 1], not aligned (the face
+        near the centre); ``labels`` the people (``"George_W_Bush"``); ``names``
+        like ``"George_W_Bush/George_W_Bush_0001.jpg"``.
+
+    References
+    ----------
+    G. B. Huang, M. Ramesh, T. Berg and E. Learned-Miller (2007), Labeled
+    Faces in the Wild: a database for studying face recognition in
+    unconstrained environments, UMass Amherst TR 07-49.
+    """
+    if isinstance(min_photos, bool) or not isinstance(min_photos, int) or min_photos < 1:
+        raise ValueError(f"min_photos must be a positive int, got {min_photos!r}")
+    directory = _dataset_dir("lfw_train", root) / "images"
+    people = sorted(d for d in directory.iterdir() if d.is_dir())
+    files = []
+    for person in people:
+        photos = sorted(person.glob("*.jpg"))
+        if len(photos) >= min_photos:
+            files += photos
+    if not files:
+        raise ImageSetError(f"{directory}: no person has {min_photos} or more photos")
+    images = np.stack([load_image(path) for path in files])
+    labels = np.array([path.parent.name for path in files])
+    names = np.array([f"{path.parent.name}/{path.name}" for path in files])
+    return ImageSet(images, labels, names, description="LFW (View 1 training people)")
+
+
+def lfw_pairs(root=None) -> list:
+    """LFW's View 1 training pairs (``pairsDevTrain.txt``): 1,100 same, 1,100 different.
+
+    Parameters
+    ----------
+    root : path-like, optional
+        The ``lfw_train`` folder; default ``$EIGENVISION_DATA/lfw_train``.
+
+    Returns
+    -------
+    list of (str, str, bool)
+        The two photos as :func:`load_lfw`'s ``names``, and whether they show
+        one person; pairs with a photo LFW's errata withdrew (``EXCLUDED.txt``)
+        are left out.
+    """
+    directory = _dataset_dir("lfw_train", root)
+    path = directory / "pairsDevTrain.txt"
+    lines = path.read_text().split("\n")
+    try:
+        count = int(lines[0])
+        pairs = []
+        for line in lines[1:]:
+            cells = line.split("\t")
+            if len(cells) == 3:
+                (person, a, b), other = cells, cells[0]
+            elif len(cells) == 4:
+                person, a, other, b = cells
+            else:
+                continue
+            pairs.append(
+                (
+                    f"{person}/{person}_{int(a):04d}.jpg",
+                    f"{other}/{other}_{int(b):04d}.jpg",
+                    person == other,
+                )
+            )
+    except ValueError as exc:
+        raise ImageSetError(f"{path}: not LFW's pair format ({exc})") from exc
+    if len(pairs) != 2 * count:
+        raise ImageSetError(f"{path}: declares {count} pairs of each kind, holds {len(pairs)}")
+    photos = directory / "images"
+    return [pair for pair in pairs if (photos / pair[0]).is_file() and (photos / pair[1]).is_file()]
 
 
 def _read_asf(path: Path) -> np.ndarray:
@@ -660,6 +751,7 @@ REGISTRY = {
         Dataset("usps", "USPS digits", load_usps, False),
         Dataset("mnist_test", "MNIST test digits", load_mnist_test, False, interactive=False),
         Dataset("helen", "HELEN faces in the wild", load_helen, False, interactive=False),
+        Dataset("lfw_train", "LFW people in the wild", load_lfw, False, interactive=False),
     )
 }
 

@@ -23,12 +23,17 @@ from __future__ import annotations
 
 import numpy as np
 from scipy import linalg
+from scipy.special import expit
+from sklearn.base import BaseEstimator
+from sklearn.linear_model import LogisticRegression
 
+from . import normalize
 from ._base import SupervisedSubspaceModel, check_fitted
 from ._spec import Param, State, check_params
+from .descriptors import DESCRIPTORS, face_descriptors
 from .eigenspace import Eigenspace
 
-__all__ = ["PLDA", "JointBayesian"]
+__all__ = ["PLDA", "JointBayesian", "IdentityModel"]
 
 _LOG_2PI = np.log(2 * np.pi)
 
@@ -444,3 +449,197 @@ def _factor_step(covariance, factor, noise):
     new_factor = linalg.solve(moments, (covariance @ beta.T).T, assume_a="pos").T
     new_noise = np.diag(covariance - new_factor @ beta @ covariance)
     return new_factor, np.maximum(new_noise, 1e-12 * np.trace(covariance) / len(covariance))
+
+
+class IdentityModel(BaseEstimator):
+    """Faces in, "same person?" out: descriptors, a PLDA identity subspace and a calibration.
+
+    Aligned face crops (:func:`~eigenvision.align_face` at ``shape``) are
+    normalised for illumination (Tan & Triggs 2010), described by LBP
+    histograms and HOG (:func:`~eigenvision.descriptors.face_descriptors`),
+    and compared by the log-likelihood ratio of a :class:`PLDA` model; a
+    logistic calibration, fitted on people held out of the PLDA fit, turns
+    the ratio into ``P(same person)``.
+
+    Parameters
+    ----------
+    shape : (H, W), default (80, 64)
+        The aligned crops' size (eyes at :data:`~eigenvision.normalize.DEFAULT_EYE_POSITIONS`).
+    descriptor : {"pixels", "lbp", "hog", "lbp+hog"}, default "lbp+hog"
+    illumination : bool, default True
+        Tan & Triggs' normalisation before the descriptors
+        (:func:`~eigenvision.normalize.illumination`).
+    pca_components : int, default 200
+        PLDA's PCA step.
+    n_components : int, default 100
+        PLDA's identity rank.
+    calibration_share : float, default 0.1
+        Share of the people (with two or more crops) held out of the PLDA fit
+        to calibrate the probability on; split by person, never by crop.
+    seed : int, default 0
+        Which people are held out.
+
+    Attributes
+    ----------
+    plda_ : PLDA
+    calibration_ : (2,) ndarray
+        ``(a, b)``: ``P(same) = 1 / (1 + exp(-(a llr + b)))``.
+    threshold_ : float
+        The ratio where ``P(same) = 1/2``: the model's decision.
+    """
+
+    _params = {
+        "shape": Param("shape", 16, 512),
+        "descriptor": Param("choice", choices=DESCRIPTORS),
+        "illumination": Param("bool"),
+        "pca_components": Param("int", 1, 100_000),
+        "n_components": Param("int", 1, 100_000),
+        "calibration_share": Param("real", 0, 1, open_low=True, open_high=True),
+        "seed": Param("int", 0, 2**32 - 1),
+    }
+
+    _state = {
+        "plda_": State("model"),
+        "calibration_": State(shape=(2,)),
+        "threshold_": State("real"),
+    }
+
+    def __init__(
+        self,
+        *,
+        shape=(80, 64),
+        descriptor="lbp+hog",
+        illumination=True,
+        pca_components=200,
+        n_components=100,
+        calibration_share=0.1,
+        seed=0,
+    ):
+        self.shape = shape
+        self.descriptor = descriptor
+        self.illumination = illumination
+        self.pca_components = pca_components
+        self.n_components = n_components
+        self.calibration_share = calibration_share
+        self.seed = seed
+
+    def describe(self, crops):
+        """Descriptor rows of aligned crops ``(n, H, W)`` at ``shape``.
+
+        Parameters
+        ----------
+        crops : (n, H, W) ndarray
+
+        Returns
+        -------
+        (n, m) ndarray
+        """
+        crops = np.asarray(crops, dtype=np.float64)
+        if crops.ndim == 2:
+            crops = crops[None]
+        if crops.ndim != 3 or crops.shape[1:] != tuple(self.shape):
+            raise ValueError(
+                f"crops must be (n, {self.shape[0]}, {self.shape[1]}) aligned faces, got shape "
+                f"{crops.shape}; cut them with align_face(photo, face, shape={tuple(self.shape)})"
+            )
+        if self.illumination:
+            crops = np.stack([normalize.illumination(crop) for crop in crops])
+        return face_descriptors(crops, kind=self.descriptor)
+
+    def fit(self, crops, labels):
+        """Fit PLDA on most people's crops and the calibration on the others'.
+
+        Parameters
+        ----------
+        crops : (n, H, W) ndarray
+            Aligned faces at ``shape``.
+        labels : (n,) array-like
+            Their people.
+
+        Returns
+        -------
+        self
+        """
+        check_params(self)
+        return self.fit_descriptors(self.describe(crops), labels)
+
+    def fit_descriptors(self, X, labels):
+        """:meth:`fit` on descriptor rows already computed by :meth:`describe`.
+
+        Parameters
+        ----------
+        X : (n, m) ndarray
+        labels : (n,) array-like
+
+        Returns
+        -------
+        self
+        """
+        check_params(self)
+        labels = np.asarray(labels)
+        if len(labels) != len(X):
+            raise ValueError(f"labels must be one per crop: {len(labels)} for {len(X)} crops")
+        people, counts = np.unique(labels, return_counts=True)
+        repeated = people[counts >= 2]
+        rng = np.random.default_rng(self.seed)
+        n_held = max(2, int(round(self.calibration_share * len(repeated))))
+        held = rng.permutation(repeated)[:n_held]
+        calibrate = np.isin(labels, held)
+        if len(repeated) < 4 or calibrate.all():
+            raise ValueError(
+                "the calibration needs at least two people with two or more crops beside those "
+                f"the model learns from; got {len(repeated)} such people in all"
+            )
+        fitted = X[~calibrate]
+        self.plda_ = PLDA(
+            n_components=min(self.n_components, len(np.unique(labels[~calibrate])) - 1),
+            pca_components=min(self.pca_components, len(fitted) - 1, X.shape[1]),
+        ).fit(fitted, labels[~calibrate])
+        llr, same = _calibration_pairs(self.plda_, X[calibrate], labels[calibrate], rng)
+        model = LogisticRegression(C=1e6).fit(llr[:, None], same)
+        self.calibration_ = np.array([model.coef_[0, 0], model.intercept_[0]])
+        self.threshold_ = float(-self.calibration_[1] / self.calibration_[0])
+        return self
+
+    def score_pairs(self, crops_a, crops_b):
+        """The log-likelihood ratio of one person for each pair of crops.
+
+        Parameters
+        ----------
+        crops_a, crops_b : (n, H, W) ndarray
+
+        Returns
+        -------
+        (n,) ndarray
+        """
+        check_fitted(self, "plda_")
+        return self.plda_.score_pairs(self.describe(crops_a), self.describe(crops_b))
+
+    def probability(self, llr):
+        """``P(same person)`` of log-likelihood ratios, by the calibration.
+
+        Parameters
+        ----------
+        llr : array-like
+
+        Returns
+        -------
+        ndarray
+        """
+        check_fitted(self, "calibration_")
+        a, b = self.calibration_
+        return expit(a * np.asarray(llr, dtype=np.float64) + b)
+
+
+def _calibration_pairs(plda, X, labels, rng, max_pairs=20_000):
+    """Log-likelihood ratios of the same-person pairs of held-out people and as many others."""
+    rows, cols = np.triu_indices(len(X), 1)
+    same = labels[rows] == labels[cols]
+    positive = np.flatnonzero(same)
+    negative = np.flatnonzero(~same)
+    take = min(len(positive), max_pairs // 2)
+    positive = rng.choice(positive, take, replace=False)
+    negative = rng.choice(negative, min(len(negative), take), replace=False)
+    chosen = np.concatenate([positive, negative])
+    llr = plda.pairwise_scores(X)[rows[chosen], cols[chosen]]
+    return llr, same[chosen]

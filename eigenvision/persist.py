@@ -26,7 +26,7 @@ from .eigenspace import Eigenspace
 from .faces.features import FeatureDetector
 from .faces.finder import FaceFinder
 from .fisher import FisherSpace
-from .identity import PLDA, JointBayesian
+from .identity import PLDA, IdentityModel, JointBayesian
 from .kernel import KernelPCA
 from .normalize import PixelStandardizer
 from .ppca import ProbabilisticPCA
@@ -45,6 +45,7 @@ _MODELS = {
         BayesianSpace,
         PLDA,
         JointBayesian,
+        IdentityModel,
         KernelPCA,
         ProbabilisticPCA,
         PixelStandardizer,

@@ -161,3 +161,20 @@ def test_read_pts_refuses_malformed_files(tmp_path):
     path.write_text("1 2\n" * 67)
     with pytest.raises(ev.ImageSetError, match="68"):
         ev.datasets.read_pts(path)
+
+
+def test_lfw_people_and_pairs_are_as_the_data_readme_says():
+    """LFW's View 1 training people: 9,520 photos of 4,035 people, 150 x 150; 1,100 pairs of
+    each kind in pairsDevTrain.txt, less the 4 naming a photo LFW's errata withdrew."""
+    from conftest import require_dataset
+
+    lfw = require_dataset("lfw_train")
+    assert len(lfw) == 9520 and len(lfw.classes) == 4035 and lfw.image_shape == (150, 150)
+    assert int(np.sum(lfw.labels == "George_W_Bush")) == 530
+    pairs = ev.datasets.lfw_pairs()
+    assert len(pairs) == 2196 and sum(same for _, _, same in pairs) == 1099
+    names = set(lfw.names)
+    assert all(a in names and b in names for a, b, _ in pairs)
+    assert all((a.split("/")[0] == b.split("/")[0]) == same for a, b, same in pairs)
+    repeated = ev.datasets.load_lfw(min_photos=70)  # scikit-learn's example's people
+    assert len(repeated.classes) == 5 and len(repeated) == 530 + 236 + 144 + 77 + 71

@@ -19,4 +19,5 @@ EXPERIMENTS = (
     "open_set",
     "photo_identity",
     "clustering",
+    "lfw_verification",
 )

@@ -10,6 +10,7 @@ module                 stage
 ``geometry``           the face box, the detection window, the eye frame
 ``crops``              faces cut to canonical crops: the recogniser's front end
 ``photos``             the finder that ships in ``data/``, its recipe and calibration
+``compare``            the identity model that ships, its recipe, ``compare_faces``
 ``finder``             :class:`~eigenvision.FaceFinder`, the stages in order
 =====================  ====================================================================
 """
@@ -20,6 +21,7 @@ __getattr__, __dir__, __all__ = lazy.attach(
     __name__,
     submodules=[
         "candidates",
+        "compare",
         "crops",
         "decision",
         "features",

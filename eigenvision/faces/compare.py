@@ -1,0 +1,177 @@
+"""Two photos, one person? The identity model that ships, its recipe, and one call to compare.
+
+:func:`compare_faces` finds the most confident face of each photo (the
+shipped :class:`~eigenvision.FaceFinder`), cuts it on its eyes and asks the
+shipped :class:`~eigenvision.IdentityModel` (``data/identity_model.npz``,
+trained on LFW's View 1 training people by :func:`build_identity_model`)
+for the log-likelihood ratio of one person and its probability.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from .. import datasets
+from .._base import progress as show_progress
+from .._errors import EigenvisionError, NoFaceError
+from ..identity import IdentityModel
+from ..io import load_image
+from ..openset import Verification
+from ..persist import load
+from .crops import align_face
+from .geometry import face_box
+from .photos import default_finder
+
+__all__ = [
+    "compare_faces",
+    "default_identity_model",
+    "build_identity_model",
+    "lfw_eyes",
+    "DEFAULT_IDENTITY",
+    "LFW_EYES",
+]
+
+#: Where the trained identity model ships: the project's top-level ``data/``.
+DEFAULT_IDENTITY = Path(__file__).resolve().parents[2] / "data" / "identity_model.npz"
+
+#: Typical eye centres of LFW's 150 x 150 photos (the face near the centre): where the placer
+#: starts (measured by the finder on every 300th photo: medians).
+LFW_EYES = ((62.6, 67.5), (86.9, 67.5))
+
+
+def default_identity_model(path=None) -> IdentityModel:
+    """The trained identity model, read from ``data/identity_model.npz`` (or ``path``).
+
+    Parameters
+    ----------
+    path : path-like, optional
+
+    Returns
+    -------
+    IdentityModel
+    """
+    path = DEFAULT_IDENTITY if path is None else Path(path)
+    if not path.is_file():
+        raise EigenvisionError(
+            f"no trained identity model at {path}; rebuild it with 'eigenvision build-models "
+            "--identity' (needs $EIGENVISION_DATA with lfw_train/)"
+        )
+    model = load(path)
+    if not isinstance(model, IdentityModel):
+        raise EigenvisionError(f"{path} holds a {type(model).__name__}, not an IdentityModel")
+    return model
+
+
+def _photo(photo, name, max_side):
+    """A photo given as an array or a file path, and how messages name it."""
+    if isinstance(photo, (str, os.PathLike)):
+        return load_image(photo, as_gray=False, max_side=max_side), str(photo)
+    return photo, name
+
+
+def compare_faces(photo_a, photo_b, *, finder=None, model=None) -> Verification:
+    """Do two photos show the same person? The most confident face of each, compared.
+
+    Parameters
+    ----------
+    photo_a, photo_b : (H, W) or (H, W, 3) ndarray, or path
+        Photos of any size (files are decoded reduced to the finder's ``max_side``).
+    finder : FaceFinder, optional
+        Default :func:`~eigenvision.default_finder`.
+    model : IdentityModel, optional
+        Default :func:`default_identity_model`.
+
+    Returns
+    -------
+    Verification
+        ``accepted``: the model's decision at its calibrated threshold;
+        ``distance``: minus the log-likelihood ratio (smaller: more alike);
+        ``threshold``: minus the model's ratio threshold; ``probability``:
+        ``P(same person)``.
+
+    Raises
+    ------
+    NoFaceError
+        A photo shows no face at the finder's threshold (the error names it).
+    """
+    finder = default_finder() if finder is None else finder
+    model = default_identity_model() if model is None else model
+    crops = []
+    for photo, name in ((photo_a, "photo_a"), (photo_b, "photo_b")):
+        image, name = _photo(photo, name, finder.max_side)
+        found = finder.find(image, max_faces=1)
+        if not found:
+            raise NoFaceError(
+                f"{name} shows no face at the finder's threshold {finder.threshold:.3g}: use a "
+                "photo with the face large and frontal, or lower finder.threshold"
+            )
+        crops.append(align_face(image, found[0], shape=tuple(model.shape)))
+    llr = float(model.score_pairs(crops[0][None], crops[1][None])[0])
+    return Verification(
+        accepted=llr >= model.threshold_,
+        distance=-llr,
+        threshold=-model.threshold_,
+        probability=float(model.probability(llr)),
+    )
+
+
+def lfw_eyes(images, finder, *, progress=False):
+    """Eye centres of LFW-style photos (the face near the centre) by the finder's placer.
+
+    The placer starts from the face box of :data:`LFW_EYES` scaled to each
+    photo (:meth:`~eigenvision.FaceFinder.place`), the same eyes :func:`compare_faces`
+    gets from the finder's faces.
+
+    Parameters
+    ----------
+    images : (n, H, W) ndarray
+    finder : FaceFinder
+    progress : bool, default False
+
+    Returns
+    -------
+    (n, 2, 2) ndarray
+        Left and right eye ``(x, y)`` of each photo.
+    """
+    eyes = np.empty((len(images), 2, 2))
+    for i, image in enumerate(show_progress(images, desc="placing eyes", enabled=progress)):
+        scale = np.array(image.shape[::-1], dtype=float) / 150.0
+        box = face_box(*(np.multiply(eye, scale) for eye in LFW_EYES))
+        placed = finder.place(image, box)
+        eyes[i] = placed["left_eye"], placed["right_eye"]
+    return eyes
+
+
+def build_identity_model(root=None, *, eyes=None, progress=False, **options) -> IdentityModel:
+    """The recipe of the shipped identity model: LFW's View 1 training people, eyes placed by the
+    shipped finder, crops aligned on them, an :class:`~eigenvision.IdentityModel` fitted.
+
+    Parameters
+    ----------
+    root : path-like, optional
+        The ``lfw_train`` folder; default ``$EIGENVISION_DATA/lfw_train``.
+    eyes : (n, 2, 2) ndarray, optional
+        The eyes of :func:`~eigenvision.datasets.load_lfw`'s photos, in its order
+        (default placed here by :func:`lfw_eyes`, minutes).
+    progress : bool, default False
+    **options
+        :class:`~eigenvision.IdentityModel`'s parameters.
+
+    Returns
+    -------
+    IdentityModel
+    """
+    lfw = datasets.load_lfw(root)
+    if eyes is None:
+        eyes = lfw_eyes(lfw.images, default_finder(), progress=progress)
+    model = IdentityModel(**options)
+    crops = np.stack(
+        [
+            align_face(image, pair, shape=tuple(model.shape))
+            for image, pair in zip(lfw.images, eyes, strict=True)
+        ]
+    )
+    return model.fit(crops, lfw.labels)

@@ -1,0 +1,86 @@
+"""Illumination normalisation, LBP and HOG descriptors, the identity model and compare_faces."""
+
+import numpy as np
+import pytest
+from skimage.feature import hog, local_binary_pattern
+
+import eigenvision as ev
+from eigenvision.descriptors import face_descriptors, lbp_histograms
+
+
+def test_illumination_ignores_gain_and_flattens_side_light(att):
+    """Tan & Triggs' chain is invariant to a global gain (gamma, then ratios), and a face lit
+    from one side comes out nearer its evenly lit self than it went in."""
+    face = att.images[0].astype(np.float64)
+    np.testing.assert_allclose(
+        ev.normalize.illumination(0.3 * face), ev.normalize.illumination(face), atol=1e-9
+    )
+    ramp = np.linspace(0.15, 1.0, face.shape[1])[None, :]  # light from the right
+    lit = face * ramp
+
+    def gap(a, b):
+        a, b = a - a.mean(), b - b.mean()
+        return 1 - np.sum(a * b) / np.sqrt(np.sum(a * a) * np.sum(b * b))
+
+    before = gap(lit, face)
+    after = gap(ev.normalize.illumination(lit), ev.normalize.illumination(face))
+    assert after < before / 2
+    with pytest.raises(ValueError, match="0 < gamma <= 1"):
+        ev.normalize.illumination(face, gamma=0)
+
+
+def test_lbp_histograms_are_scikit_images_patterns_counted_cell_by_cell(rng):
+    image = (rng.random((40, 32)) * 256).astype(np.uint8)
+    image[0, 0], image[-1, -1] = 0, 255  # the full range: a float copy stretches to the same
+    found = lbp_histograms(image, cells=(4, 4), radii=(1, 2), points=8)
+    expected = []
+    for radius in (1, 2):
+        codes = local_binary_pattern(image, 8, radius, method="uniform")
+        for r in range(4):
+            for c in range(4):
+                cell = codes[r * 10 : (r + 1) * 10, c * 8 : (c + 1) * 8]
+                counts = np.histogram(cell, bins=np.arange(11) - 0.5)[0]
+                expected.append(counts / counts.sum())
+    np.testing.assert_allclose(found, np.concatenate(expected))
+    # any increasing map of the grey levels gives the same patterns
+    np.testing.assert_allclose(
+        lbp_histograms(image / 255.0, cells=(4, 4)), lbp_histograms(image, cells=(4, 4))
+    )
+
+
+def test_face_descriptors_are_the_roots_of_scikit_images_histograms(rng):
+    crops = rng.random((3, 32, 24))
+    hogs = face_descriptors(crops, kind="hog")
+    for crop, row in zip(crops, hogs, strict=True):
+        reference = hog(crop, orientations=9, pixels_per_cell=(8, 8), cells_per_block=(2, 2))
+        np.testing.assert_allclose(row, np.sqrt(reference))
+    both = face_descriptors(crops, kind="lbp+hog")
+    assert both.shape[1] == face_descriptors(crops, kind="lbp").shape[1] + hogs.shape[1]
+    with pytest.raises(ValueError, match="kind must be one of"):
+        face_descriptors(crops, kind="sift")
+
+
+def test_the_identity_model_verifies_people_it_never_saw(att, tmp_path):
+    """Fitted on AT&T people 1-30 (its calibration on a tenth of them), it tells same from
+    different among people 31-40 with an AUC above 0.95; its probability rises with the ratio
+    and its threshold is where the probability is one half."""
+    people = np.unique(att.labels)
+    train = np.isin(att.labels, people[:30])
+    model = ev.IdentityModel(shape=(112, 92), pca_components=100, n_components=25)
+    model.fit(att.images[train], att.labels[train])
+    test_images, test_labels = att.images[~train], att.labels[~train]
+    rows, cols = np.triu_indices(len(test_images), 1)
+    llr = model.plda_.pairwise_scores(model.describe(test_images))[rows, cols]
+    same = test_labels[rows] == test_labels[cols]
+    assert ev.evaluate.auc(*ev.evaluate.roc_curve(same, llr)[:2]) > 0.95
+    probability = model.probability(np.sort(llr))
+    assert np.all(np.diff(probability) >= 0)
+    assert model.probability(model.threshold_) == pytest.approx(0.5)
+    pair = model.score_pairs(test_images[:2], test_images[2:4])
+    np.testing.assert_allclose(
+        pair, model.plda_.score_pairs(*model.describe(test_images[:4]).reshape(2, 2, -1))
+    )
+    loaded = ev.load(ev.save(model, tmp_path / "identity.npz"))
+    np.testing.assert_array_equal(loaded.score_pairs(test_images[:2], test_images[2:4]), pair)
+    with pytest.raises(ValueError, match=r"crops must be \(n, 112, 92\) aligned faces"):
+        model.describe(np.zeros((2, 80, 64)))
