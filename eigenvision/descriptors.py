@@ -112,7 +112,9 @@ def face_descriptors(crops, *, kind="lbp+hog"):
 
     Returns
     -------
-    (n, m) ndarray of float64
+    (n, m) ndarray of float32
+        Single precision, as images are: the models fitted on them keep float32
+        components (half the size of the shipped model file).
     """
     if kind not in DESCRIPTORS:
         raise ValueError(f"kind must be one of {DESCRIPTORS}, got {kind!r}")
@@ -120,7 +122,7 @@ def face_descriptors(crops, *, kind="lbp+hog"):
     if crops.ndim != 3 or len(crops) == 0:
         raise ValueError(f"crops must be a non-empty (n, H, W) stack, got shape {crops.shape}")
     if kind == "pixels":
-        return crops.reshape(len(crops), -1)
+        return crops.reshape(len(crops), -1).astype(np.float32)
     rows = []
     for crop in crops:
         parts = []
@@ -129,4 +131,4 @@ def face_descriptors(crops, *, kind="lbp+hog"):
         if "hog" in kind:
             parts.append(np.sqrt(hog_descriptor(crop)))
         rows.append(np.concatenate(parts))
-    return np.stack(rows)
+    return np.stack(rows).astype(np.float32)

@@ -464,7 +464,10 @@ class IdentityModel(BaseEstimator):
     Parameters
     ----------
     shape : (H, W), default (80, 64)
-        The aligned crops' size (eyes at :data:`~eigenvision.normalize.DEFAULT_EYE_POSITIONS`).
+        The aligned crops' size.
+    eye_positions : ((u, v), (u, v)), default ((0.3, 0.4), (0.7, 0.4))
+        Where :func:`~eigenvision.align_face` puts the eyes, as fractions of
+        the crop's width and height.
     descriptor : {"pixels", "lbp", "hog", "lbp+hog"}, default "lbp+hog"
     illumination : bool, default True
         Tan & Triggs' normalisation before the descriptors
@@ -490,6 +493,7 @@ class IdentityModel(BaseEstimator):
 
     _params = {
         "shape": Param("shape", 16, 512),
+        "eye_positions": Param("any"),
         "descriptor": Param("choice", choices=DESCRIPTORS),
         "illumination": Param("bool"),
         "pca_components": Param("int", 1, 100_000),
@@ -508,6 +512,7 @@ class IdentityModel(BaseEstimator):
         self,
         *,
         shape=(80, 64),
+        eye_positions=normalize.DEFAULT_EYE_POSITIONS,
         descriptor="lbp+hog",
         illumination=True,
         pca_components=200,
@@ -516,6 +521,7 @@ class IdentityModel(BaseEstimator):
         seed=0,
     ):
         self.shape = shape
+        self.eye_positions = eye_positions
         self.descriptor = descriptor
         self.illumination = illumination
         self.pca_components = pca_components

@@ -1,10 +1,14 @@
 """Illumination normalisation, LBP and HOG descriptors, the identity model and compare_faces."""
 
+import json
+
 import numpy as np
 import pytest
+from PIL import Image
 from skimage.feature import hog, local_binary_pattern
 
 import eigenvision as ev
+from eigenvision.cli import main
 from eigenvision.descriptors import face_descriptors, lbp_histograms
 
 
@@ -84,3 +88,34 @@ def test_the_identity_model_verifies_people_it_never_saw(att, tmp_path):
     np.testing.assert_array_equal(loaded.score_pairs(test_images[:2], test_images[2:4]), pair)
     with pytest.raises(ValueError, match=r"crops must be \(n, 112, 92\) aligned faces"):
         model.describe(np.zeros((2, 80, 64)))
+
+
+def test_compare_faces_with_the_shipped_models(imm, tmp_path, capsys):
+    """IMM studio portraits (people the identity model never saw): two photos of one person
+    are judged likelier one person than photos of two (the threshold, calibrated on LFW's news
+    photos, is not: see the CHANGELOG); the same photo twice is accepted; a 16-bit copy answers
+    the same; a photo without a face is named in the error."""
+
+    def photo(person, shot):
+        return imm.images[list(imm.names).index(f"{person:02d}_{shot:02d}.jpg")]
+
+    same = ev.compare_faces(photo(1, 1), photo(1, 2))
+    apart = ev.compare_faces(photo(1, 1), photo(2, 1))
+    assert same.accepted and -same.distance > -apart.distance
+    twice = ev.compare_faces(photo(3, 1), photo(3, 1))
+    assert twice.accepted and twice.probability > 0.9
+    grey16 = (photo(1, 2) * 65535).astype(np.uint16)
+    again = ev.compare_faces(photo(1, 1), grey16)
+    assert again.distance == pytest.approx(same.distance, abs=0.05 * abs(same.distance) + 0.5)
+    with pytest.raises(ev.NoFaceError, match="photo_b shows no face"):
+        ev.compare_faces(photo(1, 1), np.full((200, 200), 0.5))
+    files = []
+    for name, image in (("a.png", photo(1, 1)), ("b.png", photo(1, 2))):
+        Image.fromarray((image * 255).astype(np.uint8)).save(tmp_path / name)
+        files.append(str(tmp_path / name))
+    assert main(["compare", *files, "--json"]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert set(answer) == {"same_person", "probability", "log_likelihood_ratio", "threshold"}
+    Image.fromarray(np.full((200, 200), 128, np.uint8)).save(tmp_path / "blank.png")
+    assert main(["compare", files[0], str(tmp_path / "blank.png")]) == 2
+    assert "blank.png shows no face" in capsys.readouterr().err

@@ -30,6 +30,7 @@ __all__ = [
     "default_identity_model",
     "build_identity_model",
     "lfw_eyes",
+    "model_crop",
     "DEFAULT_IDENTITY",
     "LFW_EYES",
 ]
@@ -108,7 +109,7 @@ def compare_faces(photo_a, photo_b, *, finder=None, model=None) -> Verification:
                 f"{name} shows no face at the finder's threshold {finder.threshold:.3g}: use a "
                 "photo with the face large and frontal, or lower finder.threshold"
             )
-        crops.append(align_face(image, found[0], shape=tuple(model.shape)))
+        crops.append(model_crop(image, found[0], model))
     llr = float(model.score_pairs(crops[0][None], crops[1][None])[0])
     return Verification(
         accepted=llr >= model.threshold_,
@@ -169,9 +170,23 @@ def build_identity_model(root=None, *, eyes=None, progress=False, **options) -> 
         eyes = lfw_eyes(lfw.images, default_finder(), progress=progress)
     model = IdentityModel(**options)
     crops = np.stack(
-        [
-            align_face(image, pair, shape=tuple(model.shape))
-            for image, pair in zip(lfw.images, eyes, strict=True)
-        ]
+        [model_crop(image, pair, model) for image, pair in zip(lfw.images, eyes, strict=True)]
     )
     return model.fit(crops, lfw.labels)
+
+
+def model_crop(photo, face, model):
+    """A face cut as ``model`` was trained on: its crop size and eye positions.
+
+    Parameters
+    ----------
+    photo : (H, W) or (H, W, 3) ndarray
+    face : Face or ((x, y), (x, y))
+    model : IdentityModel
+
+    Returns
+    -------
+    (H, W) ndarray
+    """
+    positions = tuple(tuple(float(v) for v in eye) for eye in model.eye_positions)
+    return align_face(photo, face, shape=tuple(model.shape), eye_positions=positions)
