@@ -20,8 +20,7 @@ import numpy as np
 from .. import datasets
 from ..eigenspace import Eigenspace
 from ..evaluate import auc, roc_curve
-from ..faces.compare import lfw_eyes
-from ..faces.crops import align_face
+from ..faces.compare import lfw_eyes, model_crop
 from ..faces.photos import default_finder
 from ..identity import IdentityModel
 from ..plot import roc
@@ -96,9 +95,8 @@ def main(argv=None):
     else:
         eyes = lfw_eyes(lfw.images, default_finder(), progress=not args.quiet)
     model = IdentityModel()
-    shape = tuple(model.shape)
     crops = np.stack(
-        [align_face(im, pair, shape=shape) for im, pair in zip(lfw.images, eyes, strict=True)]
+        [model_crop(im, pair, model) for im, pair in zip(lfw.images, eyes, strict=True)]
     )
     start = time.perf_counter()
     described = model.describe(crops)
