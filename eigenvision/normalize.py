@@ -557,9 +557,8 @@ def illumination(
 
     Examples
     --------
-    >>> shaded = np.outer(np.linspace(0.1, 1.0, 8), np.ones(8)) * 0.5  # light from above
-    >>> flat = illumination(shaded)
-    >>> bool(np.abs(flat).max() < np.abs(shaded - shaded.mean()).max() * 10)
+    >>> face = np.random.default_rng(0).random((16, 16))
+    >>> bool(np.allclose(illumination(0.3 * face), illumination(face)))  # a darker photo
     True
     """
     image = _as_float_image(image)
