@@ -248,6 +248,22 @@ class SubspaceModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
                 )
         return centred, codes
 
+    def transform(self, X):
+        """The codes of ``X``: ``(X - mean_) @ components_.T``; ``(n, d)`` -> ``(n, k)``.
+
+        What the codes mean is each model's (its class description says).
+
+        Parameters
+        ----------
+        X : (n, d) ndarray or (n, H, W) image stack
+
+        Returns
+        -------
+        (n, k) ndarray
+        """
+        check_fitted(self)
+        return self._project(X)[1]
+
     @property
     def _n_features_out(self):
         return self.components_.shape[0]

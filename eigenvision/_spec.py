@@ -21,7 +21,14 @@ from numbers import Integral, Real
 
 import numpy as np
 
-__all__ = ["Param", "State", "check_params", "check_declared_state", "MissingMemberError"]
+__all__ = [
+    "Param",
+    "State",
+    "check_params",
+    "check_declared_state",
+    "MissingMemberError",
+    "INPUT_STATE",
+]
 
 
 class MissingMemberError(ValueError):
@@ -33,7 +40,6 @@ _KIND_WORDS = {
     "int": "an int",
     "real": "a number",
     "bool": "True or False",
-    "choice": "one of",
     "shape": "(height, width) ints",
     "reals": "a sequence of numbers",
     "model": "a model",
@@ -65,8 +71,6 @@ class Param:
     needs : tuple of str, default ()
         A ``"model"`` given by what it does: the attributes it must have
         (default: an estimator's ``get_params``).
-    help : str, default ""
-        One line for the command line's ``--help``.
     """
 
     kind: str
@@ -80,7 +84,6 @@ class Param:
     max_length: int = 64
     also: tuple = ()
     needs: tuple = ()
-    help: str = ""
 
     def describe(self) -> str:
         """What the parameter accepts, in words.
@@ -349,3 +352,11 @@ def check_declared_state(model) -> None:
                 continue
             raise MissingMemberError(f"{owner}.{name} is missing")
         _check_member(owner, name, state, value, dims)
+
+
+#: The members every model fitted on images or rows records of its input (``n_features_in_``,
+#: and ``image_shape_`` when it was given images): the start of their ``_state`` tables.
+INPUT_STATE = {
+    "n_features_in_": State("int", dim="d", low=1),
+    "image_shape_": State("shape", optional=True),
+}

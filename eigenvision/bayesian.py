@@ -12,7 +12,7 @@ from sklearn.linear_model import LogisticRegression
 
 from ._base import SupervisedSubspaceModel, check_fitted
 from ._linalg import numerical_rank, working_precision
-from ._spec import State
+from ._spec import INPUT_STATE, State
 from .eigenspace import Eigenspace
 from .neighbors import squared_distances
 
@@ -123,8 +123,7 @@ class BayesianSpace(SupervisedSubspaceModel):
     #: Each fitted member's kind, dtype, shape rule and finiteness
     #: (:func:`~eigenvision._spec.check_declared_state`).
     _state = {
-        "n_features_in_": State("int", dim="d", low=1),
-        "image_shape_": State("shape", optional=True),
+        **INPUT_STATE,
         "pca_": State("model"),
         "mean_": State(shape=("d",)),
         "components_": State(shape=("k", "d")),
@@ -263,22 +262,6 @@ class BayesianSpace(SupervisedSubspaceModel):
         prior = self._prior_log_odds()
         a, b = self.calibration_
         return expit(a * (np.asarray(log_odds, dtype=np.float64) - prior) + b + prior)
-
-    def transform(self, X):
-        """Whitened intrapersonal codes: ``(n, d)`` or ``(n, H, W)`` -> ``(n, m)``.
-
-        Parameters
-        ----------
-        X : (n, d) ndarray or (n, H, W) image stack
-
-        Returns
-        -------
-        (n, m) ndarray
-            Squared Euclidean distances between codes are intrapersonal
-            Mahalanobis distances.
-        """
-        check_fitted(self)
-        return self._project(X)[1]
 
     def log_odds(self, code_differences):
         """``log P(Omega_I | delta) / P(Omega_E | delta)`` from differences of codes.

@@ -28,7 +28,7 @@ from ._linalg import (
     working_precision,
 )
 from ._linalg import solve as solve_spectrum
-from ._spec import State
+from ._spec import INPUT_STATE, State
 
 __all__ = ["Eigenspace"]
 
@@ -132,8 +132,7 @@ class Eigenspace(SubspaceModel):
     #: Each fitted member's kind, dtype, shape rule and finiteness
     #: (:func:`~eigenvision._spec.check_declared_state`).
     _state = {
-        "n_features_in_": State("int", dim="d", low=1),
-        "image_shape_": State("shape", optional=True),
+        **INPUT_STATE,
         "mean_": State(shape=("d",)),
         "components_": State(shape=("k", "d")),
         "eigenvalues_": State(shape=("*",), low=0),

@@ -6,9 +6,9 @@ from numbers import Integral
 
 import numpy as np
 
-from ._base import SupervisedSubspaceModel, check_fitted
+from ._base import SupervisedSubspaceModel
 from ._linalg import generalized_eigh, sign_flip
-from ._spec import State
+from ._spec import INPUT_STATE, State
 from .eigenspace import Eigenspace
 
 __all__ = ["FisherSpace"]
@@ -53,8 +53,7 @@ class FisherSpace(SupervisedSubspaceModel):
     #: Each fitted member's kind, dtype, shape rule and finiteness
     #: (:func:`~eigenvision._spec.check_declared_state`).
     _state = {
-        "n_features_in_": State("int", dim="d", low=1),
-        "image_shape_": State("shape", optional=True),
+        **INPUT_STATE,
         "pca_": State("model"),
         "mean_": State(shape=("d",)),
         "components_": State(shape=("k", "d")),
@@ -123,17 +122,3 @@ class FisherSpace(SupervisedSubspaceModel):
         self.classes_ = classes
         self.n_components_ = k
         return self
-
-    def transform(self, X):
-        """Project onto the Fisherfaces: ``(n, d)`` or ``(n, H, W)`` -> ``(n, k)``.
-
-        Parameters
-        ----------
-        X : (n, d) ndarray or (n, H, W) image stack
-
-        Returns
-        -------
-        (n, k) ndarray
-        """
-        check_fitted(self)
-        return self._project(X)[1]

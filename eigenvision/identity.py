@@ -29,7 +29,7 @@ from sklearn.linear_model import LogisticRegression
 
 from . import normalize
 from ._base import SupervisedSubspaceModel, check_fitted
-from ._spec import Param, State, check_params
+from ._spec import INPUT_STATE, Param, State, check_params
 from .descriptors import DESCRIPTORS, face_descriptors
 from .eigenspace import Eigenspace
 
@@ -114,8 +114,7 @@ class PLDA(SupervisedSubspaceModel):
     #: Each fitted member's kind, dtype, shape rule and finiteness
     #: (:func:`~eigenvision._spec.check_declared_state`).
     _state = {
-        "n_features_in_": State("int", dim="d", low=1),
-        "image_shape_": State("shape", optional=True),
+        **INPUT_STATE,
         "pca_": State("model"),
         "mean_": State(shape=("d",)),
         "components_": State(shape=("p", "d")),
@@ -172,10 +171,10 @@ class PLDA(SupervisedSubspaceModel):
                 f"pca_components={r} exceeds what {n} images of {X.shape[1]} features give "
                 f"({min(X.shape[1], n - 1)})"
             )
-        p = r if self.n_components is None else self.n_components
+        p, q = self._ranks()
+        p = r if p is None else p
         if p > r:
             raise ValueError(f"n_components={p} exceeds the PCA step's {r} dimensions")
-        q = self.within_components
         if q is not None and q >= r:
             raise ValueError(f"within_components={q} must be below the PCA step's {r} dimensions")
         self.pca_ = Eigenspace(r).fit(X)
@@ -186,30 +185,17 @@ class PLDA(SupervisedSubspaceModel):
         self.identity_loadings_, self.within_covariance_ = F, within
         self.log_likelihood_, self.n_iter_ = history, len(history)
         self.quadratic_, self.cross_, self.offset_ = pair_scoring(F @ F.T, within)
-        posterior = linalg.solve(
-            np.eye(p) + F.T @ linalg.solve(within, F, assume_a="pos"),
-            linalg.solve(within, F, assume_a="pos").T,
-            assume_a="pos",
-        )
+        projected = linalg.solve(within, F, assume_a="pos")  # S_w^-1 F
+        posterior = linalg.solve(np.eye(p) + F.T @ projected, projected.T, assume_a="pos")
         self.mean_ = self.pca_.mean_
         self.components_ = (posterior @ self.pca_.components_.astype(np.float64)).astype(X.dtype)
         self.classes_ = classes
         self.n_components_ = p
         return self
 
-    def transform(self, X):
-        """The posterior mean of each image's identity variable: ``(n, d)`` -> ``(n, p)``.
-
-        Parameters
-        ----------
-        X : (n, d) ndarray or (n, H, W) image stack
-
-        Returns
-        -------
-        (n, p) ndarray
-        """
-        check_fitted(self)
-        return self._project(X)[1]
+    def _ranks(self):
+        """``(identity rank, within-person rank)``; None: the largest (full)."""
+        return self.n_components, self.within_components
 
     def _codes(self, X):
         """Centred codes in the PCA step, float64."""
@@ -301,9 +287,9 @@ class JointBayesian(PLDA):
         self.max_iter = max_iter
         self.tol = tol
 
-    # the PLDA parameters this model fixes at their maximum
-    n_components = None
-    within_components = None
+    def _ranks(self):
+        """Both covariances of full rank."""
+        return None, None
 
 
 def pair_scoring(between, within):

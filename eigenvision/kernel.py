@@ -10,7 +10,7 @@ from sklearn.metrics.pairwise import linear_kernel, polynomial_kernel, rbf_kerne
 
 from ._base import SubspaceModel, check_fitted
 from ._linalg import sign_flip, top_eigh
-from ._spec import State
+from ._spec import INPUT_STATE, State
 from .eigenspace import Eigenspace
 
 __all__ = ["KernelPCA"]
@@ -66,8 +66,7 @@ class KernelPCA(SubspaceModel):
     #: (:func:`~eigenvision._spec.check_declared_state`): the exact fit keeps ``X_fit_`` and
     #: its dual coefficients, the Nyström fit (``n_landmarks``) its landmarks and ``space_``.
     _state = {
-        "n_features_in_": State("int", dim="d", low=1),
-        "image_shape_": State("shape", optional=True),
+        **INPUT_STATE,
         "gamma_": State("real", low=0),
         "eigenvalues_": State(shape=("k",), low=0),
         "n_components_": State("int", dim="k"),

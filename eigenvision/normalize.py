@@ -19,7 +19,7 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 
 from ._errors import NotFittedError, refuse_complex
 from ._parallel import n_threads, run_on_row_parts
-from ._spec import State
+from ._spec import INPUT_STATE, State
 from .imageset import ImageSet
 from .io import MAX_SIDE, check_shape, resize_plane
 
@@ -767,8 +767,7 @@ class PixelStandardizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     #: Each fitted member's kind, dtype, shape rule and finiteness
     #: (:func:`~eigenvision._spec.check_declared_state`).
     _state = {
-        "n_features_in_": State("int", dim="d", low=1),
-        "image_shape_": State("shape", optional=True),
+        **INPUT_STATE,
         "mean_": State(shape=("d",)),
         "scale_": State(shape=("d",), low=0),
     }

@@ -10,7 +10,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from ._base import SubspaceModel, check_fitted
 from ._linalg import sign_flip
-from ._spec import State
+from ._spec import INPUT_STATE, State
 from .eigenspace import Eigenspace
 
 __all__ = ["ProbabilisticPCA"]
@@ -72,8 +72,7 @@ class ProbabilisticPCA(SubspaceModel):
     #: Each fitted member's kind, dtype, shape rule and finiteness
     #: (:func:`~eigenvision._spec.check_declared_state`).
     _state = {
-        "n_features_in_": State("int", dim="d", low=1),
-        "image_shape_": State("shape", optional=True),
+        **INPUT_STATE,
         "mean_": State(shape=("d",)),
         "components_": State(shape=("k", "d")),
         "W_": State(shape=("d", "k")),

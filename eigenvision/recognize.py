@@ -9,6 +9,7 @@ the spirit of bytefish/facerec's feature + classifier; the distances are
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from numbers import Integral, Real
 
 import numpy as np
@@ -20,7 +21,7 @@ from ._spec import Param, State, check_params
 from .bayesian import BayesianSpace
 from .eigenspace import Eigenspace
 from .evaluate import recognition_rate
-from .faces.crops import align_face, photo_faces
+from .faces.crops import FINDER, align_face, photo_faces
 from .fisher import FisherSpace
 from .imageset import ImageSet, as_image_set
 from .neighbors import METRICS, NearestNeighbor, check_metric, squared_distances
@@ -190,7 +191,7 @@ class Recognizer(ClassifierMixin, BaseEstimator):
         "modular_components": Param("int", 1, 100_000, optional=True),
         "global_weight": Param("real", 0, 1),
         "face_box": Param("reals", min_length=4, max_length=4, optional=True),
-        "finder": Param("model", optional=True, needs=("find", "threshold")),
+        "finder": replace(FINDER, optional=True),
         "aligned_shape": Param("shape", 1, 4096),
         "verbose": Param("bool"),
     }
@@ -297,7 +298,7 @@ class Recognizer(ClassifierMixin, BaseEstimator):
         -------
         self
         """
-        self._check_options()
+        self.check_parameters()
         self.check_component_count(images)  # before the face search of photos (s each)
         faces = self._training_set(self._from_photos(images, labels, min_images=2, labelled=True))
         self.image_shape_ = faces.image_shape
@@ -396,8 +397,15 @@ class Recognizer(ClassifierMixin, BaseEstimator):
         )
         return (found, *self._decide(self._codes(as_image_set(crops, None, min_images=0))))
 
-    def _check_options(self):
-        """Raise ``ValueError`` naming a parameter outside ``_params`` or two that disagree."""
+    def check_parameters(self):
+        """Raise ``ValueError`` naming a parameter outside ``_params`` or two that disagree.
+
+        ``fit`` and ``load`` call it.
+
+        Returns
+        -------
+        None
+        """
         check_params(self)
         if self.score_norm is None and self.threshold is not None and self.threshold < 0:
             raise ValueError(

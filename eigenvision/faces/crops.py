@@ -11,10 +11,15 @@ from __future__ import annotations
 import numpy as np
 
 from .._base import progress as show_progress
+from .._spec import Param
 from ..imageset import ImageSet
 from ..normalize import DEFAULT_EYE_POSITIONS, align, to_gray
 
-__all__ = ["align_face", "single_face", "photo_faces"]
+__all__ = ["align_face", "single_face", "photo_faces", "FINDER"]
+
+#: What a face finder must be to cut faces from photos: anything with ``find`` and ``threshold``
+#: (:class:`~eigenvision.FaceFinder`, or a stand-in); ``Recognizer(finder=)`` declares the same.
+FINDER = Param("model", needs=("find", "threshold"))
 
 
 def align_face(
@@ -152,7 +157,7 @@ def photo_faces(finder, photos, labels=None, *, shape=(56, 46), every_face=False
 
 def _check_finder(finder):
     """Refuse a finder that cannot find (None, a path, ...) before any photo is searched."""
-    if not (hasattr(finder, "find") and hasattr(finder, "threshold")):
+    if not FINDER.accepts(finder):
         raise TypeError(
             f"finder must be a face finder (find() and threshold), got {type(finder).__name__}: "
             "use ev.default_finder(), or ev.load('finder.npz')"
