@@ -18,7 +18,6 @@ extensions = [
 ]
 
 autosummary_generate = True
-autodoc_default_options = {"members": False}
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 numpydoc_xref_param_type = False
@@ -34,7 +33,21 @@ sphinx_gallery_conf = {
 os.environ.setdefault("MPLBACKEND", "Agg")
 
 exclude_patterns = ["_build", "architecture.md", "examples/README.rst", "*.png"]
-templates_path = []
+templates_path = ["_templates"]
 html_theme = "alabaster"
 html_theme_options = {"description": "eigenspace image recognition", "fixed_sidebar": True}
 html_static_path = []
+
+# scikit-learn's machinery on every estimator, documented by scikit-learn
+_SKLEARN_MACHINERY = {"get_metadata_routing", "set_output", "get_params", "set_params"}
+
+
+def _skip_sklearn_machinery(app, what, name, obj, skip, options):
+    """Leave out scikit-learn's metadata-routing and parameter methods (None: autodoc decides)."""
+    if name in _SKLEARN_MACHINERY or (name.startswith("set_") and name.endswith("_request")):
+        return True
+    return None
+
+
+def setup(app):
+    app.connect("autodoc-skip-member", _skip_sklearn_machinery)

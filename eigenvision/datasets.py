@@ -460,7 +460,7 @@ def load_helen_photo(image_path, pts_path, *, max_side=None):
 #: Faces in HELEN crops that carry no annotation (the README: "other people can appear,
 #: unannotated, in a crop"), by crop (file stem): ``(x, y, w, h)`` face boxes in the stored
 #: image's pixels. Labelled by eye (2026-11-26) among the detections that found no annotated
-#: face, at 640 pixels, in the held-out photos of :func:`~eigenvision.photos.helen_split`: on
+#: face, at 640 pixels, in the held-out photos of :func:`~eigenvision.faces.photos.helen_split`: on
 #: the 40 of ``wild_detection``, the face finder's (with and without ``n_refined``), OpenCV
 #: Haar's and scikit-image LBP's; on the 130 validation and calibration photos, the finder's
 #: at log-odds >= 0 (with and without). Detections on a face in part only (an eye and a

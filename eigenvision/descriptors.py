@@ -57,12 +57,12 @@ def lbp_histograms(image, *, cells=(8, 8), radii=(1, 2), points=8):
     bins = points + 2
     row_edges = np.linspace(0, image.shape[0], rows + 1).astype(int)
     col_edges = np.linspace(0, image.shape[1], cols + 1).astype(int)
+    cell_row = np.searchsorted(row_edges, np.arange(image.shape[0]), side="right") - 1
+    cell_col = np.searchsorted(col_edges, np.arange(image.shape[1]), side="right") - 1
+    cell = cell_row[:, None] * cols + cell_col[None, :]  # each pixel's cell
     histograms = []
     for radius in radii:
         codes = local_binary_pattern(image, points, radius, method="uniform").astype(np.int64)
-        cell_row = np.searchsorted(row_edges, np.arange(image.shape[0]), side="right") - 1
-        cell_col = np.searchsorted(col_edges, np.arange(image.shape[1]), side="right") - 1
-        cell = cell_row[:, None] * cols + cell_col[None, :]
         counts = np.bincount((cell * bins + codes).ravel(), minlength=rows * cols * bins)
         counts = counts.reshape(rows * cols, bins).astype(np.float64)
         histograms.append(counts / np.maximum(counts.sum(axis=1, keepdims=True), 1))

@@ -31,7 +31,7 @@ __all__ = [
     "finds_a_face_of",
     "hits_and_alarms",
     "face_detection_roc",
-    "pairwise_scores",
+    "pair_precision_recall",
 ]
 
 
@@ -619,7 +619,7 @@ def face_detection_roc(found, truths, others=None):
     return np.r_[0.0, false_alarms], np.r_[0.0, rate], np.r_[np.inf, thresholds]
 
 
-def pairwise_scores(y_true, y_pred):
+def pair_precision_recall(y_true, y_pred):
     """Pairwise precision, recall and F-measure of a clustering.
 
     Every pair of items counts: a pair in one predicted group is a true
@@ -638,7 +638,7 @@ def pairwise_scores(y_true, y_pred):
 
     Examples
     --------
-    >>> pairwise_scores([0, 0, 1, 1], [0, 0, 0, 1])
+    >>> pair_precision_recall([0, 0, 1, 1], [0, 0, 0, 1])
     (0.3333333333333333, 0.5, 0.4)
     """
     y_true, y_pred = np.asarray(y_true), np.asarray(y_pred)

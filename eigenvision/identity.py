@@ -349,8 +349,8 @@ class _Statistics:
         self.by_size = {size: means[counts == size] for size in np.unique(counts)}
 
     def log_likelihood(self, between, within):
-        # numpy's batched factorisations: scipy's own BLAS threads spin between its many small
-        # calls (9 ms a 200 x 200 Cholesky on two cores, against well under 1 ms here)
+        # numpy's batched factorisations: between scipy's many small calls its own BLAS
+        # threads keep spinning (as top_eigh in _linalg notes)
         lower = np.linalg.cholesky(within)
         log_det_within = 2 * np.log(np.diag(lower)).sum()
         halves = np.linalg.solve(lower, self.scatter)

@@ -9,12 +9,12 @@ reason; no other exception escapes :func:`load_image`.
 from __future__ import annotations
 
 import io
-import operator
 import os
 import tempfile
 import warnings
 import zipfile
 import zlib
+from numbers import Integral, Real
 from pathlib import Path, PurePosixPath
 from typing import IO, Union
 
@@ -266,16 +266,23 @@ def check_shape(shape, name: str = "shape") -> tuple[int, int]:
     (64, 48)
     """
     try:
-        height, width = (operator.index(v) if not isinstance(v, float) else v for v in shape)
-        if isinstance(height, float) or isinstance(width, float):
-            if not (float(height).is_integer() and float(width).is_integer()):
-                raise ValueError
-            height, width = int(height), int(width)
+        height, width = (_whole(v) for v in shape)
     except (TypeError, ValueError, OverflowError):
         raise ValueError(f"{name} must be (H, W) whole numbers, got {shape!r}") from None
     if not (1 <= height <= MAX_SIDE and 1 <= width <= MAX_SIDE):
         raise ValueError(f"{name} must be (H, W) with sides in [1, {MAX_SIDE}], got {shape!r}")
     return height, width
+
+
+def _whole(value) -> int:
+    """``value`` as an int when it is a whole number (``64`` or ``64.0``, not ``1.5`` or True)."""
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError("a side is a number of pixels, not True or False")
+    if isinstance(value, (Integral, np.integer)):
+        return int(value)
+    if isinstance(value, (Real, np.floating)) and float(value).is_integer():
+        return int(value)
+    raise ValueError(f"{value!r} is not a whole number")
 
 
 def resize_plane(image: np.ndarray, shape: tuple[int, int]) -> np.ndarray:

@@ -326,7 +326,7 @@ class Recognizer(ClassifierMixin, BaseEstimator):
         """An ImageSet of the images, or (with ``finder``) of the aligned faces of the photos.
 
         Enrolment, probes and calibration cut each face the same way
-        (:func:`~eigenvision.finder.photo_faces`), so a photo is never
+        (:func:`~eigenvision.faces.crops.photo_faces`), so a photo is never
         squashed whole into the face's frame.
         """
         if self.finder is None:

@@ -83,14 +83,14 @@ def test_bad_input_is_refused_by_name(rng):
         ev.cluster(np.zeros((0, 4)))
 
 
-def test_pairwise_scores_count_pairs_as_a_loop_does(rng):
+def test_pair_precision_recall_counts_pairs_as_a_loop_does(rng):
     truth, found = rng.integers(0, 5, 60), rng.integers(0, 4, 60)
     same_true = truth[:, None] == truth[None, :]
     same_found = found[:, None] == found[None, :]
     upper = np.triu(np.ones((60, 60), bool), 1)
     both = np.sum(same_true & same_found & upper)
     precision, recall = both / np.sum(same_found & upper), both / np.sum(same_true & upper)
-    assert ev.evaluate.pairwise_scores(truth, found) == pytest.approx(
+    assert ev.evaluate.pair_precision_recall(truth, found) == pytest.approx(
         (precision, recall, 2 * precision * recall / (precision + recall)), rel=1e-12
     )
-    assert ev.evaluate.pairwise_scores([1, 2, 3], [0, 0, 0])[1:] == (1.0, 0.0)
+    assert ev.evaluate.pair_precision_recall([1, 2, 3], [0, 0, 0])[1:] == (1.0, 0.0)

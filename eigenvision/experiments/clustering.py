@@ -21,7 +21,7 @@ from sklearn.metrics import adjusted_rand_score
 from .. import datasets
 from ..cluster import METHODS, cluster
 from ..eigenspace import Eigenspace
-from ..evaluate import pairwise_scores
+from ..evaluate import pair_precision_recall
 from ..identity import PLDA
 from ..kernel import KernelPCA
 from ..plot import rate_curves
@@ -37,7 +37,7 @@ def _scored(truth, run):
     seconds = time.perf_counter() - start
     return {
         "ari": float(adjusted_rand_score(truth, labels)),
-        "pairwise_f": pairwise_scores(truth, labels)[2],
+        "pairwise_f": pair_precision_recall(truth, labels)[2],
         "groups": int(labels.max() + 1),
         "seconds": seconds,
     }

@@ -8,7 +8,7 @@ other eye, the brows and the chin compete). A correct detection: the
 region's global minimum below the threshold and within ``radius``
 inter-ocular distances of the true eye; a false alarm: below it and farther
 (Moghaddam & Pentland 1997). The eye patches are the face finder's placer's
-(:data:`~eigenvision.faces.PLACEMENT_EYE_PATCH`, one IOD tall, the brows
+(:data:`~eigenvision.faces.geometry.PLACEMENT_EYE_PATCH`, one IOD tall, the brows
 in; chosen on HELEN photos), or ``--eye-patch``.
 
 Eye pairs: :meth:`FeatureDetector.locate` (with the shape prior) against

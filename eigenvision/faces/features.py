@@ -132,7 +132,7 @@ class FeatureDetector(BaseEstimator):
         lecture's), or the log-odds of "feature" against "the face around
         it" from the log DFFS and DIFS to the feature space and to a space of
         patches mined around each training feature
-        (:mod:`eigenvision.decision`); ``confidence`` is then that
+        (:mod:`eigenvision.faces.decision`); ``confidence`` is then that
         probability. For varied faces (trained on HELEN): from the true face
         box, both eyes within 0.10 IOD on 80% of 40 held-out photos
         (``wild_detection``) against 17.5% of 62 by DFFS.

@@ -165,7 +165,7 @@ class FaceFinder(BaseEstimator):
         JPEG noise can look like anything.
     antialias : bool, default True
         The decision's windows are cut from antialiased half-octave
-        reductions of the photo (:func:`~eigenvision.face_windows_at`), so a
+        reductions of the photo (:func:`~eigenvision.faces.geometry.face_windows_at`), so a
         face many times larger than the window is not sampled a pixel here
         and there.
 
@@ -465,7 +465,7 @@ class FaceFinder(BaseEstimator):
         ----------
         windows : (n, h, w) ndarray
             Face windows of ``window_`` shape, as cut from a photo
-            (:func:`~eigenvision.face_windows_at`; any grey levels): each is
+            (:func:`~eigenvision.faces.geometry.face_windows_at`; any grey levels): each is
             normalised here (:func:`~eigenvision.faces.decision.decision_windows`).
 
         Returns

@@ -184,7 +184,7 @@ def build_finder(root=None, *, n_backgrounds=250, progress=False) -> FaceFinder:
     HELEN training photos with one annotated face, away from it, and
     scikit-image's sample pictures without a face (:data:`BACKGROUNDS`). The eye, nose and
     mouth locator (``FeatureDetector(score="decision")``) and the placer
-    (:func:`~eigenvision.finder.placement_locator`) are trained on the HELEN
+    (:func:`~eigenvision.faces.features.placement_locator`) are trained on the HELEN
     training faces. The threshold gives 0.025 false alarms per
     photo on 60 held-out HELEN photos, the faces they hold unannotated not
     counted (:func:`calibrate_threshold`; the shipped finder: 0.85, where
