@@ -50,11 +50,39 @@ def _cmd_info(args) -> int:
     home = datasets.data_home()
     print(f"data: ${datasets.DATA_ENV} = {home if home else '(not set)'}")
     print("built-in datasets: digits (scikit-learn), lfw_subset (scikit-image)")
+    print(f"downloads (when ${datasets.DATA_ENV} is not set): {datasets.cache_home()}")
     for name, folder in datasets.find_datasets().items():
-        status = f"found at {folder}" if folder else "missing"
+        status = f"found at {folder}" if folder else f"missing ('eigenvision fetch {name}')"
         print(f"  {name:<11} {status}")
-    if home is None:
-        print(f"set ${datasets.DATA_ENV} to the folder holding att_faces/, imm_frontal/, ...")
+    return 0
+
+
+def _options_fetch(parser):
+    """The options of ``eigenvision fetch``."""
+    parser.add_argument(
+        "names",
+        nargs="+",
+        choices=[*datasets.DATASETS, "all"],
+        metavar="NAME",
+        help=f"datasets to download: {', '.join(datasets.DATASETS)}, or all",
+    )
+    parser.add_argument(
+        "--data-home",
+        metavar="FOLDER",
+        help=f"where to put them (default: ${datasets.DATA_ENV}, else the cache 'info' names)",
+    )
+    parser.add_argument(
+        "--mirror",
+        metavar="URL",
+        help="download from this address instead, laid out as a data home (URL/att_faces/s1/1.pgm)",
+    )
+
+
+def _cmd_fetch(args) -> int:
+    names = list(datasets.DATASETS) if "all" in args.names else dict.fromkeys(args.names)
+    for name in names:
+        folder = datasets.fetch(name, args.data_home, mirror=args.mirror, progress=not args.quiet)
+        print(f"{name}: {folder}")
     return 0
 
 
@@ -620,5 +648,6 @@ RUNNERS = {
     "detect": (_options_detect, _cmd_detect),
     "build-models": (_options_build_models, _cmd_build_models),
     "compare": (_options_compare, _cmd_compare),
+    "fetch": (_options_fetch, _cmd_fetch),
     "experiment": (_options_experiment, _cmd_experiment),
 }

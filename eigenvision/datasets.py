@@ -3,8 +3,13 @@
 Built in (shipped with dependencies, always available):
 :func:`load_digits` (scikit-learn) and :func:`load_lfw_subset` (scikit-image).
 
-Read from ``$EIGENVISION_DATA/<folder>`` (or an explicit ``root``):
-:func:`load_att`, :func:`load_imm`, :func:`load_usps`, :func:`load_mnist_test`.
+Read from ``$EIGENVISION_DATA/<folder>`` (or an explicit ``root``), else from the
+folder the fetchers download into: :func:`load_att`, :func:`load_imm`,
+:func:`load_usps`, :func:`load_mnist_test`, :func:`load_helen`, :func:`load_lfw`.
+
+Downloaded, every file checked against its SHA-256 (pooch): :func:`fetch` and
+:func:`fetch_att`, :func:`fetch_imm`, :func:`fetch_usps`, :func:`fetch_mnist_test`,
+:func:`fetch_helen`, :func:`fetch_lfw`.
 """
 
 from __future__ import annotations
@@ -20,7 +25,9 @@ import numpy as np
 from PIL import Image
 from skimage.transform import warp
 
+from . import _fetch
 from ._errors import DatasetNotFoundError, ImageSetError
+from ._fetch import DownloadError, cache_home
 from .imageset import ImageSet
 from .io import load_image, load_image_set
 from .normalize import eye_transform, resize_points
@@ -33,6 +40,15 @@ __all__ = [
     "available",
     "load",
     "data_home",
+    "cache_home",
+    "fetch",
+    "fetch_att",
+    "fetch_imm",
+    "fetch_usps",
+    "fetch_mnist_test",
+    "fetch_helen",
+    "fetch_lfw",
+    "DownloadError",
     "find_datasets",
     "load_digits",
     "load_lfw_subset",
@@ -94,6 +110,10 @@ def data_home() -> Path | None:
     return Path(value).expanduser() if value else None
 
 
+def _home_or_cache() -> Path:
+    return data_home() or cache_home()
+
+
 def _dataset_dir(name: str, root) -> Path:
     folder, probe, layout = DATASETS[name]
     if root is not None:
@@ -104,18 +124,84 @@ def _dataset_dir(name: str, root) -> Path:
         raise DatasetNotFoundError(
             f"the {name} dataset is not in {root}: expected {layout} (looked for {probe})"
         )
-    home = data_home()
-    if home is None:
-        raise DatasetNotFoundError(
-            f"the {name} dataset needs ${DATA_ENV}: set it to the folder that holds {folder}/ "
-            f"(expected layout: {layout}); from Python, root= of the loader does the same"
-        )
+    home = _home_or_cache()
     directory = home / folder
-    if not (directory / probe).is_file():
-        raise DatasetNotFoundError(
-            f"the {name} dataset is not under ${DATA_ENV}={home}: expected {layout}"
-        )
-    return directory
+    if (directory / probe).is_file():
+        return directory
+    where = f"${DATA_ENV}={home}" if data_home() else f"{home} (${DATA_ENV} is not set)"
+    raise DatasetNotFoundError(
+        f"the {name} dataset is not under {where}: download it with "
+        f"'eigenvision fetch {name}' (from Python, ev.datasets.fetch({name!r})), or set "
+        f"${DATA_ENV} to the folder that holds {folder}/ (expected layout: {layout})"
+    )
+
+
+def fetch(name: str, data_home=None, *, mirror=None, progress: bool = True) -> Path:
+    """Download a real dataset, every file checked against its SHA-256.
+
+    Files already present and correct are kept, so a broken download resumes.
+    Each file is moved into place only once its checksum matches: a folder
+    never holds a partial or altered file.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`DATASETS`: ``"att"``, ``"imm"``, ``"usps"``,
+        ``"mnist_test"``, ``"helen"`` or ``"lfw_train"``.
+    data_home : path-like, optional
+        Where to put it; default ``$EIGENVISION_DATA`` when set, else
+        :func:`cache_home` (where the loaders look next).
+    mirror : str, optional
+        A base address laid out as a data home (``<mirror>/att_faces/s1/1.pgm``),
+        used instead of the dataset's own addresses (a local copy, a proxy).
+    progress : bool, default True
+        Show progress over the files (a bar on a terminal, lines in a log).
+
+    Returns
+    -------
+    Path
+        The dataset's folder; the loader's ``root``.
+
+    Raises
+    ------
+    DownloadError
+        A file could not be downloaded from any address, or did not match its
+        checksum; the files already checked stay.
+    """
+    if name not in DATASETS:
+        raise ValueError(f"unknown dataset {name!r} to fetch; use one of {sorted(DATASETS)}")
+    home = _home_or_cache() if data_home is None else Path(data_home)
+    return _fetch.download(name, home, mirror=mirror, progress=progress)
+
+
+def fetch_att(data_home=None, **options) -> ImageSet:
+    """:func:`load_att` after :func:`fetch` (which downloads what is missing)."""
+    return load_att(fetch("att", data_home, **options))
+
+
+def fetch_imm(data_home=None, *, as_gray: bool = True, **options) -> ImageSet:
+    """:func:`load_imm` after :func:`fetch` (which downloads what is missing)."""
+    return load_imm(fetch("imm", data_home, **options), as_gray=as_gray)
+
+
+def fetch_usps(data_home=None, split: str = "train", **options) -> ImageSet:
+    """:func:`load_usps` after :func:`fetch` (which downloads what is missing)."""
+    return load_usps(fetch("usps", data_home, **options), split)
+
+
+def fetch_mnist_test(data_home=None, **options) -> ImageSet:
+    """:func:`load_mnist_test` after :func:`fetch` (which downloads what is missing)."""
+    return load_mnist_test(fetch("mnist_test", data_home, **options))
+
+
+def fetch_helen(data_home=None, *, photo_ids=None, **options) -> ImageSet:
+    """:func:`load_helen` after :func:`fetch` (which downloads what is missing)."""
+    return load_helen(fetch("helen", data_home, **options), photo_ids=photo_ids)
+
+
+def fetch_lfw(data_home=None, *, min_photos: int = 1, **options) -> ImageSet:
+    """:func:`load_lfw` after :func:`fetch` (which downloads what is missing)."""
+    return load_lfw(fetch("lfw_train", data_home, **options), min_photos=min_photos)
 
 
 def find_datasets(root=None) -> dict[str, Path | None]:

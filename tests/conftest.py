@@ -29,8 +29,9 @@ def require_dataset(name: str):
         return datasets.load(name)
     except ev.DatasetNotFoundError as exc:
         message = (
-            f"{exc}. The real datasets are in ../shared/data of the eigenvision workspace; "
-            f"set {datasets.DATA_ENV} to that folder to run this test."
+            f"{exc}. The real datasets are in ../shared/data of the eigenvision workspace "
+            f"(set {datasets.DATA_ENV} to that folder), or download them with "
+            f"'eigenvision fetch all', to run this test."
         )
         if IN_CI:
             pytest.fail(f"dataset missing in CI: {message}")

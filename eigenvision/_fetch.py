@@ -1,0 +1,279 @@
+"""Downloading the real datasets with pooch: where each comes from, checked file by file.
+
+Every file a fetcher writes is checked against its SHA-256 in ``_registry.txt.gz``
+(written by ``tools/make_registry.py`` from a verified copy) before it is moved into
+place, so a download is either complete and exact or absent. The addresses are the
+datasets' own (MNIST, the ESL book's USPS files, LFW's site repository) or the public
+copies pinned to a commit that the data README names as the provenance of each file.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import quote
+
+import numpy as np
+
+from ._base import progress as show_progress
+from ._errors import EigenvisionError
+from ._files import atomic_write
+
+REGISTRY_PATH = Path(__file__).with_name("_registry.txt.gz")
+
+
+class DownloadError(EigenvisionError, OSError):
+    """A dataset file could not be downloaded, or did not match its checksum."""
+
+
+def _github(repository: str, commit: str, folder: str) -> str:
+    return f"https://raw.githubusercontent.com/{repository}/{commit}/{quote(folder)}/"
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a dataset's files are downloaded from.
+
+    Parameters
+    ----------
+    folder : str
+        The dataset's folder under the data home (``att_faces``).
+    urls : tuple of str
+        Base addresses, tried in order; a file's address is a base followed by
+        its path in the folder (or its name in ``renames``).
+    renames : dict of str to str
+        Local path -> the path at the source, where they differ.
+    made_here : tuple of str
+        Local files the source does not hold (written when the data was staged).
+    """
+
+    folder: str
+    urls: tuple
+    renames: dict = field(default_factory=dict)
+    made_here: tuple = ()
+
+    def includes(self, relative: str) -> bool:
+        """Whether the file at ``relative`` (a path in the folder) is downloaded."""
+        return relative not in self.made_here
+
+    def addresses(self, relative: str) -> list[str]:
+        """The addresses of one file, in the order they are tried."""
+        remote = quote(self.renames.get(relative, relative))
+        return [base + remote for base in self.urls]
+
+
+SOURCES = {
+    "att": Source(
+        "att_faces",
+        (
+            _github(
+                "Vescana/imagemproc",
+                "4eaf8aabd7c448f2e85cab46d8a70bb1ee4adab9",
+                "trunk/docs/att_faces",
+            ),
+        ),
+    ),
+    "imm": Source(
+        "imm_frontal",
+        (
+            _github(
+                "VipulRamtekkar/Active-Appearance-Models",
+                "ca591b224896270b2b82b8aec2dec640e51baf24",
+                "data/imm3943/IMM-Frontal Face DB SMALL",
+            ),
+        ),
+    ),
+    "usps": Source(
+        "usps",
+        ("https://hastie.su.domains/ElemStatLearn/datasets/",),
+        made_here=("usps.h5",),
+    ),
+    "mnist_test": Source(
+        "mnist_t10k",
+        ("http://yann.lecun.com/exdb/mnist/", "https://ossci-datasets.s3.amazonaws.com/mnist/"),
+    ),
+    "helen": Source(
+        "helen_train",
+        (
+            _github(
+                "Spinkoo/Face-alignement",
+                "e08a16aa91ad771df34e75f70bc5aaf20238ff6a",
+                "helen/trainset",
+            ),
+        ),
+    ),
+    "lfw_train": Source(
+        "lfw_train",
+        (
+            _github(
+                "umass-vis-lfw/umass-vis-lfw.github.io",
+                "2a620cd8cceb10430f8c7012fe9fa5f0837759e9",
+                "",
+            ),
+        ),
+        renames={"LFW_README.txt": "README.txt"},
+        made_here=("EXCLUDED.txt", "README.md", "MANIFEST.sha256"),
+    ),
+}
+
+#: The arrays of ``usps_zip.npz`` (ESL's ``zip.train`` / ``zip.test``): their SHA-256, as built.
+USPS_DIGESTS = {
+    "x_train": "46de94974cd3a88bb45ab10d68e4587a8d5b383f8960e4031da7f1c598432760",
+    "y_train": "d2205a402e10ef9785bcb548e666f1fdc5d719287eac6d14327f77964ca173c1",
+    "x_test": "d72a1fc667f3c1e8bb4e743921bc79d8560d6e787b9e4ac7928baaa4388567e6",
+    "y_test": "83d5538087f38b4aa9a64e4c69e47ae24d1b4eaa601c3d41c4a32d7c2739d831",
+}
+
+
+def registry(folder: str) -> dict[str, str]:
+    """The files of one dataset folder and their SHA-256.
+
+    Parameters
+    ----------
+    folder : str
+        A :class:`Source`'s ``folder``.
+
+    Returns
+    -------
+    dict of str to str
+        Path in the folder -> hex digest.
+    """
+    prefix = folder + "/"
+    with gzip.open(REGISTRY_PATH, "rt", encoding="utf-8") as lines:
+        entries = (line.split() for line in lines)
+        return {path[len(prefix) :]: digest for path, digest in entries if path.startswith(prefix)}
+
+
+def cache_home() -> Path:
+    """The folder the fetchers download into when ``$EIGENVISION_DATA`` is not set.
+
+    Returns
+    -------
+    Path
+        The user's cache folder for eigenvision (``~/.cache/eigenvision`` on Linux).
+    """
+    import pooch
+
+    return Path(pooch.os_cache("eigenvision"))
+
+
+def download(name: str, home: Path, *, mirror=None, progress=True, workers=8) -> Path:
+    """Download the dataset ``name`` into ``home / folder``, every file checked.
+
+    Files already there with the right checksum are kept; others are downloaded
+    again. Each file is written to a temporary name and moved into place only
+    once its checksum matches.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`SOURCES`.
+    home : Path
+        The data home (``$EIGENVISION_DATA`` or :func:`cache_home`).
+    mirror : str, optional
+        A base address laid out as a data home (``<mirror>/att_faces/s1/1.pgm``),
+        used instead of the dataset's own addresses.
+    progress : bool, default True
+        Show progress over the files.
+    workers : int, default 8
+        Downloads at once.
+
+    Returns
+    -------
+    Path
+        The dataset's folder.
+    """
+    import pooch
+
+    source = SOURCES[name]
+    folder = Path(home).expanduser() / source.folder
+    files = registry(source.folder)
+    pooch.get_logger().setLevel("WARNING")
+    if name == "usps" and mirror is None:
+        _build_usps(source, folder, progress=progress)
+        return folder
+
+    def fetch_one(relative: str) -> None:
+        target = folder / relative
+        if mirror is None:
+            addresses = source.addresses(relative)
+        else:
+            addresses = [f"{mirror.rstrip('/')}/{source.folder}/{quote(relative)}"]
+        errors = []
+        for address in addresses:
+            try:
+                pooch.retrieve(
+                    address,
+                    known_hash=f"sha256:{files[relative]}",
+                    fname=target.name,
+                    path=target.parent,
+                    progressbar=False,
+                )
+                return
+            except Exception as exc:  # network, HTTP and checksum errors alike: try the next
+                errors.append(f"{address}: {exc}")
+        raise DownloadError(
+            f"could not download {source.folder}/{relative} ({'; '.join(errors)}); check the "
+            f"connection and run the fetch again (files already checked are kept), or put the "
+            f"dataset under ${{EIGENVISION_DATA}} yourself"
+        )
+
+    wanted = [relative for relative in files if source.includes(relative)]
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        done = pool.map(fetch_one, wanted)
+        for _ in show_progress(done, total=len(wanted), desc=f"fetching {name}", enabled=progress):
+            pass
+    return folder
+
+
+def _build_usps(source: Source, folder: Path, *, progress: bool) -> None:
+    """USPS from the ESL book's text files, kept only if its arrays match the registry's."""
+    import pooch
+
+    arrays = {}
+    with tempfile.TemporaryDirectory() as scratch:
+        for split in show_progress(("train", "test"), desc="fetching usps", enabled=progress):
+            address = source.addresses(f"zip.{split}.gz")[0]
+            try:
+                path = pooch.retrieve(address, known_hash=None, path=scratch, progressbar=False)
+            except Exception as exc:
+                raise DownloadError(
+                    f"could not download {address} ({exc}); check the connection and run the "
+                    f"fetch again"
+                ) from exc
+            arrays[f"x_{split}"], arrays[f"y_{split}"] = read_esl_digits(path)
+    for key, array in arrays.items():
+        if hashlib.sha256(array.tobytes()).hexdigest() != USPS_DIGESTS[key]:
+            raise DownloadError(
+                f"USPS from {source.urls[0]}: {key} differs from the registered copy; the "
+                f"source changed, so nothing was written"
+            )
+    folder.mkdir(parents=True, exist_ok=True)
+    atomic_write(
+        folder / "usps_zip.npz", lambda path: np.savez_compressed(path, **arrays), suffix=".npz"
+    )
+
+
+def read_esl_digits(path) -> tuple[np.ndarray, np.ndarray]:
+    """ESL's ``zip.train`` / ``zip.test``: a row per digit, its label then 256 grey values.
+
+    Parameters
+    ----------
+    path : path-like
+        The gzipped text file.
+
+    Returns
+    -------
+    X : ndarray of shape (n, 256), float64
+        Values in [-1, 1].
+    y : ndarray of shape (n,), int64
+    """
+    with gzip.open(path, "rt") as text:
+        table = np.loadtxt(text, dtype=np.float64, ndmin=2)
+    if table.shape[1] != 257:
+        raise DownloadError(f"{path}: expected 257 columns (label + 16x16), got {table.shape[1]}")
+    return np.ascontiguousarray(table[:, 1:]), table[:, 0].astype(np.int64)

@@ -1,0 +1,211 @@
+"""The dataset fetchers, against a server on the loopback address (never the internet).
+
+The server serves ``$EIGENVISION_DATA`` (or a tampered copy of part of it), so each
+download is checked against the data's own manifest and the loaders' output.
+"""
+
+import functools
+import gzip
+import hashlib
+import http.server
+import shutil
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import eigenvision as ev
+from eigenvision import _fetch, datasets
+from eigenvision._base import progress
+from tests.conftest import require_dataset
+
+
+class _Server:
+    """A static file server on 127.0.0.1 that counts the files it served."""
+
+    def __init__(self, folder):
+        served = self.served = []
+
+        class Handler(http.server.SimpleHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                served.append(self.path)
+                super().do_GET()
+
+        handler = functools.partial(Handler, directory=str(folder))
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_port}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def serve():
+    servers = []
+
+    def start(folder):
+        servers.append(_Server(folder))
+        return servers[-1]
+
+    yield start
+    for server in servers:
+        server.close()
+
+
+@pytest.fixture(scope="module")
+def data_root():
+    require_dataset("att")
+    return datasets.data_home()
+
+
+def test_registry_matches_the_datas_own_manifest(data_root):
+    manifest = {}
+    for line in (data_root / "MANIFEST.sha256").read_text().splitlines():
+        digest, path = line.split(maxsplit=1)
+        manifest[path.removeprefix("./")] = digest
+    for name, source in _fetch.SOURCES.items():
+        files = _fetch.registry(source.folder)
+        assert files, name
+        for relative, digest in files.items():
+            assert manifest[f"{source.folder}/{relative}"] == digest
+        expected = {
+            path.split("/", 1)[1]
+            for path in manifest
+            if path.startswith(source.folder + "/") and source.includes(path.split("/", 1)[1])
+        }
+        assert set(files) == expected, name
+
+
+def test_fetch_att_from_a_mirror_equals_the_local_copy_and_resumes(data_root, serve, tmp_path):
+    server = serve(data_root)
+    fetched = datasets.fetch_att(tmp_path, mirror=server.url, progress=False)
+    local = datasets.load_att()
+    np.testing.assert_array_equal(fetched.images, local.images)
+    np.testing.assert_array_equal(fetched.labels, local.labels)
+    assert len(server.served) == 401  # 400 faces and the README
+    server.served.clear()
+    datasets.fetch("att", tmp_path, mirror=server.url, progress=False)
+    assert server.served == []  # every file present and checked: nothing downloaded again
+
+
+def test_a_tampered_file_is_refused_and_never_written(data_root, serve, tmp_path):
+    mirror = tmp_path / "mirror"
+    shutil.copytree(data_root / "att_faces", mirror / "att_faces")
+    tampered = mirror / "att_faces" / "s7" / "3.pgm"
+    content = bytearray(tampered.read_bytes())
+    content[-1] ^= 0xFF
+    tampered.write_bytes(bytes(content))
+    home = tmp_path / "home"
+    with pytest.raises(ev.datasets.DownloadError, match=r"att_faces/s7/3\.pgm.*run the fetch"):
+        datasets.fetch("att", home, mirror=serve(mirror).url, progress=False)
+    assert not (home / "att_faces" / "s7" / "3.pgm").exists()
+    assert (home / "att_faces" / "s7" / "4.pgm").read_bytes() == (
+        data_root / "att_faces" / "s7" / "4.pgm"
+    ).read_bytes()
+    assert not list(home.rglob(".*"))  # no temporary left behind
+
+
+def test_a_local_file_altered_after_download_is_downloaded_again(data_root, serve, tmp_path):
+    server = serve(data_root)
+    datasets.fetch("mnist_test", tmp_path, mirror=server.url, progress=False)
+    labels = tmp_path / "mnist_t10k" / "t10k-labels-idx1-ubyte.gz"
+    labels.write_bytes(b"not the labels")
+    server.served.clear()
+    fetched = datasets.fetch_mnist_test(tmp_path, mirror=server.url, progress=False)
+    assert server.served == ["/mnist_t10k/t10k-labels-idx1-ubyte.gz"]
+    np.testing.assert_array_equal(fetched.labels, datasets.load_mnist_test().labels)
+
+
+def test_an_unreachable_address_names_the_file_and_the_fix(tmp_path):
+    server = _Server(tmp_path)
+    url = server.url
+    server.close()
+    with pytest.raises(ev.datasets.DownloadError, match=r"mnist_t10k/t10k-.*check the connection"):
+        datasets.fetch("mnist_test", tmp_path, mirror=url, progress=False)
+
+
+def _esl_text(X, y) -> bytes:
+    rows = np.column_stack([y, X])
+    return "".join(" ".join(f"{v:.4f}" for v in row) + "\n" for row in rows).encode()
+
+
+def test_usps_is_built_from_the_esl_files_and_checked(data_root, serve, tmp_path, monkeypatch):
+    local = np.load(data_root / "usps" / "usps_zip.npz")
+    site = tmp_path / "esl"
+    site.mkdir()
+    for split in ("train", "test"):
+        X, y = local[f"x_{split}"], local[f"y_{split}"]
+        (site / f"zip.{split}.gz").write_bytes(gzip.compress(_esl_text(X, y)))
+    server = serve(site)
+    monkeypatch.setitem(
+        _fetch.SOURCES, "usps", _fetch.Source("usps", (server.url + "/",), made_here=("usps.h5",))
+    )
+    home = tmp_path / "home"
+    train = datasets.fetch_usps(home, progress=False)
+    test = datasets.load_usps(home / "usps", split="test")
+    np.testing.assert_array_equal(train.images, datasets.load_usps(split="train").images)
+    np.testing.assert_array_equal(test.labels, datasets.load_usps(split="test").labels)
+    for key in _fetch.USPS_DIGESTS:
+        saved = np.load(home / "usps" / "usps_zip.npz")[key]
+        assert hashlib.sha256(saved.tobytes()).hexdigest() == _fetch.USPS_DIGESTS[key]
+
+    X, y = local["x_test"].copy(), local["y_test"]
+    X[5, 7] = 0.5 if X[5, 7] != 0.5 else 0.25  # one pixel changed at the source
+    (site / "zip.test.gz").write_bytes(gzip.compress(_esl_text(X, y)))
+    other = tmp_path / "other"
+    with pytest.raises(ev.datasets.DownloadError, match="x_test differs.*nothing was written"):
+        datasets.fetch("usps", other, progress=False)
+    assert not (other / "usps" / "usps_zip.npz").exists()
+
+
+def test_loaders_name_the_fetch_command_when_a_dataset_is_missing(tmp_path, monkeypatch):
+    monkeypatch.setenv(datasets.DATA_ENV, str(tmp_path))
+    with pytest.raises(ev.DatasetNotFoundError, match=r"eigenvision fetch att.*fetch\('att'\)"):
+        datasets.load_att()
+
+
+def test_loaders_find_the_download_folder_when_the_variable_is_not_set(
+    data_root, serve, tmp_path, monkeypatch
+):
+    monkeypatch.delenv(datasets.DATA_ENV)
+    monkeypatch.setattr(_fetch, "cache_home", lambda: tmp_path)
+    monkeypatch.setattr(datasets, "cache_home", lambda: tmp_path)
+    assert datasets.find_datasets()["mnist_test"] is None
+    datasets.fetch("mnist_test", mirror=serve(data_root).url, progress=False)
+    assert datasets.find_datasets()["mnist_test"] == tmp_path / "mnist_t10k"
+    assert datasets.load_mnist_test().images.shape == (10000, 28, 28)
+
+
+def test_fetch_command_downloads_and_reports_progress_in_a_log(data_root, serve, tmp_path):
+    server = serve(data_root)
+    run = subprocess.run(
+        [sys.executable, "-m", "eigenvision", "fetch", "mnist_test", "--data-home", str(tmp_path)]
+        + ["--mirror", server.url],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == f"mnist_test: {tmp_path / 'mnist_t10k'}"
+    assert run.stderr.splitlines() == ["fetching mnist_test: 1/2", "fetching mnist_test: 2/2"]
+    refused = subprocess.run(
+        [sys.executable, "-m", "eigenvision", "fetch", "nope"], capture_output=True, text=True
+    )
+    assert refused.returncode == 2 and "invalid choice: 'nope'" in refused.stderr
+
+
+def test_progress_prints_a_line_per_item_when_not_on_a_terminal(capsys):
+    assert list(progress(range(3), desc="photos")) == [0, 1, 2]
+    assert capsys.readouterr().err.splitlines() == ["photos: 1/3", "photos: 2/3", "photos: 3/3"]
+    assert list(progress(range(1000), desc="long")) == list(range(1000))
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 100 and lines[-1] == "long: 1000/1000"
+    assert list(progress(range(3), enabled=False)) == [0, 1, 2]
+    assert capsys.readouterr().err == ""
