@@ -36,6 +36,7 @@ __getattr__, _, _lazy_names = lazy.attach(
             "ModelFileError",
             "NotFittedError",
             "NoFaceError",
+            "FaceCountError",
         ],
         "bayesian": ["BayesianSpace"],
         "cluster": ["cluster"],

@@ -31,6 +31,7 @@ from .persist import load, save
 from .plot import faces as plot_faces
 from .plot import save_figure
 from .recognize import Recognizer
+from .views import view_count
 
 
 def _load_images(source: str):
@@ -94,7 +95,15 @@ def _load_model(path, cls):
     return model
 
 
-def _recognizer(args, **options):
+def _component_count(args, n_images):
+    """``--n-components``, else 40 where the images give plenty (80 views), else all they give."""
+    if args.n_components is not None:
+        return args.n_components
+    views = view_count(n_images, jitter=args.jitter, mirror=args.mirror)
+    return 40 if views >= 80 else None
+
+
+def _recognizer(args, n_images, **options):
     """The Recognizer the model options of ``train`` and ``evaluate`` describe."""
     detector = None
     if args.method in ("modular", "combined"):
@@ -105,7 +114,7 @@ def _recognizer(args, **options):
             )
         detector = _load_model(args.detector, FeatureDetector)
     return Recognizer(
-        n_components=args.n_components,
+        n_components=_component_count(args, n_images),
         method=args.method,
         metric=args.metric,
         mirror=args.mirror,
@@ -122,20 +131,24 @@ def _cmd_train(args) -> int:
     unknown = (
         None
         if args.unknown is None
-        else (_load_photos(args.unknown) if args.photos else (_load_images(args.unknown), None))
+        else (_load_photos(args.unknown)[:2] if args.photos else (_load_images(args.unknown), None))
     )
     if args.photos:
         finder = default_finder(args.finder)
         finder.threshold = finder.threshold if args.face_threshold is None else args.face_threshold
-        photos, labels = _load_photos(args.source)
-        model = _recognizer(args, shape=shape, resize=True, finder=finder, verbose=not args.quiet)
+        photos, labels, names = _load_photos(args.source)
+        model = _recognizer(
+            args, len(photos), shape=shape, resize=True, finder=finder, verbose=not args.quiet
+        )
         model.check_component_count(photos, option="--n-components")  # before the finding
-        model.fit(photos, labels)
-        model.verbose = False  # the bars were for this command, not for the file's users
-        trained_on = f"{len(photos)} photos (one face each)"
+        model.fit(
+            photos, labels, names=names, on_error="raise" if args.on_no_face == "stop" else "skip"
+        )
+        model.verbose = False  # the progress was for this command, not for the file's users
+        trained_on = f"{len(model.gallery_labels_)} photos (one face each)"
     else:
         images = _load_images(args.source)
-        model = _recognizer(args, shape=shape, resize=True)
+        model = _recognizer(args, len(images), shape=shape, resize=True)
         model.check_component_count(images, option="--n-components")
         model.fit(images)
         trained_on = f"{len(images)} images"
@@ -144,20 +157,20 @@ def _cmd_train(args) -> int:
         threshold = model.calibrate_threshold(*unknown, far=args.far)
         calibrated = f"; unknown beyond distance {threshold:.4g} (false-accept rate {args.far:g})"
     save(model, args.output)
+    components = getattr(model.feature_, "n_components_", model.n_components or "all")
     print(
-        f"trained {args.method} ({args.n_components} components, {args.metric}) on "
+        f"trained {args.method} ({components} components, {args.metric}) on "
         f"{trained_on} of {len(model.classes_)} classes{calibrated}; saved {args.output}"
     )
     return 0
 
 
 def _load_photos(source: str):
-    """``(photos, labels)`` from a folder of labelled photos of any sizes or a dataset name."""
+    """``(photos, labels, names)`` from a folder of labelled photos of any sizes or a dataset."""
     if source in datasets.REGISTRY and not Path(source).exists():
         faces = datasets.load(source)
-        return list(faces.images), faces.labels
-    photos, labels, _ = load_photos(source, on_error="skip")
-    return photos, labels
+        return list(faces.images), faces.labels, faces.names
+    return load_photos(source, on_error="skip")
 
 
 def _recognize_photos(model, args) -> list:
@@ -256,24 +269,35 @@ def _cmd_enroll(args) -> int:
     model = _load_model(args.model, Recognizer)
     if model.finder is not None:
         model.verbose = not args.quiet
-        images, labels = _load_photos(args.folder)
+        images, labels, names = _load_photos(args.folder)
     else:
         faces = _load_images(args.folder)
         images, labels = faces.images, faces.labels
-    before = len(model.classes_)
-    model.add(images, labels)
+    before, gallery = len(model.classes_), len(model.gallery_labels_)
+    if model.finder is not None:
+        on_error = "raise" if args.on_no_face == "stop" else "skip"
+        model.add(images, labels, names=names, on_error=on_error)
+    else:
+        model.add(images, labels)
     model.verbose = False
     save(model, args.output or args.model)
+    per_image = view_count(1, jitter=model.jitter, mirror=model.mirror)  # codes per image
     print(
-        f"enrolled {len(images)} images; {len(model.classes_)} classes "
-        f"({len(model.classes_) - before} new); saved {args.output or args.model}"
+        f"enrolled {(len(model.gallery_labels_) - gallery) // per_image} images; "
+        f"{len(model.classes_)} classes ({len(model.classes_) - before} new); "
+        f"saved {args.output or args.model}"
     )
     return 0
 
 
 def _cmd_evaluate(args) -> int:
     images = _load_images(args.source)
-    model = _recognizer(args)
+    n_train = {  # the training images of one fold
+        "first_k_per_class": args.train_per_class * len(np.unique(images.labels)),
+        "kfold": len(images) * (args.folds - 1) // args.folds,
+        "loo": len(images) - 1,
+    }[args.scheme]
+    model = _recognizer(args, min(n_train, len(images)))
     rates = evaluate.cross_validate(
         model,
         images,
@@ -293,7 +317,8 @@ def _cmd_evaluate(args) -> int:
         print(json.dumps(summary, indent=2))
     else:
         print(
-            f"{args.method}/{args.metric}, {args.n_components} components, {args.scheme}: "
+            f"{args.method}/{args.metric}, {model.n_components or 'all'} components, "
+            f"{args.scheme}: "
             f"recognition rate {rates.mean():.3f}"
             + (
                 f" +- {rates.std():.3f} over {len(rates)} folds"
@@ -437,9 +462,9 @@ def _add_model_options(parser):
     parser.add_argument(
         "--n-components",
         type=count(1),
-        default=40,
         help="eigenspace components (fisherfaces: discriminant directions; bayesian: "
-        "intrapersonal components; default: %(default)s)",
+        "intrapersonal components; default: 40, or all the training images give when they "
+        "are fewer than 80)",
     )
     metrics = Recognizer._params["metric"].choices
     parser.add_argument(
@@ -448,13 +473,25 @@ def _add_model_options(parser):
         default="euclidean",
         help="distance between codes (default: %(default)s)",
     )
-    parser.add_argument("--mirror", action="store_true", help="also use mirrored images")
+    parser.add_argument(
+        "--mirror", action="store_true", help="also use mirrored images (twice the views)"
+    )
     parser.add_argument(
         "--jitter",
         type=count(0),
         default=0,
         metavar="PIXELS",
         help="also use copies shifted by this many pixels (8 per image; try 2 with --mirror)",
+    )
+
+
+def _add_no_face_option(parser):
+    parser.add_argument(
+        "--on-no-face",
+        choices=["skip", "stop"],
+        default="skip",
+        help="models on photos: a photo without one face is left out and named "
+        "(skip), or stops the command (default: %(default)s)",
     )
 
 
@@ -520,6 +557,7 @@ def _options_train(parser):
         help="with --unknown: the share of unknown people to accept (default 0.01)",
     )
     _add_face_threshold(parser)
+    _add_no_face_option(parser)
     _add_model_options(parser)
 
 
@@ -540,6 +578,7 @@ def _options_enroll(parser):
     parser.add_argument("model")
     parser.add_argument("folder", help="one sub-folder per label (photos for --photos models)")
     parser.add_argument("-o", "--output", help="write here instead of updating the model")
+    _add_no_face_option(parser)
 
 
 def _options_evaluate(parser):

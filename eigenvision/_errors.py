@@ -33,7 +33,11 @@ class NotFittedError(EigenvisionError, _SklearnNotFittedError):
     """
 
 
-class NoFaceError(EigenvisionError, ValueError):
+class FaceCountError(EigenvisionError, ValueError):
+    """A photo shows no face, or several, where exactly one is needed (enrolling)."""
+
+
+class NoFaceError(FaceCountError):
     """A photo shows no face where one is needed (comparing, enrolling)."""
 
 

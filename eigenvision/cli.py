@@ -53,6 +53,9 @@ def build_parser(command=None) -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, text in COMMANDS.items():
         sub = commands.add_parser(name, help=text, description=text)
+        sub.add_argument(  # -q after the command too; SUPPRESS keeps one given before it
+            "-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS
+        )
         if name == command:
             from . import _commands  # the command's libraries, only when it runs
 

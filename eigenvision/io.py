@@ -476,6 +476,17 @@ def _check_total_pixels(root, entries, size, max_total_pixels):
         )
 
 
+def _is_image(path: Path) -> bool:
+    """An image by its ending, or else by its content (Yale's files have no ending)."""
+    if path.suffix.lower() in IMAGE_EXTENSIONS:
+        return True
+    try:
+        with Image.open(path):  # reads the header only
+            return True
+    except Exception:  # noqa: BLE001 - whatever Pillow cannot identify is not an image here
+        return False
+
+
 def _image_entries(root: Path, pattern: str) -> list[tuple[str, Path]]:
     """``(label, path)`` of the images under ``root`` in natural order; warns about non-images."""
     if not isinstance(pattern, str) or any(part in pattern for part in ("/", "\\", "..")):
@@ -493,7 +504,7 @@ def _image_entries(root: Path, pattern: str) -> list[tuple[str, Path]]:
         for path in sorted(directory.glob(pattern), key=lambda p: natural_key(p.name)):
             if not path.is_file() or path.name.startswith("."):
                 continue
-            if path.suffix.lower() not in IMAGE_EXTENSIONS:
+            if not _is_image(path):
                 skipped.append(str(path.relative_to(root)))
                 continue
             entries.append((label, path))

@@ -279,7 +279,7 @@ class Recognizer(ClassifierMixin, BaseEstimator):
         )
 
     # ------------------------------------------------------------------ fit
-    def fit(self, images, labels=None):
+    def fit(self, images, labels=None, *, names=None, on_error="raise"):
         """Train the features on ``images`` and enrol them with ``labels``.
 
         The steps: check the options, bring the images to the working
@@ -293,6 +293,12 @@ class Recognizer(ClassifierMixin, BaseEstimator):
             An ImageSet brings its own labels (and landmarks, where the
             modular methods cut the features).
         labels : (n,) array-like, optional
+        names : (n,) sequence of str, optional
+            With ``finder``: how messages name the photos (their files).
+        on_error : {"raise", "skip"}, default "raise"
+            With ``finder``: a photo without its one face stops the training,
+            or is left out with a warning naming it
+            (:func:`~eigenvision.faces.crops.photo_faces`).
 
         Returns
         -------
@@ -300,7 +306,12 @@ class Recognizer(ClassifierMixin, BaseEstimator):
         """
         self.check_parameters()
         self.check_component_count(images)  # before the face search of photos (s each)
-        faces = self._training_set(self._from_photos(images, labels, min_images=2, labelled=True))
+        faces = self._from_photos(
+            images, labels, min_images=2, labelled=True, names=names, on_error=on_error
+        )
+        if self.finder is not None:
+            self.check_component_count(faces.images)  # photos may have been left out
+        faces = self._training_set(faces)
         self.image_shape_ = faces.image_shape
         self._fit_features(faces)
         blocks = self._block_codes(faces)
@@ -322,7 +333,17 @@ class Recognizer(ClassifierMixin, BaseEstimator):
             )
             self.score_statistics_ = znorm_statistics(own, self.gallery_labels_, self.classes_)
 
-    def _from_photos(self, images, labels=None, *, min_images=0, labelled=False, every_face=False):
+    def _from_photos(
+        self,
+        images,
+        labels=None,
+        *,
+        min_images=0,
+        labelled=False,
+        every_face=False,
+        names=None,
+        on_error="raise",
+    ):
         """An ImageSet of the images, or (with ``finder``) of the aligned faces of the photos.
 
         Enrolment, probes and calibration cut each face the same way
@@ -339,6 +360,8 @@ class Recognizer(ClassifierMixin, BaseEstimator):
             labels,
             shape=tuple(self.aligned_shape),
             every_face=every_face,
+            names=names,
+            on_error=on_error,
             progress=self.verbose,
         )
         return as_image_set(crops, labels, min_images=min_images)
@@ -881,7 +904,7 @@ class Recognizer(ClassifierMixin, BaseEstimator):
             )
         return None if self.threshold is None else float(self.threshold)
 
-    def add(self, images, labels=None):
+    def add(self, images, labels=None, *, names=None, on_error="raise"):
         """Enrol images (new people or new views) without refitting the features.
 
         Parameters
@@ -891,13 +914,18 @@ class Recognizer(ClassifierMixin, BaseEstimator):
             ``resize=True``); they get the same virtual views as training.
         labels : (n,) array-like, optional
             Of the same kind as the enrolled ones; an ImageSet brings its own.
+        names, on_error
+            With ``finder``: as in :meth:`fit`.
 
         Returns
         -------
         self
         """
         check_fitted(self, "gallery_")
-        faces = self._training_set(self._from_photos(images, labels, min_images=1, labelled=True))
+        faces = self._from_photos(
+            images, labels, min_images=1, labelled=True, names=names, on_error=on_error
+        )
+        faces = self._training_set(faces)
         codes = self._codes(faces)
         if faces.labels.dtype.kind != self.gallery_labels_.dtype.kind:
             raise ValueError(

@@ -28,14 +28,26 @@ def require_dataset(name: str):
             return datasets.load_usps(split="test")
         return datasets.load(name)
     except ev.DatasetNotFoundError as exc:
-        message = (
-            f"{exc}. The real datasets are in ../shared/data of the eigenvision workspace "
-            f"(set {datasets.DATA_ENV} to that folder), or download them with "
-            f"'eigenvision fetch all', to run this test."
-        )
-        if IN_CI:
-            pytest.fail(f"dataset missing in CI: {message}")
-        pytest.skip(message)
+        _missing(exc)
+
+
+def require_dataset_folder(name: str):
+    """The folder of the real dataset ``name`` (a key of ``datasets.DATASETS``), or skip / fail."""
+    folder = datasets.find_datasets()[name]
+    if folder is None:
+        _missing(f"the {name} dataset is not under ${datasets.DATA_ENV}")
+    return folder
+
+
+def _missing(problem):
+    message = (
+        f"{problem}. The real datasets are in ../shared/data of the eigenvision workspace "
+        f"(set {datasets.DATA_ENV} to that folder), or download them with "
+        f"'eigenvision fetch all', to run this test."
+    )
+    if IN_CI:
+        pytest.fail(f"dataset missing in CI: {message}")
+    pytest.skip(message)
 
 
 @pytest.fixture(scope="session")

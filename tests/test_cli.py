@@ -3,6 +3,7 @@ import sys
 
 import numpy as np
 import pytest
+from conftest import require_dataset_folder
 
 import eigenvision as ev
 from eigenvision.cli import main
@@ -213,8 +214,13 @@ def test_train_recognize_enroll_on_uncropped_photos(imm, tmp_path, capsys):
     assert main(["-q", "enroll", str(model), str(tmp_path / "new")]) == 0
     assert "5 classes (1 new)" in capsys.readouterr().out
     Image.fromarray(np.full((300, 400), 128, np.uint8)).save(tmp_path / "new" / "p05" / "x.png")
-    assert main(["-q", "enroll", str(model), str(tmp_path / "new")]) == 2
-    assert "shows no face" in capsys.readouterr().err
+    enroll = ["-q", "enroll", str(model), str(tmp_path / "new")]
+    assert main([*enroll, "--on-no-face", "stop"]) == 2
+    assert "p05/x.png shows no face" in capsys.readouterr().err
+    assert main(enroll) == 0
+    out, err = capsys.readouterr()
+    assert "left out 1 of 2 photos" in err and "p05/x.png (no face found)" in err
+    assert "enrolled 1 images" in out
 
 
 def test_train_names_the_component_option_before_searching_photos(tmp_path, capsys):
@@ -230,7 +236,7 @@ def test_train_names_the_component_option_before_searching_photos(tmp_path, caps
                 tmp_path / "people" / person / f"{i}.png"
             )
     train = ["train", str(tmp_path / "people"), "-o", str(tmp_path / "m.npz")]
-    assert main([*train, "--photos"]) == 2
+    assert main([*train, "--photos", "--n-components", "40"]) == 2
     error = capsys.readouterr().err
     assert "--n-components 40 is more than the 4 training images" in error
     assert "--n-components 4 or fewer" in error and "no face" not in error
@@ -238,6 +244,56 @@ def test_train_names_the_component_option_before_searching_photos(tmp_path, caps
     assert "than the 8 training images (4 with their virtual views)" in capsys.readouterr().err
     assert main([*train, "--mirror", "--n-components", "8"]) == 0
     assert ev.load(tmp_path / "m.npz").feature_.n_components_ == 8
+
+
+def test_train_on_photos_skips_faceless_ones_by_name_and_reads_files_by_content(tmp_path, capfd):
+    """Regression (issue 44): train --photos on 3 people x 2 photos failed with the default 40
+    components; one photo without a face aborted the training naming it by index; a file
+    without an ending (as Yale's) was skipped as 'not an image'; nothing was printed while
+    the faces were searched when stderr is not a terminal."""
+    import shutil
+    import subprocess
+    import sys
+
+    from PIL import Image
+
+    lfw = require_dataset_folder("lfw_train") / "images"
+    people = tmp_path / "people"
+    for person in ("Tony_Blair", "Colin_Powell", "Ariel_Sharon"):
+        (people / person).mkdir(parents=True)
+        for photo in sorted((lfw / person).glob("*.jpg"))[:2]:
+            shutil.copy(photo, people / person / photo.name)
+    extensionless = people / "Tony_Blair" / "portrait"
+    shutil.copy(lfw / "Tony_Blair" / "Tony_Blair_0010.jpg", extensionless)
+    Image.fromarray(np.full((150, 150, 3), 200, np.uint8)).save(
+        people / "Colin_Powell" / "wall.png"
+    )
+    train = [sys.executable, "-m", "eigenvision", "train", str(people), "--photos"]
+    run = subprocess.run(
+        [*train, "-o", str(tmp_path / "m.npz")], capture_output=True, text=True, timeout=600
+    )
+    assert run.returncode == 0, run.stderr
+    lines = run.stderr.splitlines()
+    assert [line for line in lines if line.startswith("finding faces")] == [
+        f"finding faces: {i}/8" for i in range(1, 9)
+    ]
+    assert "not images" not in run.stderr
+    warning = next(line for line in lines if "left out" in line)
+    assert "Colin_Powell/wall.png (no face found)" in warning
+    left_out = warning.count("(no face found)") + warning.count("(several faces)")
+    model = ev.load(tmp_path / "m.npz")
+    assert len(model.gallery_labels_) == 8 - left_out
+    faces = 8 - left_out
+    assert model.feature_.n_components_ == faces - 1  # all n centred faces give (40 would fail)
+    assert f"({faces - 1} components, euclidean) on {faces} photos" in run.stdout
+    stopped = subprocess.run(
+        [*train, "-q", "--on-no-face", "stop", "-o", str(tmp_path / "n.npz")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert stopped.returncode == 2 and "shows no face" in stopped.stderr
+    assert not (tmp_path / "n.npz").exists()
 
 
 def test_train_with_unknown_people_sets_the_rejection_threshold(tmp_path, capsys):

@@ -8,9 +8,12 @@ enrolment and ``identify`` alike.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .._base import progress as show_progress
+from .._errors import FaceCountError, NoFaceError
 from .._spec import Param
 from ..imageset import ImageSet
 from ..normalize import DEFAULT_EYE_POSITIONS, align, to_gray
@@ -82,14 +85,16 @@ def single_face(finder, photo, *, name="the photo"):
 
     Raises
     ------
-    ValueError
-        No face at the finder's threshold, or several faces of similar size.
+    NoFaceError
+        No face at the finder's threshold.
+    FaceCountError
+        Several faces of similar size.
     """
     _check_finder(finder)
     found, likeliest = finder.find(photo, max_faces=5, return_likeliest=True)
     if not found:
         best = "" if likeliest is None else f" (the likeliest: p {likeliest:.4f} at most)"
-        raise ValueError(
+        raise NoFaceError(
             f"{name} shows no face at the finder's threshold {finder.threshold:.4g}{best}: use a "
             "photo with the face large and frontal, or lower the threshold (--face-threshold, "
             "or finder.threshold)"
@@ -97,14 +102,24 @@ def single_face(finder, photo, *, name="the photo"):
     first = found[0]
     rivals = [face for face in found[1:] if face.box[2] >= 0.5 * first.box[2]]
     if rivals:
-        raise ValueError(
+        raise FaceCountError(
             f"{name} shows {1 + len(rivals)} faces of similar size; enrolment takes one person per "
             "photo: crop the photo to that person, or raise the finder's threshold"
         )
     return first
 
 
-def photo_faces(finder, photos, labels=None, *, shape=(56, 46), every_face=False, progress=False):
+def photo_faces(
+    finder,
+    photos,
+    labels=None,
+    *,
+    shape=(56, 46),
+    every_face=False,
+    names=None,
+    on_error="raise",
+    progress=False,
+):
     """The faces of uncropped photos, each cut on its eyes (:func:`~eigenvision.align_face`).
 
     Parameters
@@ -113,7 +128,7 @@ def photo_faces(finder, photos, labels=None, *, shape=(56, 46), every_face=False
         Anything with the :meth:`FaceFinder.find` interface and ``threshold``.
     photos : sequence of (H, W) or (H, W, 3) ndarray, or ImageSet
         A list, or an array whose first axis runs over photos; one 2-D array
-        is one grey photo. An ImageSet brings its labels.
+        is one grey photo. An ImageSet brings its labels and names.
     labels : (n,) array-like, optional
         One per photo.
     shape : (h, w), default (56, 46)
@@ -122,24 +137,36 @@ def photo_faces(finder, photos, labels=None, *, shape=(56, 46), every_face=False
         Every face the finder finds in a photo (none or several), each with
         the photo's label; by default the photo's one face
         (:func:`single_face`: none or several is an error).
+    names : (n,) sequence of str, optional
+        How messages name the photos (their files); default their index and label.
+    on_error : {"raise", "skip"}, default "raise"
+        For a photo without its one face (``every_face=False``): stop with
+        :class:`~eigenvision.FaceCountError`, or leave it out with one warning
+        that names every photo left out and why.
     progress : bool, default False
-        A progress bar over the photos (the search takes seconds each).
+        Progress over the photos (the search takes seconds each).
 
     Returns
     -------
     crops : (m, h, w) ndarray
-        ``m`` is the number of photos, or of faces found with ``every_face``.
+        ``m`` is the number of photos (less those left out), or of faces
+        found with ``every_face``.
     labels : (m,) ndarray or None
     """
     _check_finder(finder)
+    if on_error not in ("raise", "skip"):
+        raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
     if isinstance(photos, ImageSet):
-        photos, labels = photos.images, photos.labels if labels is None else labels
+        labels = photos.labels if labels is None else labels
+        names = photos.names if names is None else names
+        photos = photos.images
     photos = [photos] if isinstance(photos, np.ndarray) and photos.ndim == 2 else list(photos)
     if not photos:
         raise ValueError("no photos given: pass a list of photos, (H, W) or (H, W, 3) arrays")
-    if labels is not None and len(labels) != len(photos):
-        raise ValueError(f"labels must be one per photo: {len(labels)} for {len(photos)} photos")
-    crops, owners = [], []
+    for given, what in ((labels, "labels"), (names, "names")):
+        if given is not None and len(given) != len(photos):
+            raise ValueError(f"{what} must be one per photo: {len(given)} for {len(photos)} photos")
+    crops, owners, left_out = [], [], []
     searched = show_progress(
         enumerate(photos), total=len(photos), desc="finding faces", enabled=progress
     )
@@ -147,10 +174,27 @@ def photo_faces(finder, photos, labels=None, *, shape=(56, 46), every_face=False
         if every_face:
             found = finder.find(photo)
         else:
-            name = f"photo {index}" + ("" if labels is None else f" ({labels[index]})")
-            found = [single_face(finder, photo, name=name)]
+            name = (
+                str(names[index])
+                if names is not None
+                else f"photo {index}" + ("" if labels is None else f" ({labels[index]})")
+            )
+            try:
+                found = [single_face(finder, photo, name=name)]
+            except FaceCountError as exc:
+                if on_error == "raise":
+                    raise
+                reason = "no face found" if isinstance(exc, NoFaceError) else "several faces"
+                left_out.append(f"{name} ({reason})")
+                continue
         crops += [align_face(photo, face, shape=shape) for face in found]
         owners += [index] * len(found)
+    if left_out:
+        warnings.warn(
+            f"left out {len(left_out)} of {len(photos)} photos without one face at the "
+            f"finder's threshold {finder.threshold:.3g}: {', '.join(left_out)}",
+            stacklevel=2,
+        )
     crops = np.stack(crops) if crops else np.empty((0, *shape))
     return crops, None if labels is None else np.asarray(labels)[owners]
 
