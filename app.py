@@ -578,6 +578,10 @@ def detect_page() -> None:
     mode = st.radio(
         "Search",
         ["every face (trained finder)", "DFFS map (the lecture's)"],
+        captions=[
+            "faces, each with its probability",
+            "the windows nearest the face space, face or not",
+        ],
         horizontal=True,
         key="detect-mode",
     )
@@ -610,12 +614,18 @@ def detect_page() -> None:
     finite = np.isfinite(heat)  # NaN where no window fits, +inf on flat windows
     heat = np.where(finite, heat, heat[finite].max() if finite.any() else 0.0)
     heat = ev.normalize.resize(heat, image.shape)
+    st.warning(
+        f"These {len(found)} boxes are not faces found: they are the windows nearest the face "
+        "space (the lowest distance from feature space, DFFS), whatever they show. DFFS ranks "
+        "windows; it does not decide which of them are faces, so a picture without a face "
+        "gets boxes too. For faces, choose 'every face (trained finder)'."
+    )
     st.pyplot(
         plot.heatmap(
             image,
             heat,
             detections=found,
-            title=f"DFFS at the best detection's scale ({best_scale:.2f})",
+            title=f"DFFS at the nearest window's scale ({best_scale:.2f})",
         )
     )
     rows = [
@@ -628,7 +638,7 @@ def detect_page() -> None:
     ]
     st.dataframe(rows)
     upload_pixels_note(factor)
-    st.subheader("Eyes, nose and mouth")
+    st.subheader("Eyes, nose and mouth, where they would be in a window")
     detector = feature_detector()
     if detector is None:
         st.info(
@@ -637,7 +647,7 @@ def detect_page() -> None:
         return
     if not found:
         return
-    box_choice = st.selectbox("Face", [f"detection {i + 1}" for i in range(len(found))])
+    box_choice = st.selectbox("Window", [f"window {i + 1}" for i in range(len(found))])
     d = found[int(box_choice.split()[-1]) - 1]
     # An IMM face window knows where the eyes are; an LFW window is roughly the face box.
     box = ev.face_box(*ev.window_eyes(d)) if aligned else (d.x, d.y, d.width, d.height)

@@ -567,7 +567,9 @@ def _options_recognize(parser):
     parser.add_argument(
         "images", nargs="+", help="image files (photos, every face named, for --photos models)"
     )
-    parser.add_argument("--top", type=count(1), default=5, help="nearest matches to list")
+    parser.add_argument(
+        "--top", type=count(1), default=5, help="nearest matches to list (default: %(default)s)"
+    )
     parser.add_argument("--threshold", type=finite, help="reject matches farther than this")
     parser.add_argument("--json", action="store_true", help="print JSON")
     _add_face_threshold(parser)
@@ -575,7 +577,7 @@ def _options_recognize(parser):
 
 def _options_enroll(parser):
     """The options of ``eigenvision enroll``."""
-    parser.add_argument("model")
+    parser.add_argument("model", help="model file from 'eigenvision train' (updated in place)")
     parser.add_argument("folder", help="one sub-folder per label (photos for --photos models)")
     parser.add_argument("-o", "--output", help="write here instead of updating the model")
     _add_no_face_option(parser)
@@ -585,26 +587,50 @@ def _options_evaluate(parser):
     """The options of ``eigenvision evaluate``."""
     parser.add_argument("source", help=_SOURCES)
     parser.add_argument(
-        "--scheme", choices=["kfold", "loo", "first_k_per_class"], default="first_k_per_class"
+        "--scheme",
+        choices=["kfold", "loo", "first_k_per_class"],
+        default="first_k_per_class",
+        help="stratified k folds, leave one out, or the first images of each class train and "
+        "the rest test (default: %(default)s)",
     )
-    parser.add_argument("--folds", type=count(2), default=5)
-    parser.add_argument("--train-per-class", type=count(1), default=5)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--folds", type=count(2), default=5, help="with kfold: folds (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--train-per-class",
+        type=count(1),
+        default=5,
+        help="with first_k_per_class: training images per class (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=0, help="with kfold: the shuffle's seed (default: %(default)s)"
+    )
+    parser.add_argument("--json", action="store_true", help="print JSON")
     _add_model_options(parser)
 
 
 def _options_features(parser):
     """The options of ``eigenvision features``."""
     parser.add_argument("-o", "--output", required=True, help="model file to write (.npz)")
-    parser.add_argument("--n-components", type=count(0), default=10)
+    parser.add_argument(
+        "--n-components",
+        type=count(0),
+        default=10,
+        help="components of each feature's eigenspace (default: %(default)s)",
+    )
 
 
 def _options_locate(parser):
     """The options of ``eigenvision locate``."""
     parser.add_argument("model", help="model file from 'eigenvision features'")
     parser.add_argument("images", nargs="+", help="face images (brows to chin, or use --box)")
-    parser.add_argument("--box", type=finite, nargs=4, metavar=("X", "Y", "W", "H"))
+    parser.add_argument(
+        "--box",
+        type=finite,
+        nargs=4,
+        metavar=("X", "Y", "W", "H"),
+        help="where the face lies in every image (default: the whole image)",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON")
 
 
@@ -619,7 +645,9 @@ def _options_detect(parser):
 
 def _options_build_models(parser):
     """The options of ``eigenvision build-models``."""
-    parser.add_argument("-o", "--output", default=str(DEFAULT_FINDER.parent), help="folder")
+    parser.add_argument(
+        "-o", "--output", default=str(DEFAULT_FINDER.parent), help="folder (default: %(default)s)"
+    )
     parser.add_argument(
         "--backgrounds",
         type=count(1),
@@ -671,7 +699,7 @@ def _cmd_compare(args) -> int:
 
 def _options_experiment(parser):
     """The options of ``eigenvision experiment``."""
-    parser.add_argument("name", choices=EXPERIMENTS)
+    parser.add_argument("name", choices=EXPERIMENTS, help="the experiment")
     parser.add_argument("arguments", nargs=argparse.REMAINDER, help="the experiment's options")
 
 

@@ -478,3 +478,35 @@ def sign_flip(components: np.ndarray) -> np.ndarray:
     signs = np.sign(components[np.arange(len(components)), pivots])
     signs[signs == 0] = 1
     return components * signs[:, None].astype(components.dtype)
+
+
+def check_magnitude(largest: float, dtype, shape) -> None:
+    """Refuse data whose variances overflow (or whose non-zero variances vanish in) its dtype.
+
+    The eigenvalues are variances, of the order of the squared values: data
+    reaching 1e200 has eigenvalues near 1e400, which float64 cannot hold.
+
+    Parameters
+    ----------
+    largest : float
+        The largest absolute value of the data.
+    dtype : numpy dtype
+        The data's floating dtype.
+    shape : (n, d) tuple
+        The data's shape.
+
+    Raises
+    ------
+    ValueError
+        Naming the value reached and the fix (rescale).
+    """
+    info = np.finfo(dtype)
+    # the scatter sums n squares of up to d products: keep it finite with room to spare
+    high = np.sqrt(float(info.max) / (4.0 * shape[0] * shape[1]))
+    low = np.sqrt(float(info.tiny)) * 2**26
+    if largest > high or 0.0 < largest < low:
+        raise ValueError(
+            f"X reaches {largest:.3g}: its variances, near 1e{2 * np.log10(largest):.0f}, "
+            f"cannot be held in {np.dtype(dtype)}; rescale the data (e.g. divide by its largest "
+            "value): the principal directions do not change with the scale"
+        )

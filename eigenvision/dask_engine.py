@@ -21,8 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ._errors import EigenvisionError
-from ._linalg import Spectrum, scatter_spectrum, shifted_moments
+from ._errors import EigenvisionError, refuse_complex
+from ._linalg import Spectrum, check_magnitude, scatter_spectrum, shifted_moments
 from .imageset import ImageSet
 
 __all__ = ["spectrum", "kneighbors_sharded", "read_npy_shards", "as_row_chunked"]
@@ -68,9 +68,27 @@ def as_row_chunked(X, chunk_rows="auto"):
         X = X.rechunk({1: -1, 2: -1}).reshape(X.shape[0], -1)
     if X.ndim != 2:
         raise ValueError(f"X must be (n, d) or (n, H, W), got a {X.ndim}-d Dask array")
+    _check_dense_numbers(X)
     if X.dtype not in (np.float32, np.float64):
         X = X.astype(np.float64)
     return X.rechunk({1: -1}), image_shape
+
+
+def _check_dense_numbers(X):
+    """Refuse Dask arrays a fit cannot use as they are: sparse, complex, not numbers, empty."""
+    if type(getattr(X, "_meta", None)).__module__.split(".")[0] in ("scipy", "sparse", "cupyx"):
+        raise TypeError(
+            "the Dask array holds sparse chunks, but dense data is required: "
+            "X.map_blocks(lambda block: block.toarray()) converts it"
+        )
+    refuse_complex(X, "X")
+    if X.dtype.kind not in "biuf":
+        raise TypeError(
+            f"X of dtype {X.dtype} holds no numbers the fit can use: pass a numeric Dask array "
+            "(X.astype(float))"
+        )
+    if X.shape[1] == 0:
+        raise ValueError(f"X has 0 features per sample (shape {X.shape}); at least 1 is needed")
 
 
 def _tree_reduce(parts, combine):
@@ -85,8 +103,15 @@ def _tree_reduce(parts, combine):
 
 
 # --------------------------------------------------------------- eigenspaces
+# Overflow is let through here: check_magnitude refuses such data once the pass is done.
+def _block_moments(block, shift):
+    with np.errstate(over="ignore", invalid="ignore"):
+        return (*shifted_moments(block, shift), float(np.abs(block).max(initial=0.0)))
+
+
 def _add_moments(a, b):
-    return a[0] + b[0], a[1] + b[1], np.add(a[2], b[2], dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return a[0] + b[0], a[1] + b[1], np.add(a[2], b[2], dtype=np.float64), max(a[3], b[3])
 
 
 def spectrum(X, *, solver, center, k, seed=0) -> Spectrum:
@@ -127,14 +152,17 @@ def spectrum(X, *, solver, center, k, seed=0) -> Spectrum:
     if solver == "covariance":
         shift = X[0].compute().astype(np.float64) if center else np.zeros(d)
         shift_task = dask.delayed(shift)
-        parts = [dask.delayed(shifted_moments)(block, shift_task) for block in X.to_delayed()[:, 0]]
-        count, shifted_sum, scatter = _tree_reduce(parts, _add_moments).compute()
+        parts = [dask.delayed(_block_moments)(block, shift_task) for block in X.to_delayed()[:, 0]]
+        count, shifted_sum, scatter, largest = _tree_reduce(parts, _add_moments).compute()
         _check_finite(shifted_sum)
+        check_magnitude(largest, dtype, (n, d))
         return scatter_spectrum(
             count, shift, shifted_sum, scatter, center=center, k=k, solver="dask-covariance"
         )
-    column_sums = X.sum(axis=0, dtype=np.float64).compute()  # one pass: the mean and a NaN check
+    # one pass: the mean, a NaN check and the largest value
+    column_sums, largest = dask.compute(X.sum(axis=0, dtype=np.float64), abs(X).max())
     _check_finite(column_sums)
+    check_magnitude(float(largest), dtype, (n, d))
     mean = column_sums / n if center else np.zeros(d)
     centred = X - mean.astype(dtype)
     total_ss = (centred.astype(np.float64) ** 2).sum()

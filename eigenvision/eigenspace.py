@@ -21,6 +21,7 @@ from ._linalg import (
     SOLVERS,
     IncrementalSVD,
     Spectrum,
+    check_magnitude,
     numerical_rank,
     scatter_spectrum,
     shifted_moments,
@@ -192,7 +193,7 @@ class Eigenspace(SubspaceModel):
                 "solver='randomized' cannot choose n_components by a variance fraction; "
                 "pass an int or use an exact solver"
             )
-        _check_magnitude(X)
+        check_magnitude(float(np.abs(X).max(initial=0.0)), X.dtype, X.shape)
         mean = X.mean(axis=0, dtype=np.float64) if self.center else np.zeros(d)
         k_solve = min(n, d) if isinstance(k_request, float) else k_request
         spectrum = solve_spectrum(X, mean, solver, k_solve, self.seed)
@@ -200,6 +201,11 @@ class Eigenspace(SubspaceModel):
 
     def _fit_dask(self, X):
         """Fit on a Dask array: the engine reduces the data where it lives to a Spectrum."""
+        if not is_dask_array(X):  # data in memory: the checks of the NumPy backend first
+            X = self._validate_fit(X)
+            check_magnitude(float(np.abs(X).max(initial=0.0)), X.dtype, X.shape)
+            if self.image_shape_ is not None:
+                X = X.reshape(-1, *self.image_shape_)
         X, image_shape = dask_engine.as_row_chunked(X)
         n, d = (int(s) for s in X.shape)
         if n < 2:
@@ -649,22 +655,3 @@ class Eigenspace(SubspaceModel):
         if self.image_shape_ is None:
             raise ValueError("fitted on flattened data: there is no image shape to view with")
         return self.mean_.reshape(self.image_shape_)
-
-
-def _check_magnitude(X):
-    """Refuse data whose variances overflow (or whose non-zero variances vanish in) its dtype.
-
-    The eigenvalues are variances, of the order of the squared values: data
-    reaching 1e200 has eigenvalues near 1e400, which float64 cannot hold.
-    """
-    largest = float(np.abs(X).max(initial=0.0))
-    info = np.finfo(X.dtype)
-    # the scatter sums n squares of up to d products: keep it finite with room to spare
-    high = np.sqrt(float(info.max) / (4.0 * X.shape[0] * X.shape[1]))
-    low = np.sqrt(float(info.tiny)) * 2**26
-    if largest > high or 0.0 < largest < low:
-        raise ValueError(
-            f"X reaches {largest:.3g}: its variances, near 1e{2 * np.log10(largest):.0f}, "
-            f"cannot be held in {X.dtype}; rescale the data (e.g. divide by its largest value): "
-            "the principal directions do not change with the scale"
-        )

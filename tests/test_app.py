@@ -70,6 +70,9 @@ def test_detect_page_shows_detections():
     assert at.dataframe  # the detection table
     at.radio(key="detect-mode").set_value("DFFS map (the lecture's)").run()
     assert not at.exception and at.dataframe
+    # Regression (issue 44): the DFFS mode drew five boxes on any picture (features on a skirt)
+    # without saying that these are not faces.
+    assert any("are not faces found" in w.value for w in at.warning)
 
 
 def test_detect_page_finds_the_astronauts_face_with_the_trained_finder():

@@ -393,3 +393,21 @@ def test_evaluate_on_one_split_and_a_missing_dataset_speak_the_command_lines_lan
     assert main(["evaluate", "att"]) == 2
     error = capsys.readouterr().err
     assert "EIGENVISION_DATA" in error and not error.rstrip().endswith("pass root= to the loader")
+
+
+def test_every_option_of_every_command_says_what_it_does_and_its_default():
+    """Regression (issue 44): 'train --help' showed no help or default for --n-components and
+    --metric; evaluate's --scheme, --folds and others had none."""
+    import argparse
+
+    from eigenvision.cli import COMMANDS, build_parser
+
+    for name in COMMANDS:
+        parser = build_parser(name)
+        commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        for action in commands.choices[name]._actions:
+            if isinstance(action, argparse._HelpAction) or action.help == argparse.SUPPRESS:
+                continue
+            assert action.help, f"{name} {action.option_strings or action.dest}: no help"
+            if action.option_strings and action.default not in (None, False):
+                assert "default" in action.help, f"{name} {action.option_strings}: no default"

@@ -58,7 +58,7 @@ def test_cluster_fit_equals_in_memory_fit(client, usps):
         np.testing.assert_allclose(space.transform(X[:5]), reference.transform(X[:5]), atol=1e-9)
     # the blocks were reduced by the cluster's worker processes
     prefixes = client.run_on_scheduler(lambda dask_scheduler: set(dask_scheduler.task_prefixes))
-    assert "shifted_moments" in prefixes and len(client.scheduler_info()["workers"]) == 2
+    assert "block_moments" in prefixes and len(client.scheduler_info()["workers"]) == 2
 
 
 def test_backend_dask_from_memory_and_randomized(client, low_rank):
