@@ -29,12 +29,16 @@ st.set_page_config(page_title="eigenvision", page_icon=":material/face:", layout
 
 
 # ------------------------------------------------------------------ data
-def available_sets() -> dict[str, str]:
-    """Menu title -> dataset name of the sets that can be shown here (built in or found)."""
+def available_sets(labels=None) -> dict[str, str]:
+    """Menu title -> dataset name of the sets that can be shown here (built in or found).
+
+    ``labels``: only the sets whose labels are of these kinds (``Dataset.labels``).
+    """
     return {
         datasets.REGISTRY[name].title: name
         for name in datasets.available()
         if datasets.REGISTRY[name].interactive
+        and (labels is None or datasets.REGISTRY[name].labels in labels)
     }
 
 
@@ -48,8 +52,8 @@ def load_zip(data: bytes) -> ev.ImageSet:
     return ev.io.load_image_zip(data, size=(64, 64), on_error="skip", max_pixels=MAX_UPLOAD_PIXELS)
 
 
-def choose_set(key: str) -> ev.ImageSet | None:
-    sets = available_sets()
+def choose_set(key: str, labels=None) -> ev.ImageSet | None:
+    sets = available_sets(labels)
     choice = st.sidebar.selectbox("Dataset", [*sets, "upload a zip"], key=f"{key}-set")
     if choice != "upload a zip":
         return load_set(sets[choice])
@@ -219,9 +223,9 @@ def to_display(image: np.ndarray) -> np.ndarray:
     return (image - low) / (high - low) if high > low else np.zeros_like(image)
 
 
-def labelled_halves(key: str, purpose: str):
+def labelled_halves(key: str, purpose: str, labels=None):
     """The chosen set and its halves (first half of each class, the rest), or None."""
-    images = choose_set(key)
+    images = choose_set(key, labels)
     if images is None:
         return None
     if len(images.classes) < 2:
@@ -345,7 +349,8 @@ def recognise() -> None:
         )
         source = st.radio("Probe", ["upload a photo (every face)"], horizontal=True)
     else:
-        chosen = labelled_halves("recognise", "Recognition")
+        # recognition names people or digits: the face / non-face set names no one
+        chosen = labelled_halves("recognise", "Recognition", labels=("people", "digits"))
         if chosen is None:
             return
         images, gallery, probes = chosen
@@ -361,6 +366,12 @@ def recognise() -> None:
                 "Upload an image or a photo to recognise, or add a second image per person."
             )
             sources = sources[1:]
+        if st.session_state.get("recognise-set") in available_sets(("digits",)):
+            sources.remove("upload a photo (every face)")
+            st.caption(
+                "Naming the faces of a photo needs faces by person: the AT&T faces "
+                "('eigenvision fetch att', then set EIGENVISION_DATA) or a zip of your own."
+            )
         source = st.radio("Probe", sources, horizontal=True)
     if source == "upload a photo (every face)":
         upload = st.file_uploader(

@@ -174,34 +174,112 @@ def fetch(name: str, data_home=None, *, mirror=None, progress: bool = True) -> P
     return _fetch.download(name, home, mirror=mirror, progress=progress)
 
 
-def fetch_att(data_home=None, **options) -> ImageSet:
-    """:func:`load_att` after :func:`fetch` (which downloads what is missing)."""
-    return load_att(fetch("att", data_home, **options))
+def _fetched(name, load, data_home, options, **load_options) -> ImageSet:
+    return load(fetch(name, data_home, **options), **load_options)
 
 
-def fetch_imm(data_home=None, *, as_gray: bool = True, **options) -> ImageSet:
-    """:func:`load_imm` after :func:`fetch` (which downloads what is missing)."""
-    return load_imm(fetch("imm", data_home, **options), as_gray=as_gray)
+def fetch_att(data_home=None, *, mirror=None, progress: bool = True) -> ImageSet:
+    """The AT&T faces (:func:`load_att`), downloaded first where missing.
+
+    Parameters
+    ----------
+    data_home, mirror, progress
+        As :func:`fetch`.
+
+    Returns
+    -------
+    ImageSet
+    """
+    return _fetched("att", load_att, data_home, dict(mirror=mirror, progress=progress))
 
 
-def fetch_usps(data_home=None, split: str = "train", **options) -> ImageSet:
-    """:func:`load_usps` after :func:`fetch` (which downloads what is missing)."""
-    return load_usps(fetch("usps", data_home, **options), split)
+def fetch_imm(data_home=None, *, as_gray=True, mirror=None, progress: bool = True) -> ImageSet:
+    """The IMM faces with their landmarks (:func:`load_imm`), downloaded first where missing.
+
+    Parameters
+    ----------
+    data_home, mirror, progress
+        As :func:`fetch`.
+    as_gray : bool, default True
+        As :func:`load_imm`.
+
+    Returns
+    -------
+    ImageSet
+    """
+    options = dict(mirror=mirror, progress=progress)
+    return _fetched("imm", load_imm, data_home, options, as_gray=as_gray)
 
 
-def fetch_mnist_test(data_home=None, **options) -> ImageSet:
-    """:func:`load_mnist_test` after :func:`fetch` (which downloads what is missing)."""
-    return load_mnist_test(fetch("mnist_test", data_home, **options))
+def fetch_usps(data_home=None, split="train", *, mirror=None, progress: bool = True) -> ImageSet:
+    """The USPS digits (:func:`load_usps`), downloaded first where missing.
+
+    Parameters
+    ----------
+    data_home, mirror, progress
+        As :func:`fetch`.
+    split : {"train", "test"}, default "train"
+        As :func:`load_usps`.
+
+    Returns
+    -------
+    ImageSet
+    """
+    options = dict(mirror=mirror, progress=progress)
+    return _fetched("usps", load_usps, data_home, options, split=split)
 
 
-def fetch_helen(data_home=None, *, photo_ids=None, **options) -> ImageSet:
-    """:func:`load_helen` after :func:`fetch` (which downloads what is missing)."""
-    return load_helen(fetch("helen", data_home, **options), photo_ids=photo_ids)
+def fetch_mnist_test(data_home=None, *, mirror=None, progress: bool = True) -> ImageSet:
+    """The MNIST test digits (:func:`load_mnist_test`), downloaded first where missing.
+
+    Parameters
+    ----------
+    data_home, mirror, progress
+        As :func:`fetch`.
+
+    Returns
+    -------
+    ImageSet
+    """
+    return _fetched(
+        "mnist_test", load_mnist_test, data_home, dict(mirror=mirror, progress=progress)
+    )
 
 
-def fetch_lfw(data_home=None, *, min_photos: int = 1, **options) -> ImageSet:
-    """:func:`load_lfw` after :func:`fetch` (which downloads what is missing)."""
-    return load_lfw(fetch("lfw_train", data_home, **options), min_photos=min_photos)
+def fetch_helen(data_home=None, *, photo_ids=None, mirror=None, progress=True) -> ImageSet:
+    """The HELEN faces in the wild (:func:`load_helen`), downloaded first where missing.
+
+    Parameters
+    ----------
+    data_home, mirror, progress
+        As :func:`fetch`.
+    photo_ids : sequence of str, optional
+        As :func:`load_helen`.
+
+    Returns
+    -------
+    ImageSet
+    """
+    options = dict(mirror=mirror, progress=progress)
+    return _fetched("helen", load_helen, data_home, options, photo_ids=photo_ids)
+
+
+def fetch_lfw(data_home=None, *, min_photos=1, mirror=None, progress=True) -> ImageSet:
+    """LFW's View 1 training people (:func:`load_lfw`), downloaded first where missing.
+
+    Parameters
+    ----------
+    data_home, mirror, progress
+        As :func:`fetch`.
+    min_photos : int, default 1
+        As :func:`load_lfw`.
+
+    Returns
+    -------
+    ImageSet
+    """
+    options = dict(mirror=mirror, progress=progress)
+    return _fetched("lfw_train", load_lfw, data_home, options, min_photos=min_photos)
 
 
 def find_datasets(root=None) -> dict[str, Path | None]:
@@ -817,6 +895,10 @@ class Dataset:
         ``$EIGENVISION_DATA`` (:data:`DATASETS` says where).
     interactive : bool
         Small enough for the web demo's pages to refit on every change.
+    labels : {"people", "digits", "face or not", "photos"}
+        What the labels name: the person in a face image (a set to recognise
+        faces with), a digit, whether the image is a face at all, or the
+        photo a face was cut from (no identities).
     """
 
     name: str
@@ -824,6 +906,7 @@ class Dataset:
     load: Callable[[], ImageSet]
     builtin: bool
     interactive: bool = True
+    labels: str = "people"
 
 
 #: Every named image set: the one place a new dataset is added.
@@ -831,12 +914,12 @@ REGISTRY = {
     entry.name: entry
     for entry in (
         Dataset("att", "AT&T faces", load_att, False),
-        Dataset("digits", "digits (built in)", load_digits, True),
-        Dataset("lfw", "LFW faces (built in)", load_lfw_subset, True),
+        Dataset("digits", "digits (built in)", load_digits, True, labels="digits"),
+        Dataset("lfw", "LFW faces (built in)", load_lfw_subset, True, labels="face or not"),
         Dataset("imm", "IMM faces", load_imm, False, interactive=False),  # 600 x 800 images
-        Dataset("usps", "USPS digits", load_usps, False),
-        Dataset("mnist_test", "MNIST test digits", load_mnist_test, False, interactive=False),
-        Dataset("helen", "HELEN faces in the wild", load_helen, False, interactive=False),
+        Dataset("usps", "USPS digits", load_usps, False, labels="digits"),
+        Dataset("mnist_test", "MNIST test digits", load_mnist_test, False, False, "digits"),
+        Dataset("helen", "HELEN faces in the wild", load_helen, False, False, "photos"),
         Dataset("lfw_train", "LFW people in the wild", load_lfw, False, interactive=False),
     )
 }

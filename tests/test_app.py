@@ -519,3 +519,20 @@ def test_an_uploaded_model_replaces_the_sidebars_training(tmp_path):
         "uploaded model: eigenfaces, 3 components, cosine" in c.value for c in at.sidebar.caption
     )
     assert any(m.value.startswith("Decision:") for m in at.markdown)
+
+
+def test_recognise_page_without_data_offers_no_face_or_not_set_to_name_people(
+    tmp_path, monkeypatch
+):
+    """Regression (issue 44): without $EIGENVISION_DATA the Recognise page's only face set was
+    the built-in LFW subset, labelled face / non-face, and it captioned every face of an
+    uploaded group photo "non-face"."""
+    monkeypatch.setenv("EIGENVISION_DATA", str(tmp_path))  # an empty data folder
+    at = _app("Recognise")
+    assert at.sidebar.selectbox(key="recognise-set").options == [
+        "digits (built in)",
+        "upload a zip",
+    ]
+    assert "upload a photo (every face)" not in at.radio[0].options
+    assert any("faces by person" in c.value for c in at.caption)
+    assert not at.exception and not at.error

@@ -97,8 +97,9 @@ def test_eye_error_is_jesorsky_relative_error():
     assert error_fractions([0.05, 0.2]) == {0.05: 0.5, 0.1: 0.5, 0.25: 1.0}
 
 
-def test_long_loops_show_progress_on_a_terminal_only(monkeypatch, rng):
-    """Regression: leave-one-out evaluation (3 min 42 s on AT&T) printed nothing until done."""
+def test_long_loops_show_a_bar_on_a_terminal_and_lines_in_a_log(monkeypatch, rng):
+    """Regression: leave-one-out evaluation (3 min 42 s on AT&T) printed nothing until done;
+    off a terminal (a log, CI) it printed nothing at all (issue 44): now a line per fold."""
     import io
     import sys
 
@@ -107,11 +108,13 @@ def test_long_loops_show_progress_on_a_terminal_only(monkeypatch, rng):
             return True
 
     faces = ev.ImageSet(rng.random((12, 4, 4)).astype(np.float32), np.repeat([0, 1, 2], 4))
-    for stream, expected in ((Terminal(), True), (io.StringIO(), False)):
+    terminal, log = Terminal(), io.StringIO()
+    for stream in (terminal, log):
         monkeypatch.setattr(sys, "stderr", stream)
         rates = ev.evaluate.cross_validate(ev.Recognizer(3), faces, scheme="loo", progress=True)
         assert len(rates) == 12
-        assert ("folds" in stream.getvalue()) is expected
+    assert "folds" in terminal.getvalue() and "\r" in terminal.getvalue()  # one redrawn bar
+    assert log.getvalue().splitlines() == [f"folds: {i}/12" for i in range(1, 13)]
     quiet = Terminal()
     monkeypatch.setattr(sys, "stderr", quiet)
     ev.evaluate.cross_validate(ev.Recognizer(3), faces, scheme="loo")  # progress off by default
