@@ -44,6 +44,7 @@ __getattr__, _, _lazy_names = lazy.attach(
         "eigenspace": ["Eigenspace"],
         "faces.compare": ["compare_faces", "default_identity_model"],
         "faces.crops": ["align_face", "photo_faces", "single_face"],
+        "faces.groups": ["cluster_faces"],
         "faces.features": ["FeatureDetector", "FeatureLocations"],
         "faces.finder": ["Face", "FaceFinder"],
         "faces.geometry": ["face_box", "face_windows", "window_eyes"],

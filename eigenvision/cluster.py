@@ -19,10 +19,17 @@ from sklearn.metrics import pairwise_distances
 
 from ._base import flatten_images
 from ._spec import Param
-from .identity import PLDA
+from .identity import PLDA, IdentityModel
 from .kernel import KernelPCA
 
-__all__ = ["cluster", "affinity", "eigengap_groups", "METHODS"]
+__all__ = [
+    "cluster",
+    "affinity",
+    "eigengap_groups",
+    "average_linkage",
+    "set_normalized",
+    "METHODS",
+]
 
 #: The clustering methods :func:`cluster` knows (scikit-learn's algorithms).
 METHODS = ("agglomerative", "spectral", "kmeans")
@@ -49,7 +56,7 @@ def _fitted(model, X):
     """``model`` fitted: as given when it is, else a clone fitted on ``X`` (unsupervised)."""
     if any(key.endswith("_") and not key.startswith("_") for key in vars(model)):
         return model
-    if isinstance(model, PLDA):
+    if isinstance(model, (PLDA, IdentityModel)):
         raise ValueError(
             f"{type(model).__name__} learns identities from labelled images: fit it on people "
             "first (model.fit(images, labels)), then cluster others"
@@ -57,12 +64,32 @@ def _fitted(model, X):
     return clone(model).fit(X)
 
 
+def _crops(X, model):
+    """Rows back to the aligned crops an :class:`~eigenvision.IdentityModel` describes."""
+    if X.shape[1] != np.prod(model.shape):
+        raise ValueError(
+            f"the identity model takes aligned crops of {tuple(model.shape)}, got rows of "
+            f"{X.shape[1]} values; cut them with model_crop(photo, face, model)"
+        )
+    return X.reshape(len(X), *model.shape)
+
+
+def _codes(X, model):
+    """The rows in the model's component space (the rows themselves without a model)."""
+    if model is None:
+        return X
+    if isinstance(model, IdentityModel):
+        return model.transform(_crops(X, model))
+    return model.transform(X)
+
+
 def affinity(X, model=None):
     """The similarity of every pair of rows, in ``[0, 1]``, as the model sees it.
 
     The kernel of a :class:`~eigenvision.KernelPCA`; the probability of one
-    identity (the log-likelihood ratio through a sigmoid) for the identity
-    models; otherwise a Gaussian of the distance between codes with each
+    identity for the identity models (:class:`~eigenvision.IdentityModel`'s
+    calibrated one; for :class:`~eigenvision.PLDA` the log-likelihood ratio
+    through a sigmoid); otherwise a Gaussian of the distance between codes with each
     row's own width, its distance to its 7th nearest neighbour (the
     self-tuning affinity of Zelnik-Manor & Perona 2004).
 
@@ -82,8 +109,10 @@ def affinity(X, model=None):
         similarity = model._kernel(X, X)
     elif isinstance(model, PLDA):
         similarity = expit(model.pairwise_scores(X))
+    elif isinstance(model, IdentityModel):
+        similarity = model.pairwise_probability(_crops(X, model))
     else:
-        codes = X if model is None else model.transform(X)
+        codes = _codes(X, model)
         distances = pairwise_distances(codes)
         width = np.sort(distances, axis=1)[:, min(_NEIGHBOUR, len(codes) - 1)]
         width = np.maximum(width, max(width.max(), 1e-300) * 1e-6)
@@ -157,7 +186,8 @@ def cluster(
         else the affinity's eigengap (:func:`eigengap_groups`).
     distance_threshold : float, optional
         ``"agglomerative"``: merge no further than this average distance
-        between codes (instead of ``n_clusters``).
+        between codes (instead of ``n_clusters``); for the identity models the
+        distance is ``1 - P(same person)``, cut by default at 0.5 (even odds).
     seed : int, default 0
 
     Returns
@@ -183,16 +213,14 @@ def cluster(
     if n == 1:
         return np.zeros(1, dtype=np.int64)
     model = None if model is None else _fitted(model, X)
-    identity = isinstance(model, PLDA)
+    identity = isinstance(model, (PLDA, IdentityModel))
     if method == "agglomerative":
         if identity and n_clusters is None:
             apart = 1 - affinity(X, model)  # the probability of two identities
-            np.fill_diagonal(apart, 0.0)
-            labels = AgglomerativeClustering(
-                n_clusters=None, metric="precomputed", linkage="average", distance_threshold=0.5
-            ).fit_predict(apart)
+            cut = 0.5 if distance_threshold is None else distance_threshold
+            return average_linkage(apart, cut)
         else:
-            codes = X if model is None else model.transform(X)
+            codes = _codes(X, model)
             groups = n_clusters
             if groups is None and distance_threshold is None:
                 groups = eigengap_groups(affinity(X, model))
@@ -209,9 +237,70 @@ def cluster(
                 groups, affinity="precomputed", random_state=seed, assign_labels="cluster_qr"
             ).fit_predict(similarity)
         else:
-            codes = X if model is None else model.transform(X)
+            codes = _codes(X, model)
             labels = KMeans(groups, n_init=10, random_state=seed).fit_predict(codes)
     return _by_size(labels)
+
+
+def average_linkage(distances, cut):
+    """Groups of average-linkage clustering on precomputed distances, cut at ``cut``.
+
+    Two groups merge while the mean distance between their members is below
+    ``cut`` (scikit-learn's ``AgglomerativeClustering``).
+
+    Parameters
+    ----------
+    distances : (n, n) ndarray
+        Symmetric, non-negative; the diagonal is ignored.
+    cut : float
+
+    Returns
+    -------
+    (n,) int ndarray
+        Group labels by decreasing size, as :func:`cluster`'s.
+    """
+    distances = np.array(distances, dtype=np.float64)
+    if len(distances) == 1:
+        return np.zeros(1, dtype=np.int64)
+    np.fill_diagonal(distances, 0.0)
+    labels = AgglomerativeClustering(
+        n_clusters=None, metric="precomputed", linkage="average", distance_threshold=cut
+    ).fit_predict(distances)
+    return _by_size(labels)
+
+
+def set_normalized(scores):
+    """Scores normalised against the set they come from (symmetric s-norm, the set as cohort).
+
+    Each score ``s(a, b)`` becomes ``((s - m_a) / d_a + (s - m_b) / d_b) / 2`` where
+    ``m_a``, ``d_a`` are the mean and standard deviation of ``a``'s scores with
+    every other member of the set. Most pairs of a set of several people are
+    of two people, so the result says how far a pair stands out from the
+    set's typical pair, whatever the conditions that shift every score of
+    the set alike (studio light, one camera).
+
+    Parameters
+    ----------
+    scores : (n, n) ndarray
+        Symmetric, ``n >= 3``; the diagonal is ignored.
+
+    Returns
+    -------
+    (n, n) ndarray
+
+    References
+    ----------
+    P. Kenny (2010), Bayesian speaker verification with heavy-tailed priors,
+    Odyssey (symmetric score normalisation).
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    n = len(scores)
+    if n < 3:
+        raise ValueError(f"set normalisation needs at least 3 members, got {n}")
+    others = ~np.eye(n, dtype=bool)
+    rows = scores[others].reshape(n, n - 1)
+    mean, spread = rows.mean(axis=1), np.maximum(rows.std(axis=1), 1e-12)
+    return ((scores - mean[:, None]) / spread[:, None] + (scores - mean) / spread) / 2
 
 
 def _by_size(labels):

@@ -614,6 +614,37 @@ class IdentityModel(BaseEstimator):
         self.threshold_ = float(-self.calibration_[1] / self.calibration_[0])
         return self
 
+    def transform(self, crops):
+        """Identity codes of aligned crops: PLDA's codes of their descriptors.
+
+        Parameters
+        ----------
+        crops : (n, H, W) ndarray
+            Aligned faces at ``shape``.
+
+        Returns
+        -------
+        (n, k) ndarray
+        """
+        check_fitted(self, "plda_")
+        return self.plda_.transform(self.describe(crops))
+
+    def pairwise_probability(self, crops):
+        """``P(same person)`` of every pair of crops, by the calibration.
+
+        Parameters
+        ----------
+        crops : (n, H, W) ndarray
+            Aligned faces at ``shape``.
+
+        Returns
+        -------
+        (n, n) ndarray
+            Symmetric.
+        """
+        check_fitted(self, "plda_")
+        return self.probability(self.plda_.pairwise_scores(self.describe(crops)))
+
     def score_pairs(self, crops_a, crops_b):
         """The log-likelihood ratio of one person for each pair of crops.
 

@@ -110,7 +110,7 @@ class KnownFaces:
 
     def find(self, photo, *, threshold=None, max_faces=50, return_likeliest=False):
         threshold = self.threshold if threshold is None else threshold
-        found = self.faces_by_photo[round(float(photo[0, 0]) * 100)]
+        found = self.faces_by_photo[round(float(np.ravel(photo[0, 0])[0]) * 100)]
         faces = [face for face in found if face.confidence >= threshold][:max_faces]
         likeliest = max((face.confidence for face in found), default=None)
         return (faces, likeliest) if return_likeliest else faces

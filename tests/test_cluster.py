@@ -94,3 +94,109 @@ def test_pair_precision_recall_counts_pairs_as_a_loop_does(rng):
         (precision, recall, 2 * precision * recall / (precision + recall)), rel=1e-12
     )
     assert ev.evaluate.pair_precision_recall([1, 2, 3], [0, 0, 0])[1:] == (1.0, 0.0)
+
+
+def _imm_photos(imm_colour, count_per_person=3):
+    """IMM photos (people never in the identity model's training) with their known faces."""
+    from conftest import KnownFaces, known_face
+
+    chosen = [i for i, name in enumerate(imm_colour.names) if int(name[3:5]) <= count_per_person]
+    photos, faces = [], {}
+    for number, index in enumerate(chosen):
+        photo = imm_colour.images[index].copy()
+        photo[0, 0] = number / 100  # names the photo for KnownFaces
+        photos.append(photo)
+        eyes = [imm_colour.landmarks[eye][index] for eye in ("left_eye", "right_eye")]
+        faces[number] = [known_face(*eyes)]
+    return photos, imm_colour.labels[chosen], KnownFaces(faces)
+
+
+@pytest.fixture(scope="module")
+def imm_colour():
+    from conftest import require_dataset
+
+    require_dataset("imm")
+    return ev.datasets.load_imm(as_gray=False)
+
+
+def _reference_groups(distances, cut):
+    from scipy.cluster.hierarchy import fcluster, linkage
+    from scipy.spatial.distance import squareform
+
+    distances = distances.copy()
+    np.fill_diagonal(distances, 0)
+    tree = linkage(squareform(distances, checks=False), method="average")
+    return fcluster(tree, t=cut, criterion="distance")
+
+
+def _labels(groups, n):
+    labels = np.full(n, -1)
+    for number, group in enumerate(groups):
+        labels[[index for index, _ in group]] = number
+    assert (labels >= 0).all()
+    return labels
+
+
+def test_cluster_faces_is_average_linkage_on_set_normalised_scores(imm_colour):
+    """cluster_faces' groups equal SciPy's average linkage on the faces' scores normalised
+    against the set (written out here as a loop), cut at SET_CUT; without adapting, on
+    1 - P(same) cut at even odds. Every face is in exactly one group, largest group first."""
+    from eigenvision.faces.compare import model_crop
+    from eigenvision.faces.groups import SET_CUT
+
+    photos, truth, finder = _imm_photos(imm_colour)
+    model = ev.default_identity_model()
+    groups = ev.cluster_faces(photos, finder=finder, model=model)
+    assert [len(g) for g in groups] == sorted((len(g) for g in groups), reverse=True)
+    crops = np.stack([model_crop(photo, finder.find(photo)[0], model) for photo in photos])
+    scores = model.plda_.pairwise_scores(model.describe(crops))
+    n = len(scores)
+    normalized = np.empty_like(scores)
+    for a in range(n):
+        for b in range(n):
+            z = []
+            for own in (a, b):
+                cohort = [scores[own, c] for c in range(n) if c != own]
+                z.append((scores[a, b] - np.mean(cohort)) / np.std(cohort))
+            normalized[a, b] = (z[0] + z[1]) / 2
+    top = normalized.max()
+    reference = _reference_groups(top - normalized, top - SET_CUT)
+    assert adjusted_rand_score(reference, _labels(groups, n)) == 1.0
+    plain = ev.cluster_faces(photos, finder=finder, model=model, adapt=False)
+    reference = _reference_groups(1 - model.probability(scores), 0.5)
+    assert adjusted_rand_score(reference, _labels(plain, n)) == 1.0
+    assert len(ev.cluster_faces(photos, finder=finder, model=model, n_people=12)) == 12
+
+
+def test_cluster_faces_groups_people_the_model_never_saw(imm_colour):
+    """IMM's 12 people (studio photos, never in the LFW-trained model): the calibrated
+    probability alone merges most of them (one studio makes every pair look alike); scores
+    normalised against the set find the 12 people without being told how many."""
+    photos, truth, finder = _imm_photos(imm_colour, count_per_person=10)
+    model = ev.default_identity_model()
+    adapted = _labels(ev.cluster_faces(photos, finder=finder, model=model), len(photos))
+    plain = _labels(ev.cluster_faces(photos, finder=finder, model=model, adapt=False), len(photos))
+    assert abs(adapted.max() + 1 - 12) <= 2  # the number of people within 20%
+    assert adjusted_rand_score(truth, adapted) > 0.9
+    assert adjusted_rand_score(truth, plain) < 0.5
+
+
+def test_cluster_faces_answers_trivial_and_bad_input_clearly(imm_colour):
+    from conftest import KnownFaces
+
+    photos, _, finder = _imm_photos(imm_colour, count_per_person=1)
+    model = ev.default_identity_model()
+    one = ev.cluster_faces(photos[:1], finder=finder, model=model)
+    assert len(one) == 1 and one[0][0][0] == 0 and one[0][0][1] is finder.find(photos[0])[0]
+    blank = np.zeros((200, 200))
+    assert ev.cluster_faces([blank], finder=KnownFaces({0: []}), model=model) == []
+    with pytest.raises(ValueError, match="no photos given"):
+        ev.cluster_faces([], finder=finder, model=model)
+    with pytest.raises(ValueError, match="n_people=13 exceeds the 12 faces found"):
+        ev.cluster_faces(photos, finder=finder, model=model, n_people=13)
+    with pytest.raises(ValueError, match="threshold is a probability here"):
+        ev.cluster_faces(photos, finder=finder, model=model, threshold=1.5, adapt=False)
+    with pytest.raises(ValueError, match="threshold must be a finite number"):
+        ev.cluster_faces(photos, finder=finder, model=model, threshold=float("nan"))
+    with pytest.raises(ValueError, match="method must be one of"):
+        ev.cluster_faces(photos, finder=finder, model=model, method="dbscan")

@@ -1,0 +1,135 @@
+"""Faces grouped by person: every face of a set of photos, clustered by identity.
+
+The stage after finding: each face is cut as the identity model was trained
+(:func:`~eigenvision.faces.compare.model_crop`), the model scores every pair
+of faces (the log-likelihood ratio of one person), and average-linkage
+clustering merges groups while their faces stay alike. By default the scores
+are first normalised against the set itself
+(:func:`~eigenvision.cluster.set_normalized`), so that conditions that make
+every face of the set look alike (one studio, one camera) do not merge
+everyone.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._base import progress as show_progress
+from .._spec import Param
+from ..cluster import METHODS, average_linkage, cluster, set_normalized
+from .compare import _photo, default_identity_model, model_crop
+from .photos import default_finder
+
+__all__ = ["cluster_faces", "SET_CUT", "MIN_SET"]
+
+#: The default cut of set-normalised scores: a pair must stand this many standard deviations
+#: above the set's typical pair (chosen on LFW people held out of the model; CHANGELOG).
+SET_CUT = 1.5
+#: The fewest faces whose scores are normalised against the set; fewer use the calibration.
+MIN_SET = 12
+
+_THRESHOLD = Param("real", optional=True)
+_GROUPS = Param("int", 1, 1_000_000, optional=True)
+
+
+def cluster_faces(
+    photos,
+    *,
+    finder=None,
+    model=None,
+    method="agglomerative",
+    n_people=None,
+    threshold=None,
+    adapt=True,
+    progress=False,
+):
+    """Every face of the photos, grouped by person; the largest group first.
+
+    Parameters
+    ----------
+    photos : sequence of (H, W) or (H, W, 3) ndarray or path-like
+        Photos of any size, any number of faces each; paths are read one at a
+        time (reduced to the finder's ``max_side``), so memory does not grow
+        with the photos' size.
+    finder : FaceFinder, optional
+        Default :func:`~eigenvision.default_finder`.
+    model : IdentityModel, optional
+        Default :func:`~eigenvision.default_identity_model`.
+    method : {"agglomerative", "spectral", "kmeans"}, default "agglomerative"
+        ``"agglomerative"`` needs no count: it cuts by ``threshold``. The
+        others (:func:`~eigenvision.cluster` on the model's probability)
+        estimate the count when ``n_people`` is not given.
+    n_people : int, optional
+        The number of groups, when known.
+    threshold : float, optional
+        ``"agglomerative"`` without ``n_people``: where merging stops. With
+        ``adapt`` (and at least :data:`MIN_SET` faces), how many standard
+        deviations the mean score between two groups must stand above the
+        set's typical pair (default :data:`SET_CUT`); otherwise the mean
+        ``P(same person)`` between them (default 1/2, the model's decision).
+        Higher: purer, smaller groups.
+    adapt : bool, default True
+        Normalise the scores against the set (:func:`~eigenvision.cluster.set_normalized`).
+    progress : bool, default False
+        Progress over the photos.
+
+    Returns
+    -------
+    list of list of (int, Face)
+        Each group's faces as ``(photo index, face)``, in photo order; groups
+        by decreasing size. A face like no other is a group of one. Empty
+        when no photo shows a face.
+
+    References
+    ----------
+    S. Prince and J. Elder (2007), Probabilistic linear discriminant analysis
+    for inferences about identity, ICCV (the model's ratio).
+    """
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    if not _THRESHOLD.accepts(threshold):
+        raise ValueError(f"threshold must be a finite number, got {threshold!r}")
+    if not _GROUPS.accepts(n_people):
+        raise ValueError(f"n_people must be a positive int or None, got {n_people!r}")
+    if isinstance(photos, np.ndarray) and photos.ndim == 2:
+        photos = [photos]
+    photos = list(photos)
+    if not photos:
+        raise ValueError("no photos given: pass a list of photos (arrays or file paths)")
+    finder = default_finder() if finder is None else finder
+    model = default_identity_model() if model is None else model
+    owners, crops = [], []
+    searched = show_progress(photos, desc="finding faces", enabled=progress)
+    for index, photo in enumerate(searched):
+        image, _ = _photo(photo, f"photo {index}", getattr(finder, "max_side", None))
+        for face in finder.find(image):
+            owners.append((index, face))
+            crops.append(model_crop(image, face, model))
+    if not owners:
+        return []
+    if n_people is not None and n_people > len(owners):
+        raise ValueError(f"n_people={n_people} exceeds the {len(owners)} faces found")
+    crops = np.stack(crops)
+    if method == "agglomerative" and n_people is None:
+        labels = _cut(crops, model, threshold, adapt=adapt)
+    else:
+        labels = cluster(crops, model=model, method=method, n_clusters=n_people)
+    return [[owners[i] for i in np.flatnonzero(labels == g)] for g in range(labels.max() + 1)]
+
+
+def _cut(crops, model, threshold, *, adapt):
+    """Average linkage on the faces' scores, cut at ``threshold`` (see :func:`cluster_faces`)."""
+    if len(crops) == 1:
+        return np.zeros(1, dtype=np.int64)
+    scores = model.plda_.pairwise_scores(model.describe(crops))
+    if adapt and len(crops) >= MIN_SET:
+        cut = SET_CUT if threshold is None else threshold
+        normalized = set_normalized(scores)
+        top = normalized.max()  # distances top - score: linkage averages the scores themselves
+        return average_linkage(top - normalized, top - cut)
+    cut = 0.5 if threshold is None else threshold
+    if not 0 < cut < 1:
+        raise ValueError(
+            f"threshold is a probability here (under {MIN_SET} faces or adapt=False), got {cut}"
+        )
+    return average_linkage(1 - model.probability(scores), 1 - cut)
