@@ -10,13 +10,17 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import platform
+import shutil
+import tempfile
 from pathlib import Path
 
 import numpy as np
 import scipy
 import skimage
 import sklearn
+from PIL import Image
 
 from . import datasets, evaluate
 from ._argtypes import count, finite, probability, rate
@@ -25,8 +29,9 @@ from ._version import __version__
 from .experiments import EXPERIMENTS
 from .faces.compare import build_identity_model, compare_faces, default_identity_model
 from .faces.features import FeatureDetector
+from .faces.groups import MIN_SET, SET_CUT, cluster_faces
 from .faces.photos import DEFAULT_FINDER, build_finder, default_finder
-from .io import load_image, load_image_set, load_photos
+from .io import image_entries, load_image, load_image_set, load_photos
 from .persist import load, save
 from .plot import faces as plot_faces
 from .plot import save_figure
@@ -697,6 +702,118 @@ def _cmd_compare(args) -> int:
     return 0
 
 
+def _options_cluster(parser):
+    """The options of ``eigenvision cluster``."""
+    parser.add_argument("folder", help="photos (and sub-folders of photos), any faces each")
+    parser.add_argument(
+        "-o",
+        "--output",
+        metavar="FOLDER",
+        help="a new folder: one sub-folder of face thumbnails per person, and groups.json",
+    )
+    parser.add_argument("--json", action="store_true", help="print the groups as JSON")
+    parser.add_argument(
+        "--people", type=count(1), metavar="N", help="the number of people, when known"
+    )
+    parser.add_argument(
+        "--threshold",
+        type=finite,
+        help="where merging stops: standard deviations above the set's typical pair "
+        f"(default {SET_CUT}); a probability with --no-adapt or under {MIN_SET} faces "
+        "(default 0.5). Higher: purer, smaller groups",
+    )
+    parser.add_argument(
+        "--no-adapt",
+        action="store_true",
+        help="compare faces by the model's calibrated probability alone, not against the set",
+    )
+    parser.add_argument("--model", help="an identity model file (default: the one in data/)")
+    parser.add_argument("--finder", help="a face finder file (default: the one in data/)")
+    _add_face_threshold(parser)
+
+
+def _cmd_cluster(args) -> int:
+    if args.output and Path(args.output).exists():
+        raise ValueError(f"{args.output} exists; name a new folder for the groups")
+    paths = [path for _, path in image_entries(Path(args.folder))]
+    if not paths:
+        raise ValueError(f"{args.folder} holds no photos")
+    finder = default_finder(args.finder)
+    if args.face_threshold is not None:
+        finder.threshold = args.face_threshold
+    groups = cluster_faces(
+        paths,
+        finder=finder,
+        model=default_identity_model(args.model),
+        n_people=args.people,
+        threshold=args.threshold,
+        adapt=not args.no_adapt,
+        progress=not args.quiet,
+    )
+    report = [
+        {
+            "person": number,
+            "faces": [{"photo": str(paths[i]), **_face_json(face)} for i, face in group],
+        }
+        for number, group in enumerate(groups, start=1)
+    ]
+    if args.output:
+        _write_groups(Path(args.output), groups, paths, report, max_side=finder.max_side)
+    if args.json:
+        print(json.dumps(report, indent=2, allow_nan=False))
+    else:
+        faces = sum(len(group) for group in groups)
+        alone = sum(len(group) == 1 for group in groups)
+        print(
+            f"{faces} faces in {len(paths)} photos: {len(groups)} people ({alone} seen once)"
+            + (f"; written to {args.output}" if args.output else "")
+        )
+        for entry in report[:20]:
+            photos = sorted({Path(face["photo"]).name for face in entry["faces"]})
+            shown = ", ".join(photos[:6]) + (" ..." if len(photos) > 6 else "")
+            count = len(entry["faces"])
+            print(f"  person {entry['person']}: {count} face{'s' * (count > 1)} ({shown})")
+        if len(report) > 20:
+            print(f"  ... {len(report) - 20} more (--json or -o lists all)")
+    return 0
+
+
+def _write_groups(output, groups, paths, report, *, max_side):
+    """One folder of face thumbnails per person and groups.json, made whole then renamed."""
+    output.parent.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=f".{output.name}.", dir=output.parent))
+    try:
+        width = len(str(len(groups)))
+        for number, group in enumerate(groups, start=1):
+            folder = scratch / f"person_{number:0{width}d}"
+            folder.mkdir()
+            for i, face in group:
+                name = paths[i].stem
+                while (folder / f"{name}.png").exists():  # two faces of one photo, one person
+                    name += "+"
+                Image.fromarray(_thumbnail(paths[i], face, max_side)).save(folder / f"{name}.png")
+        (scratch / "groups.json").write_text(json.dumps(report, indent=2, allow_nan=False))
+        os.rename(scratch, output)
+    except BaseException:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
+
+
+def _thumbnail(path, face, max_side):
+    """The face's box and a margin from its photo, as 8-bit RGB."""
+    image = load_image(path, as_gray=False, max_side=max_side)
+    with Image.open(path) as opened:
+        face = face.scaled(max(image.shape[:2]) / max(opened.size))
+    x, y, w, h = face.box
+    margin = 0.25 * max(w, h)
+    top, left = max(0, int(y - margin)), max(0, int(x - margin))
+    bottom = min(image.shape[0], int(np.ceil(y + h + margin)))
+    right = min(image.shape[1], int(np.ceil(x + w + margin)))
+    crop = image[top:bottom, left:right]
+    crop = np.repeat(crop[..., None], 3, axis=2) if crop.ndim == 2 else crop
+    return (np.clip(crop, 0, 1) * 255).round().astype(np.uint8)
+
+
 def _options_experiment(parser):
     """The options of ``eigenvision experiment``."""
     parser.add_argument("name", choices=EXPERIMENTS, help="the experiment")
@@ -715,6 +832,7 @@ RUNNERS = {
     "detect": (_options_detect, _cmd_detect),
     "build-models": (_options_build_models, _cmd_build_models),
     "compare": (_options_compare, _cmd_compare),
+    "cluster": (_options_cluster, _cmd_cluster),
     "fetch": (_options_fetch, _cmd_fetch),
     "experiment": (_options_experiment, _cmd_experiment),
 }

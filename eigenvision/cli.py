@@ -27,6 +27,7 @@ COMMANDS = {
     "detect": "find every face in photos (eyes, nose, mouth)",
     "build-models": "rebuild data/face_finder.npz from HELEN and IMM ($EIGENVISION_DATA)",
     "compare": "do two photos show the same person? (the identity model in data/)",
+    "cluster": "group the faces of a folder of photos by person",
     "fetch": "download real datasets (AT&T, IMM, USPS, MNIST, HELEN, LFW), checked file by file",
     "experiment": "run one of the lecture's experiments (figure.png + results.json)",
 }

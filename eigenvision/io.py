@@ -32,6 +32,7 @@ __all__ = [
     "load_photos",
     "iter_image_batches",
     "IMAGE_EXTENSIONS",
+    "image_entries",
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -357,7 +358,7 @@ def load_image_set(
         raise ImageSetError(
             f"{root}: not a folder; pass the folder holding one sub-folder per label"
         )
-    entries = _image_entries(root, pattern)
+    entries = image_entries(root, pattern)
     if size is not None:
         size = check_shape(size, "size")
     _check_total_pixels(root, entries, size, max_total_pixels)
@@ -422,7 +423,7 @@ def load_photos(
         raise ImageSetError(f"{root}: not a folder; pass the one holding a sub-folder per person")
     photos, labels, names = _read_entries(
         root,
-        _image_entries(root, pattern),
+        image_entries(root, pattern),
         lambda path: load_image(path, as_gray=False, max_pixels=max_pixels, max_side=max_side),
         on_error=on_error,
         pattern=pattern,
@@ -487,8 +488,33 @@ def _is_image(path: Path) -> bool:
         return False
 
 
-def _image_entries(root: Path, pattern: str) -> list[tuple[str, Path]]:
-    """``(label, path)`` of the images under ``root`` in natural order; warns about non-images."""
+def image_entries(root, pattern: str = "*") -> list[tuple[str, Path]]:
+    """The image files of a folder and of its sub-folders, each with its folder's name.
+
+    Files are images by their ending or, failing that, by their content; others
+    are left out with one warning naming them.
+
+    Parameters
+    ----------
+    root : path-like
+        A folder.
+    pattern : str, default "*"
+        File names to take inside each folder (e.g. ``"*.jpg"``).
+
+    Returns
+    -------
+    list of (str, Path)
+        ``(label, path)``: the folder's own files labelled with its name, then
+        each sub-folder's, in natural order (``2.png`` before ``10.png``).
+
+    Raises
+    ------
+    ImageSetError
+        ``root`` is not a folder.
+    """
+    root = Path(root)
+    if not root.is_dir():
+        raise ImageSetError(f"{root}: not a folder; pass the folder holding the images")
     if not isinstance(pattern, str) or any(part in pattern for part in ("/", "\\", "..")):
         raise ValueError(
             f"pattern matches file names inside each folder (e.g. '*.jpg'), got {pattern!r}: "
@@ -562,7 +588,7 @@ def iter_image_batches(
     root = Path(folder)
     if not root.is_dir():
         raise ImageSetError(f"{root}: not a folder")
-    entries = _image_entries(root, pattern)
+    entries = image_entries(root, pattern)
     if not entries:
         raise ImageSetError(f"{root}: no images found matching {pattern!r}")
     shape = None if size is None else check_shape(size, "size")

@@ -1,5 +1,6 @@
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -411,3 +412,52 @@ def test_every_option_of_every_command_says_what_it_does_and_its_default():
             assert action.help, f"{name} {action.option_strings or action.dest}: no help"
             if action.option_strings and action.default not in (None, False):
                 assert "default" in action.help, f"{name} {action.option_strings}: no default"
+
+
+def test_cluster_writes_one_folder_per_person_as_cluster_faces_groups(tmp_path, capsys):
+    """eigenvision cluster: the groups of ev.cluster_faces on the folder's photos, written as one
+    folder of face thumbnails per person (and groups.json) into a new folder; a photo without
+    a face and a file that is not an image are left out; an existing folder is never touched."""
+    import json
+    import shutil
+
+    from PIL import Image
+
+    lfw = require_dataset_folder("lfw_train") / "images"
+    photos = tmp_path / "photos"
+    photos.mkdir()
+    for person in ("Tony_Blair", "Colin_Powell", "Ariel_Sharon"):
+        for photo in sorted((lfw / person).glob("*.jpg"))[:4]:
+            shutil.copy(photo, photos / photo.name)
+    Image.fromarray(np.full((120, 160, 3), 90, np.uint8)).save(photos / "wall.png")
+    (photos / "notes.txt").write_text("not a photo")
+    out = tmp_path / "groups"
+    assert main(["-q", "cluster", str(photos), "-o", str(out), "--json"]) == 0
+    captured = capsys.readouterr()
+    report = json.loads(captured.out)
+    assert "notes.txt" in captured.err
+    paths = sorted(p for p in photos.iterdir() if p.suffix != ".txt")
+    expected = ev.cluster_faces(paths)
+    assert [[face["photo"] for face in entry["faces"]] for entry in report] == [
+        [str(paths[i]) for i, _ in group] for group in expected
+    ]
+    assert [[face["box"] for face in entry["faces"]] for entry in report] == [
+        [list(face.box) for _, face in group] for group in expected
+    ]
+    assert all("wall.png" not in face["photo"] for entry in report for face in entry["faces"])
+    assert json.loads((out / "groups.json").read_text()) == report
+    folders = sorted(p for p in out.iterdir() if p.is_dir())
+    assert len(folders) == len(report)
+    for folder, entry in zip(folders, report, strict=True):
+        stems = sorted(p.stem for p in folder.glob("*.png"))
+        assert stems == sorted(Path(face["photo"]).stem for face in entry["faces"])
+    before = sorted(out.rglob("*"))
+    assert main(["-q", "cluster", str(photos), "-o", str(out)]) == 2
+    assert "exists; name a new folder" in capsys.readouterr().err
+    assert sorted(out.rglob("*")) == before
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(["-q", "cluster", str(empty)]) == 2
+    assert "holds no photos" in capsys.readouterr().err
+    assert main(["-q", "cluster", str(tmp_path / "nowhere")]) == 2
+    assert "not a folder" in capsys.readouterr().err

@@ -12,7 +12,10 @@ everyone.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
+from PIL import Image
 
 from .._base import progress as show_progress
 from .._spec import Param
@@ -48,9 +51,9 @@ def cluster_faces(
     Parameters
     ----------
     photos : sequence of (H, W) or (H, W, 3) ndarray or path-like
-        Photos of any size, any number of faces each; paths are read one at a
-        time (reduced to the finder's ``max_side``), so memory does not grow
-        with the photos' size.
+        Photos of any size, any number of faces each; files are read one at a
+        time, decoded reduced to the finder's ``max_side`` (memory does not
+        grow with their size), and their faces given in the file's pixels.
     finder : FaceFinder, optional
         Default :func:`~eigenvision.default_finder`.
     model : IdentityModel, optional
@@ -102,8 +105,12 @@ def cluster_faces(
     searched = show_progress(photos, desc="finding faces", enabled=progress)
     for index, photo in enumerate(searched):
         image, _ = _photo(photo, f"photo {index}", getattr(finder, "max_side", None))
+        to_file = 1.0
+        if isinstance(photo, (str, os.PathLike)):  # decoded reduced: faces in the file's pixels
+            with Image.open(photo) as opened:  # the longer side: EXIF turns keep it
+                to_file = max(opened.size) / max(image.shape[:2])
         for face in finder.find(image):
-            owners.append((index, face))
+            owners.append((index, face if to_file == 1.0 else face.scaled(to_file)))
             crops.append(model_crop(image, face, model))
     if not owners:
         return []
