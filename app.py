@@ -727,10 +727,178 @@ def evaluate_page() -> None:
     right.pyplot(plot.roc({f"DFFS (AUC {area:.3f})": (fpr, tpr)}, title=f"is it {target}?"))
 
 
+MAX_GROUP_PHOTOS = 200  # photos one grouping takes (about half a second each)
+
+
+@st.cache_resource(show_spinner=False)
+def identity_model() -> ev.IdentityModel:
+    return ev.default_identity_model()
+
+
+def uploaded_photos(uploads) -> list[tuple[str, np.ndarray]]:
+    """``(name, photo)`` of uploaded images and of the images inside uploaded zips, decoded
+    reduced to ``DETECT_SIDE``; what cannot be read is named in one warning."""
+    import zipfile
+
+    from eigenvision.io import IMAGE_EXTENSIONS
+
+    photos, unread = [], []
+    for upload in uploads:
+        if not upload.name.lower().endswith(".zip"):
+            members = [(upload.name, upload.getvalue)]
+        else:
+            try:
+                archive = zipfile.ZipFile(io.BytesIO(upload.getvalue()))
+            except zipfile.BadZipFile:
+                unread.append(f"{upload.name} (not a zip)")
+                continue
+            members = [
+                (
+                    f"{upload.name}/{info.filename}",
+                    lambda info=info, archive=archive: archive.read(info),
+                )
+                for info in archive.infolist()
+                if Path(info.filename).suffix.lower() in IMAGE_EXTENSIONS
+                and not info.is_dir()
+                and info.file_size <= 64 << 20  # a bomb's members are refused unread
+            ]
+        for name, content in members:
+            if len(photos) >= MAX_GROUP_PHOTOS:
+                unread.append(f"{name} (beyond {MAX_GROUP_PHOTOS} photos)")
+                continue
+            try:
+                photo = ev.load_image(
+                    io.BytesIO(content()),
+                    as_gray=False,
+                    max_pixels=MAX_PHOTO_PIXELS,
+                    max_side=DETECT_SIDE,
+                )
+            except (ev.ImageLoadError, ValueError, OSError) as exc:
+                unread.append(f"{name} ({exc})")
+                continue
+            photos.append((name, photo))
+    if unread:
+        st.warning("Left out: " + "; ".join(unread[:10]) + (" ..." if len(unread) > 10 else ""))
+    return photos
+
+
+def found_faces(photos) -> tuple[list, np.ndarray | None]:
+    """Every face of the photos as ``(photo index, Face)`` and its crop for the identity model,
+    found once per upload (the sliders regroup them without searching again)."""
+    key = hashlib.sha256(b"".join(photo.tobytes()[:4096] for _, photo in photos)).hexdigest()
+    key += str([photo.shape for _, photo in photos])
+    cached = st.session_state.get("group-faces")
+    if cached is not None and cached[0] == key:
+        return cached[1], cached[2]
+    finder, model = trained_finder(), identity_model()
+    bar = st.progress(0.0, text="finding faces ...")
+    owners, crops = [], []
+    for index, (name, photo) in enumerate(photos):
+        bar.progress(index / len(photos), text=f"finding faces: {name}")
+        for face in finder.find(photo):
+            owners.append((index, face))
+            crops.append(ev.faces.compare.model_crop(photo, face, model))
+    bar.progress(1.0, text=f"{len(owners)} faces in {len(photos)} photos")
+    crops = np.stack(crops) if crops else None
+    st.session_state["group-faces"] = (key, owners, crops)
+    return owners, crops
+
+
+def thumbnail(photo: np.ndarray, face) -> np.ndarray:
+    """The face's box and a margin."""
+    x, y, w, h = face.box
+    margin = 0.25 * max(w, h)
+    top, left = max(0, int(y - margin)), max(0, int(x - margin))
+    bottom = min(photo.shape[0], int(np.ceil(y + h + margin)))
+    right = min(photo.shape[1], int(np.ceil(x + w + margin)))
+    return np.clip(photo[top:bottom, left:right], 0, 1)
+
+
+def group_page() -> None:
+    st.header("Group faces by person")
+    uploads = st.sidebar.file_uploader(
+        "photos, or a zip of photos",
+        type=["png", "jpg", "jpeg", "bmp", "tif", "tiff", "zip"],
+        accept_multiple_files=True,
+        key="group-upload",
+    )
+    if not uploads:
+        st.info(
+            "Upload photos (or a zip of them) with people in them: every face is found, and the "
+            f"faces are grouped by person with the identity model in data/ (up to "
+            f"{MAX_GROUP_PHOTOS} photos, about half a second each)."
+        )
+        return
+    photos = uploaded_photos(uploads)
+    if not photos:
+        st.error("None of the uploads could be read as a photo: upload PNG or JPEG photos.")
+        return
+    owners, crops = found_faces(photos)
+    if not owners:
+        st.warning(
+            "No face was found in these photos. The finder looks for frontal faces at least "
+            "about 20 pixels between the eyes: try larger or sharper photos."
+        )
+        return
+    from eigenvision.faces.groups import MIN_SET, SET_CUT, group_crops
+
+    adapt = len(owners) >= MIN_SET and st.sidebar.checkbox(
+        "Compare faces against the set",
+        value=True,
+        key="group-adapt",
+        help="Normalise the scores against the uploaded faces themselves, so that photos taken "
+        "in one place do not make everyone alike.",
+    )
+    if adapt:
+        threshold = st.sidebar.slider(
+            "Merge while a pair stands out by (standard deviations)",
+            0.0,
+            4.0,
+            SET_CUT,
+            0.05,
+            key="group-cut",
+            help="Higher: purer, smaller groups.",
+        )
+    else:
+        threshold = st.sidebar.slider(
+            "Merge while P(same person) is above",
+            0.01,
+            0.99,
+            0.5,
+            0.01,
+            key="group-probability",
+            help="Higher: purer, smaller groups.",
+        )
+    labels = group_crops(crops, identity_model(), threshold=threshold, adapt=adapt)
+    groups = [[owners[i] for i in np.flatnonzero(labels == g)] for g in range(labels.max() + 1)]
+    alone = [group for group in groups if len(group) == 1]
+    st.subheader(
+        f"{len(owners)} faces in {len(photos)} photos: {len(groups)} people "
+        f"({len(alone)} seen once)"
+    )
+    for number, group in enumerate(groups[:30], start=1):
+        if len(group) == 1:
+            break
+        st.markdown(f"**Person {number}**: {len(group)} faces")
+        st.image(
+            [thumbnail(photos[i][1], face) for i, face in group],
+            width=84,
+            caption=[photos[i][0].rsplit("/", 1)[-1] for i, _ in group],
+        )
+    if alone:
+        st.markdown(f"**Seen once**: {len(alone)} faces")
+        st.image(
+            [thumbnail(photos[group[0][0]][1], group[0][1]) for group in alone[:60]],
+            width=64,
+            caption=[photos[group[0][0]][0].rsplit("/", 1)[-1] for group in alone[:60]],
+        )
+
+
 PAGES = {
     "Explore": explorer,
     "Recognise": recognise,
     "Detect": detect_page,
+    "Group": group_page,
     "Evaluate": evaluate_page,
 }
 

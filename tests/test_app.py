@@ -538,3 +538,62 @@ def test_recognise_page_without_data_offers_no_face_or_not_set_to_name_people(
     assert "upload a photo (every face)" not in at.radio[0].options
     assert any("faces by person" in c.value for c in at.caption)
     assert not at.exception and not at.error
+
+
+def _zip(files):
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, content in files.items():
+            archive.writestr(name, content)
+    return buffer.getvalue()
+
+
+def test_group_page_groups_the_faces_of_uploaded_photos_as_cluster_faces_does(tmp_path):
+    """The Group page (issue 43): photos and a zip of photos in, the faces grouped by person as
+    ev.cluster_faces groups them, a photo without a face and a file that is no photo named."""
+    import eigenvision as ev
+    from tests.conftest import require_dataset_folder
+
+    lfw = require_dataset_folder("lfw_train") / "images"
+    files = {}
+    for person in ("Tony_Blair", "Colin_Powell", "Ariel_Sharon"):
+        for photo in sorted((lfw / person).glob("*.jpg"))[:6]:
+            files[photo.name] = photo.read_bytes()
+    files["wall.png"] = _png(np.full((120, 160, 3), 90, np.uint8))
+    files["notes.png"] = b"not an image at all"
+    at = _app("Group")
+    assert any("Upload photos" in i.value for i in at.info)
+    names = sorted(files)
+    at.sidebar.file_uploader(key="group-upload").upload("photos.zip", _zip(files)).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert any("photos.zip/notes.png" in w.value for w in at.warning)
+    photos = []
+    for name in names:
+        if name != "notes.png":
+            path = tmp_path / name
+            path.write_bytes(files[name])
+            photos.append(path)
+    expected = ev.cluster_faces(photos)
+    faces = sum(len(group) for group in expected)
+    heading = at.subheader[0].value
+    assert heading.startswith(f"{faces} faces in {len(photos)} photos: {len(expected)} people")
+    assert faces >= 12  # enough to compare against the set: its slider is shown
+    at.sidebar.slider(key="group-cut").set_value(0.0).run()  # merge more: fewer people
+    assert not at.exception and not at.error
+    fewer = int(at.subheader[0].value.split(": ")[1].split()[0])
+    assert fewer < len(expected)
+
+
+def test_group_page_says_what_is_wrong_with_odd_uploads():
+    at = _app("Group")
+    at.sidebar.file_uploader(key="group-upload").upload("broken.zip", b"PK not a zip").run()
+    assert not at.exception
+    assert any("broken.zip (not a zip)" in w.value for w in at.warning)
+    assert any("None of the uploads" in e.value for e in at.error)
+    at = _app("Group")
+    wall = _png(np.full((120, 160, 3), 90, np.uint8))
+    at.sidebar.file_uploader(key="group-upload").upload("wall.png", wall).run()
+    assert not at.exception and not at.error
+    assert any("No face was found" in w.value for w in at.warning)

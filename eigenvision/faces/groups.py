@@ -23,7 +23,7 @@ from ..cluster import METHODS, average_linkage, cluster, set_normalized
 from .compare import _photo, default_identity_model, model_crop
 from .photos import default_finder
 
-__all__ = ["cluster_faces", "SET_CUT", "MIN_SET"]
+__all__ = ["cluster_faces", "group_crops", "SET_CUT", "MIN_SET"]
 
 #: The default cut of set-normalised scores: a pair must stand this many standard deviations
 #: above the set's typical pair (chosen on LFW people held out of the model; CHANGELOG).
@@ -73,8 +73,9 @@ def cluster_faces(
         Higher: purer, smaller groups.
     adapt : bool, default True
         Normalise the scores against the set (:func:`~eigenvision.cluster.set_normalized`).
-    progress : bool, default False
-        Progress over the photos.
+    progress : bool or callable, default False
+        Progress over the photos: a bar (or lines in a log), or
+        ``progress(done, total)`` called before each photo.
 
     Returns
     -------
@@ -88,12 +89,7 @@ def cluster_faces(
     S. Prince and J. Elder (2007), Probabilistic linear discriminant analysis
     for inferences about identity, ICCV (the model's ratio).
     """
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    if not _THRESHOLD.accepts(threshold):
-        raise ValueError(f"threshold must be a finite number, got {threshold!r}")
-    if not _GROUPS.accepts(n_people):
-        raise ValueError(f"n_people must be a positive int or None, got {n_people!r}")
+    _check_options(method, n_people, threshold)  # before the search's seconds a photo
     if isinstance(photos, np.ndarray) and photos.ndim == 2:
         photos = [photos]
     photos = list(photos)
@@ -102,8 +98,11 @@ def cluster_faces(
     finder = default_finder() if finder is None else finder
     model = default_identity_model() if model is None else model
     owners, crops = [], []
-    searched = show_progress(photos, desc="finding faces", enabled=progress)
+    report = progress if callable(progress) else None
+    searched = show_progress(photos, desc="finding faces", enabled=report is None and progress)
     for index, photo in enumerate(searched):
+        if report is not None:
+            report(index, len(photos))
         image, _ = _photo(photo, f"photo {index}", getattr(finder, "max_side", None))
         to_file = 1.0
         if isinstance(photo, (str, os.PathLike)):  # decoded reduced: faces in the file's pixels
@@ -114,18 +113,44 @@ def cluster_faces(
             crops.append(model_crop(image, face, model))
     if not owners:
         return []
-    if n_people is not None and n_people > len(owners):
-        raise ValueError(f"n_people={n_people} exceeds the {len(owners)} faces found")
-    crops = np.stack(crops)
-    if method == "agglomerative" and n_people is None:
-        labels = _cut(crops, model, threshold, adapt=adapt)
-    else:
-        labels = cluster(crops, model=model, method=method, n_clusters=n_people)
+    options = dict(method=method, n_people=n_people, threshold=threshold, adapt=adapt)
+    labels = group_crops(np.stack(crops), model, **options)
     return [[owners[i] for i in np.flatnonzero(labels == g)] for g in range(labels.max() + 1)]
 
 
-def _cut(crops, model, threshold, *, adapt):
-    """Average linkage on the faces' scores, cut at ``threshold`` (see :func:`cluster_faces`)."""
+def _check_options(method, n_people, threshold):
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    if not _THRESHOLD.accepts(threshold):
+        raise ValueError(f"threshold must be a finite number, got {threshold!r}")
+    if not _GROUPS.accepts(n_people):
+        raise ValueError(f"n_people must be a positive int or None, got {n_people!r}")
+
+
+def group_crops(crops, model, *, method="agglomerative", n_people=None, threshold=None, adapt=True):
+    """Group labels of face crops cut for ``model`` (the clustering of :func:`cluster_faces`).
+
+    For callers that find and cut the faces themselves (once, then group them
+    at several thresholds).
+
+    Parameters
+    ----------
+    crops : (n, H, W) ndarray
+        Faces cut by :func:`~eigenvision.faces.compare.model_crop`.
+    model : IdentityModel
+    method, n_people, threshold, adapt
+        As :func:`cluster_faces`.
+
+    Returns
+    -------
+    (n,) int ndarray
+        Group labels ``0 .. g - 1`` by decreasing group size.
+    """
+    _check_options(method, n_people, threshold)
+    if n_people is not None and n_people > len(crops):
+        raise ValueError(f"n_people={n_people} exceeds the {len(crops)} faces found")
+    if method != "agglomerative" or n_people is not None:
+        return cluster(crops, model=model, method=method, n_clusters=n_people)
     if len(crops) == 1:
         return np.zeros(1, dtype=np.int64)
     scores = model.plda_.pairwise_scores(model.describe(crops))
