@@ -290,6 +290,31 @@ def test_browser_slider_morphs_and_upload_detects(browser, tmp_path):
     assert _screenshot(browser, "detect.png").stat().st_size > 10000
 
 
+def test_browser_groups_uploaded_photos_by_person(browser, tmp_path):
+    """The Group page in Chromium: a zip of photos of three people in, rows of faces out."""
+    from selenium.webdriver.common.by import By
+
+    from tests.conftest import require_dataset_folder
+
+    lfw = require_dataset_folder("lfw_train") / "images"
+    files = {}
+    for person in ("Tony_Blair", "Colin_Powell", "Ariel_Sharon"):
+        for photo in sorted((lfw / person).glob("*.jpg"))[:6]:
+            files[photo.name] = photo.read_bytes()
+    upload = tmp_path / "photos.zip"
+    upload.write_bytes(_zip(files))
+    _wait(browser, lambda d: d.find_elements(By.XPATH, "//label[.//p[text()='Group']]"))
+    _idle(browser)
+    browser.find_element(By.XPATH, "//label[.//p[text()='Group']]").click()
+    _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, 'input[type="file"]'))
+    browser.find_element(By.CSS_SELECTOR, 'input[type="file"]').send_keys(str(upload))
+    _wait(browser, lambda d: "Person 1" in d.page_source)
+    _idle(browser)
+    assert "Traceback" not in browser.page_source
+    assert "faces in 18 photos" in browser.page_source
+    assert _screenshot(browser, "group.png").stat().st_size > 10000
+
+
 def _zip_of(people):
     """A zip upload: ``{label: [(H, W) uint8 images]}`` as label/i.png."""
     import zipfile
