@@ -20,4 +20,5 @@ EXPERIMENTS = (
     "photo_identity",
     "clustering",
     "lfw_verification",
+    "face_clustering",
 )
