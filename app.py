@@ -390,7 +390,7 @@ def recognise() -> None:
         probe = read_upload(upload)
         if probe is None:
             return
-        probe = ev.normalize.resize(probe, recognizer.image_shape_)
+        probe = ev.transform.resize(probe, recognizer.image_shape_)
         truth = None
     else:
         index = 0
@@ -399,7 +399,7 @@ def recognise() -> None:
         probe, truth = probes.images[index], probes.labels[index]
         if probe.shape != recognizer.image_shape_:  # a model file made for other images
             st.info(f"The model takes {recognizer.image_shape_} images; the probe is resized.")
-            probe = ev.normalize.resize(probe, recognizer.image_shape_)
+            probe = ev.transform.resize(probe, recognizer.image_shape_)
     distances, labels, indices = recognizer.kneighbors(
         probe[None], k=min(15, len(recognizer.gallery_)), return_indices=True
     )
@@ -618,13 +618,13 @@ def detect_page() -> None:
         scales = pyramid_scales(image.shape, (h, w))[-1:]
     found = ev.detect(image, space, scales=scales, max_detections=5)
     best_scale = found[0].scale if found else 1.0
-    small = ev.normalize.resize(
+    small = ev.transform.resize(
         image, (int(image.shape[0] / best_scale), int(image.shape[1] / best_scale))
     )
     heat = ev.dffs_map(small, space, normalize="window", mode="same")
     finite = np.isfinite(heat)  # NaN where no window fits, +inf on flat windows
     heat = np.where(finite, heat, heat[finite].max() if finite.any() else 0.0)
-    heat = ev.normalize.resize(heat, image.shape)
+    heat = ev.transform.resize(heat, image.shape)
     st.warning(
         f"These {len(found)} boxes are not faces found: they are the windows nearest the face "
         "space (the lowest distance from feature space, DFFS), whatever they show. DFFS ranks "

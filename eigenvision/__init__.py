@@ -25,6 +25,7 @@ __getattr__, _, _lazy_names = lazy.attach(
         "openset",
         "plot",
         "search",
+        "transform",
         "views",
     ],
     submod_attrs={

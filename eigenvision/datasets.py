@@ -30,7 +30,7 @@ from ._errors import DatasetNotFoundError, ImageSetError
 from ._fetch import DownloadError, cache_home
 from .imageset import ImageSet
 from .io import load_image, load_image_set
-from .normalize import eye_transform, resize_points
+from .transform import eye_transform, resize_points
 
 __all__ = [
     "DATA_ENV",

@@ -32,6 +32,7 @@ from ._base import SupervisedSubspaceModel, check_fitted
 from ._spec import INPUT_STATE, Param, State, check_params
 from .descriptors import DESCRIPTORS, face_descriptors
 from .eigenspace import Eigenspace
+from .transform import DEFAULT_EYE_POSITIONS
 
 __all__ = ["PLDA", "JointBayesian", "IdentityModel"]
 
@@ -519,7 +520,7 @@ class IdentityModel(BaseEstimator):
         self,
         *,
         shape=(80, 64),
-        eye_positions=normalize.DEFAULT_EYE_POSITIONS,
+        eye_positions=DEFAULT_EYE_POSITIONS,
         descriptor="lbp+hog",
         illumination=True,
         pca_components=200,

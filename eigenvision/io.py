@@ -14,7 +14,6 @@ import tempfile
 import warnings
 import zipfile
 import zlib
-from numbers import Integral, Real
 from pathlib import Path, PurePosixPath
 from typing import IO, Union
 
@@ -23,6 +22,7 @@ from PIL import Image, ImageOps
 
 from ._errors import ImageLoadError, ImageSetError
 from .imageset import ImageSet, natural_key
+from .transform import MAX_SIDE, check_shape, resize
 
 __all__ = [
     "ImageSet",
@@ -42,8 +42,6 @@ IMAGE_EXTENSIONS = frozenset(
     ext.lower() for ext, fmt in Image.registered_extensions().items() if fmt in Image.OPEN
 )
 
-#: The largest image side any size parameter may ask for (a 16384^2 float32 image is 1 GiB).
-MAX_SIDE = 16384
 #: Default budget of decoded pixels for a whole set (1 GiB of float32).
 MAX_TOTAL_PIXELS = 1 << 28
 
@@ -177,7 +175,7 @@ def _decode(source, *, as_gray: bool, max_pixels: int, name: str, max_side=None)
         img = ImageOps.exif_transpose(img)
         image = _to_float(img, as_gray=as_gray)
         if target is not None:  # EXIF may have turned it: fit the side as it now stands
-            image = _resized(image, _fit_side(image.shape[:2], int(max_side)))
+            image = resize(image, _fit_side(image.shape[:2], int(max_side)))
         return image
 
 
@@ -202,15 +200,6 @@ def _fit_side(shape, max_side):
     """``shape`` scaled so its longer side is ``max_side``."""
     factor = max_side / max(shape)
     return tuple(max(1, round(side * factor)) for side in shape)
-
-
-def _resized(image, shape):
-    """An (H, W) or (H, W, 3) image resized to ``shape`` plane by plane."""
-    if image.shape[:2] == tuple(shape):
-        return image
-    if image.ndim == 2:
-        return resize_plane(image, shape)
-    return np.stack([resize_plane(image[..., c], shape) for c in range(image.shape[2])], axis=-1)
 
 
 def _to_float(img: Image.Image, *, as_gray: bool) -> np.ndarray:
@@ -246,57 +235,6 @@ def _to_float(img: Image.Image, *, as_gray: bool) -> np.ndarray:
     if as_gray:
         return np.clip(rgb @ _LUMA, 0.0, 1.0).astype(np.float32)
     return np.ascontiguousarray(rgb, dtype=np.float32)
-
-
-def check_shape(shape, name: str = "shape") -> tuple[int, int]:
-    """An output size ``(H, W)`` as two ints in ``[1, MAX_SIDE]``.
-
-    Parameters
-    ----------
-    shape : (H, W)
-    name : str
-        The parameter's name, for the message.
-
-    Returns
-    -------
-    (int, int)
-
-    Examples
-    --------
-    >>> check_shape((64.0, 48))
-    (64, 48)
-    """
-    try:
-        height, width = (_whole(v) for v in shape)
-    except (TypeError, ValueError, OverflowError):
-        raise ValueError(f"{name} must be (H, W) whole numbers, got {shape!r}") from None
-    if not (1 <= height <= MAX_SIDE and 1 <= width <= MAX_SIDE):
-        raise ValueError(f"{name} must be (H, W) with sides in [1, {MAX_SIDE}], got {shape!r}")
-    return height, width
-
-
-def _whole(value) -> int:
-    """``value`` as an int when it is a whole number (``64`` or ``64.0``, not ``1.5`` or True)."""
-    if isinstance(value, (bool, np.bool_)):
-        raise TypeError("a side is a number of pixels, not True or False")
-    if isinstance(value, (Integral, np.integer)):
-        return int(value)
-    if isinstance(value, (Real, np.floating)) and float(value).is_integer():
-        return int(value)
-    raise ValueError(f"{value!r} is not a whole number")
-
-
-def resize_plane(image: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
-    """Resize one float ``(H, W)`` plane to ``shape = (H, W)``, antialiased bilinear.
-
-    Pillow widens its kernel when shrinking, so downsampling averages instead
-    of aliasing; the triangle kernel never overshoots. The dtype is kept.
-    """
-    height, width = check_shape(shape)
-    out = Image.fromarray(np.asarray(image, dtype=np.float32), mode="F").resize(
-        (int(width), int(height)), resample=Image.Resampling.BILINEAR
-    )
-    return np.array(out, dtype=image.dtype)  # a writable copy (Pillow's buffer is read-only)
 
 
 def _rescale(values: np.ndarray) -> np.ndarray:
@@ -365,7 +303,7 @@ def load_image_set(
 
     def read(path):
         image = load_image(path, max_pixels=max_pixels)
-        return image if size is None else resize_plane(image, size)
+        return image if size is None else resize(image, size)
 
     images, labels, names = _read_entries(root, entries, read, on_error=on_error, pattern=pattern)
     shapes = sorted({im.shape for im in images})
@@ -603,7 +541,7 @@ def iter_image_batches(
                     f"{path}: {image.shape} differs from the first image's {shape}; "
                     "pass size=(H, W)"
                 )
-            image = resize_plane(image, shape)
+            image = resize(image, shape)
         if batch and (len(batch) + 1) * image.size > max_batch_pixels:
             yield np.stack(batch)
             batch = []

@@ -1,33 +1,36 @@
-"""Geometric and photometric normalisation of images and image sets.
+"""Photometric normalisation of images and image sets: grey, equalise, standardise, light.
 
-Stateless functions take the image first and options keyword-only. Points
-are ``(x, y)`` pixels, origin top-left, pixel centres at integer
-coordinates (scikit-image's convention).
+Stateless functions take the image first and options keyword-only. The
+geometric steps (resize, crop, align on the eyes) are :mod:`eigenvision.transform`'s;
+:func:`normalize_image` chains both.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from functools import partial
 
 import numpy as np
 from scipy.ndimage import gaussian_filter
 from skimage import exposure
-from skimage.transform import SimilarityTransform, warp
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 
-from ._errors import NotFittedError, refuse_complex
+from ._errors import NotFittedError
 from ._parallel import n_threads, run_on_row_parts
 from ._spec import INPUT_STATE, State
 from .imageset import ImageSet
-from .io import MAX_SIDE, check_shape, resize_plane
+from .transform import (
+    DEFAULT_EYE_POSITIONS,
+    as_float_image,
+    check_shape,
+    eye_transform,
+    resize,
+    resize_points,
+    warp,
+)
 
 __all__ = [
     "to_gray",
-    "resize",
-    "crop",
-    "align",
     "equalize",
     "illumination",
     "standardize",
@@ -37,45 +40,9 @@ __all__ = [
     "normalize_image",
     "normalize_images",
     "PixelStandardizer",
-    "DEFAULT_EYE_POSITIONS",
-    "resize_points",
 ]
 
-#: Where :func:`align` puts the eyes, as fractions of the output (x / W, y / H).
-DEFAULT_EYE_POSITIONS = ((0.3, 0.4), (0.7, 0.4))
-
 _LUMA = np.array([0.299, 0.587, 0.114])
-
-
-def _as_float_image(image, *, allow_colour: bool = False, name: str = "image") -> np.ndarray:
-    if isinstance(image, (str, bytes, os.PathLike)):
-        raise TypeError(
-            f"{name} is a file name ({image!r}), not an image: read it first, "
-            "ev.load_image(path, as_gray=False)"
-        )
-    image = np.asarray(image)
-    refuse_complex(image, name)
-    if image.dtype.kind not in "biuf":
-        raise TypeError(f"{name} must be an array of numbers, got an array of {image.dtype}")
-    if image.dtype == np.uint8:
-        image = image.astype(np.float32) / np.float32(255)
-    elif image.dtype.kind == "u":  # 16- and 32-bit photos: their full range is [0, 1] too
-        image = image.astype(np.float64) / np.iinfo(image.dtype).max
-    elif image.dtype not in (np.float32, np.float64):
-        image = image.astype(np.float64)
-    if image.ndim == 3 and allow_colour and image.shape[2] in (3, 4):
-        pass
-    elif image.ndim != 2:
-        expected = "(H, W) or (H, W, 3)" if allow_colour else "(H, W) grey"
-        raise ValueError(
-            f"{name} must be {expected}, got shape {image.shape}; "
-            "convert colour images with to_gray(image) first"
-        )
-    if image.size == 0:
-        raise ValueError(f"{name} is empty (shape {image.shape})")
-    if not np.all(np.isfinite(image)):
-        raise ValueError(f"{name} contains NaN or infinite values; clean or mask them first")
-    return image
 
 
 def to_gray(image: np.ndarray) -> np.ndarray:
@@ -96,7 +63,7 @@ def to_gray(image: np.ndarray) -> np.ndarray:
     >>> to_gray(np.array([[[1.0, 0.0, 0.0]]]))
     array([[0.299]])
     """
-    image = _as_float_image(image, allow_colour=True)
+    image = as_float_image(image, allow_colour=True)
     if image.ndim == 2:
         return image
     rgb = image[..., :3]
@@ -104,213 +71,6 @@ def to_gray(image: np.ndarray) -> np.ndarray:
         alpha = image[..., 3:]
         rgb = rgb * alpha + (1 - alpha)
     return (rgb @ _LUMA.astype(image.dtype)).astype(image.dtype)
-
-
-def resize(image: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
-    """Resize to ``shape = (H, W)`` with an antialiased bilinear filter (Pillow's).
-
-    Parameters
-    ----------
-    image : (H, W) or (H, W, C) ndarray
-    shape : (H, W)
-
-    Returns
-    -------
-    ndarray of shape ``shape`` (plus channels), float32 or float64 as the input.
-    """
-    image = _as_float_image(image, allow_colour=True)
-    height, width = _check_shape(shape)
-    if image.shape[:2] == (height, width):
-        return image.copy()
-    if image.ndim == 3:
-        return np.stack([resize(image[..., c], shape) for c in range(image.shape[2])], axis=-1)
-    return resize_plane(image, (height, width))
-
-
-def _check_shape(shape) -> tuple[int, int]:
-    return check_shape(shape)
-
-
-def crop(image: np.ndarray, box: tuple[int, int, int, int]) -> np.ndarray:
-    """Cut out ``box = (x, y, width, height)`` (pixels, origin top-left).
-
-    Parameters
-    ----------
-    image : (H, W) or (H, W, 3) ndarray
-    box : (x, y, width, height)
-
-    Returns
-    -------
-    (height, width[, 3]) ndarray
-
-    Raises
-    ------
-    ValueError
-        The box is empty or reaches outside the image.
-
-    Examples
-    --------
-    >>> crop(np.arange(12.0).reshape(3, 4), (1, 1, 2, 2))
-    array([[ 5.,  6.],
-           [ 9., 10.]])
-    """
-    image = _as_float_image(image, allow_colour=True)
-    x, y, width, height = (int(round(v)) for v in box)
-    H, W = image.shape[:2]
-    if width < 1 or height < 1:
-        raise ValueError(f"crop box {box} is empty; width and height must be positive")
-    if x < 0 or y < 0 or x + width > W or y + height > H:
-        raise ValueError(
-            f"crop box (x={x}, y={y}, w={width}, h={height}) reaches outside the "
-            f"{W}x{H} image; shrink the box or pad the image first"
-        )
-    return image[y : y + height, x : x + width].copy()
-
-
-def eye_transform(
-    left_eye,
-    right_eye,
-    *,
-    shape: tuple[int, int],
-    eye_positions=DEFAULT_EYE_POSITIONS,
-) -> SimilarityTransform:
-    """The similarity transform taking the eyes to their canonical positions.
-
-    Returns
-    -------
-    skimage.transform.SimilarityTransform
-        Maps input ``(x, y)`` to output ``(x, y)``.
-    """
-    height, width = _check_shape(shape)
-    src = np.array([left_eye, right_eye], dtype=np.float64)
-    if src.shape != (2, 2) or not np.all(np.isfinite(src)):
-        raise ValueError(f"eyes must be two finite (x, y) points, got {left_eye}, {right_eye}")
-    if np.allclose(src[0], src[1]):
-        raise ValueError(f"left and right eye coincide at {tuple(src[0])}; cannot align")
-    apart = float(np.hypot(*(src[1] - src[0])))
-    if apart > 4 * MAX_SIDE:
-        raise ValueError(
-            f"the eyes are {apart:.3g} pixels apart, beyond any image eigenvision reads (sides up "
-            f"to {MAX_SIDE}); give them in the image's pixels"
-        )
-    relative = np.array(eye_positions, dtype=np.float64)
-    if relative.shape != (2, 2):
-        raise ValueError(f"eye_positions must be ((x, y), (x, y)), got {eye_positions!r}")
-    dst = relative * [width - 1, height - 1]
-    # Two point pairs fix a similarity exactly: in complex numbers z' = a z + b.
-    s0, s1 = complex(*src[0]), complex(*src[1])
-    d0, d1 = complex(*dst[0]), complex(*dst[1])
-    a = (d1 - d0) / (s1 - s0)
-    b = d0 - a * s0
-    matrix = np.array([[a.real, -a.imag, b.real], [a.imag, a.real, b.imag], [0.0, 0.0, 1.0]])
-    return SimilarityTransform(matrix=matrix)
-
-
-def align(
-    image: np.ndarray,
-    left_eye,
-    right_eye,
-    *,
-    shape: tuple[int, int],
-    eye_positions=DEFAULT_EYE_POSITIONS,
-    antialias: bool = True,
-) -> np.ndarray:
-    """Rotate, scale and shift a face so the eyes land at canonical positions.
-
-    Parameters
-    ----------
-    image : (H, W) ndarray
-    left_eye, right_eye : (x, y)
-        Eye centres in ``image`` (left = the image's left).
-    shape : (H, W)
-        Output shape.
-    eye_positions : ((x, y), (x, y)), default ((0.3, 0.4), (0.7, 0.4))
-        Where the eyes go, as fractions of the output's ``(W - 1, H - 1)``.
-    antialias : bool, default True
-        When the face shrinks by a factor ``s > 1``, smooth it first with a
-        Gaussian of standard deviation ``(s - 1) / 2`` input pixels
-        (scikit-image's ``resize(anti_aliasing=True)``; beyond ``s = 8``,
-        blocks of ``floor(s / 4)`` pixels are averaged first, so the time
-        does not grow with ``s``). Bilinear sampling alone reads one input
-        pixel in ``s``: the crop of a face several times its size aliases.
-
-    Returns
-    -------
-    (H, W) ndarray
-        Bilinear resampling; pixels from outside the input repeat its edge.
-
-    Notes
-    -----
-    Two point pairs determine a similarity transform (rotation, uniform scale,
-    translation) exactly, so the eyes land on their targets up to the
-    interpolation of the image itself. Only the part of the image the crop
-    reads is smoothed, so the cost does not grow with the photo.
-    """
-    image = _as_float_image(image)
-    transform = eye_transform(left_eye, right_eye, shape=shape, eye_positions=eye_positions)
-    return _warp(image, transform, shape, antialias=antialias)
-
-
-def _warp(image: np.ndarray, transform, shape, *, antialias) -> np.ndarray:
-    shape = _check_shape(shape)
-    dtype = image.dtype
-    if antialias:
-        image, transform = _prefiltered(image, transform, shape)
-    out = warp(image, transform.inverse, output_shape=shape, order=1, mode="edge")
-    return out.astype(dtype, copy=False)
-
-
-#: Beyond this shrinking ``s``, :func:`align` first averages blocks of ``floor(s / 4)``
-#: pixels: the Gaussian's kernel (``4 (s - 1)`` taps) over a face 2,000 pixels wide took 5 s,
-#: now 14 ms (``benchmarks/bench_align.py``).
-_BLOCKS_BEYOND = 8
-
-
-def _prefiltered(image, transform, shape):
-    """The part of ``image`` a similarity warp to ``shape`` reads, smoothed for its shrinking.
-
-    Returns the smoothed part and the transform from its pixels. Shrinking by
-    ``s <= 8``, it equals smoothing the whole image (``mode="nearest"``) where
-    the warp reads; beyond, blocks of ``b = floor(s / 4)`` pixels are averaged
-    first and the Gaussian of ``(s / b - 1) / 2`` blocks smooths those.
-    """
-    factor = 1 / transform.scale
-    if factor <= 1:
-        return image, transform
-    block = min(int(factor // 4), *image.shape) if factor > _BLOCKS_BEYOND else 1
-    sigma = (factor / block - 1) / 2
-    height, width = shape
-    corners = transform.inverse([[0, 0], [width - 1, 0], [0, height - 1], [width - 1, height - 1]])
-    # bilinear reads the next pixel; gaussian_filter's kernel reaches 4 sigma
-    reach = block * (int(np.ceil(4 * sigma)) + 2)
-    bounds = []
-    for axis, size in ((0, image.shape[1]), (1, image.shape[0])):
-        low, high = np.clip([corners[:, axis].min(), corners[:, axis].max()], 0, size - 1)
-        bounds.append(
-            (max(int(np.floor(low)) - reach, 0), min(int(np.ceil(high)) + reach + 1, size))
-        )
-    (x0, x1), (y0, y1) = bounds
-    part = image[y0:y1, x0:x1]
-    if block > 1:
-        part = _block_means(_block_means(part, block, axis=0), block, axis=1)
-    part = gaussian_filter(part, sigma, mode="nearest", output=np.float64)
-    # a block's mean sits at its centre: (block - 1) / 2 past its first pixel
-    start = np.array([x0, y0]) + (block - 1) / 2
-    from_part = np.array([[block, 0.0, start[0]], [0.0, block, start[1]], [0.0, 0.0, 1.0]])
-    return part, SimilarityTransform(matrix=transform.params @ from_part)
-
-
-def _block_means(array, block, axis):
-    """Means of ``block`` consecutive rows (``axis=0``) or columns; a last, part block is
-    completed by repeating its last row or column (the photo's edge, as ``mode="edge"``)."""
-    array = np.moveaxis(array, axis, 0)
-    whole = len(array) // block * block
-    means = array[:whole].reshape(whole // block, block, *array.shape[1:]).mean(axis=1)
-    rest = array[whole:]
-    if len(rest):
-        last = (rest.sum(axis=0) + (block - len(rest)) * rest[-1]) / block
-        means = np.concatenate([means, last[None]])
-    return np.moveaxis(means, 0, axis)
 
 
 def equalize(image: np.ndarray, *, n_bins: int = 256, mask: np.ndarray | None = None) -> np.ndarray:
@@ -327,7 +87,7 @@ def equalize(image: np.ndarray, *, n_bins: int = 256, mask: np.ndarray | None = 
     -------
     (H, W) ndarray
     """
-    image = _as_float_image(image)
+    image = as_float_image(image)
     return exposure.equalize_hist(image, nbins=n_bins, mask=mask).astype(image.dtype)
 
 
@@ -351,7 +111,7 @@ def standardize(image: np.ndarray, *, method: str = "norm") -> np.ndarray:
     >>> out, round(float(np.linalg.norm(out)), 12)
     (array([[-0.70710678,  0.70710678]]), 1.0)
     """
-    image = _as_float_image(image)
+    image = as_float_image(image)
     centred = image - image.mean(dtype=np.float64)
     if method == "norm":
         scale = np.sqrt(np.sum(centred.astype(np.float64) ** 2))
@@ -497,7 +257,7 @@ def mask_ellipse(image: np.ndarray, *, fill: float | None = None) -> np.ndarray:
     -------
     (H, W) ndarray
     """
-    image = _as_float_image(image)
+    image = as_float_image(image)
     inside = ellipse_mask(image.shape)
     out = image.copy()
     out[~inside] = image[inside].mean() if fill is None else fill
@@ -506,7 +266,7 @@ def mask_ellipse(image: np.ndarray, *, fill: float | None = None) -> np.ndarray:
 
 def ellipse_mask(shape: tuple[int, int]) -> np.ndarray:
     """Boolean ``(H, W)`` mask of the ellipse inscribed in the image."""
-    height, width = _check_shape(shape)
+    height, width = check_shape(shape)
     rows = (np.arange(height) - (height - 1) / 2) / (height / 2)
     cols = (np.arange(width) - (width - 1) / 2) / (width / 2)
     return rows[:, None] ** 2 + cols[None, :] ** 2 <= 1.0
@@ -561,7 +321,7 @@ def illumination(
     >>> bool(np.allclose(illumination(0.3 * face), illumination(face)))  # a darker photo
     True
     """
-    image = _as_float_image(image)
+    image = as_float_image(image)
     if not (0.0 < gamma <= 1.0 and 0.0 < sigma_inner < sigma_outer and alpha > 0 and tau > 0):
         raise ValueError(
             "illumination needs 0 < gamma <= 1, 0 < sigma_inner < sigma_outer, alpha > 0 and "
@@ -630,7 +390,7 @@ def _normalize_one(image, *, shape, eyes, eye_positions, equalize, standardize, 
         if shape is None:
             raise ValueError("aligning on the eyes needs an output shape=(H, W)")
         transform = eye_transform(eyes[0], eyes[1], shape=shape, eye_positions=eye_positions)
-        image = _warp(image, transform, shape, antialias=True)
+        image = warp(image, transform, shape, antialias=True)
     elif shape is not None and tuple(shape) != image.shape:
         transform = partial(resize_points, from_shape=image.shape, to_shape=tuple(shape))
         image = resize(image, shape)
@@ -641,29 +401,6 @@ def _normalize_one(image, *, shape, eyes, eye_positions, equalize, standardize, 
     if standardize is not None:
         image = _standardize_image(image, method=standardize)
     return image, transform
-
-
-def resize_points(points, from_shape, to_shape) -> np.ndarray:
-    """Move ``(x, y)`` points with an image resized from ``from_shape`` to ``to_shape``.
-
-    Pixel centres map to pixel centres: ``x_out + 0.5 = (x_in + 0.5) * W_out / W_in``.
-
-    Parameters
-    ----------
-    points : (..., 2) array-like
-    from_shape, to_shape : (H, W)
-
-    Returns
-    -------
-    (..., 2) ndarray of float64
-
-    Examples
-    --------
-    >>> resize_points([[0.0, 0.0], [3.0, 1.0]], (2, 4), (4, 8)).tolist()
-    [[0.5, 0.5], [6.5, 2.5]]
-    """
-    scale = np.array([to_shape[1] / from_shape[1], to_shape[0] / from_shape[0]])
-    return (np.asarray(points, dtype=np.float64) + 0.5) * scale - 0.5
 
 
 def normalize_images(

@@ -18,7 +18,7 @@ import numpy as np
 from scipy import ndimage
 
 from ._parallel import MAP_PARALLEL_PIXELS, n_threads, run_parallel
-from .normalize import resize
+from .transform import resize
 
 __all__ = [
     "Detection",

@@ -12,7 +12,7 @@ import numpy as np
 
 from .faces.geometry import mirror_landmarks
 from .imageset import ImageSet
-from .normalize import resize, resize_points
+from .transform import resize, resize_points
 
 __all__ = ["resized", "translated", "mirrored", "concatenate", "virtual_views", "view_count"]
 

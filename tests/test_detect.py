@@ -139,7 +139,7 @@ def test_detect_finds_a_planted_pattern_at_its_scale(rng):
     examples = ev.normalize_images(examples, standardize="norm")
     space = ev.Eigenspace(4).fit(examples)
     image = 0.3 * rng.random((120, 140))
-    big = ev.normalize.resize(blob(7.5, 7.5, 3.0), (32, 32))
+    big = ev.transform.resize(blob(7.5, 7.5, 3.0), (32, 32))
     image[50:82, 70:102] += big
     found = detect(image, space, scales=[1, 2**0.5, 2, 2**1.5], max_detections=3)
     best = found[0]
@@ -190,7 +190,7 @@ def test_detect_finds_held_out_imm_faces(imm):
         space = _face_space(train, 10)
         for i in np.flatnonzero(held_out)[::3]:
             image = imm.images[i]
-            image = ev.normalize.resize(image, (image.shape[0] // 2, image.shape[1] // 2))
+            image = ev.transform.resize(image, (image.shape[0] // 2, image.shape[1] // 2))
             left, right = imm.landmarks["left_eye"][i] / 2, imm.landmarks["right_eye"][i] / 2
             iod = np.linalg.norm(right - left)
             found_left, found_right = ev.window_eyes(detect(image, space, max_detections=1)[0])
@@ -218,7 +218,7 @@ def test_multiscale_minima_equal_a_brute_force_search_in_parallel_or_not(rng, mo
     """Every level's local minima (a loop over windows), in input pixels, best first; the same
     with the levels searched in threads as on one."""
     from eigenvision import search
-    from eigenvision.normalize import resize
+    from eigenvision.transform import resize
 
     space = ev.Eigenspace(3).fit(rng.random((30, 9, 8)))
     image = ndimage.gaussian_filter(rng.random((260, 240)), 2)

@@ -75,7 +75,7 @@ def test_a_huge_photo_is_searched_reduced(finder, monkeypatch):
     seen.clear()
     # the very image the finder searches (the refinement's argmax would tell apart the astronaut
     # reduced from 512 and from 4096 pixels by a few pixels on faint candidates)
-    reduced = finder.find(ev.normalize.resize(huge, (800, 800)), threshold=0.0, max_faces=5)
+    reduced = finder.find(ev.transform.resize(huge, (800, 800)), threshold=0.0, max_faces=5)
     assert len(faces) == len(reduced) == 5
     # the same faces, answered in the huge photo's pixels (4096 / 800 times the reduced ones)
     for big, small in zip(faces[:3], reduced[:3], strict=True):
@@ -173,7 +173,7 @@ def test_align_face_puts_the_eyes_in_place(rng):
     photo = rng.random((120, 160))
     face = ((50.0, 60.0), (90.0, 52.0))
     crop = ev.align_face(photo, face, shape=(56, 46))
-    transform = ev.normalize.eye_transform(*face, shape=(56, 46))
+    transform = ev.transform.eye_transform(*face, shape=(56, 46))
     np.testing.assert_allclose(
         transform(np.array(face)), [[0.3 * 45, 0.4 * 55], [0.7 * 45, 0.4 * 55]], atol=1e-9
     )
@@ -564,7 +564,7 @@ def test_antialiased_windows_average_a_fine_grating_away(rng):
             face_windows_at(image, pair, iod=16),
         )
     # eyes 100 apart: two octaves down they are 25 apart, in [1.5, 1.5 sqrt 2) window IODs
-    from eigenvision.normalize import resize, resize_points
+    from eigenvision.transform import resize, resize_points
 
     reduced = resize(image, (30, 40))
     pair = np.array([[(30.0, 50.0), (130.0, 50.0)]])

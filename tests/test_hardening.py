@@ -117,7 +117,7 @@ def test_size_parameters_are_bounded(rng):
     with pytest.raises(ValueError, match="iod"):
         ev.face_windows(marked, iod=10**5)
     with pytest.raises(ValueError, match="shape"):
-        ev.normalize.resize(faces[0], (10**6, 10**6))
+        ev.transform.resize(faces[0], (10**6, 10**6))
 
 
 def test_unknown_feature_names_are_named(rng):

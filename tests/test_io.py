@@ -390,7 +390,7 @@ def test_max_side_decodes_reduced_and_matches_a_resize(tmp_path, rng):
     Image.fromarray(smooth.astype(np.uint8)).save(path, quality=95)
     small = ev.load_image(path, max_side=300)
     assert small.shape == (225, 300) and small.flags.writeable
-    reference = ev.normalize.resize(ev.load_image(path), (225, 300))
+    reference = ev.transform.resize(ev.load_image(path), (225, 300))
     assert np.abs(small - reference).max() < 0.02  # a smooth picture: decoding scale barely shows
     assert ev.load_image(path, max_side=5000).shape == (900, 1200)  # never enlarged
 

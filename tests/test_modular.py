@@ -81,7 +81,7 @@ def test_any_resolution_and_a_loose_box(detector, folds):
 
     def transform(image, box):
         factor = 0.5
-        small = ev.normalize.resize(
+        small = ev.transform.resize(
             image, (int(image.shape[0] * factor), int(image.shape[1] * factor))
         )
         x, y, w, h = (v * factor for v in box)

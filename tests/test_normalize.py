@@ -6,6 +6,7 @@ from scipy import ndimage
 
 import eigenvision as ev
 from eigenvision import normalize as nz
+from eigenvision import transform as tf
 
 
 def _blob_image(shape, centres, sigma=2.0):
@@ -31,7 +32,7 @@ def _centroid(image, x, y, radius=6):
 def test_align_puts_eyes_where_asked(eyes):
     image = _blob_image((120, 140), eyes, sigma=3.0)
     shape = (64, 56)
-    out = nz.align(image, *eyes, shape=shape, eye_positions=((0.3, 0.4), (0.7, 0.4)))
+    out = tf.align(image, *eyes, shape=shape, eye_positions=((0.3, 0.4), (0.7, 0.4)))
     targets = [(0.3 * 55, 0.4 * 63), (0.7 * 55, 0.4 * 63)]
     for tx, ty in targets:
         cx, cy = _centroid(out, tx, ty)
@@ -68,9 +69,9 @@ def test_align_antialias_matches_scikit_image_resize(rng):
     eyes = (placed * [out[1] - 1, out[0] - 1] + 0.5) * factor - 0.5  # resize's pixel centres
     reference = resize(image, out, order=1, mode="edge", anti_aliasing=True)
     np.testing.assert_allclose(
-        nz.align(image, *eyes, shape=out, eye_positions=placed), reference, atol=1e-12
+        tf.align(image, *eyes, shape=out, eye_positions=placed), reference, atol=1e-12
     )
-    plain = nz.align(image, *eyes, shape=out, eye_positions=placed, antialias=False)
+    plain = tf.align(image, *eyes, shape=out, eye_positions=placed, antialias=False)
     assert np.abs(plain - reference).mean() > 0.05  # 0.096: a pixel in 4, white noise
 
 
@@ -87,7 +88,7 @@ def test_align_smooths_only_the_part_it_reads(eyes, rng):
     from skimage.transform import warp
 
     image, shape = rng.random((300, 400)), (112, 92)
-    transform = nz.eye_transform(*eyes, shape=shape)
+    transform = tf.eye_transform(*eyes, shape=shape)
     sigma = (1 / transform.scale - 1) / 2
     whole = warp(
         ndimage.gaussian_filter(image, sigma, mode="nearest"),
@@ -96,11 +97,11 @@ def test_align_smooths_only_the_part_it_reads(eyes, rng):
         order=1,
         mode="edge",
     )
-    np.testing.assert_allclose(nz.align(image, *eyes, shape=shape), whole, atol=1e-12)
+    np.testing.assert_allclose(tf.align(image, *eyes, shape=shape), whole, atol=1e-12)
     # a face smaller than the crop is enlarged: nothing to smooth
     small = ((100.0, 100.0), (110.0, 102.0))
     np.testing.assert_array_equal(
-        nz.align(image, *small, shape=shape), nz.align(image, *small, shape=shape, antialias=False)
+        tf.align(image, *small, shape=shape), tf.align(image, *small, shape=shape, antialias=False)
     )
 
 
@@ -116,13 +117,13 @@ def test_align_averages_blocks_of_a_much_larger_face(rng):
     placed, out = np.array([[0.3, 0.4], [0.7, 0.4]]), (40, 32)
     eyes = (placed * [out[1] - 1, out[0] - 1] + 0.5) * 12 - 0.5
     reference = resize(image, out, order=1, mode="edge", anti_aliasing=True)
-    blocked = nz.align(image, *eyes, shape=out, eye_positions=placed)
+    blocked = tf.align(image, *eyes, shape=out, eye_positions=placed)
     assert np.abs(blocked - reference).max() < 0.03, np.abs(blocked - reference).max()
     # away from the grating's edges; bilinear alone reads every sample on a black stripe
     grating = np.tile([0.0, 1.0], (800, 400))
-    smooth = nz.align(grating, *(eyes + [150.5, 150]), shape=out, eye_positions=placed)
+    smooth = tf.align(grating, *(eyes + [150.5, 150]), shape=out, eye_positions=placed)
     np.testing.assert_allclose(smooth, 0.5, atol=0.01)
-    tiny = nz.align(rng.random((5, 7)), (-400.0, 2.0), (400.0, 3.0), shape=out)
+    tiny = tf.align(rng.random((5, 7)), (-400.0, 2.0), (400.0, 3.0), shape=out)
     assert tiny.shape == out and np.all(np.isfinite(tiny))
     # the blocks: scikit-image's block_reduce of the photo with its edge repeated (a photo's
     # last, part block was dropped before: a big face reaching past the photo then differed
@@ -132,7 +133,7 @@ def test_align_averages_blocks_of_a_much_larger_face(rng):
     photo = rng.random((23, 17))
     padded = np.pad(photo, ((0, 1), (0, 3)), mode="edge")
     np.testing.assert_allclose(
-        nz._block_means(nz._block_means(photo, 4, 0), 4, 1),
+        tf._block_means(tf._block_means(photo, 4, 0), 4, 1),
         block_reduce(padded, (4, 4), np.mean),
         atol=1e-14,
     )
@@ -161,10 +162,10 @@ def test_align_face_crop_hardly_depends_on_the_photo_size(imm):
         strict=True,
     ):
         small = tuple(round(0.3 * side) for side in photo.shape[:2])
-        eyes = nz.resize_points([left, right], photo.shape[:2], small)
+        eyes = tf.resize_points([left, right], photo.shape[:2], small)
         crops = [
             nz.standardize(ev.align_face(image, pair, shape=(56, 46)))
-            for image, pair in ((photo, (left, right)), (nz.resize(photo, small), eyes))
+            for image, pair in ((photo, (left, right)), (tf.resize(photo, small), eyes))
         ]
         differences.append(np.linalg.norm(crops[0] - crops[1]) / np.linalg.norm(crops[1]))
     assert np.median(differences) < 0.05, np.median(differences)
@@ -181,19 +182,19 @@ def test_resize_keeps_landmarks_on_pixel_centres():
 
 def test_resize_antialiases_and_keeps_dtype():
     checker = (np.indices((64, 64)).sum(axis=0) % 2).astype(np.float32)
-    small = nz.resize(checker, (8, 8))
+    small = tf.resize(checker, (8, 8))
     assert small.dtype == np.float32 and small.shape == (8, 8)
     np.testing.assert_allclose(small, 0.5, atol=0.02)  # no aliasing into stripes
-    assert nz.resize(checker.astype(np.float64), (32, 16)).dtype == np.float64
+    assert tf.resize(checker.astype(np.float64), (32, 16)).dtype == np.float64
 
 
 def test_crop_and_errors():
     image = np.arange(20.0).reshape(4, 5)
-    np.testing.assert_array_equal(nz.crop(image, (1, 2, 3, 2)), image[2:4, 1:4])
+    np.testing.assert_array_equal(tf.crop(image, (1, 2, 3, 2)), image[2:4, 1:4])
     with pytest.raises(ValueError, match="outside"):
-        nz.crop(image, (3, 0, 3, 2))
+        tf.crop(image, (3, 0, 3, 2))
     with pytest.raises(ValueError, match="empty"):
-        nz.crop(image, (0, 0, 0, 2))
+        tf.crop(image, (0, 0, 0, 2))
 
 
 def test_equalize_flattens_histogram(rng):
@@ -267,7 +268,7 @@ def test_to_gray_rejects_nan_and_bad_shapes():
     with pytest.raises(ValueError, match="NaN"):
         nz.to_gray(np.full((3, 3), np.nan))
     with pytest.raises(ValueError, match="shape"):
-        nz.resize(np.zeros((2, 3, 4, 5)), (2, 2))
+        tf.resize(np.zeros((2, 3, 4, 5)), (2, 2))
 
 
 def test_pixel_standardizer_matches_sklearn(rng):

@@ -20,7 +20,7 @@ import eigenvision as ev
 faces = ev.datasets.load_lfw_subset()[:100]
 space = ev.Eigenspace(n_components=10).fit(ev.normalize_images(faces.images, standardize="norm"))
 
-photo = ev.normalize.resize(ev.normalize.to_gray(data.astronaut()), (128, 128))
+photo = ev.transform.resize(ev.normalize.to_gray(data.astronaut()), (128, 128))
 heat = ev.dffs_map(photo, space, normalize="window", mode="same")
 row, col = np.unravel_index(np.nanargmin(heat), heat.shape)
 print(f"smallest DFFS at (x, y) = ({col}, {row})")

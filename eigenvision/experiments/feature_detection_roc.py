@@ -26,8 +26,8 @@ from .. import datasets
 from ..evaluate import auc, detection_rate_at, detection_roc, error_fractions, eye_error
 from ..faces.features import FeatureDetector
 from ..faces.geometry import PLACEMENT_EYE_PATCH, face_box
-from ..normalize import resize
 from ..plot import image_grid, roc
+from ..transform import resize
 from ._common import Run, data_env, parser, steps
 
 NAME = "feature_detection_roc"

@@ -7,7 +7,9 @@ are scored by models fitted on every other person (nobody in a test pair is
 ever in training). Accuracy at each model's own threshold, ROC, TAR at FAR
 1% and 0.1%, pooled over the folds, for: eigenfaces (cosine) and PLDA on the
 pixels (crops halved to 40 x 32), and the shipped recipe (Tan & Triggs,
-LBP + HOG, PLDA, calibration).
+LBP + HOG, PLDA, calibration); where installed (the ``bench`` extra), dlib's
+128-D embeddings as face_recognition computes them (a network trained on
+other people, at its default tolerance 0.6) as the peer.
 
     eigenvision experiment lfw_verification --out experiments/figures/lfw_verification
 """
@@ -25,9 +27,12 @@ from ..faces.compare import lfw_eyes, model_crop
 from ..faces.photos import default_finder
 from ..identity import IdentityModel
 from ..plot import roc
+from . import _dlib
 from ._common import Run, data_env, parser, steps
 
 NAME = "lfw_verification"
+DLIB = "dlib embeddings (peer, trained elsewhere)"
+DLIB_TOLERANCE = 0.6  # face_recognition's default
 
 
 def _folds(people, n_folds, seed):
@@ -55,6 +60,41 @@ def _best_threshold(scores, same):
     candidates = np.unique(scores)
     accuracy = [np.mean((scores >= t) == same) for t in candidates]
     return float(candidates[int(np.argmax(accuracy))])
+
+
+def _dlib_pairs(names, a_rows, b_rows):
+    """dlib's embeddings of each photo's most central face: the pairs' scores (minus the
+    Euclidean distance) and decisions at face_recognition's default tolerance, 0.6."""
+    from PIL import Image
+
+    folder = datasets.find_datasets()["lfw_train"] / "images"
+    embedder = _dlib.Embedder()
+    vectors, missing = {}, 0
+    start = time.perf_counter()
+    for row in sorted(set(a_rows) | set(b_rows)):
+        with Image.open(folder / names[row]) as opened:
+            image = np.asarray(opened.convert("RGB"))
+        boxes, found = embedder.faces(image)
+        if not boxes:
+            missing += 1
+            continue
+        centre = np.array(image.shape[1::-1]) / 2
+        nearest = np.argmin(
+            [np.hypot(*(np.add(b[:2], np.divide(b[2:], 2)) - centre)) for b in boxes]
+        )
+        vectors[row] = found[nearest]
+    seconds = (time.perf_counter() - start) / (len(vectors) + missing)
+    distance = np.array(
+        [
+            np.linalg.norm(vectors[a] - vectors[b]) if a in vectors and b in vectors else np.inf
+            for a, b in zip(a_rows, b_rows, strict=True)
+        ]
+    )
+    unseen = ~np.isfinite(distance)  # a photo without a face: the least alike of all pairs
+    distance[unseen] = distance[~unseen].max() + 1
+    extra = {"photos_without_a_face": missing, "pairs_without_a_face": int(unseen.sum())}
+    extra["seconds_per_photo"] = seconds
+    return -distance, distance <= DLIB_TOLERANCE, extra
 
 
 def _training_pairs(labels, rng, n_pairs=4000):
@@ -135,6 +175,9 @@ def main(argv=None):
             llr = fitted.plda_.score_pairs(X[a], X[b])
             scores[name][test] = llr
             decided[name][test] = llr >= fitted.threshold_
+    if _dlib.available():
+        methods += (DLIB,)
+        scores[DLIB], decided[DLIB], results_dlib = _dlib_pairs(lfw.names, a_rows, b_rows)
     results, curves = {}, {}
     for name in methods:
         rates, curve = _rates(scores[name], same, np.inf)
@@ -149,6 +192,8 @@ def main(argv=None):
             title=f"LFW View 1 training pairs, {args.folds} folds by person",
         )
     )
+    if DLIB in results:
+        results[DLIB].update(results_dlib)
     run.results = {
         "methods": results,
         "pairs": int(len(pairs)),

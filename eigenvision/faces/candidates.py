@@ -12,14 +12,14 @@ the face/non-face decision (:mod:`eigenvision.faces.decision`) sorts them out.
 from __future__ import annotations
 
 import numpy as np
-from skimage.transform import SimilarityTransform, warp
 
 from ..detection import dffs_map
-from ..normalize import resize, to_gray
+from ..normalize import to_gray
 from ..search import _minima_table, kept_indices, pyramid_scales
+from ..transform import resize, rotated
 from .geometry import FACE_WINDOW, window_eyes
 
-__all__ = ["find_candidates", "search_space", "reduced", "rotated"]
+__all__ = ["find_candidates", "search_space", "reduced"]
 
 
 def find_candidates(
@@ -139,34 +139,3 @@ def reduced(image, max_side):
         return image, np.ones(2)
     small = resize(image, tuple(max(1, round(side * factor)) for side in image.shape))
     return small, np.array(small.shape) / np.array(image.shape)
-
-
-def rotated(image, angle):
-    """``image`` turned by ``angle`` degrees about its centre on a canvas that holds all of it.
-
-    Parameters
-    ----------
-    image : (H, W) ndarray
-    angle : float
-        Degrees.
-
-    Returns
-    -------
-    image : (H', W') ndarray
-    transform : skimage.transform.SimilarityTransform
-        From input to output pixels.
-    """
-    height, width = image.shape
-    theta = np.deg2rad(angle)
-    cos, sin = abs(np.cos(theta)), abs(np.sin(theta))
-    out_w = int(np.ceil(width * cos + height * sin))
-    out_h = int(np.ceil(width * sin + height * cos))
-    transform = (
-        SimilarityTransform(translation=(-(width - 1) / 2, -(height - 1) / 2))
-        + SimilarityTransform(rotation=theta)
-        + SimilarityTransform(translation=((out_w - 1) / 2, (out_h - 1) / 2))
-    )
-    if angle == 0:
-        return image, transform
-    out = warp(image, transform.inverse, output_shape=(out_h, out_w), order=1, mode="edge")
-    return out.astype(image.dtype, copy=False), transform

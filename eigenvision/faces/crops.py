@@ -16,7 +16,8 @@ from .._base import progress as show_progress
 from .._errors import FaceCountError, NoFaceError
 from .._spec import Param
 from ..imageset import ImageSet
-from ..normalize import DEFAULT_EYE_POSITIONS, align, to_gray
+from ..normalize import to_gray
+from ..transform import DEFAULT_EYE_POSITIONS, align
 
 __all__ = ["align_face", "single_face", "photo_faces", "FINDER"]
 
@@ -43,7 +44,7 @@ def align_face(
         Where the eyes land, as fractions of the crop's width and height.
     antialias : bool, default True
         Smooth a face larger than the crop before sampling it
-        (:func:`~eigenvision.normalize.align`): a photo's face is often 2 to
+        (:func:`~eigenvision.transform.align`): a photo's face is often 2 to
         10 times the crop's size.
 
     Returns

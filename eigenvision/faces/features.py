@@ -23,8 +23,9 @@ from .._spec import Param, State, check_params
 from ..detection import window_maps
 from ..eigenspace import Eigenspace
 from ..imageset import ImageSet
-from ..normalize import resize, resize_points, to_gray, unit_norm
+from ..normalize import to_gray, unit_norm
 from ..search import multiscale_minima, suppress
+from ..transform import resize, resize_points
 from .decision import fit_decision, log_distance_maps, log_distances
 from .geometry import (
     FEATURES,

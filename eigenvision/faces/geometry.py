@@ -16,7 +16,8 @@ from scipy.ndimage import map_coordinates
 
 from .._parallel import n_threads, run_on_row_parts
 from ..imageset import ImageSet
-from ..normalize import align, resize, resize_points, to_gray, unit_norm
+from ..normalize import to_gray, unit_norm
+from ..transform import align, resize, resize_points
 
 __all__ = [
     "face_box",
@@ -131,7 +132,7 @@ def box_eyes(box) -> tuple[np.ndarray, np.ndarray, float]:
 def face_windows(images, landmarks=None, *, iod=20, mirror=True) -> np.ndarray:
     """Faces cut to the face-detection window, eyes aligned, for training a face space.
 
-    Each face is rotated, scaled and shifted (:func:`normalize.align`) so its
+    Each face is rotated, scaled and shifted (:func:`~eigenvision.transform.align`) so its
     eyes lie ``iod`` pixels apart on a horizontal line in a window of
     :data:`FACE_WINDOW` geometry: ``round(1.6 iod)`` high (0.4 IOD above the
     eye line, 1.2 below: brows to mouth) and ``round(1.4 iod)`` wide (0.2
@@ -285,13 +286,13 @@ def face_windows_at(image, eyes, *, iod=20, antialias=False) -> np.ndarray:
     iod : float, default 20
     antialias : bool, default False
         Cut each window from the half-octave reduction of ``image``
-        (:func:`~eigenvision.normalize.resize`, antialiased) in which its
+        (:func:`~eigenvision.transform.resize`, antialiased) in which its
         eyes lie ``1.5 iod`` to ``1.5 sqrt(2) iod`` apart (from ``image``
         itself for smaller faces). Bilinear sampling alone skips pixels of
         a face many times larger than the window: the window aliases, and
         a face/non-face decision trained on smaller faces rejects it
         (``FaceFinder``'s ``antialias``). Not the full smoothing of
-        :func:`~eigenvision.normalize.align`: the last 1.5-2.1x of shrinking
+        :func:`~eigenvision.transform.align`: the last 1.5-2.1x of shrinking
         stays bilinear, as in the finder's training windows
         (:func:`face_window`); a finder trained on smoothed windows found
         fewer faces (:func:`~eigenvision.faces.photos.build_finder`).
@@ -351,7 +352,7 @@ class HalfOctaves:
         self._levels = {0: self.image}
 
     def __getitem__(self, step) -> np.ndarray:
-        """The image reduced ``2 ** (step / 2)`` times (:func:`~eigenvision.normalize.resize`,
+        """The image reduced ``2 ** (step / 2)`` times (:func:`~eigenvision.transform.resize`,
         antialiased); ``step`` 0 is the image."""
         step = int(step)
         if step not in self._levels:

@@ -1,0 +1,71 @@
+"""dlib as a peer, called as face_recognition's users call it: HOG faces, 128-D embeddings.
+
+Benchmark and comparison only (``pip install eigenvision[bench]``: ``dlib-bin`` and
+``face-recognition-models``), never a runtime dependency of eigenvision.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def available() -> bool:
+    """Whether dlib and its trained models are installed."""
+    try:
+        import dlib  # noqa: F401
+        import face_recognition_models  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+class Embedder:
+    """dlib's frontal HOG detector (upsampled once), 5-point shape and ResNet face embedding."""
+
+    def __init__(self):
+        import dlib
+        import face_recognition_models as models
+
+        self.detector = dlib.get_frontal_face_detector()
+        self.shapes = dlib.shape_predictor(models.pose_predictor_five_point_model_location())
+        self.network = dlib.face_recognition_model_v1(models.face_recognition_model_location())
+
+    def faces(self, image):
+        """``(boxes, embeddings)`` of every face: ``(x, y, w, h)`` and ``(128,)`` each.
+
+        Parameters
+        ----------
+        image : (H, W, 3) uint8 ndarray
+            RGB.
+
+        Returns
+        -------
+        boxes : list of tuple
+        embeddings : (n, 128) ndarray
+        """
+        found = self.detector(image, 1)
+        boxes, vectors = [], []
+        for rect in found:
+            shape = self.shapes(image, rect)
+            vectors.append(np.array(self.network.compute_face_descriptor(image, shape)))
+            boxes.append((rect.left(), rect.top(), rect.width(), rect.height()))
+        return boxes, np.array(vectors).reshape(-1, 128)
+
+
+def chinese_whispers(embeddings, threshold=0.5) -> np.ndarray:
+    """dlib's Chinese-whispers clustering of face embeddings (its example's threshold 0.5).
+
+    Parameters
+    ----------
+    embeddings : (n, 128) ndarray
+    threshold : float, default 0.5
+        Faces closer than this (Euclidean) are linked.
+
+    Returns
+    -------
+    (n,) int ndarray
+    """
+    import dlib
+
+    vectors = [dlib.vector(list(map(float, row))) for row in embeddings]
+    return np.asarray(dlib.chinese_whispers_clustering(vectors, threshold), dtype=np.int64)
