@@ -480,6 +480,11 @@ class IdentityModel(BaseEstimator):
     illumination : bool, default True
         Tan & Triggs' normalisation before the descriptors
         (:func:`~eigenvision.normalize.illumination`).
+    mirror : bool, default True
+        Describe each crop by the mean of its descriptors and its mirror
+        image's (as Simonyan et al. 2013 do): a face and its mirror show one
+        person, and the mean depends less on which side the light or a turn
+        favours.
     pca_components : int, default 200
         PLDA's PCA step.
     n_components : int, default 100
@@ -497,6 +502,13 @@ class IdentityModel(BaseEstimator):
         ``(a, b)``: ``P(same) = 1 / (1 + exp(-(a llr + b)))``.
     threshold_ : float
         The ratio where ``P(same) = 1/2``: the model's decision.
+
+    References
+    ----------
+    X. Tan and B. Triggs (2010), Enhanced local texture feature sets for face
+    recognition under difficult lighting conditions, IEEE TIP 19(6).
+    K. Simonyan, O. Parkhi, A. Vedaldi and A. Zisserman (2013), Fisher vector
+    faces in the wild, BMVC (descriptors of the face and its mirror image).
     """
 
     _params = {
@@ -504,11 +516,16 @@ class IdentityModel(BaseEstimator):
         "eye_positions": Param("any"),
         "descriptor": Param("choice", choices=DESCRIPTORS),
         "illumination": Param("bool"),
+        "mirror": Param("bool"),
         "pca_components": Param("int", 1, 100_000),
         "n_components": Param("int", 1, 100_000),
         "calibration_share": Param("real", 0, 1, open_low=True, open_high=True),
         "seed": Param("int", 0, 2**32 - 1),
     }
+
+    #: Parameters added after models were first saved, with the value that keeps an older
+    #: model file's behaviour (:func:`~eigenvision.load` gives it where a file has none).
+    _former_defaults = {"mirror": False}
 
     _state = {
         "plda_": State("model"),
@@ -523,6 +540,7 @@ class IdentityModel(BaseEstimator):
         eye_positions=DEFAULT_EYE_POSITIONS,
         descriptor="lbp+hog",
         illumination=True,
+        mirror=True,
         pca_components=200,
         n_components=100,
         calibration_share=0.1,
@@ -532,6 +550,7 @@ class IdentityModel(BaseEstimator):
         self.eye_positions = eye_positions
         self.descriptor = descriptor
         self.illumination = illumination
+        self.mirror = mirror
         self.pca_components = pca_components
         self.n_components = n_components
         self.calibration_share = calibration_share
@@ -558,7 +577,11 @@ class IdentityModel(BaseEstimator):
             )
         if self.illumination:
             crops = np.stack([normalize.illumination(crop) for crop in crops])
-        return face_descriptors(crops, kind=self.descriptor)
+        described = face_descriptors(crops, kind=self.descriptor)
+        if self.mirror:
+            described += face_descriptors(crops[:, :, ::-1], kind=self.descriptor)
+            described /= 2
+        return described
 
     def fit(self, crops, labels):
         """Fit PLDA on most people's crops and the calibration on the others'.

@@ -126,3 +126,30 @@ def test_identity_on_att_people_never_seen(att):
         for name, value in (("plda", scores), ("eigenfaces", -distances))
     }
     assert auc["plda"] > auc["eigenfaces"] > 0.9
+
+
+def test_mirror_describes_a_face_by_the_mean_of_it_and_its_mirror_image(rng, tmp_path):
+    """IdentityModel(mirror=True) describes each crop by the mean of its descriptors and its
+    mirror image's; a model file from before the parameter keeps its behaviour (no mirror)."""
+    import json
+
+    from eigenvision.descriptors import face_descriptors
+    from eigenvision.normalize import illumination
+
+    crops = rng.random((3, 80, 64))
+    lit = np.stack([illumination(crop) for crop in crops])
+    plain = face_descriptors(lit, kind="lbp+hog")
+    flipped = face_descriptors(lit[:, :, ::-1], kind="lbp+hog")
+    np.testing.assert_allclose(ev.IdentityModel().describe(crops), (plain + flipped) / 2)
+    np.testing.assert_array_equal(ev.IdentityModel(mirror=False).describe(crops), plain)
+    people = np.repeat(np.arange(12), 3)
+    model = ev.IdentityModel(mirror=False, pca_components=20, n_components=5)
+    model.fit_descriptors(rng.random((36, 30)), people)
+    path = ev.save(model, tmp_path / "old.npz")
+    with np.load(path, allow_pickle=False) as archive:
+        stored = {key: archive[key] for key in archive.files}
+    header = json.loads(bytes(stored["__header__"]).decode())
+    assert header["model"]["params"].pop("mirror") is False
+    stored["__header__"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
+    np.savez(path, **stored)
+    assert ev.load(path).mirror is False

@@ -205,6 +205,11 @@ def main(argv=None):
         f"{100 * best['accuracy']:.1f}%, TAR@FAR1% {100 * best['tar_at_far_1%']:.1f}% "
         f"(PLDA on pixels {100 * results['PLDA on pixels']['accuracy']:.1f}%, eigenfaces "
         f"{100 * results['eigenfaces (cosine)']['accuracy']:.1f}%)"
+        + (
+            f"; dlib's embeddings (peer) {100 * results[DLIB]['accuracy']:.1f}%"
+            if DLIB in results
+            else ""
+        )
     )
 
 
