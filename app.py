@@ -894,10 +894,53 @@ def group_page() -> None:
         )
 
 
+def compare_page() -> None:
+    st.header("Same person?")
+    columns = st.columns(2)
+    photos = []
+    for column, key in zip(columns, ("compare-a", "compare-b"), strict=True):
+        upload = column.file_uploader(
+            "a photo", type=["png", "jpg", "jpeg", "bmp", "tif", "tiff"], key=key
+        )
+        photos.append(None if upload is None else (upload.name, read_photo(upload)[0]))
+    if any(photo is None for photo in photos):
+        st.info(
+            "Upload two photos: the most confident face of each is compared by the identity "
+            "model in data/ (PLDA on LBP and HOG descriptors, trained on LFW's news photos)."
+        )
+        return
+    if any(photo is None for _, photo in photos):
+        return  # read_photo said what is wrong
+    finder, model = trained_finder(), identity_model()
+    crops = []
+    for column, (name, photo) in zip(columns, photos, strict=True):
+        with st.spinner(f"Finding the face of {name} ..."):
+            found = finder.find(photo, max_faces=1)
+        if not found:
+            st.error(
+                f"{name} shows no face at the finder's threshold {finder.threshold:.2f}: upload "
+                "a photo with the face large and frontal."
+            )
+            return
+        column.image(thumbnail(photo, found[0]), width=160, caption=name)
+        crops.append(ev.faces.compare.model_crop(photo, found[0], model))
+    llr = float(model.score_pairs(crops[0][None], crops[1][None])[0])
+    probability = float(model.probability(llr))
+    verdict = "the same person" if llr >= model.threshold_ else "two different people"
+    st.subheader(f"{verdict.capitalize()}: P(same person) {probability:.2f}")
+    st.caption(
+        f"Log-likelihood ratio {llr:.2f} (the model decides 'same' from {model.threshold_:.2f}). "
+        "The probability is calibrated on LFW's news photos: photos taken together (one studio, "
+        "one camera) look likelier one person than they are; the Group page compares faces "
+        "against each other instead."
+    )
+
+
 PAGES = {
     "Explore": explorer,
     "Recognise": recognise,
     "Detect": detect_page,
+    "Compare": compare_page,
     "Group": group_page,
     "Evaluate": evaluate_page,
 }

@@ -622,3 +622,27 @@ def test_group_page_says_what_is_wrong_with_odd_uploads():
     at.sidebar.file_uploader(key="group-upload").upload("wall.png", wall).run()
     assert not at.exception and not at.error
     assert any("No face was found" in w.value for w in at.warning)
+
+
+def test_compare_page_says_same_or_not_as_compare_faces_does():
+    """The Compare page: two photos in, the decision and P(same) of ev.compare_faces; a photo
+    without a face is named with the fix."""
+    import eigenvision as ev
+    from tests.conftest import require_dataset_folder
+
+    lfw = require_dataset_folder("lfw_train") / "images"
+    a, b = sorted((lfw / "Tony_Blair").glob("*.jpg"))[:2]
+    c = sorted((lfw / "Colin_Powell").glob("*.jpg"))[0]
+    at = _app("Compare")
+    assert any("Upload two photos" in i.value for i in at.info)
+    for first, second in ((a, b), (a, c)):
+        at.file_uploader(key="compare-a").upload(first.name, first.read_bytes()).run()
+        at.file_uploader(key="compare-b").upload(second.name, second.read_bytes()).run()
+        assert not at.exception and not at.error, [e.value for e in at.error]
+        expected = ev.compare_faces(first, second)
+        verdict = "The same person" if expected.accepted else "Two different people"
+        assert at.subheader[0].value == f"{verdict}: P(same person) {expected.probability:.2f}"
+    wall = _png(np.full((120, 160, 3), 90, np.uint8))
+    at.file_uploader(key="compare-b").upload("wall.png", wall).run()
+    assert not at.exception
+    assert any("wall.png shows no face" in e.value for e in at.error)
