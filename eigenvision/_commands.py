@@ -748,6 +748,7 @@ def _cmd_cluster(args) -> int:
         n_people=args.people,
         threshold=args.threshold,
         adapt=not args.no_adapt,
+        on_error="skip",
         progress=not args.quiet,
     )
     report = [

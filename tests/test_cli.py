@@ -431,11 +431,15 @@ def test_cluster_writes_one_folder_per_person_as_cluster_faces_groups(tmp_path, 
             shutil.copy(photo, photos / photo.name)
     Image.fromarray(np.full((120, 160, 3), 90, np.uint8)).save(photos / "wall.png")
     (photos / "notes.txt").write_text("not a photo")
+    good = (photos / "wall.png").read_bytes()
+    (photos / "torn.png").write_bytes(good[: len(good) // 2])  # a truncated photo
     out = tmp_path / "groups"
     assert main(["-q", "cluster", str(photos), "-o", str(out), "--json"]) == 0
     captured = capsys.readouterr()
     report = json.loads(captured.out)
     assert "notes.txt" in captured.err
+    assert "left out 1 unreadable file(s)" in captured.err and "torn.png" in captured.err
+    (photos / "torn.png").unlink()
     paths = sorted(p for p in photos.iterdir() if p.suffix != ".txt")
     expected = ev.cluster_faces(paths)
     assert [[face["photo"] for face in entry["faces"]] for entry in report] == [

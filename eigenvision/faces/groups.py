@@ -13,11 +13,13 @@ everyone.
 from __future__ import annotations
 
 import os
+import warnings
 
 import numpy as np
 from PIL import Image
 
 from .._base import progress as show_progress
+from .._errors import ImageLoadError
 from .._spec import Param
 from ..cluster import METHODS, average_linkage, cluster, set_normalized
 from .compare import _photo, default_identity_model, model_crop
@@ -44,6 +46,7 @@ def cluster_faces(
     n_people=None,
     threshold=None,
     adapt=True,
+    on_error="raise",
     progress=False,
 ):
     """Every face of the photos, grouped by person; the largest group first.
@@ -73,6 +76,10 @@ def cluster_faces(
         Higher: purer, smaller groups.
     adapt : bool, default True
         Normalise the scores against the set (:func:`~eigenvision.cluster.set_normalized`).
+    on_error : {"raise", "skip"}, default "raise"
+        A file that cannot be read as a photo: stop with
+        :class:`~eigenvision.ImageLoadError`, or leave it out with one warning
+        naming every file left out.
     progress : bool or callable, default False
         Progress over the photos: a bar (or lines in a log), or
         ``progress(done, total)`` called before each photo.
@@ -90,6 +97,8 @@ def cluster_faces(
     for inferences about identity, ICCV (the model's ratio).
     """
     _check_options(method, n_people, threshold)  # before the search's seconds a photo
+    if on_error not in ("raise", "skip"):
+        raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
     if isinstance(photos, np.ndarray) and photos.ndim == 2:
         photos = [photos]
     photos = list(photos)
@@ -97,13 +106,19 @@ def cluster_faces(
         raise ValueError("no photos given: pass a list of photos (arrays or file paths)")
     finder = default_finder() if finder is None else finder
     model = default_identity_model() if model is None else model
-    owners, crops = [], []
+    owners, crops, unread = [], [], []
     report = progress if callable(progress) else None
     searched = show_progress(photos, desc="finding faces", enabled=report is None and progress)
     for index, photo in enumerate(searched):
         if report is not None:
             report(index, len(photos))
-        image, _ = _photo(photo, f"photo {index}", getattr(finder, "max_side", None))
+        try:
+            image, _ = _photo(photo, f"photo {index}", getattr(finder, "max_side", None))
+        except ImageLoadError as exc:
+            if on_error == "raise":
+                raise
+            unread.append(f"{photo} ({exc})")
+            continue
         to_file = 1.0
         if isinstance(photo, (str, os.PathLike)):  # decoded reduced: faces in the file's pixels
             with Image.open(photo) as opened:  # the longer side: EXIF turns keep it
@@ -111,6 +126,10 @@ def cluster_faces(
         for face in finder.find(image):
             owners.append((index, face if to_file == 1.0 else face.scaled(to_file)))
             crops.append(model_crop(image, face, model))
+    if unread:
+        warnings.warn(
+            f"left out {len(unread)} unreadable file(s): {'; '.join(unread)}", stacklevel=2
+        )
     if not owners:
         return []
     options = dict(method=method, n_people=n_people, threshold=threshold, adapt=adapt)
