@@ -211,6 +211,15 @@ def eye_transform(
 ) -> SimilarityTransform:
     """The similarity transform taking the eyes to their canonical positions.
 
+    Parameters
+    ----------
+    left_eye, right_eye : (x, y)
+        Eye centres in the input (left = the image's left).
+    shape : (H, W)
+        The output's shape.
+    eye_positions : ((x, y), (x, y)), default ((0.3, 0.4), (0.7, 0.4))
+        Where the eyes go, as fractions of the output's ``(W - 1, H - 1)``.
+
     Returns
     -------
     skimage.transform.SimilarityTransform
