@@ -729,6 +729,12 @@ def _options_cluster(parser):
     )
     parser.add_argument("--model", help="an identity model file (default: the one in data/)")
     parser.add_argument("--finder", help="a face finder file (default: the one in data/)")
+    parser.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="find the faces on this Dask cluster (tcp://host:8786; the workers read the "
+        "photos' paths), group them here",
+    )
     _add_face_threshold(parser)
 
 
@@ -741,16 +747,21 @@ def _cmd_cluster(args) -> int:
     finder = default_finder(args.finder)
     if args.face_threshold is not None:
         finder.threshold = args.face_threshold
-    groups = cluster_faces(
-        paths,
+    options = dict(
         finder=finder,
         model=default_identity_model(args.model),
         n_people=args.people,
         threshold=args.threshold,
         adapt=not args.no_adapt,
         on_error="skip",
-        progress=not args.quiet,
     )
+    if args.scheduler:
+        from dask.distributed import Client  # the dask extra, only for this option
+
+        with Client(args.scheduler):
+            groups = cluster_faces([path.resolve() for path in paths], backend="dask", **options)
+    else:
+        groups = cluster_faces(paths, progress=not args.quiet, **options)
     report = [
         {
             "person": number,

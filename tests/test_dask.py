@@ -135,3 +135,65 @@ def test_saved_dask_fit_loads_as_plain_model(tmp_path, low_rank):
     loaded = ev.load(tmp_path / "space.npz")
     assert loaded.backend == "dask"
     np.testing.assert_array_equal(loaded.components_, space.components_)
+
+
+def test_cluster_faces_finds_the_faces_on_the_workers_as_here(client, tmp_path):
+    """cluster_faces(backend="dask"): the faces found and cut by the cluster's worker processes,
+    one task a photo, give the same groups, boxes and warnings as finding them here."""
+    import shutil
+    import warnings
+
+    from conftest import require_dataset_folder
+
+    lfw = require_dataset_folder("lfw_train") / "images"
+    paths = []
+    for person in ("Tony_Blair", "Colin_Powell", "Ariel_Sharon"):
+        for photo in sorted((lfw / person).glob("*.jpg"))[:5]:
+            paths.append(photo)
+    torn = tmp_path / "torn.jpg"
+    shutil.copy(paths[0], torn)
+    torn.write_bytes(torn.read_bytes()[:300])
+    paths.append(torn)
+    with warnings.catch_warnings(record=True) as here_warnings:
+        warnings.simplefilter("always")
+        here = ev.cluster_faces(paths, on_error="skip")
+    with warnings.catch_warnings(record=True) as there_warnings:
+        warnings.simplefilter("always")
+        there = ev.cluster_faces(paths, on_error="skip", backend="dask")
+    assert [[(i, face.box) for i, face in group] for group in there] == [
+        [(i, face.box) for i, face in group] for group in here
+    ]
+    assert [str(w.message) for w in there_warnings] == [str(w.message) for w in here_warnings]
+    assert "torn.jpg" in str(there_warnings[0].message)
+    with pytest.raises(ev.ImageLoadError):
+        ev.cluster_faces(paths, backend="dask")
+    with pytest.raises(ValueError, match="backend must be"):
+        ev.cluster_faces(paths, backend="spark")
+
+
+def test_cluster_command_finds_the_faces_on_a_scheduler(client, tmp_path, capsys):
+    """eigenvision cluster --scheduler ADDRESS prints what the command prints without it."""
+    import json
+    import shutil
+
+    from conftest import require_dataset_folder
+
+    from eigenvision.cli import main
+
+    lfw = require_dataset_folder("lfw_train") / "images"
+    for person in ("Tony_Blair", "Colin_Powell"):
+        for photo in sorted((lfw / person).glob("*.jpg"))[:3]:
+            shutil.copy(photo, tmp_path / photo.name)
+    assert main(["-q", "cluster", str(tmp_path), "--json"]) == 0
+    here = json.loads(capsys.readouterr().out)
+    address = client.scheduler.address
+    assert main(["-q", "cluster", str(tmp_path), "--json", "--scheduler", address]) == 0
+    there = json.loads(capsys.readouterr().out)
+
+    def faces(report, key):
+        return [[face[key] for face in entry["faces"]] for entry in report]
+
+    assert faces(there, "photo") == faces(here, "photo")
+    assert faces(there, "box") == faces(here, "box")
+    # the workers' BLAS sums in another order: the scores agree to rounding
+    np.testing.assert_allclose(sum(faces(there, "score"), []), sum(faces(here, "score"), []))

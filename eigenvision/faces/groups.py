@@ -22,10 +22,11 @@ from .._base import progress as show_progress
 from .._errors import ImageLoadError
 from .._spec import Param
 from ..cluster import METHODS, average_linkage, cluster, set_normalized
+from ..dask_engine import _dask
 from .compare import _photo, default_identity_model, model_crop
 from .photos import default_finder
 
-__all__ = ["cluster_faces", "group_crops", "SET_CUT", "MIN_SET"]
+__all__ = ["cluster_faces", "group_crops", "faces_of_photo", "SET_CUT", "MIN_SET"]
 
 #: The default cut of set-normalised scores: a pair must stand this many standard deviations
 #: above the set's typical pair (chosen on LFW people held out of the model; CHANGELOG).
@@ -47,6 +48,7 @@ def cluster_faces(
     threshold=None,
     adapt=True,
     on_error="raise",
+    backend="local",
     progress=False,
 ):
     """Every face of the photos, grouped by person; the largest group first.
@@ -80,8 +82,12 @@ def cluster_faces(
         A file that cannot be read as a photo: stop with
         :class:`~eigenvision.ImageLoadError`, or leave it out with one warning
         naming every file left out.
+    backend : {"local", "dask"}, default "local"
+        ``"dask"``: the faces are found and cut as Dask tasks, one a photo, on
+        the active client's workers (:mod:`eigenvision.dask_engine`), and
+        grouped here; file paths travel, not pixels.
     progress : bool or callable, default False
-        Progress over the photos: a bar (or lines in a log), or
+        Progress over the photos (``"local"``): a bar (or lines in a log), or
         ``progress(done, total)`` called before each photo.
 
     Returns
@@ -106,26 +112,26 @@ def cluster_faces(
         raise ValueError("no photos given: pass a list of photos (arrays or file paths)")
     finder = default_finder() if finder is None else finder
     model = default_identity_model() if model is None else model
+    if backend not in ("local", "dask"):
+        raise ValueError(f"backend must be 'local' or 'dask', got {backend!r}")
+    if backend == "dask":
+        found = _faces_on_dask(photos, finder, model)
+    else:
+        report = progress if callable(progress) else None
+        searched = show_progress(photos, desc="finding faces", enabled=report is None and progress)
+        found = []
+        for index, photo in enumerate(searched):
+            if report is not None:
+                report(index, len(photos))
+            found.append(faces_of_photo(photo, finder, model, name=f"photo {index}"))
     owners, crops, unread = [], [], []
-    report = progress if callable(progress) else None
-    searched = show_progress(photos, desc="finding faces", enabled=report is None and progress)
-    for index, photo in enumerate(searched):
-        if report is not None:
-            report(index, len(photos))
-        try:
-            image, _ = _photo(photo, f"photo {index}", getattr(finder, "max_side", None))
-        except ImageLoadError as exc:
+    for index, (faces, cut, error) in enumerate(found):
+        if error is not None:
             if on_error == "raise":
-                raise
-            unread.append(f"{photo} ({exc})")
-            continue
-        to_file = 1.0
-        if isinstance(photo, (str, os.PathLike)):  # decoded reduced: faces in the file's pixels
-            with Image.open(photo) as opened:  # the longer side: EXIF turns keep it
-                to_file = max(opened.size) / max(image.shape[:2])
-        for face in finder.find(image):
-            owners.append((index, face if to_file == 1.0 else face.scaled(to_file)))
-            crops.append(model_crop(image, face, model))
+                raise error
+            unread.append(f"{photos[index]} ({error})")
+        owners += [(index, face) for face in faces]
+        crops += list(cut)
     if unread:
         warnings.warn(
             f"left out {len(unread)} unreadable file(s): {'; '.join(unread)}", stacklevel=2
@@ -135,6 +141,50 @@ def cluster_faces(
     options = dict(method=method, n_people=n_people, threshold=threshold, adapt=adapt)
     labels = group_crops(np.stack(crops), model, **options)
     return [[owners[i] for i in np.flatnonzero(labels == g)] for g in range(labels.max() + 1)]
+
+
+def faces_of_photo(photo, finder, model, *, name="the photo"):
+    """The faces of one photo and their crops for ``model`` (one step of :func:`cluster_faces`).
+
+    Parameters
+    ----------
+    photo : (H, W) or (H, W, 3) ndarray or path-like
+    finder : FaceFinder
+    model : IdentityModel
+    name : str, default "the photo"
+        How messages name an array.
+
+    Returns
+    -------
+    faces : list of Face
+        In the photo's pixels (a file's own, though decoded reduced).
+    crops : list of (H, W) ndarray
+        Cut by :func:`~eigenvision.faces.compare.model_crop`.
+    error : ImageLoadError or None
+        The file could not be read (no faces then).
+    """
+    try:
+        image, _ = _photo(photo, name, getattr(finder, "max_side", None))
+    except ImageLoadError as exc:
+        return [], [], exc
+    to_file = 1.0
+    if isinstance(photo, (str, os.PathLike)):  # decoded reduced: faces in the file's pixels
+        with Image.open(photo) as opened:  # the longer side: EXIF turns keep it
+            to_file = max(opened.size) / max(image.shape[:2])
+    found = finder.find(image)
+    faces = [face if to_file == 1.0 else face.scaled(to_file) for face in found]
+    return faces, [model_crop(image, face, model) for face in found], None
+
+
+def _faces_on_dask(photos, finder, model):
+    """:func:`faces_of_photo` of every photo as Dask tasks (the active client's workers)."""
+    dask, _ = _dask()
+    finder, model = dask.delayed(finder), dask.delayed(model)  # sent once, shared by the tasks
+    tasks = [
+        dask.delayed(faces_of_photo)(photo, finder, model, name=f"photo {index}")
+        for index, photo in enumerate(photos)
+    ]
+    return list(dask.compute(*tasks))
 
 
 def _check_options(method, n_people, threshold):
