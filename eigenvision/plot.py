@@ -394,8 +394,12 @@ def confusion(matrix, labels, *, title=None):
     figure = Figure(figsize=(size, size))
     ax = figure.subplots()
     ax.imshow(matrix, cmap="Blues")
-    ax.set_xticks(range(len(labels)), [str(x) for x in labels])
-    ax.set_yticks(range(len(labels)), [str(x) for x in labels])
+    names = [str(x) for x in labels]
+    long = max(map(len, names), default=0) > 4  # names, not digits: turned so they do not overlap
+    ax.set_xticks(
+        range(len(names)), names, rotation=45 if long else 0, ha="right" if long else "center"
+    )
+    ax.set_yticks(range(len(names)), names)
     ax.set_xlabel("predicted")
     ax.set_ylabel("true")
     threshold = matrix.max() / 2

@@ -21,4 +21,5 @@ EXPERIMENTS = (
     "clustering",
     "lfw_verification",
     "face_clustering",
+    "lfw_people",
 )
