@@ -119,3 +119,17 @@ def test_compare_faces_with_the_shipped_models(imm, tmp_path, capsys):
     Image.fromarray(np.full((200, 200), 128, np.uint8)).save(tmp_path / "blank.png")
     assert main(["compare", files[0], str(tmp_path / "blank.png")]) == 2
     assert "blank.png shows no face" in capsys.readouterr().err
+
+
+def test_compare_and_cluster_refuse_a_finder_or_model_of_another_kind():
+    """Regression: compare_faces(a, b, model=a_finder) ended in AttributeError ('FaceFinder' object
+    has no attribute 'eye_positions'); a model or a path given as the finder, likewise."""
+    photo = np.zeros((100, 100))
+    finder, model = ev.default_finder(), ev.default_identity_model()
+    for call in (ev.compare_faces, lambda a, b, **kw: ev.cluster_faces([a, b], **kw)):
+        with pytest.raises(TypeError, match="model must be an IdentityModel, got FaceFinder"):
+            call(photo, photo, model=finder)
+        with pytest.raises(TypeError, match="finder must be a face finder.*got IdentityModel"):
+            call(photo, photo, finder=model)
+        with pytest.raises(TypeError, match="model must be an IdentityModel, got str"):
+            call(photo, photo, model="identity_model.npz")

@@ -21,7 +21,7 @@ from ..identity import IdentityModel
 from ..io import load_image
 from ..openset import Verification
 from ..persist import load
-from .crops import align_face
+from .crops import _check_finder, align_face
 from .geometry import face_box
 from .photos import default_finder
 
@@ -66,6 +66,34 @@ def default_identity_model(path=None) -> IdentityModel:
     return model
 
 
+def finder_and_model(finder=None, model=None):
+    """The finder and identity model to use: the shipped ones where None, others checked.
+
+    Parameters
+    ----------
+    finder : FaceFinder, optional
+    model : IdentityModel, optional
+
+    Returns
+    -------
+    finder, model
+
+    Raises
+    ------
+    TypeError
+        Either is something else (a path, another model), with the fix.
+    """
+    finder = default_finder() if finder is None else finder
+    _check_finder(finder)
+    model = default_identity_model() if model is None else model
+    if not isinstance(model, IdentityModel):
+        raise TypeError(
+            f"model must be an IdentityModel, got {type(model).__name__}: use "
+            "ev.default_identity_model(), or ev.load('identity_model.npz')"
+        )
+    return finder, model
+
+
 def _photo(photo, name, max_side):
     """A photo given as an array or a file path, and how messages name it."""
     if isinstance(photo, (str, os.PathLike)):
@@ -98,8 +126,7 @@ def compare_faces(photo_a, photo_b, *, finder=None, model=None) -> Verification:
     NoFaceError
         A photo shows no face at the finder's threshold (the error names it).
     """
-    finder = default_finder() if finder is None else finder
-    model = default_identity_model() if model is None else model
+    finder, model = finder_and_model(finder, model)
     crops = []
     for photo, name in ((photo_a, "photo_a"), (photo_b, "photo_b")):
         image, name = _photo(photo, name, finder.max_side)

@@ -23,8 +23,7 @@ from .._errors import ImageLoadError
 from .._spec import Param
 from ..cluster import METHODS, average_linkage, cluster, set_normalized
 from ..dask_engine import _dask
-from .compare import _photo, default_identity_model, model_crop
-from .photos import default_finder
+from .compare import _photo, finder_and_model, model_crop
 
 __all__ = ["cluster_faces", "group_crops", "faces_of_photo", "SET_CUT", "MIN_SET"]
 
@@ -110,8 +109,7 @@ def cluster_faces(
     photos = list(photos)
     if not photos:
         raise ValueError("no photos given: pass a list of photos (arrays or file paths)")
-    finder = default_finder() if finder is None else finder
-    model = default_identity_model() if model is None else model
+    finder, model = finder_and_model(finder, model)
     if backend not in ("local", "dask"):
         raise ValueError(f"backend must be 'local' or 'dask', got {backend!r}")
     if backend == "dask":
