@@ -17,6 +17,9 @@ import streamlit as st
 import eigenvision as ev
 from eigenvision import datasets, plot
 from eigenvision._base import BoundedCache
+from eigenvision.faces.compare import compare_crops, model_crop
+from eigenvision.faces.crops import face_thumbnail
+from eigenvision.faces.groups import MIN_SET, SET_CUT, faces_of_photo, group_crops
 from eigenvision.neighbors import METRICS
 from eigenvision.search import pyramid_scales
 
@@ -785,8 +788,11 @@ def uploaded_photos(uploads) -> list[tuple[str, np.ndarray]]:
 def found_faces(photos) -> tuple[list, np.ndarray | None]:
     """Every face of the photos as ``(photo index, Face)`` and its crop for the identity model,
     found once per upload (the sliders regroup them without searching again)."""
-    key = hashlib.sha256(b"".join(photo.tobytes()[:4096] for _, photo in photos)).hexdigest()
-    key += str([photo.shape for _, photo in photos])
+    digest = hashlib.sha256()
+    for _, photo in photos:  # the whole pixels: two uploads alike at the top are not one
+        digest.update(repr(photo.shape).encode())
+        digest.update(np.ascontiguousarray(photo).tobytes())
+    key = digest.hexdigest()
     cached = st.session_state.get("group-faces")
     if cached is not None and cached[0] == key:
         return cached[1], cached[2]
@@ -795,23 +801,13 @@ def found_faces(photos) -> tuple[list, np.ndarray | None]:
     owners, crops = [], []
     for index, (name, photo) in enumerate(photos):
         bar.progress(index / len(photos), text=f"finding faces: {name}")
-        for face in finder.find(photo):
-            owners.append((index, face))
-            crops.append(ev.faces.compare.model_crop(photo, face, model))
+        faces, cut, _ = faces_of_photo(photo, finder, model, name=name)
+        owners += [(index, face) for face in faces]
+        crops += cut
     bar.progress(1.0, text=f"{len(owners)} faces in {len(photos)} photos")
     crops = np.stack(crops) if crops else None
     st.session_state["group-faces"] = (key, owners, crops)
     return owners, crops
-
-
-def thumbnail(photo: np.ndarray, face) -> np.ndarray:
-    """The face's box and a margin."""
-    x, y, w, h = face.box
-    margin = 0.25 * max(w, h)
-    top, left = max(0, int(y - margin)), max(0, int(x - margin))
-    bottom = min(photo.shape[0], int(np.ceil(y + h + margin)))
-    right = min(photo.shape[1], int(np.ceil(x + w + margin)))
-    return np.clip(photo[top:bottom, left:right], 0, 1)
 
 
 def group_page() -> None:
@@ -840,8 +836,6 @@ def group_page() -> None:
             "about 20 pixels between the eyes: try larger or sharper photos."
         )
         return
-    from eigenvision.faces.groups import MIN_SET, SET_CUT, group_crops
-
     adapt = len(owners) >= MIN_SET and st.sidebar.checkbox(
         "Compare faces against the set",
         value=True,
@@ -881,14 +875,14 @@ def group_page() -> None:
             break
         st.markdown(f"**Person {number}**: {len(group)} faces")
         st.image(
-            [thumbnail(photos[i][1], face) for i, face in group],
+            [face_thumbnail(photos[i][1], face) for i, face in group],
             width=84,
             caption=[photos[i][0].rsplit("/", 1)[-1] for i, _ in group],
         )
     if alone:
         st.markdown(f"**Seen once**: {len(alone)} faces")
         st.image(
-            [thumbnail(photos[group[0][0]][1], group[0][1]) for group in alone[:60]],
+            [face_thumbnail(photos[group[0][0]][1], group[0][1]) for group in alone[:60]],
             width=64,
             caption=[photos[group[0][0]][0].rsplit("/", 1)[-1] for group in alone[:60]],
         )
@@ -922,14 +916,14 @@ def compare_page() -> None:
                 "a photo with the face large and frontal."
             )
             return
-        column.image(thumbnail(photo, found[0]), width=160, caption=name)
-        crops.append(ev.faces.compare.model_crop(photo, found[0], model))
-    llr = float(model.score_pairs(crops[0][None], crops[1][None])[0])
-    probability = float(model.probability(llr))
-    verdict = "the same person" if llr >= model.threshold_ else "two different people"
-    st.subheader(f"{verdict.capitalize()}: P(same person) {probability:.2f}")
+        column.image(face_thumbnail(photo, found[0]), width=160, caption=name)
+        crops.append(model_crop(photo, found[0], model))
+    result = compare_crops(*crops, model)
+    verdict = "the same person" if result.accepted else "two different people"
+    st.subheader(f"{verdict.capitalize()}: P(same person) {result.probability:.2f}")
     st.caption(
-        f"Log-likelihood ratio {llr:.2f} (the model decides 'same' from {model.threshold_:.2f}). "
+        f"Log-likelihood ratio {-result.distance:.2f} (the model decides 'same' from "
+        f"{-result.threshold:.2f}). "
         "The probability is calibrated on LFW's news photos: photos taken together (one studio, "
         "one camera) look likelier one person than they are; the Group page compares faces "
         "against each other instead."

@@ -28,6 +28,7 @@ from ._base import progress
 from ._version import __version__
 from .experiments import EXPERIMENTS
 from .faces.compare import build_identity_model, compare_faces, default_identity_model
+from .faces.crops import face_thumbnail
 from .faces.features import FeatureDetector
 from .faces.groups import MIN_SET, SET_CUT, cluster_faces
 from .faces.photos import DEFAULT_FINDER, build_finder, default_finder
@@ -796,34 +797,28 @@ def _write_groups(output, groups, paths, report, *, max_side):
     scratch = Path(tempfile.mkdtemp(prefix=f".{output.name}.", dir=output.parent))
     try:
         width = len(str(len(groups)))
-        for number, group in enumerate(groups, start=1):
-            folder = scratch / f"person_{number:0{width}d}"
+        folders = [scratch / f"person_{n:0{width}d}" for n in range(1, len(groups) + 1)]
+        by_photo = {}  # each photo read once, however many faces it shows
+        for folder, group in zip(folders, groups, strict=True):
             folder.mkdir()
             for i, face in group:
+                by_photo.setdefault(i, []).append((folder, face))
+        for i, faces in by_photo.items():
+            image = load_image(paths[i], as_gray=False, max_side=max_side)
+            with Image.open(paths[i]) as opened:  # the faces are in the file's pixels
+                to_image = max(image.shape[:2]) / max(opened.size)
+            for folder, face in faces:
                 name = paths[i].stem
                 while (folder / f"{name}.png").exists():  # two faces of one photo, one person
                     name += "+"
-                Image.fromarray(_thumbnail(paths[i], face, max_side)).save(folder / f"{name}.png")
+                crop = face_thumbnail(image, face.scaled(to_image))
+                crop = np.repeat(crop[..., None], 3, axis=2) if crop.ndim == 2 else crop
+                Image.fromarray((crop * 255).round().astype(np.uint8)).save(folder / f"{name}.png")
         (scratch / "groups.json").write_text(json.dumps(report, indent=2, allow_nan=False))
         os.rename(scratch, output)
     except BaseException:
         shutil.rmtree(scratch, ignore_errors=True)
         raise
-
-
-def _thumbnail(path, face, max_side):
-    """The face's box and a margin from its photo, as 8-bit RGB."""
-    image = load_image(path, as_gray=False, max_side=max_side)
-    with Image.open(path) as opened:
-        face = face.scaled(max(image.shape[:2]) / max(opened.size))
-    x, y, w, h = face.box
-    margin = 0.25 * max(w, h)
-    top, left = max(0, int(y - margin)), max(0, int(x - margin))
-    bottom = min(image.shape[0], int(np.ceil(y + h + margin)))
-    right = min(image.shape[1], int(np.ceil(x + w + margin)))
-    crop = image[top:bottom, left:right]
-    crop = np.repeat(crop[..., None], 3, axis=2) if crop.ndim == 2 else crop
-    return (np.clip(crop, 0, 1) * 255).round().astype(np.uint8)
 
 
 def _options_experiment(parser):

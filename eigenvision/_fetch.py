@@ -222,7 +222,7 @@ def download(name: str, home: Path, *, mirror=None, progress=True, workers=8) ->
             f"dataset under ${{EIGENVISION_DATA}} yourself"
         )
 
-    wanted = [relative for relative in files if source.includes(relative)]
+    wanted = list(files)  # the registry holds the files the source has, no others
     with ThreadPoolExecutor(max_workers=workers) as pool:
         done = pool.map(fetch_one, wanted)
         for _ in show_progress(done, total=len(wanted), desc=f"fetching {name}", enabled=progress):

@@ -918,8 +918,22 @@ REGISTRY = {
         Dataset("lfw", "LFW faces (built in)", load_lfw_subset, True, labels="face or not"),
         Dataset("imm", "IMM faces", load_imm, False, interactive=False),  # 600 x 800 images
         Dataset("usps", "USPS digits", load_usps, False, labels="digits"),
-        Dataset("mnist_test", "MNIST test digits", load_mnist_test, False, False, "digits"),
-        Dataset("helen", "HELEN faces in the wild", load_helen, False, False, "photos"),
+        Dataset(
+            "mnist_test",
+            "MNIST test digits",
+            load_mnist_test,
+            False,
+            interactive=False,
+            labels="digits",
+        ),
+        Dataset(
+            "helen",
+            "HELEN faces in the wild",
+            load_helen,
+            False,
+            interactive=False,
+            labels="photos",
+        ),
         Dataset("lfw_train", "LFW people in the wild", load_lfw, False, interactive=False),
     )
 }

@@ -653,6 +653,22 @@ class IdentityModel(BaseEstimator):
         check_fitted(self, "plda_")
         return self.plda_.transform(self.describe(crops))
 
+    def pairwise_scores(self, crops):
+        """The log-likelihood ratio of one person for every pair of crops.
+
+        Parameters
+        ----------
+        crops : (n, H, W) ndarray
+            Aligned faces at ``shape``.
+
+        Returns
+        -------
+        (n, n) ndarray
+            Symmetric.
+        """
+        check_fitted(self, "plda_")
+        return self.plda_.pairwise_scores(self.describe(crops))
+
     def pairwise_probability(self, crops):
         """``P(same person)`` of every pair of crops, by the calibration.
 
@@ -666,8 +682,7 @@ class IdentityModel(BaseEstimator):
         (n, n) ndarray
             Symmetric.
         """
-        check_fitted(self, "plda_")
-        return self.probability(self.plda_.pairwise_scores(self.describe(crops)))
+        return self.probability(self.pairwise_scores(crops))
 
     def score_pairs(self, crops_a, crops_b):
         """The log-likelihood ratio of one person for each pair of crops.

@@ -292,9 +292,8 @@ def test_browser_slider_morphs_and_upload_detects(browser, tmp_path):
 
 def test_browser_groups_uploaded_photos_by_person(browser, tmp_path):
     """The Group page in Chromium: a zip of photos of three people in, rows of faces out."""
+    from conftest import require_dataset_folder
     from selenium.webdriver.common.by import By
-
-    from tests.conftest import require_dataset_folder
 
     lfw = require_dataset_folder("lfw_train") / "images"
     files = {}
@@ -578,8 +577,9 @@ def _zip(files):
 def test_group_page_groups_the_faces_of_uploaded_photos_as_cluster_faces_does(tmp_path):
     """The Group page (issue 43): photos and a zip of photos in, the faces grouped by person as
     ev.cluster_faces groups them, a photo without a face and a file that is no photo named."""
+    from conftest import require_dataset_folder
+
     import eigenvision as ev
-    from tests.conftest import require_dataset_folder
 
     lfw = require_dataset_folder("lfw_train") / "images"
     files = {}
@@ -627,8 +627,9 @@ def test_group_page_says_what_is_wrong_with_odd_uploads():
 def test_compare_page_says_same_or_not_as_compare_faces_does():
     """The Compare page: two photos in, the decision and P(same) of ev.compare_faces; a photo
     without a face is named with the fix."""
+    from conftest import require_dataset_folder
+
     import eigenvision as ev
-    from tests.conftest import require_dataset_folder
 
     lfw = require_dataset_folder("lfw_train") / "images"
     a, b = sorted((lfw / "Tony_Blair").glob("*.jpg"))[:2]

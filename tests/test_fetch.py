@@ -15,11 +15,11 @@ import threading
 
 import numpy as np
 import pytest
+from conftest import require_dataset
 
 import eigenvision as ev
 from eigenvision import _fetch, datasets
 from eigenvision._base import progress
-from tests.conftest import require_dataset
 
 
 class _Server:

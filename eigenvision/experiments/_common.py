@@ -13,6 +13,8 @@ import numpy as np
 from .. import datasets
 from .._base import progress
 from .._files import atomic_write
+from ..faces.compare import lfw_eyes, model_crop
+from ..faces.photos import default_finder
 from ..plot import save_figure
 
 
@@ -133,3 +135,44 @@ def _plain(value):
         value = float(value)
         return value if np.isfinite(value) else None
     return value
+
+
+def add_eyes_option(command) -> None:
+    """``--eyes FILE``: a cache of the eyes the shipped finder places on every LFW photo."""
+    command.add_argument(
+        "--eyes",
+        type=Path,
+        default=None,
+        help="a cache (.npz) of the eyes the shipped finder places on LFW's photos: read when "
+        "it exists, written when not (placing them takes minutes)",
+    )
+
+
+def lfw_crops(args, model):
+    """LFW's photos, their eyes (placed by the shipped finder, or read from ``--eyes``) and the
+    crops ``model`` is cut for (:func:`~eigenvision.faces.compare.model_crop`).
+
+    Returns
+    -------
+    lfw : ImageSet
+    eyes : (n, 2, 2) ndarray
+    crops : (n, H, W) ndarray
+    """
+    lfw = datasets.load_lfw()
+    cache = getattr(args, "eyes", None)
+    if cache is not None and Path(cache).is_file():
+        cached = np.load(cache)
+        position = {name: i for i, name in enumerate(cached["names"])}
+        eyes = cached["eyes"][[position[name] for name in lfw.names]]
+    else:
+        eyes = lfw_eyes(lfw.images, default_finder(), progress=not args.quiet)
+        if cache is not None:
+            atomic_write(
+                Path(cache),
+                lambda temporary: np.savez(temporary, names=lfw.names, eyes=eyes),
+                suffix=".npz",
+            )
+    crops = np.stack(
+        [model_crop(im, pair, model) for im, pair in zip(lfw.images, eyes, strict=True)]
+    )
+    return lfw, eyes, crops

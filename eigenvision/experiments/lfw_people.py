@@ -23,13 +23,10 @@ from sklearn.model_selection import GridSearchCV, train_test_split
 from sklearn.pipeline import make_pipeline
 from sklearn.svm import SVC, LinearSVC
 
-from .. import datasets
-from ..faces.compare import lfw_eyes, model_crop
-from ..faces.photos import default_finder
 from ..identity import IdentityModel
 from ..plot import confusion
 from ..transform import resize
-from ._common import Run, data_env, parser
+from ._common import Run, add_eyes_option, data_env, lfw_crops, parser
 
 NAME = "lfw_people"
 MIN_PHOTOS = 70  # scikit-learn's example: fetch_lfw_people(min_faces_per_person=70)
@@ -64,19 +61,12 @@ def _identity_recipe(codes_train, y_train, codes_test):
 
 def main(argv=None):
     command = parser(NAME, __doc__.splitlines()[0])
-    command.add_argument(
-        "--eyes", default=None, help="an .npz of eyes (names, eyes) to skip placing them"
-    )
+    add_eyes_option(command)
     args = command.parse_args(argv)
     data_env(args)
     run = Run(NAME, args)
-    lfw = datasets.load_lfw()
-    if args.eyes:
-        cached = np.load(args.eyes)
-        position = {name: i for i, name in enumerate(cached["names"])}
-        eyes = cached["eyes"][[position[name] for name in lfw.names]]
-    else:
-        eyes = lfw_eyes(lfw.images, default_finder(), progress=not args.quiet)
+    model = IdentityModel()
+    lfw, eyes, crops = lfw_crops(args, model)
     people, counts = np.unique(lfw.labels, return_counts=True)
     chosen = people[counts >= MIN_PHOTOS]
     rows = np.flatnonzero(np.isin(lfw.labels, chosen))
@@ -85,10 +75,6 @@ def main(argv=None):
     )
     y_train, y_test = lfw.labels[train], lfw.labels[test]
 
-    model = IdentityModel()
-    crops = np.stack(
-        [model_crop(im, pair, model) for im, pair in zip(lfw.images, eyes, strict=True)]
-    )
     background = ~np.isin(lfw.labels, chosen)
     model.fit(crops[background], lfw.labels[background])
     codes = model.transform(crops[rows])

@@ -23,12 +23,10 @@ import numpy as np
 from .. import datasets
 from ..eigenspace import Eigenspace
 from ..evaluate import auc, roc_curve
-from ..faces.compare import lfw_eyes, model_crop
-from ..faces.photos import default_finder
 from ..identity import IdentityModel
 from ..plot import roc
 from . import _dlib
-from ._common import Run, data_env, parser, steps
+from ._common import Run, add_eyes_option, data_env, lfw_crops, parser, steps
 
 NAME = "lfw_verification"
 DLIB = "dlib embeddings (peer, trained elsewhere)"
@@ -121,24 +119,13 @@ def _training_pairs(labels, rng, n_pairs=4000):
 def main(argv=None):
     command = parser(NAME, __doc__.splitlines()[0])
     command.add_argument("--folds", type=int, default=10)
-    command.add_argument(
-        "--eyes", default=None, help="an .npz of eyes (names, eyes) to skip placing them"
-    )
+    add_eyes_option(command)
     args = command.parse_args(argv)
     data_env(args)
     run = Run(NAME, args)
-    lfw = datasets.load_lfw()
-    pairs = datasets.lfw_pairs()
-    if args.eyes:
-        cached = np.load(args.eyes)
-        position = {name: i for i, name in enumerate(cached["names"])}
-        eyes = cached["eyes"][[position[name] for name in lfw.names]]
-    else:
-        eyes = lfw_eyes(lfw.images, default_finder(), progress=not args.quiet)
     model = IdentityModel()
-    crops = np.stack(
-        [model_crop(im, pair, model) for im, pair in zip(lfw.images, eyes, strict=True)]
-    )
+    lfw, eyes, crops = lfw_crops(args, model)
+    pairs = datasets.lfw_pairs()
     start = time.perf_counter()
     described = model.describe(crops)
     describe_seconds = (time.perf_counter() - start) / len(crops)

@@ -27,6 +27,8 @@ from .photos import default_finder
 
 __all__ = [
     "compare_faces",
+    "compare_crops",
+    "finder_and_model",
     "default_identity_model",
     "build_identity_model",
     "lfw_eyes",
@@ -137,7 +139,23 @@ def compare_faces(photo_a, photo_b, *, finder=None, model=None) -> Verification:
                 "photo with the face large and frontal, or lower finder.threshold"
             )
         crops.append(model_crop(image, found[0], model))
-    llr = float(model.score_pairs(crops[0][None], crops[1][None])[0])
+    return compare_crops(*crops, model)
+
+
+def compare_crops(crop_a, crop_b, model) -> Verification:
+    """The model's verdict on two faces already cut for it (:func:`model_crop`).
+
+    Parameters
+    ----------
+    crop_a, crop_b : (H, W) ndarray
+    model : IdentityModel
+
+    Returns
+    -------
+    Verification
+        As :func:`compare_faces`.
+    """
+    llr = float(model.score_pairs(crop_a[None], crop_b[None])[0])
     return Verification(
         accepted=llr >= model.threshold_,
         distance=-llr,

@@ -19,7 +19,7 @@ from ..imageset import ImageSet
 from ..normalize import to_gray
 from ..transform import DEFAULT_EYE_POSITIONS, align
 
-__all__ = ["align_face", "single_face", "photo_faces", "FINDER"]
+__all__ = ["align_face", "face_thumbnail", "single_face", "photo_faces", "FINDER"]
 
 #: What a face finder must be to cut faces from photos: anything with ``find`` and ``threshold``
 #: (:class:`~eigenvision.FaceFinder`, or a stand-in); ``Recognizer(finder=)`` declares the same.
@@ -61,6 +61,31 @@ def align_face(
     image = np.asarray(image)
     grey = to_gray(image[..., :3]) if image.ndim == 3 else image
     return align(grey, left, right, shape=shape, eye_positions=eye_positions, antialias=antialias)
+
+
+def face_thumbnail(photo, face, *, margin=0.25):
+    """The face's box and a margin around it, cut from the photo as it is (to show, not match).
+
+    Parameters
+    ----------
+    photo : (H, W) or (H, W, 3) ndarray
+        Values in [0, 1].
+    face : Face
+        In ``photo``'s pixels.
+    margin : float, default 0.25
+        Added on every side, as a share of the box's longer side; clipped at the photo's edge.
+
+    Returns
+    -------
+    (h, w) or (h, w, 3) ndarray
+        In [0, 1].
+    """
+    x, y, w, h = face.box
+    extra = margin * max(w, h)
+    top, left = max(0, int(y - extra)), max(0, int(x - extra))
+    bottom = min(photo.shape[0], int(np.ceil(y + h + extra)))
+    right = min(photo.shape[1], int(np.ceil(x + w + extra)))
+    return np.clip(photo[top:bottom, left:right], 0, 1)
 
 
 def single_face(finder, photo, *, name="the photo"):

@@ -85,9 +85,8 @@ def cluster_faces(
         ``"dask"``: the faces are found and cut as Dask tasks, one a photo, on
         the active client's workers (:mod:`eigenvision.dask_engine`), and
         grouped here; file paths travel, not pixels.
-    progress : bool or callable, default False
-        Progress over the photos (``"local"``): a bar (or lines in a log), or
-        ``progress(done, total)`` called before each photo.
+    progress : bool, default False
+        Progress over the photos (``"local"``): a bar, or lines in a log.
 
     Returns
     -------
@@ -115,13 +114,11 @@ def cluster_faces(
     if backend == "dask":
         found = _faces_on_dask(photos, finder, model)
     else:
-        report = progress if callable(progress) else None
-        searched = show_progress(photos, desc="finding faces", enabled=report is None and progress)
-        found = []
-        for index, photo in enumerate(searched):
-            if report is not None:
-                report(index, len(photos))
-            found.append(faces_of_photo(photo, finder, model, name=f"photo {index}"))
+        searched = show_progress(photos, desc="finding faces", enabled=progress)
+        found = [
+            faces_of_photo(photo, finder, model, name=f"photo {index}")
+            for index, photo in enumerate(searched)
+        ]
     owners, crops, unread = [], [], []
     for index, (faces, cut, error) in enumerate(found):
         if error is not None:
@@ -220,7 +217,7 @@ def group_crops(crops, model, *, method="agglomerative", n_people=None, threshol
         return cluster(crops, model=model, method=method, n_clusters=n_people)
     if len(crops) == 1:
         return np.zeros(1, dtype=np.int64)
-    scores = model.plda_.pairwise_scores(model.describe(crops))
+    scores = model.pairwise_scores(crops)
     if adapt and len(crops) >= MIN_SET:
         cut = SET_CUT if threshold is None else threshold
         normalized = set_normalized(scores)
