@@ -434,7 +434,8 @@ def _cmd_build_models(args) -> int:
     finder = build_finder(n_backgrounds=args.backgrounds, progress=not args.quiet)
     save(finder, out / "face_finder.npz")
     print(
-        f"trained the face finder on HELEN and IMM ({finder.n_negatives_} mined non-faces); "
+        f"trained the face finder on HELEN, IMM and LFW ({finder.n_negatives_} mined "
+        "non-faces); "
         f"saved {out / 'face_finder.npz'}"
     )
     return 0

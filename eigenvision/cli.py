@@ -25,7 +25,7 @@ COMMANDS = {
     "features": "train the eye/nose/mouth detector on IMM",
     "locate": "find eyes, nose and mouth in face images",
     "detect": "find every face in photos (eyes, nose, mouth)",
-    "build-models": "rebuild data/face_finder.npz from HELEN and IMM ($EIGENVISION_DATA)",
+    "build-models": "rebuild data/face_finder.npz from HELEN, IMM and LFW ($EIGENVISION_DATA)",
     "compare": "do two photos show the same person? (the identity model in data/)",
     "cluster": "group the faces of a folder of photos by person",
     "fetch": "download real datasets (AT&T, IMM, USPS, MNIST, HELEN, LFW), checked file by file",

@@ -43,6 +43,7 @@ __all__ = [
     "likelihood_map",
     "window_maps",
     "WindowMaps",
+    "linear_score_map",
     "detect",
     "Detection",
     "multiscale_minima",
@@ -474,6 +475,57 @@ def dffs_map(image, space, *, normalize="none", mode="valid", min_contrast=1e-3)
     if maps.flat is not None:
         dffs[maps.flat] = np.inf
     return _finish(dffs.astype(image.dtype, copy=False), space, mode)
+
+
+def linear_score_map(image, weights, bias=0.0, *, min_contrast=1e-3):
+    """A linear classifier's score ``w . x~ + b`` of every standardised window, by FFT.
+
+    ``x~ = (x - mean(x)) / ||x - mean(x)||``, each window zero-mean and of unit
+    norm, as :func:`dffs_map` with ``normalize="window"`` sees it: a linear
+    discriminant of such windows, slid over the image at the cost of one
+    correlation (a cascade's first test, Viola & Jones 2004, with one
+    full-window feature).
+
+    Parameters
+    ----------
+    image : (H, W) ndarray
+    weights : (h, w) ndarray
+        The classifier's weights on a window; only their zero-mean part
+        counts (``x~`` is zero-mean).
+    bias : float, default 0.0
+    min_contrast : float, default 1e-3
+        Windows whose pixel standard deviation is at most this are flat: no
+        pattern, score ``-inf``.
+
+    Returns
+    -------
+    (H - h + 1, W - w + 1) ndarray of float64
+        Entry ``[i, j]`` for the window whose top-left pixel is ``(j, i)``.
+    """
+    weights = np.asarray(weights, dtype=np.float64)
+    if weights.ndim != 2 or not np.all(np.isfinite(weights)):
+        raise ValueError(f"weights must be a finite (h, w) array, got shape {weights.shape}")
+    if not (isinstance(bias, Real) and np.isfinite(bias)):
+        raise ValueError(f"bias must be a finite number, got {bias!r}")
+    h, w = weights.shape
+    image = np.asarray(image)
+    refuse_complex(image, "image")
+    if image.ndim != 2 or image.shape[0] < h or image.shape[1] < w:
+        raise ValueError(
+            f"the image must be 2-D and at least the window {weights.shape}, got {image.shape}"
+        )
+    image = image.astype(np.float64, copy=False)
+    n_pixels = h * w
+    template = (weights - weights.mean())[None]
+    shifted = image - float(image.mean())
+    sums, squares = _box_sum(shifted, h, w), _box_sum(np.square(shifted), h, w)
+    scale = np.sqrt(np.maximum(squares - sums**2 / n_pixels, 0.0))
+    flat = scale <= min_contrast * np.sqrt(n_pixels)
+    scores = _correlator(shifted, template, [0.0])(0)
+    np.divide(scores, scale, out=scores, where=~flat)
+    scores += bias
+    scores[flat] = -np.inf
+    return scores
 
 
 def _difs(codes, space):

@@ -206,6 +206,11 @@ def _check_face_finder(finder):
         check_state(space)
         if tuple(space.image_shape_) != window:
             raise ValueError(f"FaceFinder: a space of {space.image_shape_} windows, not {window}")
+    weights = getattr(finder, "prefilter_weights_", None)
+    if weights is not None and weights.shape != window:
+        raise ValueError(
+            f"FaceFinder: prefilter_weights_ of shape {weights.shape}, not the window {window}"
+        )
     features = 2 * (len(spaces) - 1)
     if len(finder.network_mean_) != features or np.any(finder.network_scale_ <= 0):
         raise ValueError(

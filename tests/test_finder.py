@@ -149,7 +149,8 @@ def test_a_face_scores_the_same_in_a_large_photo_as_in_a_small_one(finder, helen
     """Regression: the decision's windows of large faces aliased. The slice's 12 photos, read
     with their longer side 160 and 640 pixels: the log-odds of each face's own window fell by
     1.1 on average at 640 (up to 2.8), a face that fills a 640-pixel photo having its eyes
-    80-200 pixels apart against the training crops' 40. Cut from antialiased reductions: 0.1."""
+    80-200 pixels apart against the training crops' 40. Cut from antialiased reductions: 0.1
+    (the finder trained with LFW's faces: 0.26 on average, 2.0 at most)."""
     _, ids = helen_slice
     scores = {}
     for photo, image_path, pts_path in require_helen_files():
@@ -165,7 +166,7 @@ def test_a_face_scores_the_same_in_a_large_photo_as_in_a_small_one(finder, helen
                 )
     assert finder.antialias
     fall = np.subtract(scores[True, 160], scores[True, 640])
-    assert abs(fall.mean()) < 0.4 and fall.max() < 1.5, fall
+    assert abs(fall.mean()) < 0.4 and fall.max() < 2.5, fall
     assert np.mean(np.subtract(scores[False, 160], scores[False, 640])) > 0.8  # as it was
 
 
@@ -792,7 +793,8 @@ def test_candidates_moved_before_ranking_find_a_large_face_stage_1_misplaced(fin
     """Regression (issue 18, detection): a held-out calibration photo (HELEN 2249998377, eyes
     133 pixels apart) where no candidate found the face at any threshold: stage 1's windows on
     it were placed too far off for the sharp decision. Its best candidates moved by one coarse
-    round before ranking (``n_refined``), the face comes first."""
+    round before ranking (``n_refined``), the face came first; the cascade's stage 1 (issue 41)
+    places a window on it the decision takes, moved or not."""
     ((image_path, pts_path),) = [
         (image, pts) for photo, image, pts in require_helen_files() if photo == "2249998377"
     ]
@@ -800,7 +802,7 @@ def test_candidates_moved_before_ranking_find_a_large_face_stage_1_misplaced(fin
     marks = ev.datasets.face_landmarks(points)
     iod = float(np.hypot(*np.subtract(marks["right_eye"], marks["left_eye"])))
     found = {}
-    for n_refined in (0, 150):
+    for n_refined in (0, 30):
         faces = (
             copy.copy(finder)
             .set_params(n_refined=n_refined)
@@ -809,9 +811,8 @@ def test_candidates_moved_before_ranking_find_a_large_face_stage_1_misplaced(fin
         found[n_refined] = [
             evaluate.face_found(face.box, points.mean(axis=0), iod) for face in faces
         ]
-    assert finder.n_refined == 150
-    assert not any(found[0])
-    assert found[150][0]
+    assert finder.n_refined == 30
+    assert found[0][0] and found[30][0]
     with pytest.raises(ValueError, match="n_refined must be an int"):
         ev.FaceFinder(n_refined=-1).check_parameters()
 
@@ -875,8 +876,10 @@ def test_the_feature_checks_add_the_located_features_log_probabilities(finder, m
     by_box = {face.box: face for face in checked}
     eyes_by_box = {face.box: face for face in eyes_only}
     for face, found in zip(alone, confidences, strict=True):
-        eyes = 16.0 * (np.log(found["left_eye"]) + np.log(found["right_eye"]))
-        rest = 16.0 * (np.log(found["nose"]) + np.log(found["mouth"]))
+        # confidences are floored at 1e-12 (a log of 0 would end every comparison)
+        logs = {name: np.log(max(found[name], 1e-12)) for name in FEATURES}
+        eyes = 16.0 * (logs["left_eye"] + logs["right_eye"])
+        rest = 16.0 * (logs["nose"] + logs["mouth"])
         assert eyes_by_box[face.box].score == pytest.approx(face.score + eyes, abs=1e-9)
         assert by_box[face.box].score == pytest.approx(face.score + eyes + rest, abs=1e-9)
     assert [face.score for face in checked] == sorted((f.score for f in checked), reverse=True)
@@ -905,7 +908,7 @@ def test_the_feature_checks_add_the_located_features_log_probabilities(finder, m
     [
         ("feature_weight", 16.0, 0.0),
         ("antialias", True, False),
-        ("n_refined", 150, 0),
+        ("n_refined", 30, 0),
         ("tilted_scale", 2.0, 1.0),
     ],
 )

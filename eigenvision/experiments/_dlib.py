@@ -52,6 +52,38 @@ class Embedder:
         return boxes, np.array(vectors).reshape(-1, 128)
 
 
+def hog_detector():
+    """dlib's frontal-face HOG detector (None when dlib is not installed)."""
+    try:
+        import dlib
+    except ImportError:
+        return None
+    return dlib.get_frontal_face_detector()
+
+
+def hog_faces(detector, image, upsample=1):
+    """dlib HOG faces as a user finds them by default (``detector(image, 1)``), with scores.
+
+    Parameters
+    ----------
+    detector : dlib.fhog_object_detector
+    image : (H, W) ndarray
+        Grey, in [0, 1].
+    upsample : int, default 1
+        face_recognition's default.
+
+    Returns
+    -------
+    list of ((x, y, w, h), score)
+    """
+    grey = np.ascontiguousarray(np.clip(np.asarray(image) * 255, 0, 255).astype(np.uint8))
+    rects, scores, _ = detector.run(grey, upsample, 0.0)
+    return [
+        ((r.left(), r.top(), r.width(), r.height()), float(s))
+        for r, s in zip(rects, scores, strict=True)
+    ]
+
+
 def chinese_whispers(embeddings, threshold=0.5) -> np.ndarray:
     """dlib's Chinese-whispers clustering of face embeddings (its example's threshold 0.5).
 

@@ -1,8 +1,10 @@
-"""Faces in the wild: the face finder against OpenCV Haar and scikit-image's LBP cascade.
+"""Faces in the wild: the face finder against OpenCV Haar, scikit-image's LBP cascade and dlib HOG.
 
 Held-out HELEN photos (every 5th photo id, never seen in training), each
-reduced to at most ``--max-side`` pixels and given to all three detectors,
-each searching from the same smallest face (:func:`peer_min_sizes`).
+reduced to at most ``--max-side`` pixels and given to every detector: Haar
+and LBP searching from the same smallest face as the finder
+(:func:`peer_min_sizes`), dlib's HOG detector as face_recognition calls it
+(upsampled once; from the ``bench`` extra).
 A detection finds the annotated face when its box centre lies within 0.5
 IOD of the 68 landmarks' centre and its width within a factor 1.5 of the
 face box's; a detection of another person's face, unannotated in the crop
@@ -15,7 +17,9 @@ Jesorsky's e from the true face box (placed as the finder places them,
 its checks read, alone), from the finder's own box, and OpenCV's eye
 cascade in the same regions; how well the locator's eye confidence (the
 smaller of the two eyes') tells its hits (e <= 0.10) from its misses, as
-an ROC. Pictures without a face that no
+an ROC. LFW photos of held-out people (``--lfw``): the face at their
+centre found by each detector at its default (the finder's misses drawn).
+Pictures without a face that no
 detector was trained on (scikit-image's, scikit-learn's and matplotlib's
 sample pictures, :func:`non_face_pictures`): how many show a face, to each
 detector at its default.
@@ -34,9 +38,10 @@ import numpy as np
 
 from .. import datasets, evaluate
 from ..faces.geometry import FACE_WINDOW, face_box
-from ..faces.photos import default_finder, helen_split, sample_picture
+from ..faces.photos import default_finder, helen_split, lfw_split, sample_picture
 from ..io import load_image
-from ..plot import rate_curves, roc, sample_data_folder
+from ..plot import image_grid, rate_curves, roc, sample_data_folder
+from . import _dlib
 from ._common import Run, data_env, parser, steps
 from .feature_detection_roc import _haar, haar_eyes
 
@@ -145,6 +150,12 @@ def main(argv=None):
     command = parser(NAME, __doc__.splitlines()[0])
     command.add_argument("--limit", type=int, default=40, help="held-out photos (default 40)")
     command.add_argument("--max-side", type=int, default=640, help="photo size (default 640)")
+    command.add_argument(
+        "--lfw",
+        type=int,
+        default=500,
+        help="LFW photos of held-out people searched for the face at their centre (default 500)",
+    )
     args = command.parse_args(argv)
     data_env(args)
     run = Run(NAME, args)
@@ -153,8 +164,9 @@ def main(argv=None):
     _, test_ids = helen_split(photo for photo, _, _ in files)
     files = [f for f in files if f[0] in test_ids][: args.limit]
     cv2, haar, lbp = _cascades()
+    hog = _dlib.hog_detector()
     eye_haar = _haar()
-    found = {"eigenvision": [], "OpenCV Haar": [], "scikit-image LBP": []}
+    found = {"eigenvision": [], "OpenCV Haar": [], "scikit-image LBP": [], "dlib HOG": []}
     seconds = {name: [] for name in found}
     truths, errors = (
         [],
@@ -187,6 +199,10 @@ def main(argv=None):
         start = time.perf_counter()
         found["scikit-image LBP"].append(_lbp_faces(lbp, image, min_size["scikit-image LBP"]))
         seconds["scikit-image LBP"].append(time.perf_counter() - start)
+        if hog is not None:
+            start = time.perf_counter()
+            found["dlib HOG"].append(_dlib.hog_faces(hog, image))
+            seconds["dlib HOG"].append(time.perf_counter() - start)
         box = face_box(left, right)
         placed = finder.place(image, box)
         located = finder.locator_.locate(image, box=box)
@@ -265,8 +281,17 @@ def main(argv=None):
         if haar is not None:
             haar_faces = _haar_faces(haar, picture, min_size["OpenCV Haar"])
             non_faces[name]["OpenCV Haar"] = len(haar_faces)
+        if hog is not None:
+            non_faces[name]["dlib HOG"] = len(_dlib.hog_faces(hog, picture))
     median = {name: float(np.median(s)) for name, s in seconds.items() if s}
+    lfw, misses = _lfw_recall(finder, haar, hog, args)
+    if misses:
+        run.figure(
+            image_grid(misses[:60], ncols=10, suptitle="LFW faces the finder missed"),
+            "lfw_misses.png",
+        )
     run.results = {
+        "lfw": lfw,
         "photos": len(truths),
         "operating_points": points,
         "eigenvision_rate_at_haar_false_alarms": ours_at_haar,
@@ -283,22 +308,67 @@ def main(argv=None):
         "non_face_pictures_showing_a_face": {
             name: sum(counts[name] > 0 for counts in non_faces.values())
             for name in found
-            if name != "OpenCV Haar" or haar is not None
+            if (name != "OpenCV Haar" or haar is not None)
+            and (name != "dlib HOG" or hog is not None)
         },
         "median_seconds": median,
         "curves": _curves(curves),
     }
     haar_rate = points.get("OpenCV Haar", (np.nan, np.nan))[1]
     eyes = run.results["eye_within_0.10"]
+    lfw_rate = lfw["found"]["eigenvision"]
     placed, own = eyes["placer, true box"], eyes["finder's own box"]
     return run.finish(
         f"{len(truths)} photos: at Haar's {haar_alarms:.2f} false alarms/photo eigenvision finds "
         f"{100 * ours_at_haar:.0f}% (Haar {100 * haar_rate:.0f}%); eyes e<=0.10 "
         f"{100 * placed:.0f}% from the true box, {100 * own:.0f}% from its own; "
+        f"LFW faces found {100 * lfw_rate:.1f}% of {lfw['photos']}; "
         f"{median['eigenvision'] / median.get('OpenCV Haar', np.nan):.1f}x Haar's time; "
         f"faces on {run.results['non_face_pictures_showing_a_face']['eigenvision']} of "
         f"{len(non_faces)} pictures without one"
     )
+
+
+def _lfw_recall(finder, haar, hog, args):
+    """How many LFW photos of held-out people (:func:`~eigenvision.faces.photos.lfw_split`) show
+    their face to each detector at its default: a detection that finds the face of
+    :data:`~eigenvision.datasets.LFW_EYES` (:func:`~eigenvision.evaluate.face_found`); the
+    others are false alarms. Returns the results and the photos the finder missed."""
+    files = datasets.lfw_files()
+    _, people = lfw_split(person for person, _ in files)
+    files = [path for person, path in files if person in people]
+    chosen = np.random.default_rng(args.seed).permutation(len(files))[: args.lfw]
+    eyes = np.asarray(datasets.LFW_EYES, dtype=float)
+    iod = float(np.linalg.norm(eyes[1] - eyes[0]))
+    x, y, w, h = face_box(*eyes)
+    centre = (x + (w - 1) / 2, y + (h - 1) / 2)
+    detectors = {"eigenvision": lambda im: [(f.box, f.score) for f in finder.find(im)]}
+    if haar is not None:
+        detectors["OpenCV Haar"] = lambda im: _haar_faces(haar, im, 30)
+    if hog is not None:
+        detectors["dlib HOG"] = lambda im: _dlib.hog_faces(hog, im)
+    found = {name: 0 for name in detectors}
+    alarms = dict.fromkeys(detectors, 0)
+    seconds = {name: [] for name in detectors}
+    misses = []
+    for index in steps(sorted(chosen), args, "LFW photos"):
+        image = load_image(files[index])
+        for name, detect in detectors.items():
+            start = time.perf_counter()
+            boxes = detect(image)
+            seconds[name].append(time.perf_counter() - start)
+            hit = [evaluate.face_found(box, centre, iod) for box, _ in boxes]
+            found[name] += any(hit)
+            alarms[name] += len(hit) - sum(hit)
+            if name == "eigenvision" and not any(hit):
+                misses.append(image)
+    n = len(chosen)
+    return {
+        "photos": n,
+        "found": {name: count / n for name, count in found.items()},
+        "false_alarms_per_photo": {name: count / n for name, count in alarms.items()},
+        "median_seconds": {name: float(np.median(s)) for name, s in seconds.items()},
+    }, misses
 
 
 def _count(found, truths, others=None):

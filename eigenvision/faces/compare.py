@@ -40,9 +40,8 @@ __all__ = [
 #: Where the trained identity model ships: the project's top-level ``data/``.
 DEFAULT_IDENTITY = Path(__file__).resolve().parents[2] / "data" / "identity_model.npz"
 
-#: Typical eye centres of LFW's 150 x 150 photos (the face near the centre): where the placer
-#: starts (measured by the finder on every 300th photo: medians).
-LFW_EYES = ((62.6, 67.5), (86.9, 67.5))
+#: Typical eye centres of LFW's 150 x 150 photos: where the placer starts.
+LFW_EYES = datasets.LFW_EYES
 
 
 def default_identity_model(path=None) -> IdentityModel:

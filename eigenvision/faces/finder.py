@@ -33,7 +33,14 @@ from .._spec import Param, State, check_params
 from ..eigenspace import Eigenspace
 from ..imageset import ImageSet
 from ..search import box_iou
-from .candidates import find_candidates, reduced, search_space
+from .candidates import (
+    Prefilter,
+    background_windows,
+    find_candidates,
+    fit_prefilter,
+    reduced,
+    search_space,
+)
 from .decision import (
     NETWORK,
     cluster_spaces,
@@ -44,7 +51,13 @@ from .decision import (
     network_log_odds,
 )
 from .features import FeatureDetector, feature_check, place_features, placement_locator
-from .geometry import HalfOctaves, augmented_face_windows, face_box, face_windows_at
+from .geometry import (
+    HalfOctaves,
+    augmented_face_windows,
+    face_box,
+    face_windows_at,
+    jittered_face_windows,
+)
 from .refine import REFINEMENT, distinct, refine
 
 __all__ = ["Face", "FaceFinder"]
@@ -147,11 +160,21 @@ class FaceFinder(BaseEstimator):
     max_side : int, default 800
         Photos are searched with their longer side at most this (larger
         ones are reduced first): bounded time and memory whatever the upload.
-    n_candidates : int, default 2000
-        Stage-1 candidates per rotation passed to the face/non-face decision
-        (the face space alone ranks a wild face among the first few hundred
-        local minima of a photo, not first).
-    n_refined : int, default 150
+    n_candidates : int, default 200
+        Stage-1 candidates per rotation passed to the face/non-face decision.
+    prefilter_recall : float or None, default 0.99
+        The cascade's first test (:func:`~eigenvision.faces.candidates.fit_prefilter`):
+        a linear discriminant of every window, slid over the pyramid by one
+        correlation, keeps this fraction of the (jittered) training faces;
+        the DFFS is computed for the windows it keeps only, and the
+        candidates are ranked by both
+        (:func:`~eigenvision.faces.candidates.cascade_map`). None: no
+        prefilter, every window's DFFS (one correlation per component),
+        ranked by it alone.
+    dffs_weight : float, default 1.0
+        The candidates' rank: ``dffs_weight log DFFS`` minus the
+        discriminant's score (:class:`~eigenvision.faces.candidates.Prefilter`).
+    n_refined : int, default 30
         The candidates the decision likes best, moved to the best window
         around them (one coarse round of :func:`~eigenvision.faces.refine.refine`)
         and ranked by the mean of the decision there and where they were: a
@@ -217,6 +240,9 @@ class FaceFinder(BaseEstimator):
         files written before it existed): the locator places them.
     window_ : (2,) int ndarray
         The detection window ``(h, w)``.
+    prefilter_weights_, prefilter_bias_, prefilter_cut_ : (h, w) ndarray, float, float
+        The cascade's first test (None without ``prefilter_recall``, and in
+        model files written before it existed).
 
     References
     ----------
@@ -235,6 +261,7 @@ class FaceFinder(BaseEstimator):
         "antialias": False,
         "n_refined": 0,
         "tilted_scale": 1.0,
+        "prefilter_recall": None,
     }
 
     #: Each parameter's kind and range (:func:`~eigenvision._spec.check_params`).
@@ -249,6 +276,8 @@ class FaceFinder(BaseEstimator):
         "threshold": Param("real", 0, 1),
         "max_side": Param("int", 64, 4096),
         "n_candidates": Param("int", 1, 100_000),
+        "prefilter_recall": Param("real", 0, 1, open_low=True, optional=True),
+        "dffs_weight": Param("real", 0, 100),
         "n_refined": Param("int", 0, 100_000),
         "candidate_overlap": Param("real", 0, 1, open_low=True),
         "eye_weight": Param("real", 0, 1000),
@@ -279,6 +308,9 @@ class FaceFinder(BaseEstimator):
         "n_negatives_": State("int", low=0),
         "locator_": State("model"),
         "placer_": State("model", optional=True),
+        "prefilter_weights_": State(shape=("h", "w"), optional=True),
+        "prefilter_bias_": State("real", optional=True),
+        "prefilter_cut_": State("real", optional=True),
     }
 
     def __init__(
@@ -293,8 +325,10 @@ class FaceFinder(BaseEstimator):
         tilted_scale=2.0,
         threshold=0.5,
         max_side=800,
-        n_candidates=2000,
-        n_refined=150,
+        n_candidates=200,
+        prefilter_recall=0.99,
+        dffs_weight=1.0,
+        n_refined=30,
         candidate_overlap=0.5,
         eye_weight=16.0,
         feature_weight=16.0,
@@ -317,6 +351,8 @@ class FaceFinder(BaseEstimator):
         self.threshold = threshold
         self.max_side = max_side
         self.n_candidates = n_candidates
+        self.prefilter_recall = prefilter_recall
+        self.dffs_weight = dffs_weight
         self.n_refined = n_refined
         self.candidate_overlap = candidate_overlap
         self.eye_weight = eye_weight
@@ -373,6 +409,7 @@ class FaceFinder(BaseEstimator):
         clusters = cluster_spaces(self._normalized(windows), self.n_clusters, self.n_components)
         self.face_clusters_ = _named(clusters)
         backgrounds = [_background(item, self.max_side) for item in backgrounds]
+        self._fit_prefilter(sets, windows, backgrounds)
         pools = self._background_candidates(backgrounds, progress=progress)
         # Round 1 samples the candidates stage 1 gives on backgrounds; round 2 (bootstrapping,
         # Sung & Poggio 1998) keeps those the whole decision still calls faces.
@@ -385,6 +422,33 @@ class FaceFinder(BaseEstimator):
         )
         self.placer_ = placement_locator().fit(sets[0]) if placer is None else placer
         return self
+
+    def _fit_prefilter(self, sets, windows, backgrounds):
+        """The cascade's first test (:func:`~eigenvision.faces.candidates.fit_prefilter`): the
+        training windows and jittered cuts of the same faces against random background windows."""
+        self.prefilter_weights_ = self.prefilter_bias_ = self.prefilter_cut_ = None
+        if self.prefilter_recall is None:
+            return
+        jittered = [jittered_face_windows(one.images, one.landmarks, iod=self.iod) for one in sets]
+        nonfaces = background_windows(backgrounds, self.window_, step=self.step)
+        if len(nonfaces) < 2:
+            raise EigenvisionError(
+                f"only {len(nonfaces)} non-face windows were found in the backgrounds; "
+                "give more (or larger) photos"
+            )
+        prefilter = fit_prefilter(
+            np.concatenate([windows, *jittered]), nonfaces, recall=self.prefilter_recall
+        )
+        self.prefilter_weights_ = prefilter.weights
+        self.prefilter_bias_, self.prefilter_cut_ = prefilter.bias, prefilter.cut
+
+    def _prefilter(self):
+        """The fitted :class:`~eigenvision.faces.candidates.Prefilter` (None without one)."""
+        if getattr(self, "prefilter_weights_", None) is None or self.prefilter_recall is None:
+            return None
+        return Prefilter(
+            self.prefilter_weights_, self.prefilter_bias_, self.prefilter_cut_, self.dffs_weight
+        )
 
     def _mine(self, backgrounds, pools, decide, progress):
         """Non-face windows of the backgrounds' candidates (:func:`mine_nonfaces`)."""
@@ -462,6 +526,7 @@ class FaceFinder(BaseEstimator):
             tilted_scale=self.tilted_scale,
             overlap=self.candidate_overlap,
             min_contrast=self.min_contrast,
+            prefilter=self._prefilter(),
         )
 
     def _windows(self, image, candidates):

@@ -24,6 +24,7 @@ __all__ = [
     "box_eyes",
     "face_windows",
     "augmented_face_windows",
+    "jittered_face_windows",
     "face_window",
     "face_windows_at",
     "HalfOctaves",
@@ -240,6 +241,49 @@ def augmented_face_windows(images, landmarks, *, iod=20, tilts=(0.0,)) -> np.nda
             "right_eye": centre + (right - centre) @ rotation.T,
         }
         stacks.append(face_windows(images, moved, iod=iod, mirror=True))
+    return unit_norm(np.concatenate(stacks))
+
+
+def jittered_face_windows(images, landmarks, *, iod=20, copies=2, scale=0.08, shift=1.0, seed=0):
+    """Standardised face windows a little off in size and place, as a pyramid's grid meets them.
+
+    A search sees a face at the nearest of its pyramid's sizes and map
+    pixels: up to half a step off in size and half a pixel in place. A first
+    test trained on windows cut exactly on the eyes would reject such faces.
+
+    Parameters
+    ----------
+    images : (n, H, W) ndarray
+    landmarks : dict
+        ``left_eye`` and ``right_eye``, ``(n, 2)`` ``(x, y)`` each.
+    iod : int, default 20
+    copies : int, default 2
+        Jittered cuts of each face (each mirrored too).
+    scale : float, default 0.08
+        Eye distances are multiplied by a factor drawn uniformly in
+        ``[1 - scale, 1 + scale]``.
+    shift : float, default 1.0
+        The eyes' midpoint moves by up to this many window pixels along each axis.
+    seed : int, default 0
+
+    Returns
+    -------
+    (2 n copies, h, w) ndarray
+        Zero-mean, of unit norm.
+    """
+    rng = np.random.default_rng(seed)
+    left, right = (np.asarray(landmarks[name], dtype=float) for name in ("left_eye", "right_eye"))
+    centre = (left + right) / 2
+    pixel = np.linalg.norm(right - left, axis=1, keepdims=True) / iod
+    stacks = []
+    for _ in range(copies):
+        factor = rng.uniform(1 - scale, 1 + scale, (len(left), 1))
+        moved = centre + rng.uniform(-shift, shift, centre.shape) * pixel
+        eyes = {
+            "left_eye": moved + (left - centre) * factor,
+            "right_eye": moved + (right - centre) * factor,
+        }
+        stacks.append(face_windows(images, eyes, iod=iod, mirror=True))
     return unit_norm(np.concatenate(stacks))
 
 

@@ -19,9 +19,11 @@ from .. import datasets
 from .._base import progress as show_progress
 from .._errors import EigenvisionError
 from ..evaluate import hits_and_alarms
+from ..imageset import ImageSet
+from ..io import load_image
 from ..normalize import to_gray
 from ..persist import load
-from .features import FeatureDetector, placement_locator
+from .features import FeatureDetector, place_features, placement_locator
 from .finder import FaceFinder
 from .geometry import face_box
 
@@ -30,6 +32,8 @@ __all__ = [
     "default_finder",
     "build_finder",
     "helen_split",
+    "lfw_split",
+    "lfw_faces",
     "DEFAULT_FINDER",
     "BACKGROUNDS",
     "sample_picture",
@@ -139,6 +143,80 @@ def helen_split(photo_ids, *, held_out=5):
     return set(ids) - test, test
 
 
+def lfw_split(people, *, held_out=5):
+    """Training and held-out LFW people: every ``held_out``-th person (sorted by name) is held out.
+
+    Parameters
+    ----------
+    people : iterable of str
+    held_out : int, default 5
+
+    Returns
+    -------
+    train, test : sets of str
+        Disjoint: all photos of a person are on one side.
+    """
+    names = sorted(set(people))
+    test = set(names[::held_out])
+    return set(names) - test, test
+
+
+def lfw_faces(placer, people, *, limit, root=None, seed=0, progress=False):
+    """LFW photos of ``people`` with their eyes placed, as training faces.
+
+    The ``placer`` locates the eyes in the face box of
+    :data:`~eigenvision.datasets.LFW_EYES`
+    (:func:`~eigenvision.faces.features.place_features`); a photo whose eyes
+    land far from there (eye distance off by more than a third, or their
+    midpoint more than a quarter of it away) is left out: the face is not
+    where LFW puts it, or the placer missed it.
+
+    Parameters
+    ----------
+    placer : FeatureDetector
+    people : set of str
+    limit : int
+        At most this many photos, drawn at random (``seed``).
+    root : path-like, optional
+        The ``lfw_train`` folder (default ``$EIGENVISION_DATA/lfw_train``).
+    seed : int, default 0
+    progress : bool, default False
+
+    Returns
+    -------
+    ImageSet
+        Grey 150 x 150 photos with ``left_eye`` and ``right_eye`` landmarks.
+    """
+    files = [(person, path) for person, path in datasets.lfw_files(root) if person in people]
+    chosen = np.random.default_rng(seed).permutation(len(files))[:limit]
+    expected = np.asarray(datasets.LFW_EYES, dtype=float)
+    distance = np.linalg.norm(expected[1] - expected[0])
+    images, eyes, names = [], [], []
+    for index in show_progress(sorted(chosen), desc="placing LFW eyes", enabled=progress):
+        person, path = files[index]
+        image = load_image(path)
+        placed = place_features(placer, image, face_box(*expected))
+        pair = np.array([placed["left_eye"], placed["right_eye"]], dtype=float)
+        ratio = np.linalg.norm(pair[1] - pair[0]) / distance
+        shift = np.linalg.norm(pair.mean(axis=0) - expected.mean(axis=0)) / distance
+        if 0.75 <= ratio <= 4 / 3 and shift <= 0.25:
+            images.append(image)
+            eyes.append(pair)
+            names.append(f"{person}/{path.name}")
+    if not images:
+        raise EigenvisionError(
+            f"no LFW photo of the {len(people)} people given had its eyes placed"
+        )
+    eyes = np.array(eyes)
+    return ImageSet(
+        np.stack(images),
+        np.array([name.split("/")[0] for name in names]),
+        np.array(names),
+        landmarks={"left_eye": eyes[:, 0], "right_eye": eyes[:, 1]},
+        description="LFW faces, eyes placed",
+    )
+
+
 def _helen_backgrounds(root, photo_ids, limit):
     """HELEN photos with one annotated face (reduced), each with that face's box to avoid.
 
@@ -176,23 +254,21 @@ def sample_picture(name: str) -> np.ndarray:
     return to_gray(getattr(skimage_data, name)()).astype(np.float64)  # RGBA: on white
 
 
-def build_finder(root=None, *, n_backgrounds=250, progress=False) -> FaceFinder:
-    """The recipe of the shipped finder: HELEN's training photos and IMM, mined backgrounds.
+def build_finder(root=None, *, n_backgrounds=250, n_lfw=3000, progress=False) -> FaceFinder:
+    """The recipe of the shipped finder: HELEN's training photos, IMM, LFW, mined backgrounds.
 
-    Positives: the HELEN faces of the training photos (:func:`helen_split`)
-    and the IMM faces, mirrored and tilted. Backgrounds: ``n_backgrounds``
+    Positives: the HELEN faces of the training photos (:func:`helen_split`),
+    the IMM faces and ``n_lfw`` LFW faces of the training people
+    (:func:`lfw_split`), mirrored and tilted. Backgrounds: ``n_backgrounds``
     HELEN training photos with one annotated face, away from it, and
     scikit-image's sample pictures without a face (:data:`BACKGROUNDS`). The eye, nose and
     mouth locator (``FeatureDetector(score="decision")``) and the placer
     (:func:`~eigenvision.faces.features.placement_locator`) are trained on the HELEN
-    training faces. The threshold gives 0.025 false alarms per
-    photo on 60 held-out HELEN photos, the faces they hold unannotated not
-    counted (:func:`calibrate_threshold`; the shipped finder: 0.85, where
-    it finds 45 of their 60 faces, and 48 of the 70 validation photos'
-    with 4 alarms). Before ``n_refined``, 0.05 per photo with the
-    unannotated faces counted as alarms and a rule that let one alarm
-    more through: 0.92 (36 and 38 found); 0.8651 with aliased windows;
-    0.9283 without these and the nose-and-mouth check.
+    training faces; the placer also places the eyes of the LFW faces added
+    (``n_lfw``). The threshold gives 0.025 false alarms per photo on the
+    last 60 held-out HELEN photos, the faces they hold unannotated not
+    counted (:func:`calibrate_threshold`). The user guide's page on faces
+    in photographs gives what each choice measured.
 
     Parameters
     ----------
@@ -200,9 +276,12 @@ def build_finder(root=None, *, n_backgrounds=250, progress=False) -> FaceFinder:
         The folder holding ``helen_train/`` and ``imm_frontal/`` (default
         ``$EIGENVISION_DATA``).
     n_backgrounds : int, default 250
-        The first 150, crops of photos with two annotated faces among them,
-        found 57% of 70 validation faces at 0.45 false alarms per photo;
-        these 250 found 61%.
+        HELEN training photos mined for non-faces.
+    n_lfw : int, default 3000
+        LFW photos of the training people (:func:`lfw_split`) added to the
+        faces, their eyes placed by the placer (:func:`lfw_faces`): glasses,
+        beards and harsh light HELEN has few of. 0: none (and no
+        ``lfw_train/`` needed).
     progress : bool, default False
         Progress bars on stderr (a terminal) for the minutes it takes.
 
@@ -220,6 +299,18 @@ def build_finder(root=None, *, n_backgrounds=250, progress=False) -> FaceFinder:
     # within 0.10 IOD on 17% of held-out faces (the IMM-trained one 71%), this one on 82%.
     locator = FeatureDetector(score="decision").fit(helen)
     placer = placement_locator().fit(helen)
+    faces = [helen, imm]
+    if n_lfw:
+        people, _ = lfw_split(person for person, _ in datasets.lfw_files(root))
+        faces.append(
+            lfw_faces(
+                placer,
+                people,
+                limit=n_lfw,
+                root=root,
+                progress=progress,
+            )
+        )
     # Mined without the contrast gate, searched with it: mining with it too (the non-faces then
     # hold no flat windows) found 60% against 62.5% on the wild_detection photos, placed fewer
     # eyes from the finder's box (62.5% against 70%) and gave immunohistochemistry a face.
@@ -235,7 +326,7 @@ def build_finder(root=None, *, n_backgrounds=250, progress=False) -> FaceFinder:
     # either way (0.85 at 0.025 false alarms per photo).
     mining = {"min_contrast": 0.0, "antialias": False, "tilted_scale": 1.0}
     finder = FaceFinder(**mining).fit(
-        [helen, imm], backgrounds, locator=locator, placer=placer, progress=progress
+        faces, backgrounds, locator=locator, placer=placer, progress=progress
     )
     defaults = FaceFinder().get_params()
     finder.set_params(**{name: defaults[name] for name in mining})

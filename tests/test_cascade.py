@@ -1,0 +1,174 @@
+"""The face finder's cascade (issue 41): a linear discriminant slid over the pyramid by one
+correlation, the DFFS of its survivors only, and the finder that uses them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from numpy.lib.stride_tricks import sliding_window_view
+from scipy import ndimage
+from sklearn.linear_model import LogisticRegression
+
+import eigenvision as ev
+from eigenvision.detection import linear_score_map
+from eigenvision.faces import photos
+from eigenvision.faces.candidates import (
+    Prefilter,
+    background_windows,
+    cascade_map,
+    fit_prefilter,
+    window_dffs,
+)
+from eigenvision.faces.geometry import face_windows, jittered_face_windows
+from eigenvision.normalize import unit_norm
+
+
+def _brute_scores(image, weights, bias):
+    """``weights . x~ + bias`` of every window by a loop over windows (x~ zero-mean, unit norm)."""
+    h, w = weights.shape
+    rows, cols = image.shape[0] - h + 1, image.shape[1] - w + 1
+    out = np.empty((rows, cols))
+    for i in range(rows):
+        for j in range(cols):
+            window = image[i : i + h, j : j + w] - image[i : i + h, j : j + w].mean()
+            norm = np.linalg.norm(window)
+            out[i, j] = (
+                -np.inf
+                if norm <= 1e-3 * np.sqrt(h * w)
+                else (np.sum(weights * window) / norm + bias)
+            )
+    return out
+
+
+def test_linear_scores_equal_a_loop_over_standardised_windows(rng):
+    image = rng.random((40, 52))
+    image[:20, :25] = 0.5  # flat: no pattern, -inf
+    weights = rng.normal(size=(13, 11))
+    scores = linear_score_map(image, weights, 0.7)
+    expected = _brute_scores(image, weights, 0.7)
+    assert np.isneginf(scores).sum() > 0
+    np.testing.assert_array_equal(np.isneginf(scores), np.isneginf(expected))
+    finite = np.isfinite(expected)
+    np.testing.assert_allclose(scores[finite], expected[finite], rtol=1e-10, atol=1e-10)
+    # windows are zero-mean: a constant added to the weights changes nothing
+    np.testing.assert_allclose(linear_score_map(image, weights + 3.0, 0.7)[finite], scores[finite])
+    # float32 photos give the same scores to float32 accuracy
+    np.testing.assert_allclose(
+        linear_score_map(image.astype(np.float32), weights, 0.7)[finite], scores[finite], atol=1e-5
+    )
+
+
+@pytest.mark.parametrize(
+    "image, weights, bias, message",
+    [
+        (np.zeros((5, 5)), np.ones((6, 6)), 0.0, "at least the window"),
+        (np.zeros((9, 9)), np.ones(6), 0.0, r"\(h, w\) array"),
+        (np.zeros((9, 9)), np.full((3, 3), np.nan), 0.0, "finite"),
+        (np.zeros((9, 9)), np.ones((3, 3)), np.inf, "bias"),
+        (np.zeros((9, 9), complex), np.ones((3, 3)), 0.0, "complex"),
+    ],
+)
+def test_bad_linear_score_inputs_are_named(image, weights, bias, message):
+    with pytest.raises((ValueError, TypeError), match=message):
+        linear_score_map(image, weights, bias)
+
+
+def test_window_dffs_equals_the_eigenspace_and_the_dffs_map(rng):
+    faces = rng.random((60, 12, 10))
+    space = ev.Eigenspace(5).fit(unit_norm(faces))
+    image = rng.random((30, 34))
+    windows = sliding_window_view(image, (12, 10))
+    rows, cols = rng.integers(0, windows.shape[0], 50), rng.integers(0, windows.shape[1], 50)
+    values = window_dffs(windows[rows, cols], space)
+    np.testing.assert_allclose(values, space.dffs(unit_norm(windows[rows, cols])), atol=1e-12)
+    full = ev.dffs_map(image, space, normalize="window")
+    np.testing.assert_allclose(values, full[rows, cols], atol=1e-10)
+
+
+def test_the_cascade_scores_its_survivors_only_as_a_loop_would(rng):
+    """Survivors: at least the cut and the best of their 3 x 3 neighbours; their score the
+    weighted log DFFS minus the linear score; every other window +inf."""
+    space = ev.Eigenspace(4).fit(unit_norm(rng.random((40, 12, 10))))
+    image = rng.random((36, 40))
+    weights = rng.normal(size=(12, 10))
+    linear = _brute_scores(image, weights, 0.2)
+    cut = np.quantile(linear, 0.7)
+    prefilter = Prefilter(weights, 0.2, cut, 2.0)
+    values = cascade_map(image, space, prefilter)
+    peak = linear == ndimage.maximum_filter(linear, 3, mode="nearest")
+    survivors = (linear >= cut) & peak
+    assert 0 < survivors.sum() < 0.2 * survivors.size
+    np.testing.assert_array_equal(np.isfinite(values), survivors)
+    rows, cols = np.nonzero(survivors)
+    windows = np.stack([image[i : i + 12, j : j + 10] for i, j in zip(rows, cols, strict=True)])
+    expected = 2.0 * np.log(space.dffs(unit_norm(windows))) - linear[rows, cols]
+    np.testing.assert_allclose(values[rows, cols], expected, rtol=1e-9)
+
+
+def test_the_prefilter_is_scikit_learns_logistic_regression_cut_at_the_recall(rng):
+    faces = unit_norm(rng.normal(0.3, 1.0, (300, 8, 6)) + np.linspace(0, 2, 48).reshape(8, 6))
+    nonfaces = unit_norm(rng.normal(0.0, 1.0, (900, 8, 6)))
+    prefilter = fit_prefilter(faces, nonfaces, recall=0.95)
+    X = np.concatenate([faces, nonfaces]).reshape(1200, 48)
+    model = LogisticRegression(class_weight="balanced", max_iter=5000).fit(
+        X, np.r_[np.ones(300), np.zeros(900)]
+    )
+    ours = X @ prefilter.weights.ravel() + prefilter.bias
+    np.testing.assert_allclose(ours, model.decision_function(X), atol=1e-6)
+    assert np.mean(ours[:300] >= prefilter.cut) == pytest.approx(0.95, abs=1 / 300)
+    assert abs(prefilter.weights.mean()) < 1e-12
+
+
+def test_jittered_windows_without_jitter_are_the_training_windows(rng):
+    images = rng.random((3, 80, 80))
+    eyes = {"left_eye": np.array([[30.0, 35.0]] * 3), "right_eye": np.array([[50.0, 36.0]] * 3)}
+    still = jittered_face_windows(images, eyes, iod=16, copies=1, scale=0.0, shift=0.0)
+    np.testing.assert_allclose(still, unit_norm(face_windows(images, eyes, iod=16)), atol=1e-12)
+    moved = jittered_face_windows(images, eyes, iod=16, copies=2)
+    assert moved.shape == (12, *still.shape[1:])
+    np.testing.assert_allclose(np.linalg.norm(moved.reshape(12, -1), axis=1), 1.0)
+    assert not np.allclose(moved[:6], np.concatenate([still, still])[:6])
+
+
+def test_background_windows_avoid_the_faces_and_flat_walls(rng):
+    photo = rng.random((120, 160))
+    photo[:, :60] = 0.4  # a blank wall: no window from it
+    box = (100.0, 0.0, 60.0, 120.0)  # a "face" on the right
+    windows = background_windows([(photo, [box])], (26, 22), per_image=600, seed=1)
+    assert len(windows) > 10
+    np.testing.assert_allclose(np.linalg.norm(windows.reshape(len(windows), -1), axis=1), 1.0)
+    # each window lies between the wall and the face: never flat, never overlapping the box
+    assert np.all(windows.reshape(len(windows), -1).std(axis=1) > 0)
+
+
+def test_a_finder_without_a_prefilter_searches_every_windows_dffs(tmp_path):
+    """Model files written before the cascade (no prefilter state) load with
+    ``prefilter_recall=None``: their stage 1 is the DFFS of every window, as before; a prefilter
+    of another shape than the window is refused by name."""
+    import json
+
+    finder = photos.default_finder()
+    path = ev.save(finder, tmp_path / "finder.npz")
+    with np.load(path, allow_pickle=False) as archive:
+        stored = {key: archive[key] for key in archive.files}
+    header = json.loads(bytes(stored["__header__"]).decode())
+    header["model"]["params"].pop("prefilter_recall")
+    for name in ("prefilter_weights_", "prefilter_bias_", "prefilter_cut_"):
+        header["model"]["state"].pop(name, None)
+        header["arrays"].pop(name, None)
+        stored.pop(name, None)
+    stored["__header__"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
+    old = tmp_path / "old.npz"
+    np.savez(old, **stored)
+    loaded = ev.load(old)
+    assert loaded.prefilter_recall is None and loaded._prefilter() is None
+    image = photos.sample_picture("astronaut")[::2, ::2]
+    searched = loaded.set_params(rotations=(0.0,))._candidates(image, 50)
+    space = loaded.face_space_
+    dffs = ev.dffs_map(image, space, normalize="window", min_contrast=0.02)
+    # DFFS values, not cascade scores: none negative, the best no worse than the finest level's
+    values = np.array([value for *_, value in searched])
+    assert values.min() >= 0 and values[0] <= dffs.min() + 1e-9
+    finder.prefilter_weights_ = finder.prefilter_weights_[:, :-1]
+    with pytest.raises(ValueError, match="prefilter_weights_"):
+        ev.validation.check_state(finder)
