@@ -84,7 +84,7 @@ def _load_finder(path: Path) -> FaceFinder:
     if not path.is_file():
         raise EigenvisionError(
             f"no trained face finder at {path}; rebuild it from the datasets with "
-            "'eigenvision build-models' (needs $EIGENVISION_DATA with helen_train/ and "
+            "'eigenvision build-models' (needs $EIGENVISION_DATA with helen_train/, lfw_train/ and "
             "imm_frontal/)"
         )
     finder = load(path)
@@ -101,10 +101,10 @@ def find_faces(image, *, finder=None, threshold=None, max_faces=50) -> list:
     image : (H, W) or (H, W, 3) ndarray
         A photo of any size: photos larger than the finder's ``max_side``
         (800 pixels) are reduced first, so time and memory stay bounded
-        (measured: about 1.4 s for a 640-pixel photo on two cores, whatever
-        the upload's size); results are in ``image``'s pixels.
+        whatever the upload's size (``benchmarks/README.md``); results are
+        in ``image``'s pixels.
     finder : FaceFinder, optional
-        Default: the one trained on HELEN and IMM that ships in ``data/``.
+        Default: the one trained on HELEN, IMM and LFW that ships in ``data/``.
     threshold : float, optional
         Smallest probability of a face (default the finder's, calibrated on
         held-out HELEN photos).
