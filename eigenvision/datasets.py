@@ -400,8 +400,6 @@ def load_lfw(root=None, *, min_photos: int = 1) -> ImageSet:
     Faces in the Wild: a database for studying face recognition in
     unconstrained environments, UMass Amherst TR 07-49.
     """
-    if isinstance(min_photos, bool) or not isinstance(min_photos, int) or min_photos < 1:
-        raise ValueError(f"min_photos must be a positive int, got {min_photos!r}")
     files = [path for _, path in lfw_files(root, min_photos=min_photos)]
     if not files:
         directory = _dataset_dir("lfw_train", root) / "images"
@@ -431,6 +429,8 @@ def lfw_files(root=None, *, min_photos: int = 1) -> list[tuple[str, Path]]:
     -------
     list of (str, Path)
     """
+    if isinstance(min_photos, bool) or not isinstance(min_photos, int) or min_photos < 1:
+        raise ValueError(f"min_photos must be a positive int, got {min_photos!r}")
     directory = _dataset_dir("lfw_train", root) / "images"
     files = []
     for person in sorted(d for d in directory.iterdir() if d.is_dir()):

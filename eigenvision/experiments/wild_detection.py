@@ -284,7 +284,7 @@ def main(argv=None):
         if hog is not None:
             non_faces[name]["dlib HOG"] = len(_dlib.hog_faces(hog, picture))
     median = {name: float(np.median(s)) for name, s in seconds.items() if s}
-    lfw, misses = _lfw_recall(finder, haar, hog, args)
+    lfw, misses = _lfw_recall(finder, haar, hog, min_size["OpenCV Haar"], args)
     if misses:
         run.figure(
             image_grid(misses[:60], ncols=10, suptitle="LFW faces the finder missed"),
@@ -329,11 +329,12 @@ def main(argv=None):
     )
 
 
-def _lfw_recall(finder, haar, hog, args):
+def _lfw_recall(finder, haar, hog, min_size, args):
     """How many LFW photos of held-out people (:func:`~eigenvision.faces.photos.lfw_split`) show
     their face to each detector at its default: a detection that finds the face of
     :data:`~eigenvision.datasets.LFW_EYES` (:func:`~eigenvision.evaluate.face_found`); the
-    others are false alarms. Returns the results and the photos the finder missed."""
+    others are false alarms. Haar searches from ``min_size`` (:func:`peer_min_sizes`). Returns
+    the results and the photos the finder missed."""
     files = datasets.lfw_files()
     _, people = lfw_split(person for person, _ in files)
     files = [path for person, path in files if person in people]
@@ -344,7 +345,7 @@ def _lfw_recall(finder, haar, hog, args):
     centre = (x + (w - 1) / 2, y + (h - 1) / 2)
     detectors = {"eigenvision": lambda im: [(f.box, f.score) for f in finder.find(im)]}
     if haar is not None:
-        detectors["OpenCV Haar"] = lambda im: _haar_faces(haar, im, 30)
+        detectors["OpenCV Haar"] = lambda im: _haar_faces(haar, im, min_size)
     if hog is not None:
         detectors["dlib HOG"] = lambda im: _dlib.hog_faces(hog, im)
     found = {name: 0 for name in detectors}

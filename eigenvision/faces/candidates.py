@@ -175,8 +175,8 @@ def background_windows(backgrounds, window, *, per_image=300, levels=6, step=2**
                 rows, cols = rows[clear], cols[clear]
             found.append(views[rows, cols])
     windows = np.concatenate(found) if found else np.zeros((0, h, w))
-    windows = windows[windows.reshape(len(windows), -1).std(axis=1) > 0.02]
-    return unit_norm(windows)
+    windows = windows[windows.reshape(len(windows), h * w).std(axis=1) > 0.02]
+    return unit_norm(windows) if len(windows) else np.zeros((0, h, w))
 
 
 def window_dffs(windows, space):

@@ -170,7 +170,8 @@ class FaceFinder(BaseEstimator):
         candidates are ranked by both
         (:func:`~eigenvision.faces.candidates.cascade_map`). None: no
         prefilter, every window's DFFS (one correlation per component),
-        ranked by it alone.
+        ranked by it alone. The cut is set by ``fit``; on a fitted finder only
+        None (no prefilter) changes the search.
     dffs_weight : float, default 1.0
         The candidates' rank: ``dffs_weight log DFFS`` minus the
         discriminant's score (:class:`~eigenvision.faces.candidates.Prefilter`).
