@@ -98,7 +98,7 @@ def hog_descriptor(image, *, cell=8, orientations=9):
     )
 
 
-def face_descriptors(crops, *, kind="lbp+hog"):
+def face_descriptors(crops, *, kind="lbp+hog", cells=(8, 8), radii=(1, 2), hog_cell=8):
     """Descriptors of aligned face crops, one row each.
 
     Parameters
@@ -109,6 +109,12 @@ def face_descriptors(crops, *, kind="lbp+hog"):
     kind : {"pixels", "lbp", "hog", "lbp+hog"}, default "lbp+hog"
         The pixels as they are, or the square roots of the histograms (their
         Hellinger map), concatenated.
+    cells : (rows, cols), default (8, 8)
+        :func:`lbp_histograms`' grid.
+    radii : sequence of int, default (1, 2)
+        :func:`lbp_histograms`' radii.
+    hog_cell : int, default 8
+        :func:`hog_descriptor`'s cell side, pixels.
 
     Returns
     -------
@@ -127,8 +133,8 @@ def face_descriptors(crops, *, kind="lbp+hog"):
     for crop in crops:
         parts = []
         if "lbp" in kind:
-            parts.append(np.sqrt(lbp_histograms(crop)))
+            parts.append(np.sqrt(lbp_histograms(crop, cells=cells, radii=radii)))
         if "hog" in kind:
-            parts.append(np.sqrt(hog_descriptor(crop)))
+            parts.append(np.sqrt(hog_descriptor(crop, cell=hog_cell)))
         rows.append(np.concatenate(parts))
     return np.stack(rows).astype(np.float32)

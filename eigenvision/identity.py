@@ -32,11 +32,14 @@ from ._base import SupervisedSubspaceModel, check_fitted
 from ._spec import INPUT_STATE, Param, State, check_params
 from .descriptors import DESCRIPTORS, face_descriptors
 from .eigenspace import Eigenspace
-from .transform import DEFAULT_EYE_POSITIONS
 
 __all__ = ["PLDA", "JointBayesian", "IdentityModel"]
 
 _LOG_2PI = np.log(2 * np.pi)
+
+
+#: Where :class:`IdentityModel` puts the eyes in its crops, as fractions of width and height.
+IDENTITY_EYE_POSITIONS = ((0.33, 0.42), (0.67, 0.42))
 
 
 class PLDA(SupervisedSubspaceModel):
@@ -471,12 +474,19 @@ class IdentityModel(BaseEstimator):
 
     Parameters
     ----------
-    shape : (H, W), default (80, 64)
+    shape : (H, W), default (120, 104)
         The aligned crops' size.
-    eye_positions : ((u, v), (u, v)), default ((0.3, 0.4), (0.7, 0.4))
+    eye_positions : ((u, v), (u, v)), default ((0.33, 0.42), (0.67, 0.42))
         Where :func:`~eigenvision.align_face` puts the eyes, as fractions of
-        the crop's width and height.
+        the crop's width and height: the default crop is three eye distances
+        wide, the hair line and jaw inside it.
     descriptor : {"pixels", "lbp", "hog", "lbp+hog"}, default "lbp+hog"
+    lbp_cells : (rows, cols), default (10, 8)
+        The grid of LBP histograms (:func:`~eigenvision.descriptors.lbp_histograms`).
+    lbp_radii : sequence of int, default (1, 2, 3)
+        The LBP radii, pixels: one histogram grid per radius.
+    hog_cell : int, default 12
+        HOG's cell side, pixels (:func:`~eigenvision.descriptors.hog_descriptor`).
     illumination : bool, default True
         Tan & Triggs' normalisation before the descriptors
         (:func:`~eigenvision.normalize.illumination`).
@@ -515,6 +525,9 @@ class IdentityModel(BaseEstimator):
         "shape": Param("shape", 16, 512),
         "eye_positions": Param("any"),
         "descriptor": Param("choice", choices=DESCRIPTORS),
+        "lbp_cells": Param("shape", 2, 64),
+        "lbp_radii": Param("reals", 1, 16, max_length=8),
+        "hog_cell": Param("int", 2, 64),
         "illumination": Param("bool"),
         "mirror": Param("bool"),
         "pca_components": Param("int", 1, 100_000),
@@ -525,7 +538,12 @@ class IdentityModel(BaseEstimator):
 
     #: Parameters added after models were first saved, with the value that keeps an older
     #: model file's behaviour (:func:`~eigenvision.load` gives it where a file has none).
-    _former_defaults = {"mirror": False}
+    _former_defaults = {
+        "mirror": False,
+        "lbp_cells": (8, 8),
+        "lbp_radii": (1, 2),
+        "hog_cell": 8,
+    }
 
     _state = {
         "plda_": State("model"),
@@ -536,9 +554,12 @@ class IdentityModel(BaseEstimator):
     def __init__(
         self,
         *,
-        shape=(80, 64),
-        eye_positions=DEFAULT_EYE_POSITIONS,
+        shape=(120, 104),
+        eye_positions=IDENTITY_EYE_POSITIONS,
         descriptor="lbp+hog",
+        lbp_cells=(10, 8),
+        lbp_radii=(1, 2, 3),
+        hog_cell=12,
         illumination=True,
         mirror=True,
         pca_components=200,
@@ -549,6 +570,9 @@ class IdentityModel(BaseEstimator):
         self.shape = shape
         self.eye_positions = eye_positions
         self.descriptor = descriptor
+        self.lbp_cells = lbp_cells
+        self.lbp_radii = lbp_radii
+        self.hog_cell = hog_cell
         self.illumination = illumination
         self.mirror = mirror
         self.pca_components = pca_components
@@ -577,9 +601,15 @@ class IdentityModel(BaseEstimator):
             )
         if self.illumination:
             crops = np.stack([normalize.illumination(crop) for crop in crops])
-        described = face_descriptors(crops, kind=self.descriptor)
+        options = {
+            "kind": self.descriptor,
+            "cells": tuple(self.lbp_cells),
+            "radii": tuple(self.lbp_radii),
+            "hog_cell": self.hog_cell,
+        }
+        described = face_descriptors(crops, **options)
         if self.mirror:
-            described += face_descriptors(crops[:, :, ::-1], kind=self.descriptor)
+            described += face_descriptors(crops[:, :, ::-1], **options)
             described /= 2
         return described
 

@@ -58,6 +58,13 @@ def test_face_descriptors_are_the_roots_of_scikit_images_histograms(rng):
     for crop, row in zip(crops, hogs, strict=True):
         reference = hog(crop, orientations=9, pixels_per_cell=(8, 8), cells_per_block=(2, 2))
         np.testing.assert_allclose(row, np.sqrt(reference))
+    coarse = face_descriptors(crops, kind="hog", hog_cell=12)
+    reference = hog(crops[0], orientations=9, pixels_per_cell=(12, 12), cells_per_block=(2, 2))
+    np.testing.assert_allclose(coarse[0], np.sqrt(reference))
+    lbp = face_descriptors(crops, kind="lbp", cells=(4, 3), radii=(1, 2, 3))
+    np.testing.assert_allclose(
+        lbp[0], np.sqrt(lbp_histograms(crops[0], cells=(4, 3), radii=(1, 2, 3)))
+    )
     both = face_descriptors(crops, kind="lbp+hog")
     assert both.shape[1] == face_descriptors(crops, kind="lbp").shape[1] + hogs.shape[1]
     with pytest.raises(ValueError, match="kind must be one of"):

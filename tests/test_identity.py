@@ -130,16 +130,18 @@ def test_identity_on_att_people_never_seen(att):
 
 def test_mirror_describes_a_face_by_the_mean_of_it_and_its_mirror_image(rng, tmp_path):
     """IdentityModel(mirror=True) describes each crop by the mean of its descriptors and its
-    mirror image's; a model file from before the parameter keeps its behaviour (no mirror)."""
+    mirror image's, with its own LBP grid, radii and HOG cell; a model file from before those
+    parameters keeps its behaviour (no mirror, an 8 x 8 grid, radii 1 and 2, 8-pixel cells)."""
     import json
 
     from eigenvision.descriptors import face_descriptors
     from eigenvision.normalize import illumination
 
-    crops = rng.random((3, 80, 64))
+    crops = rng.random((3, 120, 104))
     lit = np.stack([illumination(crop) for crop in crops])
-    plain = face_descriptors(lit, kind="lbp+hog")
-    flipped = face_descriptors(lit[:, :, ::-1], kind="lbp+hog")
+    options = {"kind": "lbp+hog", "cells": (10, 8), "radii": (1, 2, 3), "hog_cell": 12}
+    plain = face_descriptors(lit, **options)
+    flipped = face_descriptors(lit[:, :, ::-1], **options)
     np.testing.assert_allclose(ev.IdentityModel().describe(crops), (plain + flipped) / 2)
     np.testing.assert_array_equal(ev.IdentityModel(mirror=False).describe(crops), plain)
     people = np.repeat(np.arange(12), 3)
@@ -149,7 +151,15 @@ def test_mirror_describes_a_face_by_the_mean_of_it_and_its_mirror_image(rng, tmp
     with np.load(path, allow_pickle=False) as archive:
         stored = {key: archive[key] for key in archive.files}
     header = json.loads(bytes(stored["__header__"]).decode())
-    assert header["model"]["params"].pop("mirror") is False
+    for added in ("mirror", "lbp_cells", "lbp_radii", "hog_cell"):
+        header["model"]["params"].pop(added)
+    header["model"]["params"].update(shape=[80, 64], eye_positions=[[0.3, 0.4], [0.7, 0.4]])
     stored["__header__"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
     np.savez(path, **stored)
-    assert ev.load(path).mirror is False
+    old = ev.load(path)
+    assert old.mirror is False
+    small = rng.random((2, 80, 64))
+    np.testing.assert_array_equal(
+        old.describe(small),
+        face_descriptors(np.stack([illumination(crop) for crop in small]), kind="lbp+hog"),
+    )
