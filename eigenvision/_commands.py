@@ -119,6 +119,11 @@ def _recognizer(args, n_images, **options):
                 "(make one with 'eigenvision features -o features.npz')"
             )
         detector = _load_model(args.detector, FeatureDetector)
+    if args.method == "plda":
+        # the shipped identity model is the background: training only enrols
+        options = {"feature": default_identity_model(), **options}
+        if options.get("finder") is None and options.get("shape") is None:
+            options["shape"] = tuple(options["feature"].shape)
     return Recognizer(
         n_components=_component_count(args, n_images),
         method=args.method,
@@ -164,8 +169,13 @@ def _cmd_train(args) -> int:
         calibrated = f"; unknown beyond distance {threshold:.4g} (false-accept rate {args.far:g})"
     save(model, args.output)
     components = getattr(model.feature_, "n_components_", model.n_components or "all")
+    feature = (
+        "the shipped identity model"
+        if args.method == "plda"
+        else f"{components} components, {args.metric}"
+    )
     print(
-        f"trained {args.method} ({components} components, {args.metric}) on "
+        f"trained {args.method} ({feature}) on "
         f"{trained_on} of {len(model.classes_)} classes{calibrated}; saved {args.output}"
     )
     return 0
@@ -456,7 +466,8 @@ def _add_model_options(parser):
         choices=methods,
         default="eigenfaces",
         help="the feature: whole-face eigenspace, Fisherfaces, Bayesian intra/extra-personal, "
-        "eigenfeatures, or both (default: %(default)s)",
+        "eigenfeatures, both, or the shipped identity model (plda: trained on LFW, training "
+        "only enrols) (default: %(default)s)",
     )
     parser.add_argument("--detector", help="FeatureDetector model file (modular, combined)")
     parser.add_argument(

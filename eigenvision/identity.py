@@ -242,9 +242,38 @@ class PLDA(SupervisedSubspaceModel):
         (m, n) ndarray
         """
         a = self._codes(A)
-        b = a if B is None else self._codes(B)
+        return self.pairwise_code_scores(a, a if B is None else self._codes(B))
+
+    def encode(self, X):
+        """Codes in the PCA step, where :meth:`pairwise_code_scores` compares them.
+
+        Parameters
+        ----------
+        X : (n, d) ndarray or (n, H, W) image stack
+
+        Returns
+        -------
+        (n, r) ndarray of float64
+        """
+        return self._codes(X)
+
+    def pairwise_code_scores(self, a, b):
+        """:meth:`pairwise_scores` of codes already in the PCA step (:meth:`encode`).
+
+        Parameters
+        ----------
+        a : (m, r) ndarray
+        b : (n, r) ndarray
+
+        Returns
+        -------
+        (m, n) ndarray
+        """
+        check_fitted(self)
+        a = np.asarray(a, dtype=np.float64)
+        b = np.asarray(b, dtype=np.float64)
         own_a = np.einsum("ij,jk,ik->i", a, self.quadratic_, a)
-        own_b = own_a if B is None else np.einsum("ij,jk,ik->i", b, self.quadratic_, b)
+        own_b = np.einsum("ij,jk,ik->i", b, self.quadratic_, b)
         return own_a[:, None] + own_b[None, :] + a @ self.cross_ @ b.T + self.offset_
 
 
@@ -713,6 +742,39 @@ class IdentityModel(BaseEstimator):
             Symmetric.
         """
         return self.probability(self.pairwise_scores(crops))
+
+    def encode(self, crops):
+        """Codes of aligned crops in PLDA's PCA step, for :meth:`pairwise_log_odds`.
+
+        What a :class:`~eigenvision.Recognizer` with ``method="plda"`` enrols:
+        comparing codes needs no descriptor again.
+
+        Parameters
+        ----------
+        crops : (n, H, W) ndarray
+            Aligned faces at ``shape``.
+
+        Returns
+        -------
+        (n, r) ndarray of float64
+        """
+        check_fitted(self, "plda_")
+        return self.plda_.encode(self.describe(crops))
+
+    def pairwise_log_odds(self, codes_a, codes_b):
+        """The log-likelihood ratio of one person for every pair of codes (:meth:`encode`).
+
+        Parameters
+        ----------
+        codes_a : (m, r) ndarray
+        codes_b : (n, r) ndarray
+
+        Returns
+        -------
+        (m, n) ndarray
+        """
+        check_fitted(self, "plda_")
+        return self.plda_.pairwise_code_scores(codes_a, codes_b)
 
     def score_pairs(self, crops_a, crops_b):
         """The log-likelihood ratio of one person for each pair of crops.

@@ -35,12 +35,13 @@ from .openset import (
     reject_unknown,
     znorm_statistics,
 )
+from .transform import DEFAULT_EYE_POSITIONS
 from .views import resized, view_count, virtual_views
 
 __all__ = ["METHODS", "Recognizer"]
 
 #: The recognition methods (presets of the feature a :class:`Recognizer` builds).
-METHODS = ("eigenfaces", "fisherfaces", "bayesian", "modular", "combined")
+METHODS = ("eigenfaces", "fisherfaces", "bayesian", "modular", "combined", "plda")
 _GLOBAL = "face"  # name of the whole-face block in block_names_
 
 
@@ -53,7 +54,8 @@ class Recognizer(ClassifierMixin, BaseEstimator):
         Eigenspace size (for ``"fisherfaces"``: discriminant directions,
         at most classes - 1; for ``"bayesian"``: intrapersonal components;
         None means all).
-    method : {"eigenfaces", "fisherfaces", "bayesian", "modular", "combined"}, default "eigenfaces"
+    method : {"eigenfaces", "fisherfaces", "bayesian", "modular", "combined", "plda"}, \
+default "eigenfaces"
         The feature: :class:`Eigenspace` of the whole face (Turk & Pentland
         1991), :class:`FisherSpace` (Belhumeur et al. 1997),
         :class:`BayesianSpace` (whitened intrapersonal codes, whose nearest
@@ -63,6 +65,14 @@ class Recognizer(ClassifierMixin, BaseEstimator):
         per facial feature ("eigenfeatures": the eyes, nose and mouth cut by
         ``detector``; Pentland, Moghaddam & Starner 1994), or both whole
         face and features ("combined"). The presets of ``feature``.
+        ``"plda"``: a trained :class:`~eigenvision.IdentityModel` (``feature``,
+        e.g. :func:`~eigenvision.default_identity_model`, trained on other
+        people) is the background and is never refitted: :meth:`fit` and
+        :meth:`add` only enrol, so one photo per person works; distances are
+        minus its log-likelihood ratio of one person (Prince & Elder 2007),
+        so thresholds may be negative, and :meth:`match_probability` and
+        :meth:`verify` give its calibrated probability. Images are crops as
+        the model was trained on (with ``finder``, photos are cut so).
     feature : subspace model, optional
         Any unfitted model with ``fit`` and ``transform`` (an
         :class:`Eigenspace`, :class:`FisherSpace`, :class:`KernelPCA`,
@@ -271,9 +281,10 @@ class Recognizer(ClassifierMixin, BaseEstimator):
             Unfitted, with the same parameters.
         """
         params = self.get_params(deep=False)
+        shared = self._RESOURCES + (("feature",) if self.method == "plda" else ())
         return type(self)(
             **{
-                name: value if name in self._RESOURCES else clone(value, safe=False)
+                name: value if name in shared else clone(value, safe=False)
                 for name, value in params.items()
             }
         )
@@ -354,11 +365,13 @@ class Recognizer(ClassifierMixin, BaseEstimator):
             return as_image_set(images, labels, min_images=min_images)
         if labelled and labels is None and not isinstance(images, ImageSet):
             raise ValueError("labels are required, one per photo")
+        shape, eye_positions = self._crop_geometry()
         crops, labels = photo_faces(
             self.finder,
             images,
             labels,
-            shape=tuple(self.aligned_shape),
+            shape=shape,
+            eye_positions=eye_positions,
             every_face=every_face,
             names=names,
             on_error=on_error,
@@ -415,10 +428,19 @@ class Recognizer(ClassifierMixin, BaseEstimator):
         found = self.finder.find(photo) if faces is None else list(faces)
         if not found:
             return [], self.gallery_labels_[:0], np.zeros(0)
+        shape, eye_positions = self._crop_geometry()
         crops = np.stack(
-            [align_face(photo, face, shape=tuple(self.aligned_shape)) for face in found]
+            [align_face(photo, face, shape=shape, eye_positions=eye_positions) for face in found]
         )
         return (found, *self._decide(self._codes(as_image_set(crops, None, min_images=0))))
+
+    def _crop_geometry(self):
+        """``(shape, eye_positions)`` of the crops cut from photos: the identity model's for
+        ``"plda"``, else ``aligned_shape`` with the eyes where :func:`align_face` puts them."""
+        if self.method == "plda":
+            positions = tuple(tuple(float(v) for v in eye) for eye in self.feature.eye_positions)
+            return tuple(self.feature.shape), positions
+        return tuple(self.aligned_shape), DEFAULT_EYE_POSITIONS
 
     def check_parameters(self):
         """Raise ``ValueError`` naming a parameter outside ``_params`` or two that disagree.
@@ -430,7 +452,9 @@ class Recognizer(ClassifierMixin, BaseEstimator):
         None
         """
         check_params(self)
-        if self.score_norm is None and self.threshold is not None and self.threshold < 0:
+        if self.method == "plda":
+            self._check_identity_model()
+        elif self.score_norm is None and self.threshold is not None and self.threshold < 0:
             raise ValueError(
                 f"Recognizer: threshold={self.threshold!r} is below every distance and would call "
                 "everyone unknown; a distance threshold is >= 0 (negative ones only with "
@@ -504,6 +528,20 @@ class Recognizer(ClassifierMixin, BaseEstimator):
                 f"{fix} or fewer, or train on more images"
             )
 
+    def _check_identity_model(self):
+        """``"plda"`` needs a trained identity model as ``feature``, compared by its own ratio."""
+        if not hasattr(self.feature, "pairwise_log_odds") or not hasattr(self.feature, "plda_"):
+            raise ValueError(
+                "method='plda' needs a trained IdentityModel as feature: "
+                "Recognizer(method='plda', feature=ev.default_identity_model())"
+            )
+        if self.metric != "euclidean" or self.score_norm is not None:
+            raise ValueError(
+                "method='plda' compares faces by the identity model's log-likelihood ratio: "
+                f"leave metric='euclidean' and score_norm=None (got {self.metric!r}, "
+                f"{self.score_norm!r})"
+            )
+
     @property
     def _modular(self):
         return self.method in ("modular", "combined")
@@ -516,6 +554,8 @@ class Recognizer(ClassifierMixin, BaseEstimator):
 
     def _whole_face_model(self):
         """An unfitted whole-face feature: ``feature`` or ``method``'s preset (None: modular)."""
+        if self.method == "plda":
+            return self.feature  # trained on other people; never refitted
         if self.feature is not None:
             return clone(self.feature)
         preset = {
@@ -529,7 +569,7 @@ class Recognizer(ClassifierMixin, BaseEstimator):
     def _fit_features(self, faces):
         """Fit ``feature_`` (the whole face) and ``feature_spaces_`` (one per facial feature)."""
         self.feature_ = self._whole_face_model()
-        if self.feature_ is not None:
+        if self.feature_ is not None and self.method != "plda":
             if get_tags(self.feature_).target_tags.required:
                 self.feature_.fit(faces.images, faces.labels)
             else:
@@ -604,7 +644,9 @@ class Recognizer(ClassifierMixin, BaseEstimator):
     def _block_codes(self, faces):
         """Metric-normalised codes of each block: the whole face, then each feature."""
         blocks = []
-        if self.feature_ is not None:
+        if self.method == "plda":
+            blocks.append(self.feature_.encode(faces.images))
+        elif self.feature_ is not None:
             codes = self.feature_.transform(faces.images)
             blocks.append(self._codes_for_metric(codes, self.feature_))
         patches = self._patches(faces) if self.feature_spaces_ else {}
@@ -632,8 +674,13 @@ class Recognizer(ClassifierMixin, BaseEstimator):
             faces = faces.replace(landmarks=None)
         return self._join(self._block_codes(faces))
 
-    def _index(self) -> NearestNeighbor:
-        """The search index of ``gallery_``, built on first use and again after it changes."""
+    def _index(self):
+        """The search index of ``gallery_``, built on first use and again after it changes.
+
+        For ``"plda"``, an exhaustive search by the identity model's ratio.
+        """
+        if self.method == "plda":
+            return _RatioSearch(self)
         index = getattr(self, "_nn_index", None)
         if index is None or index.raw_gallery_ is not self.gallery_:
             index = NearestNeighbor(chunk_size=self.chunk_size).fit(self.gallery_)
@@ -642,6 +689,8 @@ class Recognizer(ClassifierMixin, BaseEstimator):
 
     def _metric_distance(self, euclidean):
         """Distances between metric-normalised codes, in the metric's own units."""
+        if self.method == "plda":
+            return euclidean  # already minus the log-likelihood ratio (_RatioSearch)
         return check_metric(self.metric).from_euclidean(euclidean)
 
     # --------------------------------------------------------------- queries
@@ -795,30 +844,31 @@ class Recognizer(ClassifierMixin, BaseEstimator):
             raise ValueError(f"label {label!r} is not enrolled; enrol it with add() first")
         code = self._probe_codes(np.asarray(image)[None])[0].astype(np.float64)
         # A person has a handful of codes: the exact distance directly, no index needed.
-        difference = self.gallery_[mask].astype(np.float64) - code
-        euclidean = np.sqrt(np.einsum("ij,ij->i", difference, difference).min())
-        distance = float(self._metric_distance(euclidean))
+        distance = float(self._pairwise_codes(code[None], self.gallery_[mask]).min())
         if self.score_norm is not None:
             scores = self._class_scores(code[None])
             distance = float(scores[0, np.searchsorted(self.classes_, label)])
         threshold = self._checked_threshold()
         probability = None
-        if self._probability_ready():
+        if self.method == "plda":
+            probability = float(self.feature_.probability(-distance))
+        elif self._probability_ready():
+            difference = self.gallery_[mask].astype(np.float64) - code
             probability = float(self.feature_.probability(self.feature_.log_odds(difference).max()))
         return Verification(
             threshold is None or distance <= threshold, distance, threshold, probability
         )
 
     def _probability_ready(self, *, required=False):
-        """Whether gallery code differences have a MAP probability (bayesian, Euclidean)."""
-        ready = (
+        """Whether codes have a probability of one person: bayesian (Euclidean) or plda."""
+        ready = self.method == "plda" or (
             hasattr(self.feature_, "log_odds")
             and not self.feature_spaces_
             and self.metric == "euclidean"
         )
         if required and not ready:
             raise ValueError(
-                "match probabilities need method='bayesian' with metric='euclidean' "
+                "match probabilities need method='bayesian' with metric='euclidean', or 'plda' "
                 f"(got method={self.method!r}, metric={self.metric!r})"
             )
         return ready
@@ -846,6 +896,8 @@ class Recognizer(ClassifierMixin, BaseEstimator):
 
     def _pairwise_codes(self, codes_a, codes_b):
         """Metric distances between every pair of (metric-normalised) codes."""
+        if self.method == "plda":
+            return -self.feature_.pairwise_log_odds(codes_a, codes_b)
         return self._metric_distance(np.sqrt(squared_distances(codes_a, codes_b)))
 
     def pairwise_log_odds(self, images_a, images_b=None):
@@ -976,6 +1028,20 @@ class Recognizer(ClassifierMixin, BaseEstimator):
         _, decision = self._decide(self._codes(faces[impostor]))
         self.threshold = calibrated_threshold(decision, far)
         return self.threshold
+
+
+class _RatioSearch:
+    """``"plda"``'s search: every enrolled code scored by the identity model's ratio."""
+
+    def __init__(self, recognizer):
+        self._recognizer = recognizer
+
+    def kneighbors(self, codes, k):
+        """``(distances, indices)`` of the ``k`` likeliest enrolled codes, minus their ratios."""
+        rec = self._recognizer
+        distances = rec._pairwise_codes(np.asarray(codes), rec.gallery_)
+        order = np.argsort(distances, axis=1, kind="stable")[:, :k]
+        return np.take_along_axis(distances, order, axis=1), order
 
 
 def _vote(labels):

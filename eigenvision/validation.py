@@ -131,7 +131,15 @@ def _check_recognizer(model):
             f"there): blocks {list(model.block_names_)}, scales {scales.tolist()}"
         )
     width = 0
-    if model.feature_ is not None:
+    if model.method == "plda":
+        check_state(model.feature_)
+        if tuple(model.feature_.shape) != image_shape:
+            raise ValueError(
+                f"Recognizer: its identity model takes {tuple(model.feature_.shape)} crops, "
+                f"not {image_shape}"
+            )
+        width += model.feature_.plda_.pca_.n_components_
+    elif model.feature_ is not None:
         check_state(model.feature_)
         if getattr(model.feature_, "n_features_in_", None) != int(np.prod(image_shape)):
             raise ValueError(f"Recognizer: its feature does not take {image_shape} images")

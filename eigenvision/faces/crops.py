@@ -141,6 +141,7 @@ def photo_faces(
     labels=None,
     *,
     shape=(56, 46),
+    eye_positions=DEFAULT_EYE_POSITIONS,
     every_face=False,
     names=None,
     on_error="raise",
@@ -159,6 +160,8 @@ def photo_faces(
         One per photo.
     shape : (h, w), default (56, 46)
         The aligned crop.
+    eye_positions : ((u, v), (u, v)), optional
+        Where the eyes go in it (:func:`align_face`).
     every_face : bool, default False
         Every face the finder finds in a photo (none or several), each with
         the photo's label; by default the photo's one face
@@ -213,7 +216,9 @@ def photo_faces(
                 reason = "no face found" if isinstance(exc, NoFaceError) else "several faces"
                 left_out.append(f"{name} ({reason})")
                 continue
-        crops += [align_face(photo, face, shape=shape) for face in found]
+        crops += [
+            align_face(photo, face, shape=shape, eye_positions=eye_positions) for face in found
+        ]
         owners += [index] * len(found)
     if left_out:
         warnings.warn(

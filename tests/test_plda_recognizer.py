@@ -1,0 +1,121 @@
+"""Recognizer(method="plda"): a trained identity model as the background, enrolment only."""
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+
+import eigenvision as ev
+
+
+@pytest.fixture(scope="module")
+def background(att):
+    """An identity model of AT&T people 1-30 (at AT&T's 112 x 92), and people 31-40."""
+    people = np.array([int(label[1:]) for label in att.labels])
+    train = people <= 30
+    model = ev.IdentityModel(shape=(112, 92), pca_components=60, n_components=20)
+    model.fit(att.images[train], att.labels[train])
+    return model, att.images[~train], att.labels[~train]
+
+
+def _split(images, labels, enrolled_per_person):
+    shot = np.arange(len(labels)) % 10
+    return (
+        (images[shot < enrolled_per_person], labels[shot < enrolled_per_person]),
+        (images[shot >= enrolled_per_person], labels[shot >= enrolled_per_person]),
+    )
+
+
+def test_plda_recognizer_names_by_the_likeliest_enrolled_image(background):
+    """Enrolled with two images of each of ten people the model never saw, it names each probe
+    by the enrolled image of the highest log-likelihood ratio (a loop over IdentityModel's
+    score_pairs), its distances are minus those ratios, and the background is not refitted."""
+    model, images, labels = background
+    (gallery, gallery_labels), (probes, probe_labels) = _split(images, labels, 2)
+    before = model.plda_.components_.copy()
+    rec = ev.Recognizer(method="plda", feature=model).fit(gallery, gallery_labels)
+    assert rec.feature_ is model
+    np.testing.assert_array_equal(model.plda_.components_, before)
+    ratios = np.stack(
+        [model.score_pairs(np.repeat(probe[None], len(gallery), 0), gallery) for probe in probes]
+    )
+    expected = gallery_labels[np.argmax(ratios, axis=1)]
+    np.testing.assert_array_equal(rec.predict(probes), expected)
+    distances, named = rec.kneighbors(probes[:5], k=3)
+    np.testing.assert_allclose(distances, -np.sort(ratios[:5], axis=1)[:, ::-1][:, :3], rtol=1e-6)
+    np.testing.assert_array_equal(named[:, 0], expected[:5])
+    assert rec.score(probes, probe_labels) > 0.8
+
+
+def test_plda_recognizer_verifies_enrols_and_calibrates_without_refitting(background, tmp_path):
+    """verify's distance is minus the best ratio against the person's images and its
+    probability the model's calibration of it; match_probability likewise for every person;
+    add() enrols a new person (one image) with the model untouched; calibrate_threshold on
+    strangers sets a threshold on minus the ratio (negative allowed); clone and save/load keep
+    the trained model."""
+    model, images, labels = background
+    (gallery, gallery_labels), (probes, probe_labels) = _split(images, labels, 3)
+    people = np.unique(labels)
+    enrolled = np.isin(gallery_labels, people[:6])
+    rec = ev.Recognizer(method="plda", feature=model).fit(
+        gallery[enrolled], gallery_labels[enrolled]
+    )
+    probe, person = probes[0], gallery_labels[enrolled][0]
+    own = gallery[enrolled][gallery_labels[enrolled] == person]
+    best = model.score_pairs(np.repeat(probe[None], len(own), 0), own).max()
+    verdict = rec.verify(probe, person)
+    assert verdict.distance == pytest.approx(-best, rel=1e-6)
+    assert verdict.probability == pytest.approx(float(model.probability(best)), rel=1e-6)
+    probability = rec.match_probability(probes[:4])
+    assert probability.shape == (4, 6)
+    assert probability[0, list(rec.classes_).index(person)] == pytest.approx(
+        verdict.probability, rel=1e-6
+    )
+    newcomer = people[6]
+    rec.add(gallery[gallery_labels == newcomer][:1], [newcomer])
+    assert newcomer in rec.classes_ and rec.feature_ is model
+    strangers = np.isin(probe_labels, people[7:])
+    threshold = rec.calibrate_threshold(probes[strangers], probe_labels[strangers], far=0.1)
+    assert np.mean(rec.predict(probes[strangers]) != ev.UNKNOWN) <= 0.1
+    assert threshold == rec.threshold
+    copy = clone(rec)
+    assert copy.feature is model
+    loaded = ev.load(ev.save(rec, tmp_path / "plda.npz"))
+    np.testing.assert_array_equal(loaded.predict(probes), rec.predict(probes))
+
+
+def test_plda_recognizer_asks_for_a_trained_identity_model(att):
+    with pytest.raises(ValueError, match=r"needs a trained IdentityModel as feature"):
+        ev.Recognizer(method="plda").fit(att.images[:4], att.labels[:4])
+    with pytest.raises(ValueError, match=r"needs a trained IdentityModel as feature"):
+        ev.Recognizer(method="plda", feature=ev.IdentityModel()).fit(att.images[:4], att.labels[:4])
+
+
+def test_plda_recognizer_on_photos_with_the_shipped_models(imm, tmp_path, capsys):
+    """With the shipped finder and identity model, one IMM photo per person enrols them and
+    their other photos are named: faces are cut as the identity model was trained (its crop
+    and eye positions), and the CLI's train --photos --method plda does the same."""
+    from PIL import Image
+
+    from eigenvision.cli import main
+
+    def photo(person, shot):
+        return imm.images[list(imm.names).index(f"{person:02d}_{shot:02d}.jpg")]
+
+    people = [1, 2, 3, 4, 5]
+    model = ev.default_identity_model()
+    rec = ev.Recognizer(method="plda", feature=model, finder=ev.default_finder())
+    rec.fit([photo(p, 1) for p in people], people)
+    assert rec.image_shape_ == tuple(model.shape)
+    probes = [photo(p, 2) for p in people]
+    assert np.mean(rec.predict(probes) == np.array(people)) >= 0.8
+    named = rec.identify(photo(3, 2))
+    assert len(named) == 1 and named[0][1] == rec.predict([photo(3, 2)])[0]
+    for p in people[:3]:
+        folder = tmp_path / "train" / f"p{p}"
+        folder.mkdir(parents=True)
+        Image.fromarray((photo(p, 1) * 255).astype(np.uint8)).save(folder / "a.png")
+    saved = tmp_path / "plda.npz"
+    train = ["-q", "train", str(tmp_path / "train"), "--photos", "--method", "plda"]
+    assert main([*train, "-o", str(saved)]) == 0
+    assert "plda (the shipped identity model) on 3 photos" in capsys.readouterr().out
+    assert ev.load(saved).feature_.shape == model.shape
