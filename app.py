@@ -307,10 +307,12 @@ def uploaded_recognizer() -> ev.Recognizer | None:
     except ev.ModelFileError as exc:
         st.error(f"That model file was refused: {exc}. Using a model trained here instead.")
         return None
-    st.sidebar.caption(
-        f"Using the uploaded model: {model.method}, "
-        f"{model.n_components} components, {model.metric} metric."
+    feature = (
+        "the identity model's log-likelihood ratio"
+        if model.method == "plda"
+        else f"{model.n_components} components, {model.metric} metric"
     )
+    st.sidebar.caption(f"Using the uploaded model: {model.method}, {feature}.")
     return model
 
 
@@ -406,15 +408,7 @@ def recognise() -> None:
     distances, labels, indices = recognizer.kneighbors(
         probe[None], k=min(15, len(recognizer.gallery_)), return_indices=True
     )
-    default, meaning = unknown_beyond(recognizer, enrolled_held_out, distances[0])
-    threshold = st.slider(
-        "Unknown beyond distance",
-        0.0,
-        float(max(distances[0].max() * 2, default) + 1e-6),
-        default,
-        key="threshold",
-        help=meaning,
-    )
+    threshold = threshold_slider(recognizer, enrolled_held_out, distances[0], key="threshold")
     decision = labels[0, 0] if distances[0, 0] <= threshold else ev.UNKNOWN
     verdict = f"**{decision}**" + ("" if truth is None else f" (truth: {truth})")
     st.markdown(f"Decision: {verdict}, nearest distance {distances[0, 0]:.3f}")
@@ -511,6 +505,17 @@ def find_faces_view(image: np.ndarray, factor: float = 1.0) -> None:
     upload_pixels_note(factor)
 
 
+def threshold_slider(
+    recognizer: ev.Recognizer, probes: ev.ImageSet | None, distances: np.ndarray, *, key: str
+) -> float:
+    """The "unknown beyond distance" slider, from its default (:func:`unknown_beyond`) over the
+    probes' distances; below 0 too where distances are (minus log-likelihood ratios, plda)."""
+    default, meaning = unknown_beyond(recognizer, probes, distances)
+    low = min(0.0, 2 * float(distances.min()), default)
+    high = max(0.0, 2 * float(distances.max()), default) + 1e-6
+    return st.slider("Unknown beyond distance", low, high, default, key=key, help=meaning)
+
+
 def unknown_beyond(
     recognizer: ev.Recognizer, probes: ev.ImageSet | None, distances: np.ndarray
 ) -> tuple[float, str]:
@@ -522,6 +527,12 @@ def unknown_beyond(
     so the one face of a photo always got a name."""
     if recognizer.threshold is not None:
         return float(recognizer.threshold), "The model's threshold (calibrated on strangers)."
+    if recognizer.method == "plda":
+        return (
+            float(np.round(-recognizer.feature.threshold_, 2)),
+            "The identity model's own decision: beyond it, another person is likelier "
+            "(P(same person) below 1/2, as calibrated on LFW's held-out people).",
+        )
     if probes is not None and len(probes) and probes.image_shape == tuple(recognizer.image_shape_):
         nearest = recognizer.kneighbors(probes.images, k=1)[0][:, 0]
         return (
@@ -554,15 +565,7 @@ def name_every_face(
             [ev.align_face(photo, face, shape=tuple(recognizer.aligned_shape)) for face in found]
         )
         _, named, distances = recognizer.decide_faces(photo, faces=found)  # the slider decides
-    default, meaning = unknown_beyond(recognizer, probes, distances)
-    threshold = st.slider(
-        "Unknown beyond distance",
-        0.0,
-        float(max(distances.max() * 2, default) + 1e-6),
-        default,
-        key="photo-threshold",
-        help=meaning,
-    )
+    threshold = threshold_slider(recognizer, probes, distances, key="photo-threshold")
     names = [
         f"{label if distance <= threshold else ev.UNKNOWN} ({distance:.2f})"
         for label, distance in zip(named, distances, strict=True)

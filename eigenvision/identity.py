@@ -201,8 +201,17 @@ class PLDA(SupervisedSubspaceModel):
         """``(identity rank, within-person rank)``; None: the largest (full)."""
         return self.n_components, self.within_components
 
-    def _codes(self, X):
-        """Centred codes in the PCA step, float64."""
+    def encode(self, X):
+        """Centred codes in the PCA step, where :meth:`pairwise_log_odds` compares them.
+
+        Parameters
+        ----------
+        X : (n, d) ndarray or (n, H, W) image stack
+
+        Returns
+        -------
+        (n, r) ndarray of float64
+        """
         check_fitted(self)
         return self.pca_.transform(X).astype(np.float64)
 
@@ -218,7 +227,7 @@ class PLDA(SupervisedSubspaceModel):
         -------
         (n,) ndarray
         """
-        a, b = self._codes(A), self._codes(B)
+        a, b = self.encode(A), self.encode(B)
         if a.shape != b.shape:
             raise ValueError(f"score_pairs pairs rows: A has {len(a)}, B has {len(b)}")
         return (
@@ -241,23 +250,10 @@ class PLDA(SupervisedSubspaceModel):
         -------
         (m, n) ndarray
         """
-        a = self._codes(A)
-        return self.pairwise_code_scores(a, a if B is None else self._codes(B))
+        a = self.encode(A)
+        return self.pairwise_log_odds(a, a if B is None else self.encode(B))
 
-    def encode(self, X):
-        """Codes in the PCA step, where :meth:`pairwise_code_scores` compares them.
-
-        Parameters
-        ----------
-        X : (n, d) ndarray or (n, H, W) image stack
-
-        Returns
-        -------
-        (n, r) ndarray of float64
-        """
-        return self._codes(X)
-
-    def pairwise_code_scores(self, a, b):
+    def pairwise_log_odds(self, a, b):
         """:meth:`pairwise_scores` of codes already in the PCA step (:meth:`encode`).
 
         Parameters
@@ -774,7 +770,7 @@ class IdentityModel(BaseEstimator):
         (m, n) ndarray
         """
         check_fitted(self, "plda_")
-        return self.plda_.pairwise_code_scores(codes_a, codes_b)
+        return self.plda_.pairwise_log_odds(codes_a, codes_b)
 
     def score_pairs(self, crops_a, crops_b):
         """The log-likelihood ratio of one person for each pair of crops.

@@ -23,6 +23,7 @@ from .eigenspace import Eigenspace
 from .evaluate import recognition_rate
 from .faces.crops import FINDER, align_face, photo_faces
 from .fisher import FisherSpace
+from .identity import IdentityModel
 from .imageset import ImageSet, as_image_set
 from .neighbors import METRICS, NearestNeighbor, check_metric, squared_distances
 from .openset import (
@@ -79,7 +80,9 @@ default "eigenfaces"
         :class:`ProbabilisticPCA`, ...) to use as the whole-face feature
         instead of ``method``'s preset; it is cloned, then fitted on the
         training images (with their labels when it needs them). Not with
-        ``method="modular"``, which has no whole-face feature.
+        ``method="modular"``, which has no whole-face feature. With
+        ``method="plda"``: a trained :class:`~eigenvision.IdentityModel`,
+        used as it is (shared by clones, never refitted).
     metric : {"euclidean", "cosine", "mahalanobis"}, default "euclidean"
         Distance between codes, one of :data:`eigenvision.neighbors.METRICS`.
         ``"cosine"`` is ``1 - cos`` (angle between codes);
@@ -161,7 +164,8 @@ default "eigenfaces"
     Attributes
     ----------
     feature_ : fitted subspace model or None
-        The whole-face feature (None for ``"modular"``).
+        The whole-face feature (None for ``"modular"``, and for ``"plda"``,
+        whose trained model is ``feature`` itself).
     feature_spaces_ : dict of str to Eigenspace
         ``"modular"``/``"combined"``: one eigenspace per facial feature.
     block_names_ : tuple of str
@@ -530,7 +534,7 @@ default "eigenfaces"
 
     def _check_identity_model(self):
         """``"plda"`` needs a trained identity model as ``feature``, compared by its own ratio."""
-        if not hasattr(self.feature, "pairwise_log_odds") or not hasattr(self.feature, "plda_"):
+        if not isinstance(self.feature, IdentityModel) or not hasattr(self.feature, "plda_"):
             raise ValueError(
                 "method='plda' needs a trained IdentityModel as feature: "
                 "Recognizer(method='plda', feature=ev.default_identity_model())"
@@ -553,9 +557,10 @@ default "eigenfaces"
         return self._augmented(self._working_resolution(faces))
 
     def _whole_face_model(self):
-        """An unfitted whole-face feature: ``feature`` or ``method``'s preset (None: modular)."""
+        """An unfitted whole-face feature: ``feature`` or ``method``'s preset (None: modular,
+        and ``"plda"``, whose trained model stays in ``feature``: a resource, never refitted)."""
         if self.method == "plda":
-            return self.feature  # trained on other people; never refitted
+            return None
         if self.feature is not None:
             return clone(self.feature)
         preset = {
@@ -569,7 +574,7 @@ default "eigenfaces"
     def _fit_features(self, faces):
         """Fit ``feature_`` (the whole face) and ``feature_spaces_`` (one per facial feature)."""
         self.feature_ = self._whole_face_model()
-        if self.feature_ is not None and self.method != "plda":
+        if self.feature_ is not None:
             if get_tags(self.feature_).target_tags.required:
                 self.feature_.fit(faces.images, faces.labels)
             else:
@@ -645,7 +650,7 @@ default "eigenfaces"
         """Metric-normalised codes of each block: the whole face, then each feature."""
         blocks = []
         if self.method == "plda":
-            blocks.append(self.feature_.encode(faces.images))
+            blocks.append(self.feature.encode(faces.images))
         elif self.feature_ is not None:
             codes = self.feature_.transform(faces.images)
             blocks.append(self._codes_for_metric(codes, self.feature_))
@@ -674,13 +679,22 @@ default "eigenfaces"
             faces = faces.replace(landmarks=None)
         return self._join(self._block_codes(faces))
 
-    def _index(self):
-        """The search index of ``gallery_``, built on first use and again after it changes.
+    def _nearest(self, codes, k):
+        """``(distances, indices)`` of the ``k`` nearest enrolled codes of each probe code.
 
-        For ``"plda"``, an exhaustive search by the identity model's ratio.
+        Exact: the search index (:class:`NearestNeighbor`), or for ``"plda"`` every
+        enrolled code scored by the identity model's ratio.
         """
+        k = min(k, len(self.gallery_))
         if self.method == "plda":
-            return _RatioSearch(self)
+            distances = self._pairwise_codes(codes, self.gallery_)
+            order = np.argsort(distances, axis=1, kind="stable")[:, :k]
+            return np.take_along_axis(distances, order, axis=1), order
+        distances, indices = self._index().kneighbors(codes, k)
+        return self._metric_distance(distances), indices
+
+    def _index(self) -> NearestNeighbor:
+        """The search index of ``gallery_``, built on first use and again after it changes."""
         index = getattr(self, "_nn_index", None)
         if index is None or index.raw_gallery_ is not self.gallery_:
             index = NearestNeighbor(chunk_size=self.chunk_size).fit(self.gallery_)
@@ -689,8 +703,6 @@ default "eigenfaces"
 
     def _metric_distance(self, euclidean):
         """Distances between metric-normalised codes, in the metric's own units."""
-        if self.method == "plda":
-            return euclidean  # already minus the log-likelihood ratio (_RatioSearch)
         return check_metric(self.metric).from_euclidean(euclidean)
 
     # --------------------------------------------------------------- queries
@@ -716,8 +728,8 @@ default "eigenfaces"
             the originals).
         """
         codes = self._probe_codes(images)
-        distances, indices = self._index().kneighbors(codes, min(k, len(self.gallery_)))
-        result = (self._metric_distance(distances), self.gallery_labels_[indices])
+        distances, indices = self._nearest(codes, k)
+        result = (distances, self.gallery_labels_[indices])
         return (*result, indices) if return_indices else result
 
     def predict(self, images):
@@ -757,10 +769,10 @@ default "eigenfaces"
 
     def _decide(self, codes):
         """``(named, decision)``: each probe's voted label and the distance its threshold judges."""
-        distances, indices = self._index().kneighbors(codes, min(self.k, len(self.gallery_)))
+        distances, indices = self._nearest(codes, self.k)
         named = self._voted(self.gallery_labels_[indices])
         if self.score_norm is None:
-            return named, self._metric_distance(distances[:, 0])
+            return named, distances[:, 0]
         scores = self._class_scores(codes)
         return named, scores[np.arange(len(codes)), np.searchsorted(self.classes_, named)]
 
@@ -851,13 +863,18 @@ default "eigenfaces"
         threshold = self._checked_threshold()
         probability = None
         if self.method == "plda":
-            probability = float(self.feature_.probability(-distance))
+            probability = float(self.feature.probability(-distance))
         elif self._probability_ready():
             difference = self.gallery_[mask].astype(np.float64) - code
             probability = float(self.feature_.probability(self.feature_.log_odds(difference).max()))
         return Verification(
             threshold is None or distance <= threshold, distance, threshold, probability
         )
+
+    @property
+    def _odds_model(self):
+        """The model whose log odds and probability of one person the codes have."""
+        return self.feature if self.method == "plda" else self.feature_
 
     def _probability_ready(self, *, required=False):
         """Whether codes have a probability of one person: bayesian (Euclidean) or plda."""
@@ -897,7 +914,7 @@ default "eigenfaces"
     def _pairwise_codes(self, codes_a, codes_b):
         """Metric distances between every pair of (metric-normalised) codes."""
         if self.method == "plda":
-            return -self.feature_.pairwise_log_odds(codes_a, codes_b)
+            return -self.feature.pairwise_log_odds(codes_a, codes_b)
         return self._metric_distance(np.sqrt(squared_distances(codes_a, codes_b)))
 
     def pairwise_log_odds(self, images_a, images_b=None):
@@ -917,7 +934,7 @@ default "eigenfaces"
         codes_a = self._probe_codes(images_a)
         self._probability_ready(required=True)
         codes_b = codes_a if images_b is None else self._probe_codes(images_b)
-        return self.feature_.pairwise_log_odds(codes_a, codes_b)
+        return self._odds_model.pairwise_log_odds(codes_a, codes_b)
 
     def match_probability(self, images, *, log_odds=False):
         """``P(same person | difference)`` of each probe and each enrolled person.
@@ -943,9 +960,9 @@ default "eigenfaces"
         """
         codes = self._probe_codes(images)
         self._probability_ready(required=True)
-        pairwise = self.feature_.pairwise_log_odds(codes, self.gallery_)
+        pairwise = self._odds_model.pairwise_log_odds(codes, self.gallery_)
         best = best_per_class(pairwise, self.gallery_labels_, self.classes_)
-        return best if log_odds else self.feature_.probability(best)
+        return best if log_odds else self._odds_model.probability(best)
 
     def _checked_threshold(self):
         """``threshold`` as a float (None: no rejection), refused outside its declaration."""
@@ -1028,20 +1045,6 @@ default "eigenfaces"
         _, decision = self._decide(self._codes(faces[impostor]))
         self.threshold = calibrated_threshold(decision, far)
         return self.threshold
-
-
-class _RatioSearch:
-    """``"plda"``'s search: every enrolled code scored by the identity model's ratio."""
-
-    def __init__(self, recognizer):
-        self._recognizer = recognizer
-
-    def kneighbors(self, codes, k):
-        """``(distances, indices)`` of the ``k`` likeliest enrolled codes, minus their ratios."""
-        rec = self._recognizer
-        distances = rec._pairwise_codes(np.asarray(codes), rec.gallery_)
-        order = np.argsort(distances, axis=1, kind="stable")[:, :k]
-        return np.take_along_axis(distances, order, axis=1), order
 
 
 def _vote(labels):

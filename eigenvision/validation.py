@@ -132,13 +132,16 @@ def _check_recognizer(model):
         )
     width = 0
     if model.method == "plda":
-        check_state(model.feature_)
-        if tuple(model.feature_.shape) != image_shape:
+        identity = model.feature  # check_parameters: a trained IdentityModel
+        check_state(identity)
+        if model.feature_ is not None:
+            raise ValueError("Recognizer: method='plda' keeps its model in feature, not feature_")
+        if tuple(identity.shape) != image_shape:
             raise ValueError(
-                f"Recognizer: its identity model takes {tuple(model.feature_.shape)} crops, "
+                f"Recognizer: its identity model takes {tuple(identity.shape)} crops, "
                 f"not {image_shape}"
             )
-        width += model.feature_.plda_.pca_.n_components_
+        width += identity.plda_.pca_.n_components_
     elif model.feature_ is not None:
         check_state(model.feature_)
         if getattr(model.feature_, "n_features_in_", None) != int(np.prod(image_shape)):

@@ -534,6 +534,36 @@ def test_recognise_with_a_model_trained_on_photos_names_faces_it_cuts_itself(pho
     assert any(re.fullmatch(r"a \(\d+\.\d\d\)", caption) for caption in captions), captions
 
 
+def test_recognise_with_an_uploaded_plda_model_of_photos(imm, tmp_path):
+    """Regression: a Recognizer(method="plda") file (train --photos --method plda) uploaded on
+    the Recognise page got a threshold slider from its most negative distance (minus
+    log-likelihood ratios) to 0, which could not reach the identity model's own decision
+    (a positive distance); the default is now that decision, inside the slider."""
+    import eigenvision as ev
+
+    astronaut = data.astronaut()
+    photos = [astronaut, imm.images[0]]
+    model = ev.Recognizer(
+        method="plda",
+        feature=ev.default_identity_model(),
+        finder=ev.faces.photos.default_finder(),
+    ).fit(photos, ["a", "b"])
+    path = ev.save(model, tmp_path / "plda.npz")
+    at = _app("Recognise")
+    at.sidebar.file_uploader(key="recognise-model").upload("plda.npz", path.read_bytes()).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert any("uploaded model: plda" in c.value for c in at.sidebar.caption)
+    smaller = np.asarray(Image.fromarray(astronaut).resize((400, 400)))
+    at.file_uploader(key="recognise-photo").upload("astronaut.png", _png(smaller)).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    slider = at.slider(key="photo-threshold")
+    decision = -model.feature.threshold_
+    assert slider.value == pytest.approx(decision, abs=0.01) and decision > 0
+    assert slider.min < 0 < decision < slider.max
+    captions = [image.caption for element in at.get("image") for image in element.proto.imgs]
+    assert any(re.fullmatch(r"a \(-\d+\.\d\d\)", caption) for caption in captions), captions
+
+
 def test_an_uploaded_model_replaces_the_sidebars_training(tmp_path):
     """Regression: with a model file uploaded, the Recognise page still offered method,
     components and metric, which changed nothing, and trained a model it did not use."""

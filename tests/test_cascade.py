@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from numpy.lib.stride_tricks import sliding_window_view
+from conftest import require_dataset_folder
 from scipy import ndimage
 from sklearn.linear_model import LogisticRegression
 
@@ -17,7 +17,6 @@ from eigenvision.faces.candidates import (
     background_windows,
     cascade_map,
     fit_prefilter,
-    window_dffs,
 )
 from eigenvision.faces.geometry import face_windows, jittered_face_windows
 from eigenvision.normalize import unit_norm
@@ -73,21 +72,10 @@ def test_bad_linear_score_inputs_are_named(image, weights, bias, message):
         linear_score_map(image, weights, bias)
 
 
-def test_window_dffs_equals_the_eigenspace_and_the_dffs_map(rng):
-    faces = rng.random((60, 12, 10))
-    space = ev.Eigenspace(5).fit(unit_norm(faces))
-    image = rng.random((30, 34))
-    windows = sliding_window_view(image, (12, 10))
-    rows, cols = rng.integers(0, windows.shape[0], 50), rng.integers(0, windows.shape[1], 50)
-    values = window_dffs(windows[rows, cols], space)
-    np.testing.assert_allclose(values, space.dffs(unit_norm(windows[rows, cols])), atol=1e-12)
-    full = ev.dffs_map(image, space, normalize="window")
-    np.testing.assert_allclose(values, full[rows, cols], atol=1e-10)
-
-
 def test_the_cascade_scores_its_survivors_only_as_a_loop_would(rng):
     """Survivors: at least the cut and the best of their 3 x 3 neighbours; their score the
-    weighted log DFFS minus the linear score; every other window +inf."""
+    weighted log DFFS (as the DFFS map of every window has it) minus the linear score; every
+    other window +inf."""
     space = ev.Eigenspace(4).fit(unit_norm(rng.random((40, 12, 10))))
     image = rng.random((36, 40))
     weights = rng.normal(size=(12, 10))
@@ -100,9 +88,9 @@ def test_the_cascade_scores_its_survivors_only_as_a_loop_would(rng):
     assert 0 < survivors.sum() < 0.2 * survivors.size
     np.testing.assert_array_equal(np.isfinite(values), survivors)
     rows, cols = np.nonzero(survivors)
-    windows = np.stack([image[i : i + 12, j : j + 10] for i, j in zip(rows, cols, strict=True)])
-    expected = 2.0 * np.log(space.dffs(unit_norm(windows))) - linear[rows, cols]
-    np.testing.assert_allclose(values[rows, cols], expected, rtol=1e-9)
+    dffs = ev.dffs_map(image, space, normalize="window")[rows, cols]
+    expected = 2.0 * np.log(dffs) - linear[rows, cols]
+    np.testing.assert_allclose(values[rows, cols], expected, rtol=1e-7)
 
 
 def test_the_prefilter_is_scikit_learns_logistic_regression_cut_at_the_recall(rng):
@@ -173,3 +161,26 @@ def test_a_finder_without_a_prefilter_searches_every_windows_dffs(tmp_path):
     finder.prefilter_weights_ = finder.prefilter_weights_[:, :-1]
     with pytest.raises(ValueError, match="prefilter_weights_"):
         ev.validation.check_state(finder)
+
+
+def test_lfw_training_faces_come_from_training_people_with_their_eyes_placed():
+    """lfw_split deals every 5th person (by name) out, whole; lfw_faces keeps at most `limit`
+    photos of the people given, labelled by their folders, and only those whose placed eyes lie
+    where LFW puts the face (eye distance within 3/4-4/3 of LFW_EYES', midpoint within a
+    quarter of it)."""
+    require_dataset_folder("lfw_train")
+    files = ev.datasets.lfw_files()
+    train, test = photos.lfw_split(person for person, _ in files)
+    names = sorted({person for person, _ in files})
+    assert test == set(names[::5]) and not train & test and train | test == set(names)
+    people = set(sorted(train)[:40])
+    faces = photos.lfw_faces(photos.default_finder().placer_, people, limit=25)
+    assert 0.8 * 25 <= len(faces) <= 25 and set(faces.labels) <= people
+    pairs = zip(faces.labels, faces.names, strict=True)
+    assert all(name.startswith(f"{label}/") for label, name in pairs)
+    expected = np.asarray(ev.datasets.LFW_EYES)
+    distance = np.linalg.norm(expected[1] - expected[0])
+    left, right = faces.landmarks["left_eye"], faces.landmarks["right_eye"]
+    ratio = np.linalg.norm(right - left, axis=1) / distance
+    shift = np.linalg.norm((left + right) / 2 - expected.mean(axis=0), axis=1) / distance
+    assert np.all((ratio >= 0.75) & (ratio <= 4 / 3) & (shift <= 0.25))

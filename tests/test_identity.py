@@ -41,7 +41,7 @@ def test_the_pair_ratio_is_the_stacked_pairs_gaussian_likelihood_ratio(model, rn
         np.zeros(2 * len(total)), np.block([[total, between], [between, total]])
     )
     apart = multivariate_normal(np.zeros(2 * len(total)), np.block([[total, zero], [zero, total]]))
-    a, b = model._codes(X[:8]), model._codes(X[8:16])
+    a, b = model.encode(X[:8]), model.encode(X[8:16])
     brute = [
         same.logpdf(np.r_[u, v]) - apart.logpdf(np.r_[u, v]) for u, v in zip(a, b, strict=True)
     ]
@@ -64,7 +64,7 @@ def test_em_never_lowers_the_marginal_likelihood_which_is_the_stacked_gaussians(
     assert np.all(np.diff(history) >= -1e-9 * np.abs(history[:-1]))
     between = model.identity_loadings_ @ model.identity_loadings_.T
     within = model.within_covariance_
-    Z = model._codes(X)
+    Z = model.encode(X)
     codes = np.unique(y, return_inverse=True)[1]
     brute = 0.0
     for person in np.unique(codes):

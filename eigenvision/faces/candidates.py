@@ -30,7 +30,6 @@ __all__ = [
     "reduced",
     "Prefilter",
     "cascade_map",
-    "window_dffs",
     "fit_prefilter",
     "background_windows",
 ]
@@ -66,9 +65,10 @@ def cascade_map(image, space, prefilter, *, min_contrast=1e-3):
     :func:`~eigenvision.detection.linear_score_map`); those above its cut
     and the best of their 3 x 3 neighbours survive; the DFFS, the
     eigenspace's likelihood, is computed for them only, from the windows
-    themselves (:func:`window_dffs`), and combined with the linear score
-    (:class:`Prefilter`). The discriminant ranks a photo's face far higher
-    than the DFFS alone; the DFFS breaks its ties among near-faces.
+    themselves (:meth:`~eigenvision.Eigenspace.dffs` of the standardised
+    windows), and combined with the linear score (:class:`Prefilter`). The
+    discriminant ranks a photo's face far higher than the DFFS alone; the
+    DFFS breaks its ties among near-faces.
 
     Parameters
     ----------
@@ -92,7 +92,7 @@ def cascade_map(image, space, prefilter, *, min_contrast=1e-3):
     windows = sliding_window_view(image, (h, w))
     for start in range(0, len(rows), _SURVIVOR_BLOCK):
         at = rows[start : start + _SURVIVOR_BLOCK], cols[start : start + _SURVIVOR_BLOCK]
-        dffs = np.maximum(window_dffs(windows[at], space), _SMALLEST_DFFS)
+        dffs = np.maximum(space.dffs(unit_norm(windows[at])), _SMALLEST_DFFS)
         values[at] = prefilter.dffs_weight * np.log(dffs) - scores[at]
     return values
 
@@ -177,37 +177,6 @@ def background_windows(backgrounds, window, *, per_image=300, levels=6, step=2**
     windows = np.concatenate(found) if found else np.zeros((0, h, w))
     windows = windows[windows.reshape(len(windows), h * w).std(axis=1) > 0.02]
     return unit_norm(windows) if len(windows) else np.zeros((0, h, w))
-
-
-def window_dffs(windows, space):
-    """DFFS of standardised windows (zero-mean, unit norm; none flat), with one product.
-
-    ``||x~ - m||^2 - ||U (x~ - m)||^2`` with ``x~ = (x - mean(x)) / ||x - mean(x)||``:
-    the windows' products with the zero-mean components and mean, divided by
-    their norms, as :func:`~eigenvision.dffs_map` computes them for every window.
-
-    Parameters
-    ----------
-    windows : (n, h, w) ndarray
-        As cut (any grey levels), none flat.
-    space : Eigenspace
-        Of standardised ``(h, w)`` windows.
-
-    Returns
-    -------
-    (n,) ndarray
-    """
-    n = len(windows)
-    X = windows.reshape(n, -1).astype(np.float64)
-    X -= X.mean(axis=1, keepdims=True)
-    norms = np.sqrt(np.einsum("ij,ij->i", X, X))
-    components = space.components_.astype(np.float64)
-    mean = space.mean_.astype(np.float64)
-    products = X @ np.vstack([components, mean]).T
-    products /= norms[:, None]
-    codes = products[:, :-1] - components @ mean
-    residual = 1.0 - 2.0 * products[:, -1] + mean @ mean
-    return np.maximum(residual - np.einsum("ij,ij->i", codes, codes), 0.0)
 
 
 # survivors standardised and projected per block: bounded memory whatever their number

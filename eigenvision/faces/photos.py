@@ -191,7 +191,7 @@ def lfw_faces(placer, people, *, limit, root=None, seed=0, progress=False):
     chosen = np.random.default_rng(seed).permutation(len(files))[:limit]
     expected = np.asarray(datasets.LFW_EYES, dtype=float)
     distance = np.linalg.norm(expected[1] - expected[0])
-    images, eyes, names = [], [], []
+    images, eyes, kept = [], [], []
     for index in show_progress(sorted(chosen), desc="placing LFW eyes", enabled=progress):
         person, path = files[index]
         image = load_image(path)
@@ -202,16 +202,17 @@ def lfw_faces(placer, people, *, limit, root=None, seed=0, progress=False):
         if 0.75 <= ratio <= 4 / 3 and shift <= 0.25:
             images.append(image)
             eyes.append(pair)
-            names.append(f"{person}/{path.name}")
+            kept.append((person, f"{person}/{path.name}"))
     if not images:
         raise EigenvisionError(
             f"no LFW photo of the {len(people)} people given had its eyes placed"
         )
     eyes = np.array(eyes)
+    labels, names = (np.array(column) for column in zip(*kept, strict=True))
     return ImageSet(
         np.stack(images),
-        np.array([name.split("/")[0] for name in names]),
-        np.array(names),
+        labels,
+        names,
         landmarks={"left_eye": eyes[:, 0], "right_eye": eyes[:, 1]},
         description="LFW faces, eyes placed",
     )
