@@ -241,8 +241,8 @@ class SubspaceModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         Finiteness is checked on the codes rather than the input: a NaN or
         infinite pixel makes its row's codes NaN or infinite (IEEE arithmetic
         propagates it through every product and sum), and the ``(n, k)``
-        codes are cheaper to scan than the ``(n, d)`` data (0.5 of
-        Fisherfaces' 2.6 ms predict on AT&T's 200 probes). Pixels where a component is
+        codes are cheaper to scan than the ``(n, d)`` data (the scan was
+        half of a fast predict's time). Pixels where a component is
         exactly zero are checked directly: some BLAS builds skip zero terms, so
         ``inf * 0`` need not reach the codes. Only on failure is the whole
         input scanned, for the exact message.

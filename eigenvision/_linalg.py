@@ -186,8 +186,8 @@ def top_eigh(matrix, k):
     LAPACK's divide and conquer (all eigenpairs) is fastest for small
     matrices or large ``k``; otherwise ARPACK's Lanczos iteration on the
     formed matrix, run to machine precision (``tol=0``) from a fixed start
-    vector, is several times faster than LAPACK's subset drivers (0.4 s
-    against 3.3 s for the top 50 of 4096) at the same accuracy. Only the
+    vector, is several times faster than LAPACK's subset drivers at the
+    same accuracy. Only the
     top ``k`` eigenvalues come back from ARPACK.
 
     Parameters
@@ -208,8 +208,8 @@ def top_eigh(matrix, k):
         return np.zeros(size), np.eye(size)
     if size <= 512 or 4 * k >= size:
         # numpy's eigh (LAPACK syevd; the matrix is float64 already) rather than scipy's:
-        # on this two-core machine scipy's copy of OpenBLAS spends 8 ms waking threads
-        # for the 64 x 64 scatter of the digits that numpy decomposes in 0.3 ms.
+        # scipy's copy of OpenBLAS spends far longer waking threads for a small scatter
+        # (the digits' 64 x 64) than numpy takes to decompose it.
         values, vectors = np.linalg.eigh(matrix)
         return values[::-1], vectors[:, ::-1]
     start = np.random.default_rng(0).normal(size=size)

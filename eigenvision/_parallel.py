@@ -26,8 +26,8 @@ __all__ = [
     "MAP_PARALLEL_PIXELS",
 ]
 
-#: Pixels of image from which threads pay for themselves in map work (measured crossover:
-#: 128^2-160^2 images at k = 5-10 on two cores; 1.2-1.3x faster at 256^2, 1.0-1.5x at 512^2).
+#: Pixels of image from which threads pay for themselves in map work (the measured crossover,
+#: docs/architecture.md "Why the fast paths").
 MAP_PARALLEL_PIXELS = 160 * 160
 
 
@@ -64,7 +64,7 @@ def run_parallel(calls) -> list:
 
     The first runs on the caller's thread, the rest on a shared pool (one
     thread per core; numpy and pocketfft release the GIL). The pool is kept
-    between calls (a fresh two-thread pool costs 0.2 ms per call) and made
+    between calls (a fresh pool per call costs more than small work) and made
     again in a forked child, whose copy has no threads. Called from inside
     such a call (parallel work nested in parallel work), it runs the calls
     in turn on the calling thread: waiting on the pool from the pool's own
@@ -140,7 +140,7 @@ def _marked(call):
 
 @functools.cache
 def _blas_controller():
-    """The BLAS libraries loaded (numpy's among them), found once: finding them costs 0.3 ms."""
+    """The BLAS libraries loaded (numpy's among them), found once (finding them is not free)."""
     from threadpoolctl import ThreadpoolController
 
     return ThreadpoolController().select(user_api="blas")

@@ -57,12 +57,9 @@ _MODES = ("valid", "same")
 _NORMALIZATIONS = ("none", "window")
 # The templates' spectra the process keeps, least recently used out first, whatever the models:
 # a k = 20 float64 space's spectra at 1024^2 take 176 MB, and recomputing them costs as much as
-# the map itself (k = 20 at 1024^2: 0.43 s per call with a 64 MB bound, 0.26 s with them kept).
-# Only spectra asked for a second time are kept. A face finder asks for about 190 per photo (its
-# pyramid's levels at three rotations, the crops around each face), seldom again: with one
-# 256 MB cache per eigenspace (17 in a finder) the process held 5.6 GB after 20 test photos
-# searched at threshold 0, 0.45 GB with nothing kept, 0.91 GB now; as fast each way (run to
-# run, 1.0-1.3 s per photo at its threshold, 9-10 s at threshold 0).
+# the map itself. Only spectra asked for a second time are kept: a face finder asks for many
+# per photo, seldom again, and one cache per eigenspace held gigabytes (docs/architecture.md,
+# "Why the fast paths").
 _SPECTRUM_CACHE_BYTES = 256 << 20
 # Maps too small for threads correlate every template in one batched transform per axis:
 # per-call overhead is most of a small map's time. Alone, DFFS maps of 20 components (26 x 22
@@ -130,12 +127,12 @@ def _check(image, space):
 def _box_sum(values, h, w):
     """Sums of ``values`` over every h x w window (valid positions), in float64.
 
-    Running sums down the rows (:func:`_running_sum_down`: numpy's ``cumsum``
-    along the first axis is 8x slower on 512 x 512), differenced in place;
-    then scipy's running-sum ``uniform_filter1d`` along the rows, in place
-    (2-3x faster than ``cumsum`` along the last axis and a difference, and
-    exact to round-off). One float64 array throughout: fresh memory costs
-    page faults, as much as the sums themselves. Returns a view into it.
+    Running sums down the rows (:func:`_running_sum_down`, faster than numpy's
+    ``cumsum`` along the first axis), differenced in place; then scipy's
+    running-sum ``uniform_filter1d`` along the rows, in place (faster than
+    ``cumsum`` and a difference, exact to round-off). One float64 array
+    throughout: fresh memory costs page faults, as much as the sums themselves.
+    Returns a view into it.
     """
     running = values.astype(np.float64)
     _running_sum_down(running)
@@ -152,8 +149,7 @@ def _running_sum_down(values):
 
     Blocks of about sqrt(n) rows take their own running sums side by side,
     then each block adds the total before it: 2 sqrt(n) numpy calls instead of
-    n (fewer Python steps holding the GIL while other threads wait for it;
-    1.2-1.4x faster than the row loop on 512-1024 rows).
+    n (fewer Python steps holding the GIL while other threads wait for it).
     """
     n = len(values)
     size = max(1, int(np.sqrt(n)))
@@ -184,9 +180,7 @@ def _template_spectra(templates, fft_shape):
 
     def compute():
         # rfft2 by axes, the rows first while only the template's h rows are non-zero (the
-        # zero rows' transforms are zero): the same numbers as scipy's rfft2 bit for bit,
-        # 2-2.5x faster at photo sizes (21 templates of 25 x 22 at 640 x 512: 50 -> 25 ms in
-        # float64, 28 -> 12 ms in float32).
+        # zero rows' transforms are zero): the same numbers as scipy's rfft2 bit for bit, faster.
         rows = fft.rfft(templates, n=fft_shape[1], axis=-1)
         spectra = fft.fft(rows, n=fft_shape[0], axis=-2, overwrite_x=True)
         return np.conj(spectra, out=spectra)
@@ -246,8 +240,7 @@ def _correlator(image, templates, offsets):
             product = local.product = np.empty_like(image_spectrum)
         np.multiply(image_spectrum, spectra[index], out=product)
         product[0, 0] += dc_offsets[index]
-        # irfft2 by axes, the second transform only over the valid rows: 1.5x faster
-        # than scipy's irfft2 at 1024^2 (measured), as fast at 512^2.
+        # irfft2 by axes, the second transform only over the valid rows (faster on large maps).
         columns = fft.ifft(product, axis=0, workers=1, overwrite_x=True)  # in place
         rows = fft.irfft(columns[: H - h + 1], n=fft_shape[1], axis=1, workers=1)
         return rows[:, : W - w + 1]

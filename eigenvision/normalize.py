@@ -195,9 +195,8 @@ def _mean_ranks(rows):
 
     One sort per row; the ties' mean ranks are worked out only in the rows
     that have any (a sixth of a photo's face windows); many rows are split
-    between threads. On the astronaut's 5,889 candidate windows at 640
-    pixels (``FaceFinder.find`` equalises every candidate): scipy 195 ms,
-    this 112 ms on one thread, 63 ms on two (``benchmarks/bench_equalize.py``).
+    between threads (``FaceFinder.find`` equalises every candidate;
+    ``benchmarks/bench_equalize.py`` compares it with scipy).
 
     Parameters
     ----------

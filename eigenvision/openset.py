@@ -16,13 +16,17 @@ text-independent speaker verification systems, Digital Signal Processing
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
+from numbers import Real
 
 import numpy as np
 
+from ._base import check_fitted
 from ._errors import refuse_complex
 
 __all__ = [
+    "OpenSetMixin",
     "UNKNOWN",
     "SCORE_NORMS",
     "Verification",
@@ -266,3 +270,230 @@ def threshold_at(impostor_scores, far: float) -> float:
         raise ValueError("calibration needs impostor scores, none of them NaN")
     allowed = int(np.floor(far * scores.size))
     return float(np.nextafter(np.sort(scores)[::-1][allowed], np.inf))
+
+
+class OpenSetMixin:
+    """The open-set half of :class:`~eigenvision.Recognizer`: names, thresholds, verification.
+
+    The functions above, applied to the recognizer's codes: the voted name
+    and the distance a threshold judges (:func:`normalized` with
+    ``score_norm``), rejection as :data:`UNKNOWN`, verification with a
+    probability where the feature model has one, calibration on impostors.
+    Reads the recognizer's gallery (``gallery_``, ``gallery_labels_``,
+    ``classes_``) and its codes (``_codes``, ``_pairwise_codes``,
+    ``_nearest``).
+    """
+
+    def _fit_score_norm(self):
+        """Each enrolled person's impostor statistics (``"znorm"``), from the gallery itself."""
+        self.score_statistics_ = None
+        if self.score_norm == "znorm":
+            own = class_distances(
+                self._pairwise_codes(self.gallery_, self.gallery_),
+                self.gallery_labels_,
+                self.classes_,
+            )
+            self.score_statistics_ = znorm_statistics(own, self.gallery_labels_, self.classes_)
+
+    def _decide(self, codes):
+        """``(named, decision)``: each probe's voted label and the distance its threshold judges."""
+        distances, indices = self._nearest(codes, self.k)
+        named = self._voted(self.gallery_labels_[indices])
+        if self.score_norm is None:
+            return named, distances[:, 0]
+        scores = self._class_scores(codes)
+        return named, scores[np.arange(len(codes)), np.searchsorted(self.classes_, named)]
+
+    def _class_scores(self, codes):
+        """(m, n_classes) nearest distance to each enrolled person, normalised by ``score_norm``."""
+        nearest = class_distances(
+            self._pairwise_codes(codes, self.gallery_), self.gallery_labels_, self.classes_
+        )
+        return normalized(nearest, self.score_norm, self.score_statistics_)
+
+    def _voted(self, labels):
+        if self.k == 1:
+            return labels[:, 0].copy()
+        return np.array([_vote(row) for row in labels[:, : self.k]], dtype=labels.dtype)
+
+    def predict_from_neighbors(self, distances, labels):
+        """The decision of :meth:`predict` from :meth:`kneighbors`' output, without searching again.
+
+        Parameters
+        ----------
+        distances, labels : (m, r) ndarray
+            Nearest first, ``r >= k``; only the first ``k`` columns vote.
+
+        Returns
+        -------
+        (m,) ndarray
+            As :meth:`predict`.
+        """
+        if self.score_norm is not None:
+            raise ValueError(
+                f"with score_norm={self.score_norm!r} the decision needs the probes' "
+                "distances to every enrolled person: call predict(images)"
+            )
+        named = self._voted(np.asarray(labels))
+        return self._rejected_as_unknown(named, np.asarray(distances)[:, 0])
+
+    def _rejected_as_unknown(self, named, decision):
+        """``named`` with :data:`UNKNOWN` where ``decision`` exceeds the threshold."""
+        return reject_unknown(named, decision, self._checked_threshold())
+
+    def verify(self, image, label) -> Verification:
+        """Is ``image`` (H, W) the enrolled ``label``? Uses the nearest image of that label.
+
+        Parameters
+        ----------
+        image : (H, W) ndarray
+            With ``finder``, an uncropped photo of one face ((H, W) or (H, W, 3)).
+        label
+            An enrolled label.
+
+        Returns
+        -------
+        Verification
+            ``accepted`` when the nearest image of ``label`` lies within
+            ``threshold`` (always, without a threshold) and that distance.
+        """
+        check_fitted(self, "gallery_")
+        mask = self.gallery_labels_ == label
+        if not mask.any():
+            raise ValueError(f"label {label!r} is not enrolled; enrol it with add() first")
+        code = self._probe_codes(np.asarray(image)[None])[0].astype(np.float64)
+        # A person has a handful of codes: the exact distance directly, no index needed.
+        distance = float(self._pairwise_codes(code[None], self.gallery_[mask]).min())
+        if self.score_norm is not None:
+            scores = self._class_scores(code[None])
+            distance = float(scores[0, np.searchsorted(self.classes_, label)])
+        threshold = self._checked_threshold()
+        probability = None
+        if self.method == "plda":
+            probability = float(self.feature.probability(-distance))
+        elif self._probability_ready():
+            difference = self.gallery_[mask].astype(np.float64) - code
+            probability = float(self.feature_.probability(self.feature_.log_odds(difference).max()))
+        return Verification(
+            threshold is None or distance <= threshold, distance, threshold, probability
+        )
+
+    @property
+    def _odds_model(self):
+        """The model whose log odds and probability of one person the codes have."""
+        return self.feature if self.method == "plda" else self.feature_
+
+    def _probability_ready(self, *, required=False):
+        """Whether codes have a probability of one person: bayesian (Euclidean) or plda."""
+        ready = self.method == "plda" or (
+            hasattr(self.feature_, "log_odds")
+            and not self.feature_spaces_
+            and self.metric == "euclidean"
+        )
+        if required and not ready:
+            raise ValueError(
+                "match probabilities need method='bayesian' with metric='euclidean', or 'plda' "
+                f"(got method={self.method!r}, metric={self.metric!r})"
+            )
+        return ready
+
+    def pairwise_log_odds(self, images_a, images_b=None):
+        """``log P(same) / P(different)`` of every pair of two sets of images (``"bayesian"``).
+
+        Parameters
+        ----------
+        images_a : (m, H, W) ndarray or ImageSet
+        images_b : (n, H, W) ndarray or ImageSet, optional
+            Default ``images_a``.
+
+        Returns
+        -------
+        (m, n) ndarray
+            The MAP similarity's log odds (:meth:`BayesianSpace.log_odds`).
+        """
+        codes_a = self._probe_codes(images_a)
+        self._probability_ready(required=True)
+        codes_b = codes_a if images_b is None else self._probe_codes(images_b)
+        return self._odds_model.pairwise_log_odds(codes_a, codes_b)
+
+    def match_probability(self, images, *, log_odds=False):
+        """``P(same person | difference)`` of each probe and each enrolled person.
+
+        The MAP similarity (Moghaddam, Jebara & Pentland 2000) of the
+        probe's best-matching enrolled image of each person; for
+        ``method="bayesian"`` with the Euclidean metric. Each entry answers
+        "is the probe this person?" on its own: rows need not sum to 1, and
+        a row of small values says "none of them".
+
+        Parameters
+        ----------
+        images : (H, W) or (m, H, W) ndarray or ImageSet
+            Probes (see :meth:`kneighbors`).
+        log_odds : bool, default False
+            Return ``log P(same) / P(different)`` instead of the probability
+            (it keeps its resolution where the probability rounds to 0 or 1).
+
+        Returns
+        -------
+        (m, n_classes) ndarray
+            Columns in the order of ``classes_``.
+        """
+        codes = self._probe_codes(images)
+        self._probability_ready(required=True)
+        pairwise = self._odds_model.pairwise_log_odds(codes, self.gallery_)
+        best = best_per_class(pairwise, self.gallery_labels_, self.classes_)
+        return best if log_odds else self._odds_model.probability(best)
+
+    def _checked_threshold(self):
+        """``threshold`` as a float (None: no rejection), refused outside its declaration."""
+        if not self._params["threshold"].accepts(self.threshold):
+            raise ValueError(
+                f"threshold must be a number or None, got {self.threshold!r}; "
+                "calibrate_threshold() picks one from data"
+            )
+        return None if self.threshold is None else float(self.threshold)
+
+    def calibrate_threshold(self, images, labels=None, *, far: float = 0.01) -> float:
+        """Set ``threshold`` so that at most ``far`` of impostor probes are accepted.
+
+        Impostors are probes whose label is not enrolled; their nearest
+        distance is what a threshold must reject. Returns the threshold.
+
+        Parameters
+        ----------
+        images : (m, H, W) ndarray or ImageSet
+            Probes; those whose label is not enrolled are the impostors.
+            With ``finder``, uncropped photos: every face the finder finds
+            in a photo counts, with the photo's label (the faces
+            :meth:`identify` will name), and a photo without one adds none.
+        labels : (m,) array-like or None
+            Their labels (an ImageSet brings its own).
+        far : float, default 0.01
+            False-accept rate to allow, in ``[0, 1)``.
+
+        Returns
+        -------
+        float
+            The new ``threshold``.
+        """
+        if not (isinstance(far, Real) and 0.0 <= far < 1.0):
+            raise ValueError(f"far must lie in [0, 1), got {far!r}")
+        check_fitted(self, "gallery_")
+        faces = self._from_photos(
+            images, labels, labelled=True, every_face=True, min_images=int(self.finder is None)
+        )  # photos may show none
+        impostor = ~np.isin(faces.labels, self.gallery_labels_)
+        if not impostor.any():
+            raise ValueError(
+                "calibration needs impostor probes: images (with a finder, faces "
+                "found in photos) of people who are not enrolled"
+            )
+        _, decision = self._decide(self._codes(faces[impostor]))
+        self.threshold = calibrated_threshold(decision, far)
+        return self.threshold
+
+
+def _vote(labels):
+    counts = Counter(labels.tolist())
+    top = max(counts.values())
+    return next(label for label in labels.tolist() if counts[label] == top)

@@ -8,45 +8,26 @@ the spirit of bytefish/facerec's feature + classifier; the distances are
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import replace
-from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
-from sklearn.utils import get_tags
 
 from ._base import check_fitted
 from ._spec import Param, State, check_params
-from .bayesian import BayesianSpace
-from .eigenspace import Eigenspace
+from .codes import CodesMixin
 from .evaluate import recognition_rate
-from .faces.crops import FINDER, align_face, photo_faces
-from .fisher import FisherSpace
-from .identity import IdentityModel
-from .imageset import ImageSet, as_image_set
-from .neighbors import METRICS, NearestNeighbor, check_metric, squared_distances
-from .openset import (
-    SCORE_NORMS,
-    Verification,
-    best_per_class,
-    calibrated_threshold,
-    class_distances,
-    normalized,
-    reject_unknown,
-    znorm_statistics,
-)
-from .transform import DEFAULT_EYE_POSITIONS
-from .views import resized, view_count, virtual_views
+from .faces.crops import FINDER, PhotoFacesMixin
+from .neighbors import METRICS, NearestNeighbor
+from .openset import SCORE_NORMS, OpenSetMixin
 
 __all__ = ["METHODS", "Recognizer"]
 
 #: The recognition methods (presets of the feature a :class:`Recognizer` builds).
 METHODS = ("eigenfaces", "fisherfaces", "bayesian", "modular", "combined", "plda")
-_GLOBAL = "face"  # name of the whole-face block in block_names_
 
 
-class Recognizer(ClassifierMixin, BaseEstimator):
+class Recognizer(PhotoFacesMixin, OpenSetMixin, CodesMixin, ClassifierMixin, BaseEstimator):
     """Face (or any object) recognition by nearest neighbour in an eigenspace.
 
     Parameters
@@ -66,14 +47,10 @@ default "eigenfaces"
         per facial feature ("eigenfeatures": the eyes, nose and mouth cut by
         ``detector``; Pentland, Moghaddam & Starner 1994), or both whole
         face and features ("combined"). The presets of ``feature``.
-        ``"plda"``: a trained :class:`~eigenvision.IdentityModel` (``feature``,
-        e.g. :func:`~eigenvision.default_identity_model`, trained on other
-        people) is the background and is never refitted: :meth:`fit` and
-        :meth:`add` only enrol, so one photo per person works; distances are
-        minus its log-likelihood ratio of one person (Prince & Elder 2007),
-        so thresholds may be negative, and :meth:`match_probability` and
-        :meth:`verify` give its calibrated probability. Images are crops as
-        the model was trained on (with ``finder``, photos are cut so).
+        ``"plda"``: a trained :class:`~eigenvision.IdentityModel` (``feature``)
+        is the background, never refitted (:meth:`fit` and :meth:`add` only
+        enrol); distances are minus its log-likelihood ratio (Prince & Elder
+        2007), so thresholds may be negative.
     feature : subspace model, optional
         Any unfitted model with ``fit`` and ``transform`` (an
         :class:`Eigenspace`, :class:`FisherSpace`, :class:`KernelPCA`,
@@ -112,11 +89,9 @@ default "eigenfaces"
     jitter : int, default 0
         Also train on and enrol 8 copies of each image (and of its mirror)
         translated by ``jitter`` pixels in x, y or both, edges replicated
-        (at the working resolution). Virtual views that model the
-        localisation error of the crop, the error eigenfaces are most
-        sensitive to (Martinez 2002, Recognizing imprecisely localized,
-        partially occluded and expression variant faces from a single sample
-        per class, IEEE TPAMI 24(6)). The gallery grows 9-fold.
+        (at the working resolution): virtual views of the crop's
+        localisation error (Martinez 2002, IEEE TPAMI 24(6)). The gallery
+        grows 9-fold.
     resize : bool, default False
         Without ``shape``: resize probes of another size than the training
         images (otherwise a clear error).
@@ -337,115 +312,6 @@ default "eigenfaces"
         self._fit_score_norm()
         return self
 
-    def _fit_score_norm(self):
-        """Each enrolled person's impostor statistics (``"znorm"``), from the gallery itself."""
-        self.score_statistics_ = None
-        if self.score_norm == "znorm":
-            own = class_distances(
-                self._pairwise_codes(self.gallery_, self.gallery_),
-                self.gallery_labels_,
-                self.classes_,
-            )
-            self.score_statistics_ = znorm_statistics(own, self.gallery_labels_, self.classes_)
-
-    def _from_photos(
-        self,
-        images,
-        labels=None,
-        *,
-        min_images=0,
-        labelled=False,
-        every_face=False,
-        names=None,
-        on_error="raise",
-    ):
-        """An ImageSet of the images, or (with ``finder``) of the aligned faces of the photos.
-
-        Enrolment, probes and calibration cut each face the same way
-        (:func:`~eigenvision.faces.crops.photo_faces`), so a photo is never
-        squashed whole into the face's frame.
-        """
-        if self.finder is None:
-            return as_image_set(images, labels, min_images=min_images)
-        if labelled and labels is None and not isinstance(images, ImageSet):
-            raise ValueError("labels are required, one per photo")
-        shape, eye_positions = self._crop_geometry()
-        crops, labels = photo_faces(
-            self.finder,
-            images,
-            labels,
-            shape=shape,
-            eye_positions=eye_positions,
-            every_face=every_face,
-            names=names,
-            on_error=on_error,
-            progress=self.verbose,
-        )
-        return as_image_set(crops, labels, min_images=min_images)
-
-    def identify(self, photo, *, faces=None):
-        """Every face of an uncropped photo with its name (:data:`UNKNOWN` past ``threshold``).
-
-        Parameters
-        ----------
-        photo : (H, W) or (H, W, 3) ndarray
-        faces : list of Face, optional
-            The faces to name (say, found at another probability); default
-            every face ``finder`` finds at its threshold.
-
-        Returns
-        -------
-        list of (Face, label, distance)
-            In the order of ``faces`` (the finder's: most confident first);
-            empty when the photo shows none.
-        """
-        found, named, decision = self.decide_faces(photo, faces=faces)
-        names = self._rejected_as_unknown(named, decision)
-        return [
-            (face, name, float(distance))
-            for face, name, distance in zip(found, names, decision, strict=True)
-        ]
-
-    def decide_faces(self, photo, *, faces=None):
-        """:meth:`identify` without the threshold: each face's nearest name and its distance.
-
-        Parameters
-        ----------
-        photo : (H, W) or (H, W, 3) ndarray
-        faces : list of Face, optional
-            As :meth:`identify`.
-
-        Returns
-        -------
-        faces : list of Face
-        named : (m,) ndarray
-            The voted label of each face (as :meth:`decide`).
-        distances : (m,) ndarray
-            The distance ``threshold`` judges.
-        """
-        check_fitted(self, "gallery_")
-        if self.finder is None and faces is None:
-            raise ValueError(
-                "naming the faces of a photo needs Recognizer(finder=ev.faces.photos."
-                "default_finder()) or the faces to name (faces=)"
-            )
-        found = self.finder.find(photo) if faces is None else list(faces)
-        if not found:
-            return [], self.gallery_labels_[:0], np.zeros(0)
-        shape, eye_positions = self._crop_geometry()
-        crops = np.stack(
-            [align_face(photo, face, shape=shape, eye_positions=eye_positions) for face in found]
-        )
-        return (found, *self._decide(self._codes(as_image_set(crops, None, min_images=0))))
-
-    def _crop_geometry(self):
-        """``(shape, eye_positions)`` of the crops cut from photos: the identity model's for
-        ``"plda"``, else ``aligned_shape`` with the eyes where :func:`align_face` puts them."""
-        if self.method == "plda":
-            positions = tuple(tuple(float(v) for v in eye) for eye in self.feature.eye_positions)
-            return tuple(self.feature.shape), positions
-        return tuple(self.aligned_shape), DEFAULT_EYE_POSITIONS
-
     def check_parameters(self):
         """Raise ``ValueError`` naming a parameter outside ``_params`` or two that disagree.
 
@@ -456,228 +322,20 @@ default "eigenfaces"
         None
         """
         check_params(self)
-        if self.method == "plda":
-            self._check_identity_model()
-        elif self.score_norm is None and self.threshold is not None and self.threshold < 0:
+        if self.method != "plda" and (
+            self.score_norm is None and self.threshold is not None and self.threshold < 0
+        ):
             raise ValueError(
                 f"Recognizer: threshold={self.threshold!r} is below every distance and would call "
                 "everyone unknown; a distance threshold is >= 0 (negative ones only with "
                 "score_norm), or use calibrate_threshold()"
             )
-        metric = check_metric(self.metric)
-        if (
-            metric.needs_variances
-            and self.method in ("fisherfaces", "bayesian")
-            and self.feature is None
-        ):
-            raise ValueError(
-                f"metric={self.metric!r} needs eigenspaces (their eigenvalues), not "
-                f"{self.method} (bayesian codes are whitened already: use 'euclidean')"
-            )
-        if self.feature is not None and self.method == "modular":
-            raise ValueError(
-                "feature= is the whole-face feature, and method='modular' has none; "
-                "use method='eigenfaces' (the feature alone) or 'combined'"
-            )
-        if self._modular and (self.detector is None or not hasattr(self.detector, "spaces_")):
-            raise ValueError(
-                f"method={self.method!r} needs a fitted FeatureDetector: "
-                "Recognizer(method=..., detector=FeatureDetector().fit(load_imm()))"
-            )
-
-    def check_component_count(self, images, *, option=None):
-        """Refuse more eigenspace components than the images and their virtual views give.
-
-        :meth:`fit` calls it first, before the face search of photos (seconds each).
-
-        Parameters
-        ----------
-        images : sequence
-            The training images or photos (their number counts).
-        option : str, optional
-            The name the caller gave the component count (the CLI's
-            ``"--n-components"``), for the message.
-
-        Returns
-        -------
-        None
-
-        Raises
-        ------
-        ValueError
-            Naming the count to ask for instead.
-        """
-        n_images = len(images) if hasattr(images, "__len__") else 0  # 0: as_image_set says
-        views = view_count(n_images, jitter=self.jitter, mirror=self.mirror)
-        k = (
-            self.modular_components
-            if self.method == "modular" and self.modular_components
-            else self.n_components
-        )
-        if (
-            self.method in ("eigenfaces", "modular", "combined")
-            and self.feature is None
-            and isinstance(k, Integral)
-            and k > views
-            and n_images >= 2
-        ):
-            with_views = "" if views == n_images else f" ({n_images} with their virtual views)"
-            asked, fix = (
-                (f"{k} components are", f"ask for {views}")
-                if option is None
-                else (f"{option} {k} is", f"pass {option} {views}")
-            )
-            raise ValueError(
-                f"{asked} more than the {views} training images{with_views} give: "
-                f"{fix} or fewer, or train on more images"
-            )
-
-    def _check_identity_model(self):
-        """``"plda"`` needs a trained identity model as ``feature``, compared by its own ratio."""
-        if not isinstance(self.feature, IdentityModel) or not hasattr(self.feature, "plda_"):
-            raise ValueError(
-                "method='plda' needs a trained IdentityModel as feature: "
-                "Recognizer(method='plda', feature=ev.default_identity_model())"
-            )
-        if self.metric != "euclidean" or self.score_norm is not None:
-            raise ValueError(
-                "method='plda' compares faces by the identity model's log-likelihood ratio: "
-                f"leave metric='euclidean' and score_norm=None (got {self.metric!r}, "
-                f"{self.score_norm!r})"
-            )
-
-    @property
-    def _modular(self):
-        return self.method in ("modular", "combined")
-
-    def _training_set(self, faces):
-        """The training images at the working resolution, with their virtual views."""
-        if not self._modular:
-            faces = faces.replace(landmarks=None)
-        return self._augmented(self._working_resolution(faces))
-
-    def _whole_face_model(self):
-        """An unfitted whole-face feature: ``feature`` or ``method``'s preset (None: modular,
-        and ``"plda"``, whose trained model stays in ``feature``: a resource, never refitted)."""
-        if self.method == "plda":
-            return None
-        if self.feature is not None:
-            return clone(self.feature)
-        preset = {
-            "fisherfaces": FisherSpace,
-            "bayesian": BayesianSpace,
-            "eigenfaces": Eigenspace,
-            "combined": Eigenspace,
-        }.get(self.method)
-        return None if preset is None else preset(n_components=self.n_components)
-
-    def _fit_features(self, faces):
-        """Fit ``feature_`` (the whole face) and ``feature_spaces_`` (one per facial feature)."""
-        self.feature_ = self._whole_face_model()
-        if self.feature_ is not None:
-            if get_tags(self.feature_).target_tags.required:
-                self.feature_.fit(faces.images, faces.labels)
-            else:
-                self.feature_.fit(faces.images)
-            if check_metric(self.metric).needs_variances and not hasattr(
-                self.feature_, "explained_variance_"
-            ):
-                raise ValueError(
-                    f"metric={self.metric!r} needs a feature with explained_variance_ "
-                    f"(an Eigenspace), not a {type(self.feature_).__name__}"
-                )
-        self.feature_spaces_ = {}
-        if self._modular:
-            k = self.n_components if self.modular_components is None else self.modular_components
-            for name, patches in self._patches(faces).items():
-                self.feature_spaces_[name] = Eigenspace(n_components=k).fit(patches)
-
-    def _fit_block_scales(self, blocks):
-        """Divisors that give each block (whole face, features) its share of the distance."""
-        if not self._modular:
-            self.block_names_ = (_GLOBAL,)
-            self.block_scales_ = np.ones(1)
-            return
-        names, weights = [], []
-        if self.feature_ is not None:
-            names.append(_GLOBAL)
-            weights.append(self.global_weight)
-        share = (1.0 - self.global_weight) if self.method == "combined" else 1.0
-        for name in self.feature_spaces_:
-            names.append(name)
-            weights.append(share / len(self.feature_spaces_))
-        spread = np.array(
-            [np.sqrt(2 * np.mean(np.sum((b - b.mean(0)) ** 2, axis=1))) for b in blocks]
-        )
-        weights = np.asarray(weights)
-        self.block_names_ = tuple(names)
-        self.block_scales_ = np.where(
-            weights > 0, spread / np.sqrt(np.where(weights > 0, weights, 1)), np.inf
-        )
-
-    def _join(self, blocks):
-        """Concatenate block codes, each divided by its scale (see Notes)."""
-        if len(blocks) == 1 and self.block_scales_[0] == 1:
-            return blocks[0]
-        return np.hstack(
-            [b / b.dtype.type(scale) for b, scale in zip(blocks, self.block_scales_, strict=True)]
-        )
-
-    def _patches(self, faces):
-        """``{feature: (n, h, w)}`` patches of every face, at its landmarks or where located."""
-        detector = self.detector
-        cut = {f: [] for f in detector.features_}
-        for i, image in enumerate(faces.images):
-            positions = None
-            if faces.landmarks and all(f in faces.landmarks for f in detector.features_):
-                positions = {f: faces.landmarks[f][i] for f in detector.features_}
-            found = detector.patches(image, box=self.face_box, locations=positions)
-            for f, patch in found.items():
-                cut[f].append(patch)
-        return {f: np.stack(v) for f, v in cut.items()}
-
-    def _codes_for_metric(self, codes, space):
-        return check_metric(self.metric).encode(codes, space)
-
-    def _working_resolution(self, faces):
-        return faces if self.shape is None else resized(faces, tuple(self.shape))
-
-    def _augmented(self, faces):
-        """The faces with their translated copies (``jitter``), then all mirrored (``mirror``)."""
-        return virtual_views(faces, jitter=self.jitter, mirror=self.mirror)
-
-    def _block_codes(self, faces):
-        """Metric-normalised codes of each block: the whole face, then each feature."""
-        blocks = []
-        if self.method == "plda":
-            blocks.append(self.feature.encode(faces.images))
-        elif self.feature_ is not None:
-            codes = self.feature_.transform(faces.images)
-            blocks.append(self._codes_for_metric(codes, self.feature_))
-        patches = self._patches(faces) if self.feature_spaces_ else {}
-        for name, space in self.feature_spaces_.items():
-            blocks.append(self._codes_for_metric(space.transform(patches[name]), space))
-        return blocks
+        self._check_feature_options()
 
     def _probe_codes(self, images):
         """Codes of probes as the public methods take them (photos, with ``finder``)."""
         check_fitted(self, "gallery_")
         return self._codes(self._from_photos(images))
-
-    def _codes(self, faces):
-        """Codes of face images (an ImageSet), brought to the trained size."""
-        faces = self._working_resolution(faces)
-        if faces.image_shape != self.image_shape_:
-            if not self.resize:
-                raise ValueError(
-                    f"probe images are {faces.image_shape}, the recognizer was "
-                    f"trained on {self.image_shape_}; pass resize=True or call "
-                    f"normalize_images(images, shape={self.image_shape_}) first"
-                )
-            faces = resized(faces, self.image_shape_)
-        if not self.feature_spaces_:
-            faces = faces.replace(landmarks=None)
-        return self._join(self._block_codes(faces))
 
     def _nearest(self, codes, k):
         """``(distances, indices)`` of the ``k`` nearest enrolled codes of each probe code.
@@ -700,10 +358,6 @@ default "eigenfaces"
             index = NearestNeighbor(chunk_size=self.chunk_size).fit(self.gallery_)
             self._nn_index = index
         return index
-
-    def _metric_distance(self, euclidean):
-        """Distances between metric-normalised codes, in the metric's own units."""
-        return check_metric(self.metric).from_euclidean(euclidean)
 
     # --------------------------------------------------------------- queries
     def kneighbors(self, images, k=5, *, return_indices=False):
@@ -767,52 +421,6 @@ default "eigenfaces"
         """
         return self._decide(self._probe_codes(images))
 
-    def _decide(self, codes):
-        """``(named, decision)``: each probe's voted label and the distance its threshold judges."""
-        distances, indices = self._nearest(codes, self.k)
-        named = self._voted(self.gallery_labels_[indices])
-        if self.score_norm is None:
-            return named, distances[:, 0]
-        scores = self._class_scores(codes)
-        return named, scores[np.arange(len(codes)), np.searchsorted(self.classes_, named)]
-
-    def _class_scores(self, codes):
-        """(m, n_classes) nearest distance to each enrolled person, normalised by ``score_norm``."""
-        nearest = class_distances(
-            self._pairwise_codes(codes, self.gallery_), self.gallery_labels_, self.classes_
-        )
-        return normalized(nearest, self.score_norm, self.score_statistics_)
-
-    def _voted(self, labels):
-        if self.k == 1:
-            return labels[:, 0].copy()
-        return np.array([_vote(row) for row in labels[:, : self.k]], dtype=labels.dtype)
-
-    def predict_from_neighbors(self, distances, labels):
-        """The decision of :meth:`predict` from :meth:`kneighbors`' output, without searching again.
-
-        Parameters
-        ----------
-        distances, labels : (m, r) ndarray
-            Nearest first, ``r >= k``; only the first ``k`` columns vote.
-
-        Returns
-        -------
-        (m,) ndarray
-            As :meth:`predict`.
-        """
-        if self.score_norm is not None:
-            raise ValueError(
-                f"with score_norm={self.score_norm!r} the decision needs the probes' "
-                "distances to every enrolled person: call predict(images)"
-            )
-        named = self._voted(np.asarray(labels))
-        return self._rejected_as_unknown(named, np.asarray(distances)[:, 0])
-
-    def _rejected_as_unknown(self, named, decision):
-        """``named`` with :data:`UNKNOWN` where ``decision`` exceeds the threshold."""
-        return reject_unknown(named, decision, self._checked_threshold())
-
     def score(self, images, labels):
         """Recognition rate on labelled probes (an :data:`UNKNOWN` answer is wrong).
 
@@ -833,145 +441,6 @@ default "eigenfaces"
         return recognition_rate(
             faces.labels, self._rejected_as_unknown(*self._decide(self._codes(faces)))
         )
-
-    def verify(self, image, label) -> Verification:
-        """Is ``image`` (H, W) the enrolled ``label``? Uses the nearest image of that label.
-
-        Parameters
-        ----------
-        image : (H, W) ndarray
-            With ``finder``, an uncropped photo of one face ((H, W) or (H, W, 3)).
-        label
-            An enrolled label.
-
-        Returns
-        -------
-        Verification
-            ``accepted`` when the nearest image of ``label`` lies within
-            ``threshold`` (always, without a threshold) and that distance.
-        """
-        check_fitted(self, "gallery_")
-        mask = self.gallery_labels_ == label
-        if not mask.any():
-            raise ValueError(f"label {label!r} is not enrolled; enrol it with add() first")
-        code = self._probe_codes(np.asarray(image)[None])[0].astype(np.float64)
-        # A person has a handful of codes: the exact distance directly, no index needed.
-        distance = float(self._pairwise_codes(code[None], self.gallery_[mask]).min())
-        if self.score_norm is not None:
-            scores = self._class_scores(code[None])
-            distance = float(scores[0, np.searchsorted(self.classes_, label)])
-        threshold = self._checked_threshold()
-        probability = None
-        if self.method == "plda":
-            probability = float(self.feature.probability(-distance))
-        elif self._probability_ready():
-            difference = self.gallery_[mask].astype(np.float64) - code
-            probability = float(self.feature_.probability(self.feature_.log_odds(difference).max()))
-        return Verification(
-            threshold is None or distance <= threshold, distance, threshold, probability
-        )
-
-    @property
-    def _odds_model(self):
-        """The model whose log odds and probability of one person the codes have."""
-        return self.feature if self.method == "plda" else self.feature_
-
-    def _probability_ready(self, *, required=False):
-        """Whether codes have a probability of one person: bayesian (Euclidean) or plda."""
-        ready = self.method == "plda" or (
-            hasattr(self.feature_, "log_odds")
-            and not self.feature_spaces_
-            and self.metric == "euclidean"
-        )
-        if required and not ready:
-            raise ValueError(
-                "match probabilities need method='bayesian' with metric='euclidean', or 'plda' "
-                f"(got method={self.method!r}, metric={self.metric!r})"
-            )
-        return ready
-
-    def pairwise_distances(self, images_a, images_b=None):
-        """Distances (in the metric's units) between every pair of two sets of images.
-
-        For verification protocols (every pair of a set: ``images_b=None``)
-        and for comparing faces neither of which is enrolled.
-
-        Parameters
-        ----------
-        images_a : (m, H, W) ndarray or ImageSet
-        images_b : (n, H, W) ndarray or ImageSet, optional
-            Default ``images_a``.
-
-        Returns
-        -------
-        (m, n) ndarray
-        """
-        codes_a = self._probe_codes(images_a)
-        return self._pairwise_codes(
-            codes_a, codes_a if images_b is None else self._probe_codes(images_b)
-        )
-
-    def _pairwise_codes(self, codes_a, codes_b):
-        """Metric distances between every pair of (metric-normalised) codes."""
-        if self.method == "plda":
-            return -self.feature.pairwise_log_odds(codes_a, codes_b)
-        return self._metric_distance(np.sqrt(squared_distances(codes_a, codes_b)))
-
-    def pairwise_log_odds(self, images_a, images_b=None):
-        """``log P(same) / P(different)`` of every pair of two sets of images (``"bayesian"``).
-
-        Parameters
-        ----------
-        images_a : (m, H, W) ndarray or ImageSet
-        images_b : (n, H, W) ndarray or ImageSet, optional
-            Default ``images_a``.
-
-        Returns
-        -------
-        (m, n) ndarray
-            The MAP similarity's log odds (:meth:`BayesianSpace.log_odds`).
-        """
-        codes_a = self._probe_codes(images_a)
-        self._probability_ready(required=True)
-        codes_b = codes_a if images_b is None else self._probe_codes(images_b)
-        return self._odds_model.pairwise_log_odds(codes_a, codes_b)
-
-    def match_probability(self, images, *, log_odds=False):
-        """``P(same person | difference)`` of each probe and each enrolled person.
-
-        The MAP similarity (Moghaddam, Jebara & Pentland 2000) of the
-        probe's best-matching enrolled image of each person; for
-        ``method="bayesian"`` with the Euclidean metric. Each entry answers
-        "is the probe this person?" on its own: rows need not sum to 1, and
-        a row of small values says "none of them".
-
-        Parameters
-        ----------
-        images : (H, W) or (m, H, W) ndarray or ImageSet
-            Probes (see :meth:`kneighbors`).
-        log_odds : bool, default False
-            Return ``log P(same) / P(different)`` instead of the probability
-            (it keeps its resolution where the probability rounds to 0 or 1).
-
-        Returns
-        -------
-        (m, n_classes) ndarray
-            Columns in the order of ``classes_``.
-        """
-        codes = self._probe_codes(images)
-        self._probability_ready(required=True)
-        pairwise = self._odds_model.pairwise_log_odds(codes, self.gallery_)
-        best = best_per_class(pairwise, self.gallery_labels_, self.classes_)
-        return best if log_odds else self._odds_model.probability(best)
-
-    def _checked_threshold(self):
-        """``threshold`` as a float (None: no rejection), refused outside its declaration."""
-        if not self._params["threshold"].accepts(self.threshold):
-            raise ValueError(
-                f"threshold must be a number or None, got {self.threshold!r}; "
-                "calibrate_threshold() picks one from data"
-            )
-        return None if self.threshold is None else float(self.threshold)
 
     def add(self, images, labels=None, *, names=None, on_error="raise"):
         """Enrol images (new people or new views) without refitting the features.
@@ -1006,48 +475,3 @@ default "eigenfaces"
         self.classes_ = np.unique(self.gallery_labels_)
         self._fit_score_norm()
         return self
-
-    def calibrate_threshold(self, images, labels=None, *, far: float = 0.01) -> float:
-        """Set ``threshold`` so that at most ``far`` of impostor probes are accepted.
-
-        Impostors are probes whose label is not enrolled; their nearest
-        distance is what a threshold must reject. Returns the threshold.
-
-        Parameters
-        ----------
-        images : (m, H, W) ndarray or ImageSet
-            Probes; those whose label is not enrolled are the impostors.
-            With ``finder``, uncropped photos: every face the finder finds
-            in a photo counts, with the photo's label (the faces
-            :meth:`identify` will name), and a photo without one adds none.
-        labels : (m,) array-like or None
-            Their labels (an ImageSet brings its own).
-        far : float, default 0.01
-            False-accept rate to allow, in ``[0, 1)``.
-
-        Returns
-        -------
-        float
-            The new ``threshold``.
-        """
-        if not (isinstance(far, Real) and 0.0 <= far < 1.0):
-            raise ValueError(f"far must lie in [0, 1), got {far!r}")
-        check_fitted(self, "gallery_")
-        faces = self._from_photos(
-            images, labels, labelled=True, every_face=True, min_images=int(self.finder is None)
-        )  # photos may show none
-        impostor = ~np.isin(faces.labels, self.gallery_labels_)
-        if not impostor.any():
-            raise ValueError(
-                "calibration needs impostor probes: images (with a finder, faces "
-                "found in photos) of people who are not enrolled"
-            )
-        _, decision = self._decide(self._codes(faces[impostor]))
-        self.threshold = calibrated_threshold(decision, far)
-        return self.threshold
-
-
-def _vote(labels):
-    counts = Counter(labels.tolist())
-    top = max(counts.values())
-    return next(label for label in labels.tolist() if counts[label] == top)

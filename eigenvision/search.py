@@ -350,7 +350,7 @@ def kept_indices(detections, *, max_count, overlap=None, separation=None) -> lis
 
     # Greedy, one block of candidates at a time: those a kept detection drops go at once, the
     # rest are settled among themselves. A numpy call per candidate cost most of stage 1's
-    # suppression (thousands of local minima per photo); this is 4.9x faster, same answer
+    # suppression (thousands of local minima per photo); this gives the same answer, faster
     # (benchmarks/bench_suppression.py).
     kept = np.zeros(0, dtype=np.intp)
     for start in range(0, len(x), _SUPPRESSION_BLOCK):

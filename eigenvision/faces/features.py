@@ -121,22 +121,18 @@ class FeatureDetector(BaseEstimator):
         the eyes on faces held out from training. For the nose and mouth the
         prior is ``weight / 2`` times the squared distance from the training
         faces' mean offset in standard deviations, with ``"decision"`` or a
-        weight given: with the shipped finder's locator on 170 held-out HELEN
-        faces (true box), noses within 0.25 IOD went from 61% to 81% and
-        mouths from 74% to 88% (IMM: 95% to 100%, 82% to 96%). The lecture's
-        DFFS(10) locator with its default has none: on IMM (two folds) the
-        prior changed nothing that mattered (mouths within 0.1 IOD 99% to
-        100%), and AT&T's eigenfeatures cut where it put them recognised
-        68.5% instead of 71.5% (``face_recognition_rate``).
+        weight given (it places wild faces' noses and mouths better; the
+        lecture's DFFS(10) locator with its default has none: on IMM it
+        changed nothing that mattered). The user guide's page on faces in
+        photographs gives the measurements.
     score : {"dffs", "decision"}, default "dffs"
         What a window is scored by: its DFFS to the feature's space (the
         lecture's), or the log-odds of "feature" against "the face around
         it" from the log DFFS and DIFS to the feature space and to a space of
         patches mined around each training feature
         (:mod:`eigenvision.faces.decision`); ``confidence`` is then that
-        probability. For varied faces (trained on HELEN): from the true face
-        box, both eyes within 0.10 IOD on 80% of 40 held-out photos
-        (``wild_detection``) against 17.5% of 62 by DFFS.
+        probability; it places the eyes of varied (wild) faces far better
+        than DFFS does.
     negatives_per_face : int, default 6
         With ``score="decision"``: patches mined per training view and
         feature, 0.15 to ``search_margin`` IODs from it.

@@ -53,12 +53,9 @@ PATCH_SHAPES = {
 
 #: Eye patch (height, width) in IODs of the locator that places a found face's features
 #: (:class:`~eigenvision.FaceFinder`'s ``placer_``): twice as tall as an eye's own patch, the
-#: brow and the upper cheek in. Chosen on held-out HELEN faces (70 validation and 60
-#: calibration photos, eyes from the true box, two passes): within 0.10 IOD 81.5% of the 130
-#: with :data:`PATCH_SHAPES`' (0.5, 0.8), 86.9% with this. Each of ten patches 0.7 to 1.0 IOD
-#: tall (0.7 to 1.0 wide) gained 1 to 9 faces; four 0.5 to 0.6 tall gained at most 1 and lost up
-#: to 5. Its confidences tell faces from clutter less well: :class:`~eigenvision.FaceFinder`'s
-#: checks keep the eye-sized patches.
+#: brow and the upper cheek in (chosen on held-out HELEN faces: the user guide's "How the
+#: shipped finder was built"). Its confidences tell faces from clutter less well:
+#: :class:`~eigenvision.FaceFinder`'s checks keep the eye-sized patches.
 PLACEMENT_EYE_PATCH = (1.0, 0.8)
 
 # Face box around the eyes, in IODs: the IMM faces' 73-point outlines span

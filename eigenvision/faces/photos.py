@@ -296,8 +296,8 @@ def build_finder(root=None, *, n_backgrounds=250, n_lfw=3000, progress=False) ->
     imm = datasets.load_imm(root)
     backgrounds = _helen_backgrounds(root, train_ids, n_backgrounds)
     backgrounds += [sample_picture(name) for name in BACKGROUNDS]
-    # Scored by decision, not DFFS: a DFFS locator trained on these crops placed both eyes
-    # within 0.10 IOD on 17% of held-out faces (the IMM-trained one 71%), this one on 82%.
+    # Each choice below is measured in the user guide ("How the shipped finder was built").
+    # Scored by decision, not DFFS: it places wild faces' eyes far better.
     locator = FeatureDetector(score="decision").fit(helen)
     placer = placement_locator().fit(helen)
     faces = [helen, imm]
@@ -312,29 +312,16 @@ def build_finder(root=None, *, n_backgrounds=250, n_lfw=3000, progress=False) ->
                 progress=progress,
             )
         )
-    # Mined without the contrast gate, searched with it: mining with it too (the non-faces then
-    # hold no flat windows) found 60% against 62.5% on the wild_detection photos, placed fewer
-    # eyes from the finder's box (62.5% against 70%) and gave immunohistochemistry a face.
-    # Mined from aliased cuts, searched with antialiased ones: on the 70 validation photos the
-    # decision mined from antialiased cuts (a rebuild) found 57.1% / 67.1% / 80.0% / 84.3% at
-    # 0.05 / 0.1 / 0.25 / 0.45 false alarms per photo, this one 57.1% / 68.6% / 82.9% / 85.7%
-    # (and the same finder searched with aliased cuts 51.4% / 65.7% / 77.1% / 81.4%).
-    # Its training faces are cut without smoothing too (face_window): rebuilt from faces cut by
-    # align(antialias=True), it found 45.7% / 60.0% / 71.4% / 77.1% (mined as here) and
-    # 44.3% / 57.1% / 72.9% / 77.1% (mined from antialiased cuts) on the same 70 photos.
-    # Mined with turned faces searched at every size (tilted_scale 1), searched from twice the
-    # smallest: the shipped decision was mined so, and calibrates to the same threshold searched
-    # either way (0.85 at 0.025 false alarms per photo).
+    # Mined without the contrast gate (so the non-faces hold flat windows), from aliased cuts,
+    # with turned faces at every size; searched with the gate, antialiased, turned faces from
+    # twice the smallest.
     mining = {"min_contrast": 0.0, "antialias": False, "tilted_scale": 1.0}
     finder = FaceFinder(**mining).fit(
         faces, backgrounds, locator=locator, placer=placer, progress=progress
     )
     defaults = FaceFinder().get_params()
     finder.set_params(**{name: defaults[name] for name in mining})
-    # 0.025 per photo, not 0.05: at 0.05 (p 0.70) scikit-image's immunohistochemistry texture
-    # shows a face (p 0.83), as it did to an earlier finder at 0.25 per photo. That picture is
-    # a test's, so the choice was made knowing it; at 0.025 (p 0.85) the finder finds 45 of
-    # the 60 calibration photos' faces, at 0.05 46 (experiments README, section 9).
+    # 0.025 per photo, not 0.05: at 0.05 a textured sample picture shows a face.
     finder.threshold = calibrate_threshold(
         finder, [f for f in files if f[0] in test_ids][-60:], false_alarms=0.025, progress=progress
     )
