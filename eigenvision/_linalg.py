@@ -19,6 +19,7 @@ from sklearn.utils.extmath import randomized_svd
 __all__ = [
     "Spectrum",
     "solve",
+    "components_to_solve",
     "scatter_spectrum",
     "top_eigh",
     "shifted_moments",
@@ -510,3 +511,28 @@ def check_magnitude(largest: float, dtype, shape) -> None:
             f"cannot be held in {np.dtype(dtype)}; rescale the data (e.g. divide by its largest "
             "value): the principal directions do not change with the scale"
         )
+
+
+def components_to_solve(k_request, solver, max_components):
+    """The eigenpairs a solver computes: all of them when a variance fraction picks ``k`` after.
+
+    Parameters
+    ----------
+    k_request : int or float
+        The components asked for, or a variance fraction in (0, 1).
+    solver : str
+    max_components : int
+        ``min(n_samples, n_features)``.
+
+    Returns
+    -------
+    int
+    """
+    if not isinstance(k_request, float):
+        return k_request
+    if solver == "randomized":
+        raise ValueError(
+            "solver='randomized' cannot choose n_components by a variance fraction; "
+            "pass an int or use an exact solver"
+        )
+    return max_components
