@@ -284,7 +284,7 @@ def open_set_roc(genuine_scores, genuine_correct, impostor_scores):
 
 
 def rate_at(far, rate, target: float) -> float:
-    """The highest ``rate`` reached with ``far <= target`` (e.g. TAR at FAR 1%).
+    """The highest ``rate`` reached with ``far <= target`` (e.g. TAR at FAR 0.01).
 
     Parameters
     ----------

@@ -510,7 +510,7 @@ def test_a_finder_trained_on_a_few_helen_photos_ranks_held_out_faces_first(rng):
     )
     clutter = []
     for item in photos._helen_backgrounds(None, test_ids, 3):
-        image, avoid = ev.faces.finder._background(item, 480)
+        image, avoid = ev.faces.training._background(item, 480)
         away = [
             c
             for c in finder._candidates(image, 200)

@@ -7,11 +7,14 @@ module                 stage
 ``decision``           stage 2: face or not (distances to face and non-face clusters)
 ``refine``             stage 3: candidates moved to the decision's best window nearby
 ``features``           stage 4: eyes, nose and mouth (eigenfeatures), the eye-pair check
+``locate``             where a face's features are: the search under a shape prior
 ``geometry``           the face box, the detection window, the eye frame
 ``crops``              faces cut to canonical crops: the recogniser's front end
 ``photos``             the finder that ships in ``data/``, its recipe and calibration
 ``compare``            the identity model that ships, its recipe, ``compare_faces``
+``groups``             faces grouped by person (``cluster_faces``)
 ``finder``             :class:`~eigenvision.FaceFinder`, the stages in order
+``training``           how a finder learns: face space, prefilter, mined non-faces, decision
 =====================  ====================================================================
 """
 
@@ -27,7 +30,10 @@ __getattr__, __dir__, __all__ = lazy.attach(
         "features",
         "finder",
         "geometry",
+        "groups",
+        "locate",
         "photos",
         "refine",
+        "training",
     ],
 )

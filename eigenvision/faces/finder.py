@@ -27,38 +27,27 @@ from scipy.special import expit
 from sklearn.base import BaseEstimator
 
 from .._base import check_fitted
-from .._base import progress as show_progress
-from .._errors import EigenvisionError
 from .._spec import Param, State, check_params
-from ..eigenspace import Eigenspace
-from ..imageset import ImageSet
-from ..search import box_iou
 from .candidates import (
     Prefilter,
-    background_windows,
     find_candidates,
-    fit_prefilter,
     reduced,
     search_space,
 )
 from .decision import (
     NETWORK,
-    cluster_spaces,
     decision_windows,
-    fit_network,
     log_distances,
-    mine_nonfaces,
     network_log_odds,
 )
-from .features import FeatureDetector, feature_check, place_features, placement_locator
+from .features import feature_check, place_features
 from .geometry import (
     HalfOctaves,
-    augmented_face_windows,
     face_box,
     face_windows_at,
-    jittered_face_windows,
 )
 from .refine import REFINEMENT, distinct, refine
+from .training import FinderTrainingMixin
 
 __all__ = ["Face", "FaceFinder"]
 
@@ -125,7 +114,7 @@ class Face:
         )
 
 
-class FaceFinder(BaseEstimator):
+class FaceFinder(FinderTrainingMixin, BaseEstimator):
     """Find faces in photographs with eigenspaces (the stages of :mod:`eigenvision.faces`).
 
     Parameters
@@ -164,23 +153,19 @@ class FaceFinder(BaseEstimator):
         Stage-1 candidates per rotation passed to the face/non-face decision.
     prefilter_recall : float or None, default 0.99
         The cascade's first test (:func:`~eigenvision.faces.candidates.fit_prefilter`):
-        a linear discriminant of every window, slid over the pyramid by one
-        correlation, keeps this fraction of the (jittered) training faces;
-        the DFFS is computed for the windows it keeps only, and the
-        candidates are ranked by both
-        (:func:`~eigenvision.faces.candidates.cascade_map`). None: no
-        prefilter, every window's DFFS (one correlation per component),
-        ranked by it alone. The cut is set by ``fit``; on a fitted finder only
-        None (no prefilter) changes the search.
+        a linear discriminant slid over the pyramid keeps this fraction of the
+        (jittered) training faces; the DFFS of the windows it keeps ranks them
+        with it (:func:`~eigenvision.faces.candidates.cascade_map`). None:
+        every window's DFFS, ranked by it alone. The cut is set by ``fit``;
+        on a fitted finder only None changes the search.
     dffs_weight : float, default 1.0
         The candidates' rank: ``dffs_weight log DFFS`` minus the
         discriminant's score (:class:`~eigenvision.faces.candidates.Prefilter`).
     n_refined : int, default 30
         The candidates the decision likes best, moved to the best window
         around them (one coarse round of :func:`~eigenvision.faces.refine.refine`)
-        and ranked by the mean of the decision there and where they were: a
-        large face's stage-1 window is often a little off, where the sharp
-        decision rejects it. 0: none moved before ranking.
+        and ranked by the mean of the decision there and where they were
+        (the sharp decision rejects a window a little off). 0: none moved.
     candidate_overlap : float, default 0.5
         Stage-1 candidates may overlap a better one (by DFFS) up to this
         intersection over union, so the decision also sees better-placed
@@ -367,82 +352,6 @@ class FaceFinder(BaseEstimator):
         self.min_contrast = min_contrast
         self.antialias = antialias
 
-    def fit(self, faces: ImageSet, backgrounds, *, locator=None, placer=None, progress=False):
-        """Train the face space, mine non-faces from ``backgrounds``, fit the decision.
-
-        Parameters
-        ----------
-        faces : ImageSet or sequence of ImageSet
-            Faces with ``left_eye`` and ``right_eye`` landmarks (e.g.
-            :func:`~eigenvision.datasets.load_helen`); ``nose`` and ``mouth``
-            too for the feature locator (fitted on the first set).
-        backgrounds : sequence of (H, W) ndarray or ((H, W) ndarray, boxes)
-            Photos whose windows are non-faces, except inside ``boxes``
-            (``(x, y, w, h)`` each, e.g. the annotated faces, which are
-            skipped along with windows overlapping them).
-        locator : FeatureDetector, optional
-            A fitted eye, nose and mouth detector (the checks); default one
-            fitted here on ``faces``.
-        placer : FeatureDetector, optional
-            A fitted eye, nose and mouth detector (the positions reported);
-            default :func:`~eigenvision.faces.features.placement_locator`
-            fitted here on ``faces``.
-        progress : bool, default False
-            Progress bars (stderr, on a terminal) over the search of the
-            backgrounds and the two mining rounds, minutes on a few hundred
-            photos.
-
-        Returns
-        -------
-        self
-        """
-        self.check_parameters()
-        sets = [faces] if isinstance(faces, ImageSet) else list(faces)
-        windows = np.concatenate(
-            [
-                augmented_face_windows(one.images, one.landmarks, iod=self.iod, tilts=self.augment)
-                for one in sets
-            ]
-        )
-        self.window_ = np.array(windows.shape[1:], dtype=np.int64)
-        k = min(self.n_components, len(windows) - 1)
-        self.face_space_ = Eigenspace(k).fit(windows)
-        clusters = cluster_spaces(self._normalized(windows), self.n_clusters, self.n_components)
-        self.face_clusters_ = _named(clusters)
-        backgrounds = [_background(item, self.max_side) for item in backgrounds]
-        self._fit_prefilter(sets, windows, backgrounds)
-        pools = self._background_candidates(backgrounds, progress=progress)
-        # Round 1 samples the candidates stage 1 gives on backgrounds; round 2 (bootstrapping,
-        # Sung & Poggio 1998) keeps those the whole decision still calls faces.
-        negatives = self._mine(backgrounds, pools, None, progress)
-        self._fit_decision(windows, negatives)
-        mined = self._mine(backgrounds, pools, self.decision_function, progress)
-        self._fit_decision(windows, np.concatenate([negatives, mined]))
-        self.locator_ = (
-            FeatureDetector(score="decision").fit(sets[0]) if locator is None else locator
-        )
-        self.placer_ = placement_locator().fit(sets[0]) if placer is None else placer
-        return self
-
-    def _fit_prefilter(self, sets, windows, backgrounds):
-        """The cascade's first test (:func:`~eigenvision.faces.candidates.fit_prefilter`): the
-        training windows and jittered cuts of the same faces against random background windows."""
-        self.prefilter_weights_ = self.prefilter_bias_ = self.prefilter_cut_ = None
-        if self.prefilter_recall is None:
-            return
-        jittered = [jittered_face_windows(one.images, one.landmarks, iod=self.iod) for one in sets]
-        nonfaces = background_windows(backgrounds, self.window_, step=self.step)
-        if len(nonfaces) < 2:
-            raise EigenvisionError(
-                f"only {len(nonfaces)} non-face windows were found in the backgrounds; "
-                "give more (or larger) photos"
-            )
-        prefilter = fit_prefilter(
-            np.concatenate([windows, *jittered]), nonfaces, recall=self.prefilter_recall
-        )
-        self.prefilter_weights_ = prefilter.weights
-        self.prefilter_bias_, self.prefilter_cut_ = prefilter.bias, prefilter.cut
-
     def _prefilter(self):
         """The fitted :class:`~eigenvision.faces.candidates.Prefilter` (None without one)."""
         if getattr(self, "prefilter_weights_", None) is None or self.prefilter_recall is None:
@@ -450,39 +359,6 @@ class FaceFinder(BaseEstimator):
         return Prefilter(
             self.prefilter_weights_, self.prefilter_bias_, self.prefilter_cut_, self.dffs_weight
         )
-
-    def _mine(self, backgrounds, pools, decide, progress):
-        """Non-face windows of the backgrounds' candidates (:func:`mine_nonfaces`)."""
-        found = mine_nonfaces(
-            backgrounds,
-            pools,
-            self._windows,
-            per_image=self.negatives_per_image,
-            decide=decide,
-            progress=progress,
-        )
-        return np.zeros((0, *self.window_)) if found is None else found
-
-    def _fit_decision(self, windows, negatives):
-        """The non-face clusters of ``negatives`` and the perceptron between them and the faces
-        (windows as cut: normalised here)."""
-        if len(negatives) < 2:
-            raise EigenvisionError(
-                f"only {len(negatives)} non-face windows were found in the backgrounds; "
-                "give more (or larger) photos"
-            )
-        windows, negatives = self._normalized(windows), self._normalized(negatives)
-        clusters = cluster_spaces(negatives, self.n_clusters, self.n_components)
-        self.nonface_clusters_ = _named(clusters)
-        network = fit_network(
-            self._describe(windows),
-            self._describe(negatives),
-            hidden=self.hidden_units,
-            n_networks=self.n_networks,
-        )
-        for name in NETWORK:
-            setattr(self, f"network_{name}_", network[name])
-        self.n_negatives_ = len(negatives)
 
     def check_parameters(self):
         """Raise ``ValueError`` naming a parameter outside ``_params`` (``fit``, ``load`` call it).
@@ -497,21 +373,6 @@ class FaceFinder(BaseEstimator):
                 f"FaceFinder: min_iod must be None or at least iod={self.iod} pixels (the "
                 f"window's), got {self.min_iod!r}"
             )
-
-    def _background_candidates(self, backgrounds, *, progress=False):
-        """Stage 1's candidates on each background, away from its faces (both rounds use them:
-        the search, not the cut, is what takes time)."""
-        pools = []
-        searched = show_progress(backgrounds, desc="searching the backgrounds", enabled=progress)
-        for image, avoid in searched:
-            pools.append(
-                [
-                    c
-                    for c in self._candidates(image, self.n_candidates)
-                    if not len(avoid) or box_iou(face_box(c[0], c[1]), avoid).max() == 0
-                ]
-            )
-        return pools
 
     def _candidates(self, image, count):
         """Stage 1 (:func:`~eigenvision.faces.candidates.find_candidates`) with this finder's
@@ -703,21 +564,3 @@ class FaceFinder(BaseEstimator):
             confidence=float(expit(score)),
             angle=float(np.degrees(np.arctan2(dy, dx))),
         )
-
-
-def _named(spaces):
-    """Cluster spaces as the dictionary a model file holds."""
-    return {f"c{index}": space for index, space in enumerate(spaces)}
-
-
-def _background(item, max_side):
-    """A background as ``(reduced grey image, boxes to avoid in its pixels)``."""
-    image, avoid = (item, ()) if isinstance(item, np.ndarray) else item
-    image, scale = reduced(image, min(max_side, 480))
-    return image, [_scaled_box(box, scale) for box in avoid]
-
-
-def _scaled_box(box, scale):
-    """An ``(x, y, w, h)`` box of the input in the reduced image (``scale`` = (fy, fx))."""
-    x, y, w, h = box
-    return ((x + 0.5) * scale[1] - 0.5, (y + 0.5) * scale[0] - 0.5, w * scale[1], h * scale[0])

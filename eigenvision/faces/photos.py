@@ -131,7 +131,7 @@ def helen_split(photo_ids, *, held_out=5):
     ----------
     photo_ids : iterable of str
     held_out : int, default 5
-        One photo in ``held_out`` (20%) is held out.
+        One photo in ``held_out`` (a fifth by default) is held out.
 
     Returns
     -------
