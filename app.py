@@ -17,10 +17,10 @@ import streamlit as st
 import eigenvision as ev
 from eigenvision import datasets, plot
 from eigenvision._base import BoundedCache
+from eigenvision.codes import allowed_metrics
 from eigenvision.faces.compare import compare_crops, model_crop
 from eigenvision.faces.crops import face_thumbnail
 from eigenvision.faces.groups import MIN_SET, SET_CUT, faces_of_photo, group_crops
-from eigenvision.neighbors import METRICS
 from eigenvision.search import pyramid_scales
 
 MAX_UPLOAD_PIXELS = 16_000_000  # refuse larger images before decoding them
@@ -337,7 +337,7 @@ def sidebar_recognizer(images: ev.ImageSet, gallery: ev.ImageSet) -> ev.Recogniz
         )
         return None
     k = component_slider("Components", largest, 40 if method != "bayesian" else 20, "recognise-k")
-    metrics = [m for m in METRICS if method == "eigenfaces" or m != "mahalanobis"]
+    metrics = list(allowed_metrics(method))
     metric = st.sidebar.selectbox("Metric", metrics, key="metric")
     return fitted_recognizer(gallery, k, metric, method)
 

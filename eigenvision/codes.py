@@ -21,12 +21,37 @@ from .bayesian import BayesianSpace
 from .eigenspace import Eigenspace
 from .fisher import FisherSpace
 from .identity import IdentityModel
-from .neighbors import check_metric, squared_distances
+from .neighbors import METRICS, check_metric, squared_distances
 from .views import resized, view_count, virtual_views
 
-__all__ = ["CodesMixin"]
+__all__ = ["CodesMixin", "allowed_metrics"]
 
 _GLOBAL = "face"  # name of the whole-face block in block_names_
+
+
+def allowed_metrics(method, feature=None):
+    """The metrics a recognizer of ``method`` compares codes in (the CLI and the app offer these).
+
+    Parameters
+    ----------
+    method : str
+        One of :data:`~eigenvision.recognize.METHODS`.
+    feature : subspace model, optional
+        The recognizer's ``feature``: with one, any metric its fit allows
+        (``"mahalanobis"`` needs ``explained_variance_``, checked on fit).
+
+    Returns
+    -------
+    tuple of str
+        Names in :data:`eigenvision.neighbors.METRICS`: the presets whose
+        codes have no eigenvalues (``"fisherfaces"``, ``"bayesian"``) leave out
+        the metrics that need them; ``"plda"`` compares by its ratio alone.
+    """
+    if method == "plda":
+        return ("euclidean",)
+    if feature is None and method in ("fisherfaces", "bayesian"):
+        return tuple(name for name, metric in METRICS.items() if not metric.needs_variances)
+    return tuple(METRICS)
 
 
 class CodesMixin:
@@ -41,12 +66,8 @@ class CodesMixin:
         """Refuse a feature, metric and detector that do not go together (``check_parameters``)."""
         if self.method == "plda":
             self._check_identity_model()
-        metric = check_metric(self.metric)
-        if (
-            metric.needs_variances
-            and self.method in ("fisherfaces", "bayesian")
-            and self.feature is None
-        ):
+        check_metric(self.metric)
+        if self.metric not in allowed_metrics(self.method, self.feature):
             raise ValueError(
                 f"metric={self.metric!r} needs eigenspaces (their eigenvalues), not "
                 f"{self.method} (bayesian codes are whitened already: use 'euclidean')"
