@@ -109,8 +109,17 @@ def _component_count(args, n_images):
     return 40 if views >= 80 else None
 
 
+def _method(args) -> str:
+    """``--method``, by default ``plda`` for photos (the shipped identity model: enrolment
+    only, one photo per person works) and ``eigenfaces`` for face images."""
+    if args.method is not None:
+        return args.method
+    return "plda" if getattr(args, "photos", False) else "eigenfaces"
+
+
 def _recognizer(args, n_images, **options):
     """The Recognizer the model options of ``train`` and ``evaluate`` describe."""
+    args.method = _method(args)
     detector = None
     if args.method in ("modular", "combined"):
         if not args.detector:
@@ -120,6 +129,11 @@ def _recognizer(args, n_images, **options):
             )
         detector = _load_model(args.detector, FeatureDetector)
     if args.method == "plda":
+        if args.n_components is not None:
+            raise ValueError(
+                "--n-components sizes an eigenspace; --method plda (the default for --photos) "
+                "uses the shipped identity model: leave it out, or pass --method eigenfaces"
+            )
         # the shipped identity model is the background: training only enrols
         options = {"feature": default_identity_model(), **options}
         if options.get("finder") is None and options.get("shape") is None:
@@ -464,10 +478,9 @@ def _add_model_options(parser):
     parser.add_argument(
         "--method",
         choices=methods,
-        default="eigenfaces",
         help="the feature: whole-face eigenspace, Fisherfaces, Bayesian intra/extra-personal, "
         "eigenfeatures, both, or the shipped identity model (plda: trained on LFW, training "
-        "only enrols) (default: %(default)s)",
+        "only enrols) (default: plda for --photos, else eigenfaces)",
     )
     parser.add_argument("--detector", help="FeatureDetector model file (modular, combined)")
     parser.add_argument(

@@ -184,6 +184,8 @@ def test_train_recognize_enroll_on_uncropped_photos(imm, tmp_path, capsys):
                 "train",
                 str(tmp_path / "train"),
                 "--photos",
+                "--method",
+                "eigenfaces",
                 "--face-threshold",
                 "0.5",
                 "-o",
@@ -224,6 +226,23 @@ def test_train_recognize_enroll_on_uncropped_photos(imm, tmp_path, capsys):
     assert "enrolled 1 images" in out
 
 
+def test_train_on_photos_uses_the_shipped_identity_model_by_default(imm, tmp_path, capsys):
+    """Issue 42 item 5: train --photos without --method enrols with the shipped identity model
+    (plda: no background trained on the few photos); --n-components, which sizes an eigenspace,
+    is refused with the fix; face images (no --photos) keep eigenfaces."""
+    for person in ("01", "02"):
+        _imm_photo(imm, f"{person}_01", tmp_path / "train" / f"p{person}")
+    train = ["train", str(tmp_path / "train"), "--photos", "-o", str(tmp_path / "m.npz")]
+    assert main([*train, "--n-components", "3"]) == 2
+    assert "--method plda (the default for --photos)" in capsys.readouterr().err
+    assert not (tmp_path / "m.npz").exists()
+    assert main(["-q", *train]) == 0
+    assert "trained plda (the shipped identity model) on 2 photos" in capsys.readouterr().out
+    model = ev.load(tmp_path / "m.npz")
+    assert model.method == "plda" and model.feature_ is None
+    assert tuple(model.image_shape_) == tuple(ev.default_identity_model().shape)
+
+
 def test_train_names_the_component_option_before_searching_photos(tmp_path, capsys):
     """Regression: train --photos with the default 40 components on 4 photos failed only after
     the face search (seconds per photo), with 'n_components=40 is out of range' naming no
@@ -237,7 +256,7 @@ def test_train_names_the_component_option_before_searching_photos(tmp_path, caps
                 tmp_path / "people" / person / f"{i}.png"
             )
     train = ["train", str(tmp_path / "people"), "-o", str(tmp_path / "m.npz")]
-    assert main([*train, "--photos", "--n-components", "40"]) == 2
+    assert main([*train, "--photos", "--method", "eigenfaces", "--n-components", "40"]) == 2
     error = capsys.readouterr().err
     assert "--n-components 40 is more than the 4 training images" in error
     assert "--n-components 4 or fewer" in error and "no face" not in error
@@ -270,6 +289,7 @@ def test_train_on_photos_skips_faceless_ones_by_name_and_reads_files_by_content(
         people / "Colin_Powell" / "wall.png"
     )
     train = [sys.executable, "-m", "eigenvision", "train", str(people), "--photos"]
+    train += ["--method", "eigenfaces"]
     run = subprocess.run(
         [*train, "-o", str(tmp_path / "m.npz")], capture_output=True, text=True, timeout=600
     )

@@ -23,11 +23,13 @@ import numpy as np
 
 from .. import datasets
 from ..evaluate import auc, eye_error, open_set_roc, rate_at, roc_curve
+from ..faces.compare import default_identity_model
 from ..faces.crops import align_face
 from ..faces.photos import default_finder, helen_split
 from ..normalize import to_gray
 from ..plot import roc
 from ..recognize import Recognizer
+from ..transform import DEFAULT_EYE_POSITIONS
 from ._common import Run, data_env, parser, steps
 
 NAME = "photo_identity"
@@ -38,6 +40,8 @@ METHODS = {
     "bayesian": {"method": "bayesian"},
     # virtual views: 8 copies shifted by a pixel (Martinez 2002), for the finder's placement
     "bayesian + views": {"method": "bayesian", "jitter": 1},
+    # the shipped identity model (trained on LFW's people) as the background: enrolment only
+    "plda": {"method": "plda"},
 }
 ENROLLED, CALIBRATION, IMPOSTORS = range(1, 7), range(7, 10), range(10, 13)
 SHAPE = (56, 46)  # the aligned face, both ways of cutting it
@@ -85,11 +89,11 @@ def _groups(limit_helen):
     return imm, person, number, pupils, helen
 
 
-def cut_on(images, eyes):
-    """Faces cut on given pupils: (n, 56, 46), the finder's crop from perfect eyes."""
+def cut_on(images, eyes, *, shape=SHAPE, eye_positions=DEFAULT_EYE_POSITIONS):
+    """Faces cut on given pupils: (n, H, W), the finder's crop from perfect eyes."""
     return np.stack(
         [
-            align_face(image, tuple(pair), shape=SHAPE)
+            align_face(image, tuple(pair), shape=shape, eye_positions=eye_positions)
             for image, pair in zip(images, eyes, strict=True)
         ]
     )
@@ -160,7 +164,14 @@ def by_finder(parameters, finder, sets):
 
 def by_pupils(parameters, sets):
     """The same with every face cut on its hand-placed pupils (a perfect finder)."""
-    faces = {name: cut_on(photos, eyes) for name, (photos, *_, eyes) in sets.items()}
+    crop = {}
+    if parameters.get("method") == "plda":  # the identity model's own crop
+        model = parameters["feature"]
+        crop = {
+            "shape": tuple(model.shape),
+            "eye_positions": tuple(map(tuple, model.eye_positions)),
+        }
+    faces = {name: cut_on(photos, eyes, **crop) for name, (photos, *_, eyes) in sets.items()}
     rec = Recognizer(**parameters).fit(faces["enrol"], sets["enrol"][1])
     threshold = rec.calibrate_threshold(faces["calibration"], sets["calibration"][1], far=FAR)
     named, distances = rec.decide(faces["genuine"])
@@ -217,6 +228,8 @@ def main(argv=None):
     table, curves, marks = {}, {}, {}
     for method in steps(list(args.methods), args, "methods"):
         parameters = {**METHODS[method], "n_components": args.n_components}
+        if parameters.get("method") == "plda":
+            parameters["feature"] = default_identity_model()
         for way, (row, curve) in (
             ("found and aligned by the finder", by_finder(parameters, finder, sets)),
             ("cut on the true pupils", by_pupils(parameters, sets)),
