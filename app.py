@@ -342,8 +342,89 @@ def sidebar_recognizer(images: ev.ImageSet, gallery: ev.ImageSet) -> ev.Recogniz
     return fitted_recognizer(gallery, k, metric, method)
 
 
+#: Where the Recognise page takes the people it knows from.
+GALLERIES = ("a dataset or a model file", "photos of my own (zip)")
+
+
+def photo_gallery() -> ev.Recognizer | None:
+    """A Recognizer of the people in an uploaded zip of photos (a folder per person, one face
+    a photo), enrolled with the shipped identity model: nothing is trained on the photos."""
+    upload = st.sidebar.file_uploader(
+        "Photos of the people (zip: a folder per person)", type=["zip"], key="gallery-zip"
+    )
+    if upload is None:
+        st.info(
+            "Upload a zip with one folder per person, named after them, holding one or more "
+            "photos of that person (one face each, any size). Each face is found, aligned and "
+            "enrolled with the identity model in data/ (trained on other people: nothing is "
+            "trained on yours); then upload a photo and every face in it is named."
+        )
+        return None
+    key = hashlib.sha256(upload.getvalue()).hexdigest()
+    cached = st.session_state.get("gallery-model")
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    finder = trained_finder()
+    recognizer = ev.Recognizer(method="plda", feature=identity_model())
+    shape, eyes = recognizer.crop_geometry()
+    photos, left_out = [], []
+    for name, photo in uploaded_photos([upload]):
+        person = Path(name).parent.name
+        if person == upload.name:  # at the top of the zip: whose is it?
+            left_out.append(f"{name} (not in a person's folder)")
+        else:
+            photos.append((person, name, photo))
+    bar = st.progress(0.0, text="finding faces ...")
+    crops, labels = [], []
+    for index, (person, name, photo) in enumerate(photos):
+        bar.progress(index / len(photos), text=f"finding faces: {name}")
+        try:
+            face = ev.single_face(finder, photo, name=name)
+        except (ev.NoFaceError, ev.FaceCountError) as exc:
+            left_out.append(str(exc))
+            continue
+        crops.append(ev.align_face(photo, face, shape=shape, eye_positions=eyes))
+        labels.append(person)
+    bar.progress(1.0, text=f"{len(crops)} faces of {len(set(labels))} people")
+    if left_out:
+        st.warning("Left out: " + "; ".join(left_out[:10]) + (" ..." if len(left_out) > 10 else ""))
+    if len(crops) < 2:
+        st.error(
+            f"The zip gave {len(crops)} usable photo(s); enrolling needs at least two photos "
+            "with one face each, in folders named after the people (people.zip/Alice/1.jpg)."
+        )
+        return None
+    recognizer.fit(np.stack(crops), labels)
+    recognizer.set_params(finder=finder)  # probes are photos, cut as the faces above
+    st.session_state["gallery-model"] = (key, recognizer)
+    return recognizer
+
+
+def recognise_from_photos() -> None:
+    """The Recognise page with a gallery of the user's own photos."""
+    recognizer = photo_gallery()
+    if recognizer is None:
+        return
+    people = recognizer.classes_
+    st.caption(
+        f"Enrolled {len(recognizer.gallery_labels_)} photos of {len(people)} people: "
+        + ", ".join(map(str, people[:20]))
+        + (" ..." if len(people) > 20 else "")
+    )
+    upload = st.file_uploader(
+        "photo", type=["png", "jpg", "jpeg", "bmp", "tif", "tiff"], key="recognise-photo"
+    )
+    photo = None if upload is None else read_photo(upload)[0]
+    if photo is not None:
+        name_every_face(photo, recognizer)
+    model_download(recognizer, "recognizer.npz")
+
+
 def recognise() -> None:
     st.header("Recognise")
+    if st.sidebar.radio("People to recognise", GALLERIES, key="gallery") == GALLERIES[1]:
+        recognise_from_photos()
+        return
     recognizer = uploaded_recognizer()
     trained_here = recognizer is None
     enrolled_held_out = None  # held-out images of the people a model trained here enrols
@@ -561,8 +642,9 @@ def name_every_face(
         )
         named, distances = recognizer.decide(crops)
     else:  # a model trained on photos cuts each face the way it enrolled them
+        shape, eyes = recognizer.crop_geometry()
         crops = np.stack(
-            [ev.align_face(photo, face, shape=tuple(recognizer.aligned_shape)) for face in found]
+            [ev.align_face(photo, face, shape=shape, eye_positions=eyes) for face in found]
         )
         _, named, distances = recognizer.decide_faces(photo, faces=found)  # the slider decides
     threshold = threshold_slider(recognizer, probes, distances, key="photo-threshold")

@@ -685,3 +685,45 @@ def test_compare_page_says_same_or_not_as_compare_faces_does():
     at.file_uploader(key="compare-b").upload("wall.png", wall).run()
     assert not at.exception
     assert any("wall.png shows no face" in e.value for e in at.error)
+
+
+def test_recognise_people_from_a_zip_of_their_photos(imm):
+    """Issue 42 item 5: the Recognise page enrols the user's own photos (a folder per person)
+    with the shipped identity model and names every face of an uploaded photo; a photo at
+    the top of the zip or without a face is left out by name, too few photos is st.error."""
+    people = {
+        person: [
+            (imm.images[list(imm.names).index(f"{person}_0{i}.jpg")] * 255).astype("uint8")
+            for i in (1, 2)
+        ]
+        for person in ("01", "02")
+    }
+    people["01"].append(np.full((200, 200), 128, np.uint8))  # no face
+    archive = io.BytesIO()
+    import zipfile
+
+    with zipfile.ZipFile(archive, "w") as zipped:
+        zipped.writestr("stray.png", _png(people["02"][0]))
+        for person, photos in people.items():
+            for i, photo in enumerate(photos):
+                zipped.writestr(f"{person}/{i}.png", _png(photo))
+    at = _app("Recognise")
+    at.sidebar.radio(key="gallery").set_value("photos of my own (zip)").run()
+    assert not at.exception and any("one folder per person" in i.value for i in at.info)
+    at.sidebar.file_uploader(key="gallery-zip").upload("people.zip", archive.getvalue()).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    warning = " ".join(w.value for w in at.warning)
+    assert "stray.png (not in a person's folder)" in warning and "01/2.png" in warning
+    assert any("Enrolled 4 photos of 2 people: 01, 02" in c.value for c in at.caption)
+    probe = (imm.images[list(imm.names).index("01_04.jpg")] * 255).astype("uint8")
+    at.file_uploader(key="recognise-photo").upload("probe.png", _png(probe)).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    captions = [image.caption for element in at.get("image") for image in element.proto.imgs]
+    assert any(re.fullmatch(r"01 \(-\d+\.\d\d\)", caption) for caption in captions), captions
+
+    single = io.BytesIO()
+    with zipfile.ZipFile(single, "w") as zipped:
+        zipped.writestr("01/0.png", _png(people["01"][0]))
+    at.sidebar.file_uploader(key="gallery-zip").upload("one.zip", single.getvalue()).run()
+    assert not at.exception
+    assert any("needs at least two photos" in e.value for e in at.error)

@@ -277,7 +277,7 @@ class PhotoFacesMixin:
             return as_image_set(images, labels, min_images=min_images)
         if labelled and labels is None and not isinstance(images, ImageSet):
             raise ValueError("labels are required, one per photo")
-        shape, eye_positions = self._crop_geometry()
+        shape, eye_positions = self.crop_geometry()
         crops, labels = photo_faces(
             self.finder,
             images,
@@ -340,15 +340,22 @@ class PhotoFacesMixin:
         found = self.finder.find(photo) if faces is None else list(faces)
         if not found:
             return [], self.gallery_labels_[:0], np.zeros(0)
-        shape, eye_positions = self._crop_geometry()
+        shape, eye_positions = self.crop_geometry()
         crops = np.stack(
             [align_face(photo, face, shape=shape, eye_positions=eye_positions) for face in found]
         )
         return (found, *self._decide(self._codes(as_image_set(crops, None, min_images=0))))
 
-    def _crop_geometry(self):
-        """``(shape, eye_positions)`` of the crops cut from photos: the identity model's for
-        ``"plda"``, else ``aligned_shape`` with the eyes where :func:`align_face` puts them."""
+    def crop_geometry(self):
+        """How this recognizer cuts a face from a photo (for :func:`align_face`).
+
+        Returns
+        -------
+        shape : (H, W) tuple of int
+            The identity model's crop for ``"plda"``, else ``aligned_shape``.
+        eye_positions : ((x, y), (x, y))
+            Where the eyes go, as fractions of the width and height.
+        """
         if self.method == "plda":
             positions = tuple(tuple(float(v) for v in eye) for eye in self.feature.eye_positions)
             return tuple(self.feature.shape), positions
