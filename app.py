@@ -985,7 +985,7 @@ def compare_page() -> None:
     if any(photo is None for photo in photos):
         st.info(
             "Upload two photos: the most confident face of each is compared by the identity "
-            "model in data/ (PLDA on LBP and HOG descriptors, trained on LFW's news photos)."
+            "model in data/ (PLDA on DAISY descriptors, trained on LFW's news photos)."
         )
         return
     if any(photo is None for _, photo in photos):

@@ -30,7 +30,7 @@ _GLOBAL = "face"  # name of the whole-face block in block_names_
 
 
 def allowed_metrics(method, feature=None):
-    """The metrics a recognizer of ``method`` compares codes in (the CLI and the app offer these).
+    """The metrics a recognizer of ``method`` takes (the app offers these; fit refuses others).
 
     Parameters
     ----------

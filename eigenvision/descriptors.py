@@ -1,9 +1,10 @@
-"""Descriptors of aligned faces: local binary pattern histograms and HOG, scikit-image's.
+"""Descriptors of aligned faces: local binary patterns, HOG and DAISY, scikit-image's.
 
 The front end of the identity models (:class:`~eigenvision.IdentityModel`):
 a grid of histograms of uniform local binary patterns at several radii
-(Ahonen, Hadid & Pietikainen 2006) and histograms of oriented gradients
-(Dalal & Triggs 2005), each computed by scikit-image, square-rooted (their
+(Ahonen, Hadid & Pietikainen 2006), histograms of oriented gradients
+(Dalal & Triggs 2005) and dense DAISY gradient histograms (Tola, Lepetit &
+Fua 2010, a dense SIFT), each computed by scikit-image, square-rooted (their
 Hellinger map: histograms compared by the Euclidean distance of their roots)
 and concatenated.
 """
@@ -11,14 +12,20 @@ and concatenated.
 from __future__ import annotations
 
 import numpy as np
-from skimage.feature import hog, local_binary_pattern
+from skimage.feature import daisy, hog, local_binary_pattern
 
 from ._spec import Param
 
-__all__ = ["lbp_histograms", "hog_descriptor", "face_descriptors", "DESCRIPTORS"]
+__all__ = [
+    "lbp_histograms",
+    "hog_descriptor",
+    "daisy_descriptor",
+    "face_descriptors",
+    "DESCRIPTORS",
+]
 
 #: The descriptors :func:`face_descriptors` knows.
-DESCRIPTORS = ("pixels", "lbp", "hog", "lbp+hog")
+DESCRIPTORS = ("pixels", "lbp", "hog", "lbp+hog", "daisy", "lbp+hog+daisy")
 
 _CELLS = Param("int", 2, 64)
 
@@ -98,6 +105,43 @@ def hog_descriptor(image, *, cell=8, orientations=9):
     )
 
 
+def daisy_descriptor(image, *, step=8, radius=15):
+    """Dense DAISY descriptors on a grid (scikit-image's ``daisy``), each point's summing to 1.
+
+    Two rings of six histograms of eight gradient orientations around each
+    grid point (and one at it): a SIFT-like description of the local shape
+    every ``step`` pixels.
+
+    Parameters
+    ----------
+    image : (H, W) ndarray
+    step : int, default 8
+        Grid spacing, pixels.
+    radius : int, default 15
+        Radius of the outer ring, pixels.
+
+    Returns
+    -------
+    (P * Q * 104,) ndarray of float64
+        ``P x Q`` grid points at least ``radius`` from the border.
+
+    References
+    ----------
+    E. Tola, V. Lepetit and P. Fua (2010), DAISY: an efficient dense descriptor
+    applied to wide-baseline stereo, IEEE TPAMI 32(5).
+    """
+    described = daisy(
+        np.asarray(image, dtype=np.float64),
+        step=step,
+        radius=radius,
+        rings=2,
+        histograms=6,
+        orientations=8,
+        normalization="l1",
+    )
+    return described.ravel()
+
+
 def face_descriptors(crops, *, kind="lbp+hog", cells=(8, 8), radii=(1, 2), hog_cell=8):
     """Descriptors of aligned face crops, one row each.
 
@@ -106,7 +150,7 @@ def face_descriptors(crops, *, kind="lbp+hog", cells=(8, 8), radii=(1, 2), hog_c
     crops : (n, H, W) ndarray
         Aligned faces (e.g. :func:`~eigenvision.align_face`), photometrically
         normalised or not.
-    kind : {"pixels", "lbp", "hog", "lbp+hog"}, default "lbp+hog"
+    kind : {"pixels", "lbp", "hog", "lbp+hog", "daisy", "lbp+hog+daisy"}, default "lbp+hog"
         The pixels as they are, or the square roots of the histograms (their
         Hellinger map), concatenated.
     cells : (rows, cols), default (8, 8)
@@ -136,5 +180,7 @@ def face_descriptors(crops, *, kind="lbp+hog", cells=(8, 8), radii=(1, 2), hog_c
             parts.append(np.sqrt(lbp_histograms(crop, cells=cells, radii=radii)))
         if "hog" in kind:
             parts.append(np.sqrt(hog_descriptor(crop, cell=hog_cell)))
+        if "daisy" in kind:
+            parts.append(np.sqrt(daisy_descriptor(crop)))
         rows.append(np.concatenate(parts))
     return np.stack(rows).astype(np.float32)

@@ -491,8 +491,9 @@ class IdentityModel(BaseEstimator):
     """Faces in, "same person?" out: descriptors, a PLDA identity subspace and a calibration.
 
     Aligned face crops (:func:`~eigenvision.align_face` at ``shape``) are
-    normalised for illumination (Tan & Triggs 2010), described by LBP
-    histograms and HOG (:func:`~eigenvision.descriptors.face_descriptors`),
+    normalised for illumination (Tan & Triggs 2010), described by dense
+    DAISY gradient histograms (or LBP histograms and HOG,
+    :func:`~eigenvision.descriptors.face_descriptors`),
     and compared by the log-likelihood ratio of a :class:`PLDA` model; a
     logistic calibration, fitted on people held out of the PLDA fit, turns
     the ratio into ``P(same person)``.
@@ -505,7 +506,9 @@ class IdentityModel(BaseEstimator):
         Where :func:`~eigenvision.align_face` puts the eyes, as fractions of
         the crop's width and height: the default crop is three eye distances
         wide, the hair line and jaw inside it.
-    descriptor : {"pixels", "lbp", "hog", "lbp+hog"}, default "lbp+hog"
+    descriptor : {"pixels", "lbp", "hog", "lbp+hog", "daisy", "lbp+hog+daisy"}, \
+default "daisy"
+        What describes a crop (:func:`~eigenvision.descriptors.face_descriptors`).
     lbp_cells : (rows, cols), default (10, 8)
         The grid of LBP histograms (:func:`~eigenvision.descriptors.lbp_histograms`).
     lbp_radii : sequence of int, default (1, 2, 3)
@@ -581,7 +584,7 @@ class IdentityModel(BaseEstimator):
         *,
         shape=(120, 104),
         eye_positions=IDENTITY_EYE_POSITIONS,
-        descriptor="lbp+hog",
+        descriptor="daisy",
         lbp_cells=(10, 8),
         lbp_radii=(1, 2, 3),
         hog_cell=12,

@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 from PIL import Image
-from skimage.feature import hog, local_binary_pattern
+from skimage.feature import daisy, hog, local_binary_pattern
 
 import eigenvision as ev
 from eigenvision.cli import main
@@ -69,6 +69,21 @@ def test_face_descriptors_are_the_roots_of_scikit_images_histograms(rng):
     assert both.shape[1] == face_descriptors(crops, kind="lbp").shape[1] + hogs.shape[1]
     with pytest.raises(ValueError, match="kind must be one of"):
         face_descriptors(crops, kind="sift")
+
+
+def test_daisy_descriptors_are_the_roots_of_scikit_images_dense_histograms(rng):
+    """DAISY on a grid every 8 pixels, 15 from the border: 13 histograms of 8 orientations per
+    point, together summing to 1, so the squares of their roots sum to 1 per point; the
+    identity descriptor concatenates LBP, HOG and DAISY in that order."""
+    crops = rng.random((2, 48, 40))
+    rows = face_descriptors(crops, kind="daisy")
+    reference = daisy(crops[1], step=8, radius=15, rings=2, histograms=6, orientations=8)
+    np.testing.assert_allclose(rows[1], np.sqrt(reference.ravel()), rtol=1e-6)
+    points = rows[0].astype(np.float64).reshape(-1, 13 * 8)
+    assert len(points) == ((48 - 31) // 8 + 1) * ((40 - 31) // 8 + 1)
+    np.testing.assert_allclose(np.sum(points**2, axis=1), 1, rtol=1e-5)
+    every = face_descriptors(crops, kind="lbp+hog+daisy")
+    np.testing.assert_array_equal(every, np.hstack([face_descriptors(crops, kind="lbp+hog"), rows]))
 
 
 def test_the_identity_model_verifies_people_it_never_saw(att, tmp_path):

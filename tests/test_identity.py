@@ -139,13 +139,13 @@ def test_mirror_describes_a_face_by_the_mean_of_it_and_its_mirror_image(rng, tmp
 
     crops = rng.random((3, 120, 104))
     lit = np.stack([illumination(crop) for crop in crops])
-    options = {"kind": "lbp+hog", "cells": (10, 8), "radii": (1, 2, 3), "hog_cell": 12}
+    options = {"kind": "daisy", "cells": (10, 8), "radii": (1, 2, 3), "hog_cell": 12}
     plain = face_descriptors(lit, **options)
     flipped = face_descriptors(lit[:, :, ::-1], **options)
     np.testing.assert_allclose(ev.IdentityModel().describe(crops), (plain + flipped) / 2)
     np.testing.assert_array_equal(ev.IdentityModel(mirror=False).describe(crops), plain)
     people = np.repeat(np.arange(12), 3)
-    model = ev.IdentityModel(mirror=False, pca_components=20, n_components=5)
+    model = ev.IdentityModel(descriptor="lbp+hog", mirror=False, pca_components=20, n_components=5)
     model.fit_descriptors(rng.random((36, 30)), people)
     path = ev.save(model, tmp_path / "old.npz")
     with np.load(path, allow_pickle=False) as archive:
