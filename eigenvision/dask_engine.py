@@ -25,7 +25,7 @@ from ._errors import EigenvisionError, refuse_complex
 from ._linalg import Spectrum, check_magnitude, scatter_spectrum, shifted_moments
 from .imageset import ImageSet
 
-__all__ = ["spectrum", "kneighbors_sharded", "read_npy_shards", "as_row_chunked"]
+__all__ = ["spectrum", "kneighbors_sharded", "read_npy_shards", "as_row_chunked", "shared"]
 
 _FAN_IN = 8  # partial results combined per task in the tree reductions
 
@@ -37,6 +37,34 @@ def _dask():
     except ImportError as error:  # pragma: no cover - exercised without the extra
         raise ImportError("the Dask backend needs dask: pip install 'eigenvision[dask]'") from error
     return dask, da
+
+
+def shared(*objects):
+    """Objects every task reads (a model), sent to the workers once.
+
+    With an active ``distributed`` client they are scattered to every worker
+    (a model of a few MB embedded in the task graph would travel with it, and
+    the scheduler warns about large graphs); without one, ``dask.delayed``
+    wraps them so the graph holds each once.
+
+    Parameters
+    ----------
+    *objects
+        Anything picklable.
+
+    Returns
+    -------
+    list
+        Futures or delayed objects, to pass to delayed tasks in their place.
+    """
+    dask, _ = _dask()
+    try:
+        from distributed import get_client
+
+        client = get_client()
+    except (ImportError, ValueError):  # no distributed, or no client: the local scheduler
+        return [dask.delayed(one) for one in objects]
+    return [client.scatter(one, broadcast=True) for one in objects]
 
 
 def as_row_chunked(X, chunk_rows="auto"):

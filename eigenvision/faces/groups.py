@@ -22,7 +22,7 @@ from .._base import progress as show_progress
 from .._errors import ImageLoadError
 from .._spec import Param
 from ..cluster import METHODS, average_linkage, cluster, set_normalized
-from ..dask_engine import _dask
+from ..dask_engine import _dask, shared
 from .compare import _photo, finder_and_model, model_crop
 
 __all__ = ["cluster_faces", "group_crops", "faces_of_photo", "SET_CUT", "MIN_SET"]
@@ -174,7 +174,7 @@ def faces_of_photo(photo, finder, model, *, name="the photo"):
 def _faces_on_dask(photos, finder, model):
     """:func:`faces_of_photo` of every photo as Dask tasks (the active client's workers)."""
     dask, _ = _dask()
-    finder, model = dask.delayed(finder), dask.delayed(model)  # sent once, shared by the tasks
+    finder, model = shared(finder, model)  # sent once, shared by the tasks
     tasks = [
         dask.delayed(faces_of_photo)(photo, finder, model, name=f"photo {index}")
         for index, photo in enumerate(photos)
