@@ -289,8 +289,9 @@ def roc(
     styles = ("-", "--", "-.", ":")
     for index, (label, (x, y)) in enumerate(curves.items()):  # dashes keep overlaps visible
         ax.step(x, y, where="post", label=label, lw=2, ls=styles[index % len(styles)])
-    for (label, (x, y)), marker in zip((marks or {}).items(), "*sD^vP", strict=False):
-        ax.plot([x], [y], marker, color="k", ms=9, label=label)
+    markers = "*sD^vPXho<>p"
+    for index, (label, (x, y)) in enumerate((marks or {}).items()):  # every mark shown
+        ax.plot([x], [y], markers[index % len(markers)], color="k", ms=9, label=label)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_xlim(*(xlim or (-0.01, 1)))
