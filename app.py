@@ -610,7 +610,9 @@ def unknown_beyond(
         return float(recognizer.threshold), "The model's threshold (calibrated on strangers)."
     if recognizer.method == "plda":
         return (
-            float(np.round(-recognizer.feature.threshold_, 2)),
+            float(
+                np.ceil(-100 * recognizer.feature.threshold_) / 100
+            ),  # the decision inside the slider
             "The identity model's own decision: beyond it, another person is likelier "
             "(P(same person) below 1/2, as calibrated on LFW's held-out people).",
         )
