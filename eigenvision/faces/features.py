@@ -31,11 +31,10 @@ from .geometry import (
     faces_and_landmarks,
     mirror_landmarks,
 )
-from .locate import FeatureLocations, LocatingMixin
+from .locate import LocatingMixin
 
-__all__ = [
+__all__ = [  # FeatureLocations (faces.locate) is documented as eigenvision.FeatureLocations
     "FeatureDetector",
-    "FeatureLocations",
     "placement_locator",
     "place_features",
     "feature_check",

@@ -22,7 +22,7 @@ from ..normalize import to_gray
 from ..search import multiscale_minima, suppress
 from .geometry import box_eyes, eye_frame
 
-__all__ = ["FeatureLocations", "LocatingMixin"]
+__all__ = ["LocatingMixin"]  # FeatureLocations: documented as eigenvision.FeatureLocations
 
 
 @dataclass(frozen=True)
