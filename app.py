@@ -609,10 +609,9 @@ def unknown_beyond(
     if recognizer.threshold is not None:
         return float(recognizer.threshold), "The model's threshold (calibrated on strangers)."
     if recognizer.method == "plda":
+        decision = -recognizer.feature.threshold_  # rounded up: the slider must reach it
         return (
-            float(
-                np.ceil(-100 * recognizer.feature.threshold_) / 100
-            ),  # the decision inside the slider
+            float(np.ceil(100 * decision) / 100),
             "The identity model's own decision: beyond it, another person is likelier "
             "(P(same person) below 1/2, as calibrated on LFW's held-out people).",
         )

@@ -119,16 +119,16 @@ def _method(args) -> str:
 
 def _recognizer(args, n_images, **options):
     """The Recognizer the model options of ``train`` and ``evaluate`` describe."""
-    args.method = _method(args)
+    method = _method(args)
     detector = None
-    if args.method in ("modular", "combined"):
+    if method in ("modular", "combined"):
         if not args.detector:
             raise ValueError(
-                f"--method {args.method} needs --detector FEATURES.npz "
+                f"--method {method} needs --detector FEATURES.npz "
                 "(make one with 'eigenvision features -o features.npz')"
             )
         detector = _load_model(args.detector, FeatureDetector)
-    if args.method == "plda":
+    if method == "plda":
         if args.n_components is not None:
             raise ValueError(
                 "--n-components sizes an eigenspace; --method plda (the default for --photos) "
@@ -140,7 +140,7 @@ def _recognizer(args, n_images, **options):
             options["shape"] = tuple(options["feature"].shape)
     return Recognizer(
         n_components=_component_count(args, n_images),
-        method=args.method,
+        method=method,
         metric=args.metric,
         mirror=args.mirror,
         jitter=args.jitter,
@@ -185,11 +185,11 @@ def _cmd_train(args) -> int:
     components = getattr(model.feature_, "n_components_", model.n_components or "all")
     feature = (
         "the shipped identity model"
-        if args.method == "plda"
+        if model.method == "plda"
         else f"{components} components, {args.metric}"
     )
     print(
-        f"trained {args.method} ({feature}) on "
+        f"trained {model.method} ({feature}) on "
         f"{trained_on} of {len(model.classes_)} classes{calibrated}; saved {args.output}"
     )
     return 0
@@ -347,7 +347,7 @@ def _cmd_evaluate(args) -> int:
         print(json.dumps(summary, indent=2))
     else:
         print(
-            f"{args.method}/{args.metric}, {model.n_components or 'all'} components, "
+            f"{model.method}/{args.metric}, {model.n_components or 'all'} components, "
             f"{args.scheme}: "
             f"recognition rate {rates.mean():.3f}"
             + (

@@ -510,11 +510,13 @@ class IdentityModel(BaseEstimator):
 default "daisy"
         What describes a crop (:func:`~eigenvision.descriptors.face_descriptors`).
     lbp_cells : (rows, cols), default (10, 8)
-        The grid of LBP histograms (:func:`~eigenvision.descriptors.lbp_histograms`).
+        The grid of LBP histograms (:func:`~eigenvision.descriptors.lbp_histograms`;
+        descriptors with ``"lbp"``).
     lbp_radii : sequence of int, default (1, 2, 3)
         The LBP radii, pixels: one histogram grid per radius.
     hog_cell : int, default 12
-        HOG's cell side, pixels (:func:`~eigenvision.descriptors.hog_descriptor`).
+        HOG's cell side, pixels (:func:`~eigenvision.descriptors.hog_descriptor`;
+        descriptors with ``"hog"``).
     illumination : bool, default True
         Tan & Triggs' normalisation before the descriptors
         (:func:`~eigenvision.normalize.illumination`).

@@ -7,12 +7,12 @@ are scored by models fitted on every other person (nobody in a test pair is
 ever in training). Accuracy at each model's own threshold, ROC, TAR at FAR
 1% and 0.1%, pooled over the folds, for: eigenfaces (cosine) and PLDA on the
 pixels (crops reduced to 40 rows), and the shipped recipe (Tan & Triggs,
-the identity model's descriptor, PLDA, calibration); where installed (the ``bench`` extra), dlib's
-128-D embeddings as face_recognition computes them (a network trained on
-other people, at its default tolerance 0.6) as the peer.
+the identity model's descriptor, PLDA, calibration); where installed (the
+``bench`` extra), dlib's 128-D embeddings as face_recognition computes them
+(a network trained on other people, at its default tolerance 0.6) as the peer.
 
-The shipped recipe's settings (crop, descriptor, LBP radii, cells) were chosen on the
-pairs of folds 0-4 only; its rates on folds 5-9 alone, which no choice
+The shipped recipe's settings (crop, descriptor, LBP radii, cells) were
+chosen on the pairs of folds 0-4 only; its rates on folds 5-9 alone, which no choice
 saw, are reported beside the pooled ones.
 
     eigenvision experiment lfw_verification --out experiments/figures/lfw_verification

@@ -164,15 +164,13 @@ def by_finder(parameters, finder, sets):
 
 def by_pupils(parameters, sets):
     """The same with every face cut on its hand-placed pupils (a perfect finder)."""
-    crop = {}
-    if parameters.get("method") == "plda":  # the identity model's own crop
-        model = parameters["feature"]
-        crop = {
-            "shape": tuple(model.shape),
-            "eye_positions": tuple(map(tuple, model.eye_positions)),
-        }
-    faces = {name: cut_on(photos, eyes, **crop) for name, (photos, *_, eyes) in sets.items()}
-    rec = Recognizer(**parameters).fit(faces["enrol"], sets["enrol"][1])
+    rec = Recognizer(aligned_shape=SHAPE, **parameters)
+    shape, eye_positions = rec.crop_geometry()  # as the finder's way cuts them (plda: its own)
+    faces = {
+        name: cut_on(photos, eyes, shape=shape, eye_positions=eye_positions)
+        for name, (photos, *_, eyes) in sets.items()
+    }
+    rec.fit(faces["enrol"], sets["enrol"][1])
     threshold = rec.calibrate_threshold(faces["calibration"], sets["calibration"][1], far=FAR)
     named, distances = rec.decide(faces["genuine"])
     groups = {
