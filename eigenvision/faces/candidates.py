@@ -22,7 +22,7 @@ from ..detection import dffs_map, linear_score_map
 from ..normalize import to_gray, unit_norm
 from ..search import _minima_table, box_iou, kept_indices, pyramid_scales
 from ..transform import resize, rotated
-from .geometry import FACE_WINDOW, window_eyes
+from .geometry import FACE_WINDOW, HalfOctaves, window_eyes
 
 __all__ = [
     "find_candidates",
@@ -203,8 +203,10 @@ def find_candidates(
 
     Parameters
     ----------
-    image : (H, W) ndarray
-        A grey photo (already reduced: :func:`reduced`).
+    image : (H, W) ndarray or HalfOctaves
+        A grey photo (already reduced: :func:`reduced`); a
+        :class:`~eigenvision.faces.geometry.HalfOctaves` keeps its reductions, the
+        pyramid's, for the windows cut later.
     space : Eigenspace
         A face space of standardised windows (:func:`search_space`).
     window : (h, w)
@@ -246,24 +248,27 @@ def find_candidates(
             return cascade_map(scaled, space, prefilter, min_contrast=gate)
         return dffs_map(scaled, space, normalize="window", min_contrast=gate)
 
+    upright = image if isinstance(image, HalfOctaves) else HalfOctaves(image)
     found = []
     for angle in rotations:
-        turned, transform = rotated(image, angle)
-        scales = pyramid_scales(
-            turned.shape,
-            window,
-            step=step,
-            min_size=smallest * (1.0 if angle == 0 else tilted_scale),
-        )
+        min_size = smallest * (1.0 if angle == 0 else tilted_scale)
+        # A photo is turned at the coarsest half-octave its smallest face allows: the
+        # rotation and the pyramid cost a fraction of the full resolution's.
+        octave = 0 if angle == 0 else max(0, int(np.floor(2 * np.log2(min_size / window[0]))))
+        turned, transform = rotated(upright[octave], angle)
+        pyramid = upright if angle == 0 else HalfOctaves(turned)
+        factor = np.array(upright.image.shape) / np.array(upright.shape(octave))
+        scales = pyramid_scales(turned.shape, window, step=step, min_size=min_size / factor[0])
         if len(scales) == 0:
             continue
-        minima = _minima_table(turned, score_map, window, scales)
+        minima = _minima_table(pyramid.image, score_map, window, scales, resample=pyramid.resized)
         # thousands of local minima per photo, most of them one clutter seen at several scales
         kept = minima.take(kept_indices(minima, max_count=count, overlap=overlap))
         n = len(kept.score)
         if n == 0:
             continue
         eyes = transform.inverse(np.concatenate(window_eyes(kept)))
+        eyes = (eyes + 0.5) * factor[::-1] - 0.5  # the half-octave's pixels to the image's
         found += [(eyes[i], eyes[n + i], score) for i, score in enumerate(kept.score.tolist())]
     return found
 

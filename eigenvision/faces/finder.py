@@ -469,11 +469,12 @@ class FaceFinder(FinderTrainingMixin, BaseEstimator):
         small, scale = reduced(image, self.max_side)
         if small.shape[0] < self.window_[0] or small.shape[1] < self.window_[1]:
             return [], None
-        candidates = self._candidates(small, self.n_candidates)
+        # the pyramid's reductions, made once, are the ones the windows are cut from
+        reductions = HalfOctaves(small)
+        candidates = self._candidates(reductions, self.n_candidates)
         if not candidates:
             return [], None
-        # the windows are cut several times (candidates, their moves): reductions made once
-        photo = HalfOctaves(small) if self.antialias else small
+        photo = reductions if self.antialias else small
         scores = self._scored(photo, candidates)
         if self.n_refined:
             best = np.argsort(-scores)[: self.n_refined]

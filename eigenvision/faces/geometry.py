@@ -415,6 +415,31 @@ class HalfOctaves:
         """
         return tuple(max(1, round(side * 2.0 ** (-step / 2))) for side in self.image.shape)
 
+    def resized(self, shape) -> np.ndarray:
+        """The image resized to ``shape``, from the smallest reduction at least that large.
+
+        A pyramid level between two half-octaves is resampled from the finer one by a
+        factor under ``sqrt(2)``, not from the image: an image pyramid costs a few
+        reductions of the image instead of one per level.
+
+        Parameters
+        ----------
+        shape : (h, w)
+            At most the image's shape.
+
+        Returns
+        -------
+        (h, w) ndarray
+            The reduction itself (not a copy) when it has ``shape``.
+        """
+        shape = tuple(int(v) for v in shape)
+        ratio = min(np.divide(self.image.shape, shape))
+        step = max(int(np.floor(2 * np.log2(ratio))), 0)
+        while step > 0 and any(a < b for a, b in zip(self.shape(step), shape, strict=True)):
+            step -= 1
+        source = self[step]
+        return source if source.shape == shape else resize(source, shape)
+
 
 def _reduced_windows(reductions, eyes, iod):
     """:func:`face_windows_at` with ``antialias``: each window from its half-octave reduction."""
