@@ -469,8 +469,7 @@ class FaceFinder(FinderTrainingMixin, BaseEstimator):
         small, scale = reduced(image, self.max_side)
         if small.shape[0] < self.window_[0] or small.shape[1] < self.window_[1]:
             return [], None
-        # the pyramid's reductions, made once, are the ones the windows are cut from
-        reductions = HalfOctaves(small)
+        reductions = HalfOctaves(small)  # the pyramid's, and the windows are cut from them
         candidates = self._candidates(reductions, self.n_candidates)
         if not candidates:
             return [], None
