@@ -300,6 +300,44 @@ def test_open_set_against_brute_force(tmp_path, att):
     assert set(results["att_verification"]["bayesian"]) >= {"eer", "auc", "tar_at_far_0.01"}
 
 
+def test_open_set_plda_row_against_the_identity_models_own_ratio(tmp_path, att, monkeypatch):
+    """The shipped identity model as background (``--methods plda``): its rank-1 and TAR at
+    FAR 1% recomputed from ``IdentityModel.encode`` and PLDA's ``pairwise_log_odds`` (a brute
+    nearest-by-ratio search and threshold loop); the AT&T faces cut on fixed eyes here (the
+    finder's likeliest face of each image costs a minute: ``identity_crops`` is checked
+    against ``model_crop`` on those eyes)."""
+    from eigenvision.experiments import open_set
+    from eigenvision.faces.compare import default_identity_model, model_crop
+
+    eyes = np.array([[(30.0, 47.0), (62.0, 47.0)]] * len(att))
+    cut = open_set.identity_crops(att, eyes)
+    model = default_identity_model()
+    np.testing.assert_array_equal(
+        cut.images[7], model_crop(att.images[7], eyes[7], model).astype(np.float32)
+    )
+    monkeypatch.setattr(open_set, "identity_crops", lambda faces, eyes=None: cut)
+    results = _run("open_set", tmp_path, "--methods", "plda", "--no-imm")
+    row = results["att"]["plda"]
+    person = np.array([int(label[1:]) for label in att.labels])
+    image = np.array([int(n.split("/")[1].split(".")[0]) for n in att.names])
+    enrolled = (person <= 20) & (image <= 5)
+    codes = model.encode(cut.images)
+    ratio = model.plda_.pairwise_log_odds(codes, codes[enrolled])
+    best = ratio.max(axis=1)
+    named = att.labels[enrolled][ratio.argmax(axis=1)]
+    genuine, impostor = (person <= 20) & (image > 5), person > 30
+    correct = named[genuine] == att.labels[genuine]
+    assert row["rank1"] == pytest.approx(correct.mean())
+    tar = max(
+        np.mean((best[genuine] >= t) & correct)
+        for t in np.r_[best, np.inf]
+        if np.mean(best[impostor] >= t) <= 0.01
+    )
+    assert row["tar_at_far_0.01"] == pytest.approx(tar)
+    assert row["cross_validation"] is None and row["settings"] == {}
+    assert "plda + znorm" not in results["att"]
+
+
 def test_photo_identity_against_pca_and_a_brute_force_search(tmp_path, imm):
     """Photo to identity, reduced (1 photo per person and role, 1 HELEN photo each way): the
     pupil-cut reference recomputed with scikit-learn's PCA and a brute-force nearest

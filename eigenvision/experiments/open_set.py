@@ -10,6 +10,13 @@ people, images 1-5 train, 6-10 test, settings by cross-validation on 1-5),
 and verification of same/different pairs of people 21-40 by models trained
 on people 1-20. IMM (12 people, crops aligned on the eyes) follows the same
 protocol with people 1-6 enrolled, 7-9 calibrating and 10-12 impostors.
+
+``plda``: the shipped identity model as the background
+(:func:`~eigenvision.default_identity_model`, trained on LFW: no AT&T or IMM
+image trains it, and nothing is chosen), the faces cut as it was trained on
+them (:func:`~eigenvision.faces.compare.model_crop`): AT&T on the eyes the
+shipped finder places in its likeliest face of each image (every image shows
+one face: searched at threshold 0), IMM on its hand-placed pupils.
 """
 
 from __future__ import annotations
@@ -20,7 +27,9 @@ from sklearn.model_selection import GridSearchCV, StratifiedKFold
 
 from .. import datasets
 from ..evaluate import auc, eer, open_set_roc, rate_at, roc_curve
+from ..faces.compare import default_identity_model, model_crop
 from ..faces.crops import align_face
+from ..faces.photos import default_finder
 from ..imageset import ImageSet
 from ..openset import SCORE_NORMS, threshold_at
 from ..plot import roc
@@ -44,6 +53,8 @@ GRIDS = {
         {"n_components": [10, 20, 40], "metric": ["euclidean", "cosine"], "jitter": [1]},
     ),
 }
+#: The shipped identity model as background (no grid: nothing is fitted or chosen).
+IDENTITY = "plda"
 FARS = (0.01, 0.001)
 
 
@@ -53,6 +64,22 @@ def att_groups():
     person = np.array([int(label[1:]) for label in faces.labels])
     image = np.array([int(name.split("/")[1].split(".")[0]) for name in faces.names])
     return person, image, faces
+
+
+def identity_crops(faces: ImageSet, eyes=None) -> ImageSet:
+    """``faces`` cut for the shipped identity model: on ``eyes`` (``(n, 2, 2)``, left then
+    right) or, without them, on the eyes of the shipped finder's likeliest face of each
+    image (threshold 0: each image shows one face)."""
+    model, finder = default_identity_model(), default_finder()
+    if eyes is None:
+        eyes = []
+        for image in faces.images:
+            face = finder.find(image, threshold=0.0, max_faces=1)[0]
+            eyes.append((face.left_eye, face.right_eye))
+    crops = np.stack(
+        [model_crop(image, pair, model) for image, pair in zip(faces.images, eyes, strict=True)]
+    )
+    return ImageSet(crops.astype(np.float32), faces.labels, names=faces.names)
 
 
 def imm_groups(shape=(56, 46)):
@@ -75,8 +102,12 @@ def chosen(entry, train: ImageSet, *, folds=5, shapes=SHAPES):
     """The Recognizer of a :data:`GRIDS` entry at its grid point of best cross-validated rank-1.
 
     Ties (rank-1 is 100% at most grid points of AT&T's training halves) go to
-    the better :func:`separation`.
+    the better :func:`separation`. :data:`IDENTITY`: the shipped identity model
+    enrolling ``train`` (crops cut for it, :func:`identity_crops`), nothing chosen.
     """
+    if entry == IDENTITY:
+        rec = Recognizer(method="plda", feature=default_identity_model())
+        return rec.fit(train.images, train.labels), {}, None
     method, base_grid = GRIDS[entry]
     # the smallest cross-validation fold bounds the components: PCA needs k < n, the
     # intrapersonal model k < n - c.
@@ -180,15 +211,22 @@ def verification(rec, faces: ImageSet, *, map_score=False):
     }
 
 
-def protocol(person, image, faces, *, enrolled, calibration, impostors, args, run, dataset):
-    """Choose, fit and measure every method on one dataset; returns the results table."""
+def protocol(
+    person, image, faces, *, enrolled, calibration, impostors, args, run, dataset, crops=None
+):
+    """Choose, fit and measure every method on one dataset; returns the results table.
+
+    ``crops``: the faces cut for the identity model (:func:`identity_crops`), which
+    :data:`IDENTITY` reads instead of ``faces``.
+    """
     enrol = np.isin(person, enrolled) & (image <= 5)
     genuine = np.isin(person, enrolled) & (image > 5)
     calibrate, impostor = np.isin(person, calibration), np.isin(person, impostors)
-    closed_train, closed_test = faces[image <= 5], faces[image > 5]
     table, curves, marks = {}, {}, {}
     for method in steps(args.methods, args, f"{dataset} methods"):
-        rec, params, cv_rate = chosen(method, faces[enrol], folds=args.folds)
+        data = crops if method == IDENTITY else faces
+        closed_train, closed_test = data[image <= 5], data[image > 5]
+        rec, params, cv_rate = chosen(method, data[enrol], folds=args.folds)
         variants = [(method, False)] + (
             [(f"{method} MAP", True)]
             if rec.method == "bayesian" and rec.metric == "euclidean"
@@ -197,10 +235,10 @@ def protocol(person, image, faces, *, enrolled, calibration, impostors, args, ru
         for name, map_score in variants:
             row = open_set(
                 rec,
-                faces[enrol],
-                faces[calibrate],
-                faces[genuine],
-                faces[impostor],
+                data[enrol],
+                data[calibrate],
+                data[genuine],
+                data[impostor],
                 map_score=map_score,
             )
             far, dir_ = row.pop("curve")
@@ -208,9 +246,10 @@ def protocol(person, image, faces, *, enrolled, calibration, impostors, args, ru
             marks[f"{name} calibrated"] = (row["calibrated_far"], row["calibrated_tar"])
             row.update(settings=dict(params), cross_validation=cv_rate)
             table[name] = row
-        for norm in SCORE_NORMS:  # the same settings, the decision normalised
-            normed = clone(rec).set_params(score_norm=norm).fit(faces[enrol])
-            row = open_set(normed, faces[enrol], faces[calibrate], faces[genuine], faces[impostor])
+        # the same settings, the decision normalised (plda's ratio takes no normalisation)
+        for norm in () if method == IDENTITY else SCORE_NORMS:
+            normed = clone(rec).set_params(score_norm=norm).fit(data[enrol])
+            row = open_set(normed, data[enrol], data[calibrate], data[genuine], data[impostor])
             row.pop("curve")
             table[f"{method} + {norm}"] = row
         closed_rec, closed_params, _ = chosen(method, closed_train, folds=args.folds)
@@ -230,12 +269,14 @@ def protocol(person, image, faces, *, enrolled, calibration, impostors, args, ru
     return table
 
 
-def verification_table(person, faces, *, train_people, test_people, args, run, dataset):
-    """Verification ROC of each method (settings by cross-validation on the training people)."""
-    train = faces[np.isin(person, train_people)]
-    test = faces[np.isin(person, test_people)]
+def verification_table(person, faces, *, train_people, test_people, args, run, dataset, crops=None):
+    """Verification ROC of each method (settings by cross-validation on the training people;
+    :data:`IDENTITY` on ``crops``, as :func:`protocol`)."""
     table, curves = {}, {}
     for method in steps(args.methods, args, f"{dataset} verification"):
+        data = crops if method == IDENTITY else faces
+        train = data[np.isin(person, train_people)]
+        test = data[np.isin(person, test_people)]
         rec, params, _ = chosen(method, train, folds=args.folds)
         variants = [(method, False)] + (
             [(f"{method} MAP", True)]
@@ -265,11 +306,13 @@ def main(argv=None):
     command = parser(NAME, __doc__.splitlines()[0])
     command.add_argument("--folds", type=int, default=5, help="cross-validation folds")
     command.add_argument("--no-imm", action="store_true", help="AT&T only")
-    command.add_argument("--methods", nargs="+", choices=list(GRIDS), default=list(GRIDS))
+    methods = [*GRIDS, IDENTITY]
+    command.add_argument("--methods", nargs="+", choices=methods, default=methods)
     args = command.parse_args(argv)
     data_env(args)
     run = Run(NAME, args)
     person, image, faces = att_groups()
+    crops = identity_crops(faces) if IDENTITY in args.methods else None
     results = {
         "att": protocol(
             person,
@@ -281,6 +324,7 @@ def main(argv=None):
             args=args,
             run=run,
             dataset="att",
+            crops=crops,
         ),
         "att_verification": verification_table(
             person,
@@ -290,10 +334,17 @@ def main(argv=None):
             args=args,
             run=run,
             dataset="att",
+            crops=crops,
         ),
     }
     if not args.no_imm:
         person, image, faces = imm_groups()
+        crops = None
+        if IDENTITY in args.methods:
+            imm = datasets.load_imm()
+            marks = imm.landmarks
+            eyes = np.stack([marks["left_eye"], marks["right_eye"]], axis=1)
+            crops = identity_crops(imm, eyes)
         results["imm"] = protocol(
             person,
             image,
@@ -304,6 +355,7 @@ def main(argv=None):
             args=args,
             run=run,
             dataset="imm",
+            crops=crops,
         )
     run.results = results
     att = results["att"]
