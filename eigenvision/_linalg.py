@@ -431,8 +431,9 @@ def numerical_rank(singular, n: int, d: int, dtype=np.float64) -> int:
     """How many singular values (largest first) stand above round-off.
 
     Solvers that square the data (Gram, scatter) resolve singular values
-    down to about ``s_1 sqrt(eps)``; below ``10 s_1 sqrt(max(n, d) eps)`` a
-    "component" is round-off, with ``eps`` of the precision the products ran in.
+    down to about ``s_1 sqrt(eps)``; below ``s_1 sqrt(max(n, d) eps)`` a
+    "component" is round-off, with ``eps`` of the precision the products ran in:
+    numpy's ``matrix_rank`` bound ``s_1 max(n, d) eps`` on the squared values.
 
     Parameters
     ----------
@@ -449,7 +450,7 @@ def numerical_rank(singular, n: int, d: int, dtype=np.float64) -> int:
     """
     singular = np.asarray(singular, dtype=np.float64)
     eps = np.finfo(dtype if np.dtype(dtype).kind == "f" else np.float64).eps
-    tolerance = singular[0] * 10 * np.sqrt(max(n, d) * eps)
+    tolerance = singular[0] * np.sqrt(max(n, d) * eps)
     return int(np.sum(singular > tolerance))
 
 
