@@ -68,7 +68,9 @@ class PLDA(SupervisedSubspaceModel):
     mean_ : (d,) ndarray
     components_ : (p, d) ndarray
         ``transform``'s linear map: the posterior mean of the identity variable
-        of one image is ``components_ @ (x - mean_)``.
+        of one image is ``components_ @ (x - mean_)``. Made from the PCA step
+        and the loadings when first read, never saved (it would be as large as
+        the PCA step).
     identity_loadings_ : (r, p) ndarray
         ``F`` in the PCA step's ``r`` dimensions.
     within_covariance_ : (r, r) ndarray
@@ -121,7 +123,6 @@ class PLDA(SupervisedSubspaceModel):
         **INPUT_STATE,
         "pca_": State("model"),
         "mean_": State(shape=("d",)),
-        "components_": State(shape=("p", "d")),
         "identity_loadings_": State(shape=("r", "p")),
         "within_covariance_": State(shape=("r", "r")),
         "quadratic_": State(shape=("r", "r")),
@@ -189,13 +190,30 @@ class PLDA(SupervisedSubspaceModel):
         self.identity_loadings_, self.within_covariance_ = F, within
         self.log_likelihood_, self.n_iter_ = history, len(history)
         self.quadratic_, self.cross_, self.offset_ = pair_scoring(F @ F.T, within)
-        projected = linalg.solve(within, F, assume_a="pos")  # S_w^-1 F
-        posterior = linalg.solve(np.eye(p) + F.T @ projected, projected.T, assume_a="pos")
         self.mean_ = self.pca_.mean_
-        self.components_ = (posterior @ self.pca_.components_.astype(np.float64)).astype(X.dtype)
         self.classes_ = classes
         self.n_components_ = p
+        self._components = None
         return self
+
+    @property
+    def components_(self):
+        """``transform``'s ``(p, d)`` map: ``(I + F^T S_w^-1 F)^-1 F^T S_w^-1`` times the PCA
+        step's components (the posterior mean of the identity variable), in their dtype."""
+        if getattr(self, "_components", None) is None:
+            F, within = self.identity_loadings_, self.within_covariance_
+            projected = linalg.solve(within, F, assume_a="pos")  # S_w^-1 F
+            posterior = linalg.solve(
+                np.eye(F.shape[1]) + F.T @ projected, projected.T, assume_a="pos"
+            )
+            pca = self.pca_.components_
+            self._components = (posterior @ pca.astype(np.float64)).astype(pca.dtype)
+        return self._components
+
+    @components_.setter
+    def components_(self, value):
+        # model files written before it was made on demand hold it
+        self._components = value
 
     def _ranks(self):
         """``(identity rank, within-person rank)``; None: the largest (full)."""

@@ -109,6 +109,37 @@ def test_identity_models_are_estimators_that_save_and_refuse_bad_input(rng, tmp_
         model.score_pairs(X[:3], X[:4])
 
 
+def test_plda_saves_without_its_transform_map_and_reads_files_that_hold_it(rng, tmp_path):
+    """``components_`` (as large as the PCA step) is made on demand from the loadings, not
+    saved: the file holds no such member, the map made after loading equals the one fit made
+    (the posterior mean of the identity variable, checked by hand), and a file written
+    before (the member saved) loads to the same transform."""
+    import zipfile
+
+    X, y, _, _ = _people(rng)
+    model = ev.PLDA(n_components=3).fit(X, y)
+    F, within = model.identity_loadings_, model.within_covariance_
+    posterior = np.linalg.inv(np.eye(3) + F.T @ np.linalg.inv(within) @ F) @ F.T
+    posterior = posterior @ np.linalg.inv(within)
+    expected = posterior @ model.pca_.components_
+    np.testing.assert_allclose(model.components_, expected, rtol=1e-9, atol=1e-12)
+    path = ev.save(model, tmp_path / "plda.npz")
+
+    def own_map(name):
+        return "components_" in name and "pca_" not in name
+
+    assert not [name for name in zipfile.ZipFile(path).namelist() if own_map(name)]
+    loaded = ev.load(path)
+    np.testing.assert_array_equal(loaded.transform(X), model.transform(X))
+    older = clone(model).fit(X, y)
+    older.__dict__["components_"] = older.components_  # saved as a member, as files were
+    former_path = ev.save(older, tmp_path / "former.npz")
+    assert [name for name in zipfile.ZipFile(former_path).namelist() if own_map(name)]
+    former = ev.load(former_path)
+    np.testing.assert_array_equal(former.components_, model.components_)
+    np.testing.assert_array_equal(former.transform(X), model.transform(X))
+
+
 def test_identity_on_att_people_never_seen(att):
     """Trained on AT&T people 1-20, PLDA tells same from different on people 21-40 (every pair
     of their 200 images) better than the Euclidean distance between eigenface codes."""
