@@ -63,7 +63,9 @@ def run_parallel(calls) -> list:
     """Results of the no-argument ``calls``, in order.
 
     The first runs on the caller's thread, the rest on a shared pool (one
-    thread per core; numpy and pocketfft release the GIL). The pool is kept
+    thread per core; numpy and pocketfft release the GIL), BLAS on one thread
+    meanwhile (:func:`single_threaded_blas`: BLAS's own threads on the same
+    cores made a photo's stage-1 search slower on two threads than on one). The pool is kept
     between calls (a fresh pool per call costs more than small work) and made
     again in a forked child, whose copy has no threads. Called from inside
     such a call (parallel work nested in parallel work), it runs the calls
@@ -93,11 +95,12 @@ def run_parallel(calls) -> list:
         if _pool is None or _pool[0] != os.getpid():
             _pool = (os.getpid(), ThreadPoolExecutor(max(1, n_threads() - 1), "eigenvision"))
         pool = _pool[1]
-    futures = [pool.submit(_marked, call) for call in calls[1:]]
-    try:
-        first = _marked(calls[0])
-    finally:
-        others = [future.result() for future in futures]
+    with single_threaded_blas():
+        futures = [pool.submit(_marked, call) for call in calls[1:]]
+        try:
+            first = _marked(calls[0])
+        finally:
+            others = [future.result() for future in futures]
     return [first, *others]
 
 

@@ -202,6 +202,24 @@ def test_detect_finds_held_out_imm_faces(imm):
     assert correct / total >= 0.95  # measured: 40 of 40
 
 
+def test_parallel_work_runs_blas_on_one_thread_and_restores_it():
+    """Regression: BLAS's own threads on the cores our threads use made a photo's stage-1
+    search slower on two threads than on one. Inside parallel work BLAS runs on one thread
+    (every call, the caller's and the pool's); afterwards its setting is back."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from eigenvision._parallel import run_parallel
+
+    def blas_threads():
+        return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+
+    with threadpool_limits(2, user_api="blas"):
+        assert set(blas_threads()) == {2}
+        seen = run_parallel([blas_threads, blas_threads, blas_threads])
+        assert all(set(threads) == {1} for threads in seen)
+        assert set(blas_threads()) == {2}
+
+
 def test_run_parallel_returns_in_order_and_raises():
     from eigenvision._parallel import run_parallel
 
