@@ -89,7 +89,7 @@ def run_parallel(calls) -> list:
     """
     global _pool
     calls = list(calls)
-    if len(calls) == 1 or getattr(_inside, "depth", 0):
+    if len(calls) <= 1 or getattr(_inside, "depth", 0):
         return [call() for call in calls]
     with _pool_lock:
         if _pool is None or _pool[0] != os.getpid():

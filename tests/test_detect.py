@@ -224,6 +224,7 @@ def test_run_parallel_returns_in_order_and_raises():
     from eigenvision._parallel import run_parallel
 
     assert run_parallel([lambda: 1, lambda: 2, lambda: 3]) == [1, 2, 3]
+    assert run_parallel([]) == []  # was an IndexError
 
     def fail():
         raise RuntimeError("in a pool thread")
