@@ -44,6 +44,7 @@ __all__ = [
     "window_maps",
     "WindowMaps",
     "linear_score_map",
+    "standardized_correlations",
     "detect",
     "Detection",
     "multiscale_minima",
@@ -293,6 +294,56 @@ def window_maps(image, space, *, normalize="none", min_contrast=1e-3) -> WindowM
     return WindowMaps(codes, energy.astype(image.dtype, copy=False))
 
 
+def standardized_correlations(image, templates, *, min_contrast=1e-3):
+    """``u . x~`` of every zero-mean, unit-norm window ``x~`` of ``image``, for each template.
+
+    One transform of the image and one pair of box sums serve every template
+    (several spaces' components and means stacked: the feature and non-feature
+    spaces of a feature's decision, :func:`~eigenvision.faces.decision.log_distance_maps`).
+
+    Parameters
+    ----------
+    image : (H, W) ndarray
+    templates : (t, h, w) ndarray
+        Only their zero-mean part counts (``x~`` is zero-mean).
+    min_contrast : float, default 1e-3
+        Windows whose pixel standard deviation is at most this are flat.
+
+    Returns
+    -------
+    products : (t, H - h + 1, W - w + 1) ndarray of float64
+        Zero on flat windows.
+    flat : (H - h + 1, W - w + 1) ndarray of bool
+    """
+    templates = np.asarray(templates, dtype=np.float64)
+    if templates.ndim != 3 or not np.all(np.isfinite(templates)):
+        raise ValueError(f"templates must be a finite (t, h, w) array, got {templates.shape}")
+    image = np.asarray(image)
+    refuse_complex(image, "image")
+    if (
+        image.ndim != 2
+        or image.shape[0] < templates.shape[1]
+        or image.shape[1] < templates.shape[2]
+    ):
+        raise ValueError(
+            f"the image must be 2-D and at least the window {templates.shape[1:]}, got "
+            f"{image.shape}"
+        )
+    image = image.astype(np.float64, copy=False)
+    maps = _template_projections(
+        image, templates, np.zeros(templates.shape[1:]), "window", min_contrast
+    )
+    products = np.empty((len(templates), *maps.energy.shape))
+
+    def fill(indices):
+        for index in indices:
+            maps.code(index, products[index])
+
+    _over_maps(image, len(templates), fill)
+    products[:, maps.flat] = 0.0
+    return products, maps.flat
+
+
 def _over_maps(image, n_maps, task):
     """Results of ``task(indices)`` over round-robin shares of ``range(n_maps)``, in parallel
     threads when the image is large enough to pay for them."""
@@ -318,7 +369,18 @@ class _Projections(NamedTuple):
 
 
 def _projections(image, space, normalize, min_contrast):
-    """The :class:`_Projections` of every window of ``image`` (which has passed :func:`_check`).
+    """The :class:`_Projections` of every window of ``image`` (which has passed :func:`_check`)
+    on ``space``'s components and mean (:func:`_template_projections`)."""
+    h, w = space.image_shape_
+    components = space.components_.reshape((len(space.components_), h, w))
+    return _template_projections(
+        image, components, space.mean_.reshape(h, w), normalize, min_contrast
+    )
+
+
+def _template_projections(image, components, mean, normalize, min_contrast):
+    """The :class:`_Projections` of every window of ``image`` on ``(k, h, w)`` ``components``
+    (any rows: several spaces' may be stacked) and an ``(h, w)`` ``mean``.
 
     ``code`` and ``mean_term`` may be called from several threads at once:
     the ``k + 1`` correlations are the bulk of the work. Everything else is
@@ -327,10 +389,10 @@ def _projections(image, space, normalize, min_contrast):
     """
     if normalize not in _NORMALIZATIONS:
         raise ValueError(f"normalize must be one of {_NORMALIZATIONS}, got {normalize!r}")
-    h, w = space.image_shape_
+    h, w = mean.shape
     n_pixels = h * w
-    components = space.components_.reshape((len(space.components_), h, w)).astype(np.float64)
-    mean = space.mean_.reshape(h, w).astype(np.float64)
+    components = np.asarray(components, dtype=np.float64)
+    mean = np.asarray(mean, dtype=np.float64)
     templates = np.concatenate([components, mean[None]])  # the mean's map is the last
     mean_shift = components.reshape(len(components), n_pixels) @ mean.ravel()  # u_i . m
     mean_norm = float(np.sum(mean**2))

@@ -57,6 +57,50 @@ def test_linear_scores_equal_a_loop_over_standardised_windows(rng):
     )
 
 
+def test_standardized_correlations_equal_the_linear_scores_of_each_template(rng):
+    """Every template's ``u . x~`` at once equals its own linear score map (the loop over
+    standardised windows, ``_brute_scores``), zero on flat windows, which are flagged."""
+    from eigenvision.detection import standardized_correlations
+
+    image = rng.random((40, 52))
+    image[:20, :25] = 0.5
+    templates = rng.normal(size=(4, 13, 11))
+    products, flat = standardized_correlations(image, templates)
+    for template, product in zip(templates, products, strict=True):
+        expected = _brute_scores(image, template, 0.0)
+        np.testing.assert_array_equal(flat, np.isneginf(expected))
+        np.testing.assert_allclose(product[~flat], expected[~flat], rtol=1e-10, atol=1e-10)
+        assert np.all(product[flat] == 0.0)
+    with pytest.raises(ValueError, match="finite"):
+        standardized_correlations(image, np.full((1, 3, 3), np.nan))
+    with pytest.raises(ValueError, match="at least the window"):
+        standardized_correlations(image[:5], templates)
+
+
+def test_log_distance_maps_equal_log_distances_of_every_window(rng):
+    """The maps of two spaces (one correlation of their stacked components and means) equal
+    ``log_distances`` of each standardised window cut by hand; flat windows are infinitely
+    far (DFFS) with DIFS at the floor, as each space's own window_maps gave them."""
+    from numpy.lib.stride_tricks import sliding_window_view
+
+    from eigenvision.faces.decision import log_distance_maps, log_distances
+    from eigenvision.normalize import unit_norm
+
+    h, w = 9, 7
+    spaces = [ev.Eigenspace(k).fit(unit_norm(rng.random((n, h, w)))) for k, n in ((3, 20), (5, 30))]
+    image = rng.random((30, 34))
+    image[:12, :12] = 0.25
+    maps = log_distance_maps(image, spaces)
+    windows = sliding_window_view(image, (h, w))
+    flat = windows.std(axis=(2, 3)) <= 1e-3
+    rows, cols = np.nonzero(~flat)
+    expected = log_distances(unit_norm(windows[rows, cols]).reshape(len(rows), -1), spaces)
+    for column, found in enumerate(maps):
+        np.testing.assert_allclose(found[rows, cols], expected[:, column], rtol=0, atol=1e-9)
+        assert np.all(found[flat] == (np.inf if column % 2 == 0 else np.log(1e-12)))
+    assert flat.sum() > 0
+
+
 @pytest.mark.parametrize(
     "image, weights, bias, message",
     [

@@ -22,7 +22,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.neural_network import MLPClassifier
 
 from .._base import progress as show_progress
-from ..detection import window_maps
+from ..detection import standardized_correlations
 from ..eigenspace import Eigenspace
 from ..normalize import equalize_windows, unit_norm
 
@@ -86,6 +86,11 @@ def log_distances(X, spaces) -> np.ndarray:
 def log_distance_maps(image, spaces) -> list:
     """:func:`log_distances` of every window of ``image`` (each made zero-mean, unit-norm).
 
+    Every space's components and mean are correlated with the image at once
+    (:func:`~eigenvision.detection.standardized_correlations`: one transform of
+    the image for all), then each space's distances follow as in
+    :func:`log_distances`: ``DFFS_s = 1 - 2 m_s . x + ||m_s||^2 - ||z_s||^2``.
+
     Parameters
     ----------
     image : (H, W) ndarray
@@ -97,12 +102,23 @@ def log_distance_maps(image, spaces) -> list:
     list of (H - h + 1, W - w + 1) ndarray
         In :func:`log_distances`' order; ``+inf`` DFFS on flat windows.
     """
-    maps = []
-    for space in spaces:
-        windows = window_maps(image, space, normalize="window")
-        codes = windows.codes.astype(np.float64)
+    shape = tuple(spaces[0].image_shape_)
+    templates = np.concatenate(
+        [space.components_ for space in spaces] + [space.mean_[None] for space in spaces]
+    ).reshape(-1, *shape)
+    products, flat = standardized_correlations(image, templates)
+    towards_means = products[-len(spaces) :]
+    maps, start = [], 0
+    for s, space in enumerate(spaces):
+        components = space.components_.astype(np.float64)
+        mean = space.mean_.astype(np.float64)
+        stop = start + space.n_components_
+        codes = products[start:stop] - (components @ mean)[:, None, None]  # U_s (x - m_s)
+        codes[:, flat] = 0.0
+        start = stop
         squares = codes * codes
-        dffs = np.maximum(windows.residual_energy - squares.sum(axis=0), 0.0)
+        dffs = 1.0 - 2.0 * towards_means[s] + mean @ mean - squares.sum(axis=0)
+        dffs[flat] = np.inf
         difs = np.einsum("kij,k->ij", squares, 1.0 / space.explained_variance_)
         with np.errstate(invalid="ignore"):  # flat windows: inf energy
             maps += [np.log(np.maximum(dffs, _FLOOR)), np.log(np.maximum(difs, _FLOOR))]
