@@ -311,7 +311,7 @@ def standardized_correlations(image, templates, *, min_contrast=1e-3):
 
     Returns
     -------
-    products : (t, H - h + 1, W - w + 1) ndarray of float64
+    products : list of t (H - h + 1, W - w + 1) ndarrays of float64
         Zero on flat windows.
     flat : (H - h + 1, W - w + 1) ndarray of bool
     """
@@ -330,18 +330,28 @@ def standardized_correlations(image, templates, *, min_contrast=1e-3):
             f"{image.shape}"
         )
     image = image.astype(np.float64, copy=False)
-    maps = _template_projections(
-        image, templates, np.zeros(templates.shape[1:]), "window", min_contrast
+    n, (h, w) = len(templates), templates.shape[1:]
+    n_pixels = h * w
+    # a centred image keeps the FFT's error small relative to the window contrast
+    shifted = image - float(image.mean())
+    sums, squares = _box_sum(shifted, h, w), _box_sum(np.square(shifted), h, w)
+    scale = np.sqrt(np.maximum(squares - sums**2 / n_pixels, 0.0))  # ||x - mean(x)||
+    flat = scale <= min_contrast * np.sqrt(n_pixels)
+    inverse = np.divide(1.0, scale, out=scale, where=~flat)
+    inverse[flat] = 0.0
+    # u . (x - mean(x)) = (u - mean(u)) . x: zero-mean templates standardise for free
+    correlation = _correlator(
+        shifted, templates - templates.mean(axis=(1, 2), keepdims=True), np.zeros(n)
     )
-    products = np.empty((len(templates), *maps.energy.shape))
+    products = [None] * n
 
     def fill(indices):
         for index in indices:
-            maps.code(index, products[index])
+            product = correlation(index)  # a fresh array, ours to overwrite
+            products[index] = np.multiply(product, inverse, out=product)
 
-    _over_maps(image, len(templates), fill)
-    products[:, maps.flat] = 0.0
-    return products, maps.flat
+    _over_maps(image, n, fill)
+    return products, flat
 
 
 def _over_maps(image, n_maps, task):
@@ -369,18 +379,7 @@ class _Projections(NamedTuple):
 
 
 def _projections(image, space, normalize, min_contrast):
-    """The :class:`_Projections` of every window of ``image`` (which has passed :func:`_check`)
-    on ``space``'s components and mean (:func:`_template_projections`)."""
-    h, w = space.image_shape_
-    components = space.components_.reshape((len(space.components_), h, w))
-    return _template_projections(
-        image, components, space.mean_.reshape(h, w), normalize, min_contrast
-    )
-
-
-def _template_projections(image, components, mean, normalize, min_contrast):
-    """The :class:`_Projections` of every window of ``image`` on ``(k, h, w)`` ``components``
-    (any rows: several spaces' may be stacked) and an ``(h, w)`` ``mean``.
+    """The :class:`_Projections` of every window of ``image`` (which has passed :func:`_check`).
 
     ``code`` and ``mean_term`` may be called from several threads at once:
     the ``k + 1`` correlations are the bulk of the work. Everything else is
@@ -389,10 +388,10 @@ def _template_projections(image, components, mean, normalize, min_contrast):
     """
     if normalize not in _NORMALIZATIONS:
         raise ValueError(f"normalize must be one of {_NORMALIZATIONS}, got {normalize!r}")
-    h, w = mean.shape
+    h, w = space.image_shape_
     n_pixels = h * w
-    components = np.asarray(components, dtype=np.float64)
-    mean = np.asarray(mean, dtype=np.float64)
+    components = space.components_.reshape((len(space.components_), h, w)).astype(np.float64)
+    mean = space.mean_.reshape(h, w).astype(np.float64)
     templates = np.concatenate([components, mean[None]])  # the mean's map is the last
     mean_shift = components.reshape(len(components), n_pixels) @ mean.ravel()  # u_i . m
     mean_norm = float(np.sum(mean**2))
@@ -562,22 +561,7 @@ def linear_score_map(image, weights, bias=0.0, *, min_contrast=1e-3):
         raise ValueError(f"weights must be a finite (h, w) array, got shape {weights.shape}")
     if not (isinstance(bias, Real) and np.isfinite(bias)):
         raise ValueError(f"bias must be a finite number, got {bias!r}")
-    h, w = weights.shape
-    image = np.asarray(image)
-    refuse_complex(image, "image")
-    if image.ndim != 2 or image.shape[0] < h or image.shape[1] < w:
-        raise ValueError(
-            f"the image must be 2-D and at least the window {weights.shape}, got {image.shape}"
-        )
-    image = image.astype(np.float64, copy=False)
-    n_pixels = h * w
-    template = (weights - weights.mean())[None]
-    shifted = image - float(image.mean())
-    sums, squares = _box_sum(shifted, h, w), _box_sum(np.square(shifted), h, w)
-    scale = np.sqrt(np.maximum(squares - sums**2 / n_pixels, 0.0))
-    flat = scale <= min_contrast * np.sqrt(n_pixels)
-    scores = _correlator(shifted, template, [0.0])(0)
-    np.divide(scores, scale, out=scores, where=~flat)
+    (scores,), flat = standardized_correlations(image, weights[None], min_contrast=min_contrast)
     scores += bias
     scores[flat] = -np.inf
     return scores

@@ -21,6 +21,8 @@ one face: searched at threshold 0), IMM on its hand-placed pupils.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
@@ -66,13 +68,19 @@ def att_groups():
     return person, image, faces
 
 
+@functools.cache
+def shipped_identity_model():
+    """The shipped identity model, read once per run (a resource: enrolling never refits it)."""
+    return default_identity_model()
+
+
 def identity_crops(faces: ImageSet, eyes=None) -> ImageSet:
     """``faces`` cut for the shipped identity model: on ``eyes`` (``(n, 2, 2)``, left then
     right) or, without them, on the eyes of the shipped finder's likeliest face of each
     image (threshold 0: each image shows one face)."""
-    model, finder = default_identity_model(), default_finder()
+    model = shipped_identity_model()
     if eyes is None:
-        eyes = []
+        finder, eyes = default_finder(), []
         for image in faces.images:
             face = finder.find(image, threshold=0.0, max_faces=1)[0]
             eyes.append((face.left_eye, face.right_eye))
@@ -82,9 +90,9 @@ def identity_crops(faces: ImageSet, eyes=None) -> ImageSet:
     return ImageSet(crops.astype(np.float32), faces.labels, names=faces.names)
 
 
-def imm_groups(shape=(56, 46)):
-    """IMM cut on its hand-placed pupils: (person 1-12, image 1-10, aligned ImageSet)."""
-    faces = datasets.load_imm()
+def imm_groups(faces: ImageSet, shape=(56, 46)):
+    """IMM (:func:`~eigenvision.datasets.load_imm`) cut on its hand-placed pupils: (person 1-12,
+    image 1-10, aligned ImageSet)."""
     crops = np.stack(
         [
             align_face(photo, (left, right), shape=shape)
@@ -106,7 +114,7 @@ def chosen(entry, train: ImageSet, *, folds=5, shapes=SHAPES):
     enrolling ``train`` (crops cut for it, :func:`identity_crops`), nothing chosen.
     """
     if entry == IDENTITY:
-        rec = Recognizer(method="plda", feature=default_identity_model())
+        rec = Recognizer(method="plda", feature=shipped_identity_model())
         return rec.fit(train.images, train.labels), {}, None
     method, base_grid = GRIDS[entry]
     # the smallest cross-validation fold bounds the components: PCA needs k < n, the
@@ -338,10 +346,10 @@ def main(argv=None):
         ),
     }
     if not args.no_imm:
-        person, image, faces = imm_groups()
+        imm = datasets.load_imm()
+        person, image, faces = imm_groups(imm)
         crops = None
         if IDENTITY in args.methods:
-            imm = datasets.load_imm()
             marks = imm.landmarks
             eyes = np.stack([marks["left_eye"], marks["right_eye"]], axis=1)
             crops = identity_crops(imm, eyes)

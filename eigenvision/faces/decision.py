@@ -113,7 +113,8 @@ def log_distance_maps(image, spaces) -> list:
         components = space.components_.astype(np.float64)
         mean = space.mean_.astype(np.float64)
         stop = start + space.n_components_
-        codes = products[start:stop] - (components @ mean)[:, None, None]  # U_s (x - m_s)
+        codes = np.stack(products[start:stop])
+        codes -= (components @ mean)[:, None, None]  # U_s (x - m_s)
         codes[:, flat] = 0.0
         start = stop
         squares = codes * codes
