@@ -103,7 +103,15 @@ def pyramid_scales(image_shape, window, *, step=2**0.25, min_size=None, max_size
 
 
 def multiscale_minima(
-    image, score_map, window, scales, *, radius=None, threshold=None, region=None
+    image,
+    score_map,
+    window,
+    scales,
+    *,
+    radius=None,
+    threshold=None,
+    region=None,
+    local_windows=False,
 ) -> list:
     """Local minima of a score map over an image pyramid, best first (the one multi-scale search).
 
@@ -134,6 +142,10 @@ def multiscale_minima(
     region : ((x, y), (half_width, half_height)), optional
         Keep windows whose centre lies within it (input pixels); only the
         image around it is resampled.
+    local_windows : bool, default False
+        ``score_map`` scores each window from its pixels alone (as
+        sliding-window maps do: DFFS, correlations), so a ``region``'s levels
+        are scored in one call, stacked on one canvas, with the same values.
 
     Returns
     -------
@@ -142,7 +154,14 @@ def multiscale_minima(
         sorted by score.
     """
     table = _minima_table(
-        image, score_map, window, scales, radius=radius, threshold=threshold, region=region
+        image,
+        score_map,
+        window,
+        scales,
+        radius=radius,
+        threshold=threshold,
+        region=region,
+        local_windows=local_windows,
     )
     return [Detection(*row) for row in zip(*(column.tolist() for column in table), strict=True)]
 
@@ -162,7 +181,16 @@ class _Minima(NamedTuple):
 
 
 def _minima_table(
-    image, score_map, window, scales, *, radius=None, threshold=None, region=None, resample=None
+    image,
+    score_map,
+    window,
+    scales,
+    *,
+    radius=None,
+    threshold=None,
+    region=None,
+    resample=None,
+    local_windows=False,
 ) -> _Minima:
     """:func:`multiscale_minima` as arrays (a photo's stage 1 has thousands: one Detection
     each cost more than finding them).
@@ -173,6 +201,10 @@ def _minima_table(
     the rest of a level are serial, and threads within each map left the
     other cores idle there. ``resample(size)``, when given (and no ``region``),
     makes the level of ``size`` instead of resizing ``image`` (e.g. from a pyramid).
+    With ``local_windows`` (``score_map`` scores each window from its own
+    pixels) a ``region``'s small levels are scored in one call, on a mosaic of
+    them (:func:`_mosaic_minima`): the maps of a few small crops cost the calls'
+    overhead more than their arithmetic.
     """
     (h, w) = (int(v) for v in window)
     if region is not None:
@@ -191,6 +223,9 @@ def _minima_table(
         size = (int(round(crop.shape[0] / scale)), int(round(crop.shape[1] / scale)))
         if size[0] >= h and size[1] >= w:
             levels.append((scale, crop, x0, y0, size))
+
+    if region is not None and local_windows and levels and radius < h - 1:
+        return _mosaic_minima(score_map, (h, w), levels, radius, threshold, region)
 
     def search(scale, crop, x0, y0, size):
         if size == crop.shape:
@@ -233,6 +268,54 @@ def _minima_table(
 
     run_parallel(functools.partial(share, part) for part in _balanced(pixels, threads))
     table = _Minima(*(np.concatenate(parts) for parts in zip(*columns, strict=True)))
+    return table.take(np.argsort(table.score, kind="stable"))
+
+
+def _mosaic_minima(score_map, window, levels, radius, threshold, region) -> _Minima:
+    """:func:`_minima_table`'s region search with every level in one ``score_map`` call.
+
+    The resampled levels are stacked one under the other on a canvas as wide
+    as the widest; a window that crosses a level's edge is not one of that
+    level's and is discarded, so a map that scores each window from its own
+    pixels gives each level's values exactly. The rows between two levels'
+    windows (``h - 1`` of them, more than the minimum filter's radius) keep
+    the levels' minima apart.
+    """
+    h, w = window
+    (cx, cy), (hx, hy) = region
+    images = [crop if size == crop.shape else resize(crop, size) for _, crop, _, _, size in levels]
+    tops = np.cumsum([0] + [level.shape[0] for level in images])
+    canvas = np.zeros((tops[-1], max(level.shape[1] for level in images)), dtype=images[0].dtype)
+    for top, level in zip(tops[:-1], images, strict=True):
+        canvas[top : top + level.shape[0], : level.shape[1]] = level
+    values = np.asarray(score_map(canvas), dtype=np.float64)
+    rows, cols = np.indices(values.shape)
+    level = np.searchsorted(tops, rows, side="right") - 1  # the level each window starts in
+    heights = np.array([im.shape[0] for im in images])
+    widths = np.array([im.shape[1] for im in images])
+    factor_y = np.array([crop.shape[0] / size[0] for _, crop, _, _, size in levels])[level]
+    factor_x = np.array([crop.shape[1] / size[1] for _, crop, _, _, size in levels])[level]
+    x0 = np.array([x for _, _, x, _, _ in levels], dtype=float)[level]
+    y0 = np.array([y for _, _, _, y, _ in levels], dtype=float)[level]
+    local_rows = rows - tops[level]
+    keep = (local_rows <= heights[level] - h) & (cols <= widths[level] - w) & np.isfinite(values)
+    if threshold is not None:
+        keep &= values < threshold
+    xs = (cols + w / 2) * factor_x - 0.5 + x0  # window centres in input pixels
+    ys = (local_rows + h / 2) * factor_y - 0.5 + y0
+    keep &= (np.abs(xs - cx) <= hx) & (np.abs(ys - cy) <= hy)
+    values = np.where(keep, values, np.inf)
+    minima = keep & (values == ndimage.minimum_filter(values, 2 * radius + 1, mode="nearest"))
+    i, j = np.nonzero(minima)
+    scales = np.array([scale for scale, *_ in levels], dtype=float)
+    table = _Minima(
+        j * factor_x[i, j] + x0[i, j],
+        local_rows[i, j] * factor_y[i, j] + y0[i, j],
+        w * factor_x[i, j],
+        h * factor_y[i, j],
+        scales[level[i, j]],
+        values[i, j],
+    )
     return table.take(np.argsort(table.score, kind="stable"))
 
 

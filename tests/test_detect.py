@@ -4,6 +4,7 @@ import functools
 import multiprocessing
 import os
 import sys
+import warnings
 from dataclasses import astuple
 
 import numpy as np
@@ -265,6 +266,40 @@ def test_multiscale_minima_equal_a_brute_force_search_in_parallel_or_not(rng, mo
     serial = search.multiscale_minima(image, score_map, (9, 8), scales, radius=2)
     np.testing.assert_allclose(
         [astuple(d) for d in serial], [astuple(d) for d in found], rtol=1e-12
+    )
+
+
+def test_a_region_search_scores_its_levels_in_one_call_with_the_same_minima(rng):
+    """``local_windows``: the levels of a region stacked on one canvas and scored in one call
+    give every level's minima as searching each level alone does, in the same order; maps of
+    other kinds are still called once a level."""
+    from eigenvision import search
+
+    space = ev.Eigenspace(4).fit(rng.random((30, 12, 10)))
+    image = ndimage.gaussian_filter(rng.random((200, 180)), 1.5)
+    image[60:90, 40:80] = 0.5  # flat windows: infinite DFFS, never minima
+    scales = [0.8, 0.9, 1.0, 1.15, 1.3]
+    region = ((90.0, 70.0), (30.0, 24.0))
+    calls = []
+
+    def score_map(scaled):
+        calls.append(scaled.shape)
+        return dffs_map(scaled, space, normalize="window")
+
+    options = dict(radius=2, region=region)
+    alone = search.multiscale_minima(image, score_map, (12, 10), scales, **options)
+    assert len(calls) == len(scales)
+    calls.clear()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        stacked = search.multiscale_minima(
+            image, score_map, (12, 10), scales, local_windows=True, **options
+        )
+    assert len(calls) == 1 and calls[0][0] > 5 * 50  # the five levels under one another
+    assert len(stacked) == len(alone) > 20
+    assert {d.scale for d in stacked} == set(scales)
+    np.testing.assert_allclose(
+        [astuple(d) for d in stacked], [astuple(d) for d in alone], rtol=1e-9, atol=1e-9
     )
 
 

@@ -79,6 +79,8 @@ class LocatingMixin:
         resampling factor that brought it to the detector's ``iod``.
         """
         window = tuple(self.patch_shapes_[self.features_.index(feature)])
+        # the detector's own maps score each window from its pixels: the scales in one call
+        local_windows = map_function is None
         if map_function is None:
             map_function = self.feature_map
         scales = [1.0 / (base_factor * multiplier) for multiplier in self.search_scales]
@@ -88,6 +90,7 @@ class LocatingMixin:
             window,
             scales,
             region=(center, half),
+            local_windows=local_windows,
         )
         # One candidate per place, whatever the scale: 0.1 IOD apart at least.
         return suppress(found, max_count=n, separation=0.1 * self.iod / window[1])
