@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import linalg
 from scipy.special import expit
+from skimage.transform import rescale
 from sklearn.base import BaseEstimator
 from sklearn.linear_model import LogisticRegression
 
@@ -535,6 +536,11 @@ default "daisy"
     hog_cell : int, default 12
         HOG's cell side, pixels (:func:`~eigenvision.descriptors.hog_descriptor`;
         descriptors with ``"hog"``).
+    descriptor_scales : sequence of float, default (0.7,)
+        The normalised crop is described at each of these sizes (relative to
+        ``shape``; scikit-image's ``rescale`` with its anti-aliasing), the
+        descriptors concatenated: the descriptors' cells and radii in pixels
+        cover a larger share of a smaller crop.
     illumination : bool, default True
         Tan & Triggs' normalisation before the descriptors
         (:func:`~eigenvision.normalize.illumination`).
@@ -576,6 +582,7 @@ default "daisy"
         "lbp_cells": Param("shape", 2, 64),
         "lbp_radii": Param("reals", 1, 16, max_length=8),
         "hog_cell": Param("int", 2, 64),
+        "descriptor_scales": Param("reals", 0.1, 4, min_length=1, max_length=4),
         "illumination": Param("bool"),
         "mirror": Param("bool"),
         "pca_components": Param("int", 1, 100_000),
@@ -591,6 +598,7 @@ default "daisy"
         "lbp_cells": (8, 8),
         "lbp_radii": (1, 2),
         "hog_cell": 8,
+        "descriptor_scales": (1.0,),
     }
 
     _state = {
@@ -608,6 +616,7 @@ default "daisy"
         lbp_cells=(10, 8),
         lbp_radii=(1, 2, 3),
         hog_cell=12,
+        descriptor_scales=(0.7,),
         illumination=True,
         mirror=True,
         pca_components=200,
@@ -621,6 +630,7 @@ default "daisy"
         self.lbp_cells = lbp_cells
         self.lbp_radii = lbp_radii
         self.hog_cell = hog_cell
+        self.descriptor_scales = descriptor_scales
         self.illumination = illumination
         self.mirror = mirror
         self.pca_components = pca_components
@@ -655,11 +665,15 @@ default "daisy"
             "radii": tuple(self.lbp_radii),
             "hog_cell": self.hog_cell,
         }
-        described = face_descriptors(crops, **options)
-        if self.mirror:
-            described += face_descriptors(crops[:, :, ::-1], **options)
-            described /= 2
-        return described
+        parts = []
+        for scale in self.descriptor_scales:
+            scaled = crops if scale == 1 else np.stack([_rescaled(crop, scale) for crop in crops])
+            described = face_descriptors(scaled, **options)
+            if self.mirror:
+                described += face_descriptors(scaled[:, :, ::-1], **options)
+                described /= 2
+            parts.append(described)
+        return np.concatenate(parts, axis=1)
 
     def fit(self, crops, labels):
         """Fit PLDA on most people's crops and the calibration on the others'.
@@ -823,6 +837,11 @@ default "daisy"
         check_fitted(self, "calibration_")
         a, b = self.calibration_
         return expit(a * np.asarray(llr, dtype=np.float64) + b)
+
+
+def _rescaled(crop, scale):
+    """``crop`` resized by ``scale`` (bilinear, Gaussian anti-aliasing where it shrinks)."""
+    return rescale(crop, float(scale), order=1, anti_aliasing=True)
 
 
 def _calibration_pairs(plda, X, labels, rng, max_pairs=20_000):

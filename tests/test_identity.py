@@ -173,8 +173,10 @@ def test_mirror_describes_a_face_by_the_mean_of_it_and_its_mirror_image(rng, tmp
     options = {"kind": "daisy", "cells": (10, 8), "radii": (1, 2, 3), "hog_cell": 12}
     plain = face_descriptors(lit, **options)
     flipped = face_descriptors(lit[:, :, ::-1], **options)
-    np.testing.assert_allclose(ev.IdentityModel().describe(crops), (plain + flipped) / 2)
-    np.testing.assert_array_equal(ev.IdentityModel(mirror=False).describe(crops), plain)
+    whole = ev.IdentityModel(descriptor_scales=(1.0,))
+    np.testing.assert_allclose(whole.describe(crops), (plain + flipped) / 2)
+    whole.set_params(mirror=False)
+    np.testing.assert_array_equal(whole.describe(crops), plain)
     people = np.repeat(np.arange(12), 3)
     model = ev.IdentityModel(descriptor="lbp+hog", mirror=False, pca_components=20, n_components=5)
     model.fit_descriptors(rng.random((36, 30)), people)
@@ -182,7 +184,7 @@ def test_mirror_describes_a_face_by_the_mean_of_it_and_its_mirror_image(rng, tmp
     with np.load(path, allow_pickle=False) as archive:
         stored = {key: archive[key] for key in archive.files}
     header = json.loads(bytes(stored["__header__"]).decode())
-    for added in ("mirror", "lbp_cells", "lbp_radii", "hog_cell"):
+    for added in ("mirror", "lbp_cells", "lbp_radii", "hog_cell", "descriptor_scales"):
         header["model"]["params"].pop(added)
     header["model"]["params"].update(shape=[80, 64], eye_positions=[[0.3, 0.4], [0.7, 0.4]])
     stored["__header__"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
@@ -194,3 +196,29 @@ def test_mirror_describes_a_face_by_the_mean_of_it_and_its_mirror_image(rng, tmp
         old.describe(small),
         face_descriptors(np.stack([illumination(crop) for crop in small]), kind="lbp+hog"),
     )
+
+
+def test_descriptor_scales_describe_the_crop_rescaled_and_concatenate(rng):
+    """IdentityModel(descriptor_scales=...) describes the normalised crop rescaled by each
+    scale (scikit-image's rescale, anti-aliased), mirror means per scale, side by side."""
+    from skimage.transform import rescale
+
+    from eigenvision.descriptors import daisy_descriptor
+    from eigenvision.normalize import illumination
+
+    crops = rng.random((2, 120, 104))
+    model = ev.IdentityModel(descriptor_scales=(0.7, 1.0))
+    expected = []
+    for crop in crops:
+        row = []
+        for scale in (0.7, 1.0):
+            lit = rescale(illumination(crop), scale, order=1, anti_aliasing=True)
+            assert lit.shape == (round(120 * scale), round(104 * scale))
+            plain, flipped = daisy_descriptor(lit), daisy_descriptor(lit[:, ::-1])
+            row.append((np.sqrt(plain) + np.sqrt(flipped)) / 2)
+        expected.append(np.concatenate(row))
+    described = model.describe(crops)
+    assert described.shape == (2, 42 * 104 + 120 * 104)  # 7 x 6 and 12 x 10 DAISY points
+    np.testing.assert_allclose(described, expected, rtol=1e-5, atol=1e-7)
+    with pytest.raises(ValueError, match="descriptor_scales"):
+        ev.IdentityModel(descriptor_scales=(0.0,)).fit(crops, [0, 1])
