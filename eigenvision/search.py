@@ -202,9 +202,9 @@ def _minima_table(
     other cores idle there. ``resample(size)``, when given (and no ``region``),
     makes the level of ``size`` instead of resizing ``image`` (e.g. from a pyramid).
     With ``local_windows`` (``score_map`` scores each window from its own
-    pixels) a ``region``'s small levels are scored in one call, on a mosaic of
-    them (:func:`_mosaic_minima`): the maps of a few small crops cost the calls'
-    overhead more than their arithmetic.
+    pixels) a ``region``'s levels, when small together (``MAP_PARALLEL_PIXELS``),
+    are scored in one call, on a mosaic of them (:func:`_mosaic_minima`): the
+    maps of a few small crops cost the calls' overhead more than their arithmetic.
     """
     (h, w) = (int(v) for v in window)
     if region is not None:
@@ -225,7 +225,11 @@ def _minima_table(
             levels.append((scale, crop, x0, y0, size))
 
     if region is not None and local_windows and levels and radius < h - 1:
-        return _mosaic_minima(score_map, (h, w), levels, radius, threshold, region)
+        canvas = sum(size[0] for *_, size in levels) * max(size[1] for *_, size in levels)
+        # larger levels gain nothing from one call, and their maps together would hold
+        # every template's map of the whole canvas at once
+        if canvas <= MAP_PARALLEL_PIXELS:
+            return _mosaic_minima(score_map, (h, w), levels, radius, threshold, region)
 
     def search(scale, crop, x0, y0, size):
         if size == crop.shape:

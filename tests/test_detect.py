@@ -279,7 +279,7 @@ def test_a_region_search_scores_its_levels_in_one_call_with_the_same_minima(rng)
     image = ndimage.gaussian_filter(rng.random((200, 180)), 1.5)
     image[60:90, 40:80] = 0.5  # flat windows: infinite DFFS, never minima
     scales = [0.8, 0.9, 1.0, 1.15, 1.3]
-    region = ((90.0, 70.0), (30.0, 24.0))
+    region = ((90.0, 70.0), (20.0, 16.0))
     calls = []
 
     def score_map(scaled):
@@ -295,12 +295,16 @@ def test_a_region_search_scores_its_levels_in_one_call_with_the_same_minima(rng)
         stacked = search.multiscale_minima(
             image, score_map, (12, 10), scales, local_windows=True, **options
         )
-    assert len(calls) == 1 and calls[0][0] > 5 * 50  # the five levels under one another
+    assert len(calls) == 1 and calls[0][0] > 5 * 40  # the five levels under one another
     assert len(stacked) == len(alone) > 20
     assert {d.scale for d in stacked} == set(scales)
     np.testing.assert_allclose(
         [astuple(d) for d in stacked], [astuple(d) for d in alone], rtol=1e-9, atol=1e-9
     )
+    calls.clear()  # a large region: level by level (its maps would all be held at once)
+    large = ((100.0, 90.0), (90.0, 80.0))
+    search.multiscale_minima(image, score_map, (12, 10), scales, local_windows=True, region=large)
+    assert len(calls) == len(scales)
 
 
 def _put_result(queue, target, args):
