@@ -243,13 +243,8 @@ def _minima_table(
             keep &= values < threshold
         if region is not None:
             rows, cols = np.indices(values.shape)
-            # window centres in input pixels (pixel-centre convention)
-            xs = (cols + w / 2) * factor_x - 0.5 + x0
-            ys = (rows + h / 2) * factor_y - 0.5 + y0
-            keep &= (np.abs(xs - cx) <= hx) & (np.abs(ys - cy) <= hy)
-        values = np.where(keep, values, np.inf)
-        minima = keep & (values == ndimage.minimum_filter(values, 2 * radius + 1, mode="nearest"))
-        i, j = np.nonzero(minima)
+            keep &= _centred_in(region, (h, w), rows, cols, (factor_y, factor_x), (y0, x0))
+        values, (i, j) = _local_minima(values, keep, radius)
         count = len(i)
         return (
             j * factor_x + x0,
@@ -286,7 +281,6 @@ def _mosaic_minima(score_map, window, levels, radius, threshold, region) -> _Min
     the levels' minima apart.
     """
     h, w = window
-    (cx, cy), (hx, hy) = region
     images = [crop if size == crop.shape else resize(crop, size) for _, crop, _, _, size in levels]
     tops = np.cumsum([0] + [level.shape[0] for level in images])
     canvas = np.zeros((tops[-1], max(level.shape[1] for level in images)), dtype=images[0].dtype)
@@ -305,12 +299,8 @@ def _mosaic_minima(score_map, window, levels, radius, threshold, region) -> _Min
     keep = (local_rows <= heights[level] - h) & (cols <= widths[level] - w) & np.isfinite(values)
     if threshold is not None:
         keep &= values < threshold
-    xs = (cols + w / 2) * factor_x - 0.5 + x0  # window centres in input pixels
-    ys = (local_rows + h / 2) * factor_y - 0.5 + y0
-    keep &= (np.abs(xs - cx) <= hx) & (np.abs(ys - cy) <= hy)
-    values = np.where(keep, values, np.inf)
-    minima = keep & (values == ndimage.minimum_filter(values, 2 * radius + 1, mode="nearest"))
-    i, j = np.nonzero(minima)
+    keep &= _centred_in(region, window, local_rows, cols, (factor_y, factor_x), (y0, x0))
+    values, (i, j) = _local_minima(values, keep, radius)
     scales = np.array([scale for scale, *_ in levels], dtype=float)
     table = _Minima(
         j * factor_x[i, j] + x0[i, j],
@@ -321,6 +311,25 @@ def _mosaic_minima(score_map, window, levels, radius, threshold, region) -> _Min
         values[i, j],
     )
     return table.take(np.argsort(table.score, kind="stable"))
+
+
+def _centred_in(region, window, rows, cols, factors, origin):
+    """Whether the windows at map ``(rows, cols)`` have their centre in ``region`` (input
+    pixels, pixel-centre convention), for a level of ``factors`` ``(fy, fx)`` from its pixels
+    to the input's and top-left ``origin`` ``(y0, x0)`` in the input."""
+    (cx, cy), (hx, hy) = region
+    (h, w), (factor_y, factor_x), (y0, x0) = window, factors, origin
+    xs = (cols + w / 2) * factor_x - 0.5 + x0
+    ys = (rows + h / 2) * factor_y - 0.5 + y0
+    return (np.abs(xs - cx) <= hx) & (np.abs(ys - cy) <= hy)
+
+
+def _local_minima(values, keep, radius):
+    """``values`` with ``inf`` where not ``keep``, and the ``(rows, cols)`` of the kept values
+    that are the smallest within ``radius`` map pixels."""
+    values = np.where(keep, values, np.inf)
+    minima = keep & (values == ndimage.minimum_filter(values, 2 * radius + 1, mode="nearest"))
+    return values, np.nonzero(minima)
 
 
 def _balanced(costs, parts):
