@@ -31,7 +31,13 @@ from .faces.compare import build_identity_model, compare_faces, default_identity
 from .faces.crops import face_thumbnail
 from .faces.features import FeatureDetector
 from .faces.groups import MIN_SET, SET_CUT, cluster_faces
-from .faces.photos import DEFAULT_FINDER, build_finder, default_finder
+from .faces.photos import (
+    DEFAULT_FINDER,
+    build_finder,
+    default_finder,
+    fit_eye_regressor,
+    helen_split,
+)
 from .io import image_entries, load_image, load_image_set, load_photos
 from .persist import load, save
 from .plot import faces as plot_faces
@@ -455,6 +461,18 @@ def _cmd_build_models(args) -> int:
             f"{out / 'identity_model.npz'}"
         )
         return 0
+    if args.eyes:
+        saved = out / "face_finder.npz"
+        finder = default_finder(saved if saved.exists() else None)
+        helen_ids, _ = helen_split(photo for photo, _, _ in datasets.helen_files())
+        helen = datasets.load_helen(photo_ids=helen_ids)
+        finder.eye_regressor_ = fit_eye_regressor(helen, progress=not args.quiet)
+        save(finder, out / "face_finder.npz")
+        print(
+            f"fitted the eye refinement on {len(helen)} HELEN training faces; saved "
+            f"{out / 'face_finder.npz'}"
+        )
+        return 0
     finder = build_finder(n_backgrounds=args.backgrounds, progress=not args.quiet)
     save(finder, out / "face_finder.npz")
     print(
@@ -689,6 +707,11 @@ def _options_build_models(parser):
         "--identity",
         action="store_true",
         help="build data/identity_model.npz from LFW (lfw_train/) instead of the finder",
+    )
+    parser.add_argument(
+        "--eyes",
+        action="store_true",
+        help="refit only the finder's eye refinement (HELEN's training faces) and save the finder",
     )
 
 

@@ -23,6 +23,7 @@ from ._spec import MissingMemberError, check_declared_state
 from ._version import __version__
 from .bayesian import BayesianSpace
 from .eigenspace import Eigenspace
+from .faces.eyes import EyeRegressor
 from .faces.features import FeatureDetector
 from .faces.finder import FaceFinder
 from .fisher import FisherSpace
@@ -52,6 +53,7 @@ _MODELS = {
         Recognizer,
         FeatureDetector,
         FaceFinder,
+        EyeRegressor,
     )
 }
 _ALLOWED_KINDS = "biufU"  # bool, integers, floats, fixed-width unicode; never objects

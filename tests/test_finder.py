@@ -839,7 +839,8 @@ def test_the_feature_checks_add_the_located_features_log_probabilities(finder, m
     """score = decision log-odds + eye_weight (log p_left + log p_right) + feature_weight
     (log p_nose + log p_mouth), the locator's features from the candidate's box; the features
     reported are the placer's (eye patches with the brows, ``PLACEMENT_EYE_PATCH``), located
-    in the candidate's box and again in the box of the eyes it found there."""
+    in the candidate's box and again in the box of the eyes it found there, the eyes then
+    averaged with the eye regressor's refinement of them."""
     image = photos.sample_picture("astronaut")
     seen = []
     assert finder.placer_ is not finder.locator_
@@ -879,9 +880,14 @@ def test_the_feature_checks_add_the_located_features_log_probabilities(finder, m
         face = alone[len(confidences) - 1]
         # eyes the placer is not sure of are the candidate window's own
         features = FEATURES if reported.eye_confidence >= 0.02 else ("nose", "mouth")
+        expected = {feature: reported[feature] for feature in features}
+        if reported.eye_confidence >= 0.02:  # the placed eyes' mean with their regression
+            eyes = np.array([reported["left_eye"], reported["right_eye"]])
+            refined = (eyes + finder.eye_regressor_.predict(image, eyes)) / 2
+            expected["left_eye"], expected["right_eye"] = map(tuple, refined)
         np.testing.assert_allclose(
             [getattr(face, feature) for feature in features],
-            [reported[feature] for feature in features],
+            [expected[feature] for feature in features],
         )
     assert passes >= 1  # the astronaut's eyes, at least, were found
     assert next(placed, None) is None

@@ -7,6 +7,7 @@ module                 stage
 ``decision``           stage 2: face or not (distances to face and non-face clusters)
 ``refine``             stage 3: candidates moved to the decision's best window nearby
 ``features``           stage 4: eyes, nose and mouth (eigenfeatures), the eye-pair check
+``eyes``               stage 5: the placed eyes refined by cascaded regression
 ``locate``             where a face's features are: the search under a shape prior
 ``geometry``           the face box, the detection window, the eye frame
 ``crops``              faces cut to canonical crops: the recogniser's front end
@@ -27,6 +28,7 @@ __getattr__, __dir__, __all__ = lazy.attach(
         "compare",
         "crops",
         "decision",
+        "eyes",
         "features",
         "finder",
         "geometry",

@@ -40,7 +40,8 @@ from .decision import (
     log_distances,
     network_log_odds,
 )
-from .features import feature_check, place_features
+from .eyes import PlacingMixin
+from .features import feature_check
 from .geometry import (
     HalfOctaves,
     face_box,
@@ -114,7 +115,7 @@ class Face:
         )
 
 
-class FaceFinder(FinderTrainingMixin, BaseEstimator):
+class FaceFinder(FinderTrainingMixin, PlacingMixin, BaseEstimator):
     """Find faces in photographs with eigenspaces (the stages of :mod:`eigenvision.faces`).
 
     Parameters
@@ -229,6 +230,9 @@ class FaceFinder(FinderTrainingMixin, BaseEstimator):
     prefilter_weights_, prefilter_bias_, prefilter_cut_ : (h, w) ndarray, float, float
         The cascade's first test (None without ``prefilter_recall``, and in
         model files written before it existed).
+    eye_regressor_ : EyeRegressor or None
+        Refines the placed eyes (:class:`~eigenvision.faces.eyes.EyeRegressor`);
+        None in model files written before it existed.
 
     References
     ----------
@@ -297,6 +301,7 @@ class FaceFinder(FinderTrainingMixin, BaseEstimator):
         "prefilter_weights_": State(shape=("h", "w"), optional=True),
         "prefilter_bias_": State("real", optional=True),
         "prefilter_cut_": State("real", optional=True),
+        "eye_regressor_": State("model", optional=True),
     }
 
     def __init__(
@@ -505,29 +510,6 @@ class FaceFinder(FinderTrainingMixin, BaseEstimator):
             if float(expit(s)) >= threshold
         ]
         return sorted(faces, key=lambda face: -face.score), float(likeliest)
-
-    def place(self, image, box):
-        """Eyes, nose and mouth of the face in ``box``, placed as :meth:`find` reports them.
-
-        Located by the placer (``placer_``, eye patches with the brows) in
-        ``box``, then again in the box of the eyes found there
-        (:func:`~eigenvision.faces.features.place_features`).
-
-        Parameters
-        ----------
-        image : (H, W) or (H, W, 3) ndarray
-        box : (x, y, w, h)
-            The face, e.g. a :class:`Face`'s ``box`` or :func:`~eigenvision.face_box`
-            of known eyes; ``image``'s pixels.
-
-        Returns
-        -------
-        FeatureLocations
-            In ``image``'s pixels.
-        """
-        check_fitted(self, "locator_")
-        placer = getattr(self, "placer_", None) or self.locator_  # None in older model files
-        return place_features(placer, image, box)
 
     def _checked(self, small, candidate, score):
         """A candidate's ``score`` after the eye-pair and nose-and-mouth checks (the locator's

@@ -11,7 +11,7 @@ a :class:`FeatureLocations`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy.special import expit
@@ -61,6 +61,25 @@ class FeatureLocations:
     def eye_confidence(self) -> float:
         """The smaller of the two eyes' ``confidence`` (0 without eyes): how sure the pair is."""
         return min(self.confidence.get("left_eye", 0.0), self.confidence.get("right_eye", 0.0))
+
+    def with_eyes(self, eyes) -> FeatureLocations:
+        """These locations with the eyes moved (the other features, scores and confidences kept).
+
+        Parameters
+        ----------
+        eyes : (2, 2) array_like
+            The left and right eye, ``(x, y)``.
+
+        Returns
+        -------
+        FeatureLocations
+            ``iod`` is the new eyes' distance.
+        """
+        left, right = (tuple(float(v) for v in eye) for eye in np.asarray(eyes, dtype=float))
+        positions = {**self.positions, "left_eye": left, "right_eye": right}
+        return replace(
+            self, positions=positions, iod=float(np.hypot(right[0] - left[0], right[1] - left[1]))
+        )
 
 
 class LocatingMixin:

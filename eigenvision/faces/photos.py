@@ -23,6 +23,7 @@ from ..imageset import ImageSet
 from ..io import load_image
 from ..normalize import to_gray
 from ..persist import load
+from .eyes import EyeRegressor
 from .features import FeatureDetector, place_features, placement_locator
 from .finder import FaceFinder
 from .geometry import face_box
@@ -321,11 +322,30 @@ def build_finder(root=None, *, n_backgrounds=250, n_lfw=3000, progress=False) ->
     )
     defaults = FaceFinder().get_params()
     finder.set_params(**{name: defaults[name] for name in mining})
+    finder.eye_regressor_ = fit_eye_regressor(helen, progress=progress)
     # 0.05 per photo: a tenth of Haar's at its defaults; 0.025 missed many plain portraits.
     finder.threshold = calibrate_threshold(
         finder, [f for f in files if f[0] in test_ids][-60:], false_alarms=0.05, progress=progress
     )
     return finder
+
+
+def fit_eye_regressor(helen, *, progress=False) -> EyeRegressor:
+    """The shipped finder's eye refinement, fitted on HELEN faces and their annotated eyes.
+
+    Parameters
+    ----------
+    helen : ImageSet
+        :func:`~eigenvision.datasets.load_helen` of the training photos
+        (:func:`helen_split`).
+    progress : bool, default False
+
+    Returns
+    -------
+    EyeRegressor
+    """
+    eyes = np.stack([helen.landmarks["left_eye"], helen.landmarks["right_eye"]], axis=1)
+    return EyeRegressor().fit(helen.images, eyes, progress_bar=progress)
 
 
 def calibrate_threshold(finder, files, *, false_alarms=0.5, max_side=640, progress=False) -> float:
