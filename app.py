@@ -308,7 +308,7 @@ def uploaded_recognizer() -> ev.Recognizer | None:
         st.error(f"That model file was refused: {exc}. Using a model trained here instead.")
         return None
     feature = (
-        "the identity model's log-likelihood ratio"
+        "the identity model's score"
         if model.method == "plda"
         else f"{model.n_components} components, {model.metric} metric"
     )
@@ -1008,7 +1008,8 @@ def compare_page() -> None:
     verdict = "the same person" if result.accepted else "two different people"
     st.subheader(f"{verdict.capitalize()}: P(same person) {result.probability:.2f}")
     st.caption(
-        f"Log-likelihood ratio {-result.distance:.2f} (the model decides 'same' from "
+        f"Score {-result.distance:.2f}, the log-likelihood ratio normalised against the "
+        f"model's cohort (the model decides 'same' from "
         f"{-result.threshold:.2f}). "
         "The probability is calibrated on LFW's news photos: photos taken together (one studio, "
         "one camera) look likelier one person than they are; the Group page compares faces "

@@ -48,6 +48,7 @@ __getattr__, _, _lazy_names = lazy.attach(
         "faces.groups": ["cluster_faces"],
         "faces.features": ["FeatureDetector"],
         "faces.locate": ["FeatureLocations"],
+        "faces.eyes": ["EyeRegressor"],
         "faces.finder": ["Face", "FaceFinder"],
         "faces.geometry": ["face_box", "face_windows", "window_eyes"],
         "faces.photos": ["default_finder", "find_faces"],

@@ -737,7 +737,7 @@ def _cmd_compare(args) -> int:
                 {
                     "same_person": bool(result.accepted),
                     "probability": _plain(result.probability),
-                    "log_likelihood_ratio": _plain(-result.distance),
+                    "score": _plain(-result.distance),
                     "threshold": _plain(-result.threshold),
                 }
             )
@@ -746,7 +746,7 @@ def _cmd_compare(args) -> int:
         verdict = "the same person" if result.accepted else "two different people"
         print(
             f"{args.photo_a} and {args.photo_b}: {verdict} (P(same) {result.probability:.3f}, "
-            f"log-likelihood ratio {-result.distance:.3g}, threshold {-result.threshold:.3g})"
+            f"score {-result.distance:.3g}, threshold {-result.threshold:.3g})"
         )
     return 0
 

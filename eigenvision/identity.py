@@ -246,7 +246,23 @@ class PLDA(SupervisedSubspaceModel):
         -------
         (n,) ndarray
         """
-        a, b = self.encode(A), self.encode(B)
+        return self.paired_log_odds(self.encode(A), self.encode(B))
+
+    def paired_log_odds(self, a, b):
+        """:meth:`score_pairs` of codes already in the PCA step (:meth:`encode`).
+
+        Parameters
+        ----------
+        a, b : (n, r) ndarray
+            Paired row by row.
+
+        Returns
+        -------
+        (n,) ndarray
+        """
+        check_fitted(self)
+        a = np.asarray(a, dtype=np.float64)
+        b = np.asarray(b, dtype=np.float64)
         if a.shape != b.shape:
             raise ValueError(f"score_pairs pairs rows: A has {len(a)}, B has {len(b)}")
         return (
@@ -556,16 +572,29 @@ default "daisy"
     calibration_share : float, default 0.1
         Share of the people (with two or more crops) held out of the PLDA fit
         to calibrate the probability on; split by person, never by crop.
+    cohort_size : int, default 2000
+        Faces of distinct training people kept as a cohort for adaptive
+        symmetric score normalisation (Matějka et al. 2017): a pair's ratio
+        ``s`` becomes ``((s - mu_a) / sigma_a + (s - mu_b) / sigma_b) / 2``,
+        ``mu`` and ``sigma`` the mean and standard deviation of each face's
+        ``cohort_top`` highest ratios against the cohort. A face that is
+        like many strangers (a blurred, dark or common-looking face) no
+        longer scores high against everyone. 0: raw ratios.
+    cohort_top : int, default 100
+        How many of a face's best cohort ratios its statistics read.
     seed : int, default 0
-        Which people are held out.
+        Which people are held out, and which faces make the cohort.
 
     Attributes
     ----------
     plda_ : PLDA
     calibration_ : (2,) ndarray
-        ``(a, b)``: ``P(same) = 1 / (1 + exp(-(a llr + b)))``.
+        ``(a, b)``: ``P(same) = 1 / (1 + exp(-(a s + b)))`` of a pair's score ``s``
+        (the ratio, normalised when there is a cohort).
     threshold_ : float
-        The ratio where ``P(same) = 1/2``: the model's decision.
+        The score where ``P(same) = 1/2``: the model's decision.
+    cohort_ : (cohort_size, r) ndarray of float32 or None
+        The cohort's codes (:meth:`encode`); None without normalisation.
 
     References
     ----------
@@ -588,6 +617,8 @@ default "daisy"
         "pca_components": Param("int", 1, 100_000),
         "n_components": Param("int", 1, 100_000),
         "calibration_share": Param("real", 0, 1, open_low=True, open_high=True),
+        "cohort_size": Param("int", 0, 1_000_000),
+        "cohort_top": Param("int", 1, 1_000_000),
         "seed": Param("int", 0, 2**32 - 1),
     }
 
@@ -599,12 +630,14 @@ default "daisy"
         "lbp_radii": (1, 2),
         "hog_cell": 8,
         "descriptor_scales": (1.0,),
+        "cohort_size": 0,
     }
 
     _state = {
         "plda_": State("model"),
         "calibration_": State(shape=(2,)),
         "threshold_": State("real"),
+        "cohort_": State(shape=("c", "r"), optional=True),
     }
 
     def __init__(
@@ -622,6 +655,8 @@ default "daisy"
         pca_components=200,
         n_components=100,
         calibration_share=0.1,
+        cohort_size=2000,
+        cohort_top=100,
         seed=0,
     ):
         self.shape = shape
@@ -636,6 +671,8 @@ default "daisy"
         self.pca_components = pca_components
         self.n_components = n_components
         self.calibration_share = calibration_share
+        self.cohort_size = cohort_size
+        self.cohort_top = cohort_top
         self.seed = seed
 
     def describe(self, crops):
@@ -724,8 +761,12 @@ default "daisy"
             n_components=min(self.n_components, len(np.unique(labels[~calibrate])) - 1),
             pca_components=min(self.pca_components, len(fitted) - 1, X.shape[1]),
         ).fit(fitted, labels[~calibrate])
-        llr, same = _calibration_pairs(self.plda_, X[calibrate], labels[calibrate], rng)
-        model = LogisticRegression(C=1e6).fit(llr[:, None], same)
+        self.cohort_ = None
+        if self.cohort_size:
+            cohort = _one_face_each(labels[~calibrate], self.cohort_size, rng)
+            self.cohort_ = self.plda_.encode(fitted[cohort]).astype(np.float32)  # half the file
+        scores, same = _calibration_pairs(self, X[calibrate], labels[calibrate], rng)
+        model = LogisticRegression(C=1e6).fit(scores[:, None], same)
         self.calibration_ = np.array([model.coef_[0, 0], model.intercept_[0]])
         self.threshold_ = float(-self.calibration_[1] / self.calibration_[0])
         return self
@@ -758,8 +799,8 @@ default "daisy"
         (n, n) ndarray
             Symmetric.
         """
-        check_fitted(self, "plda_")
-        return self.plda_.pairwise_scores(self.describe(crops))
+        codes = self.encode(crops)
+        return self.pairwise_log_odds(codes, codes)
 
     def pairwise_probability(self, crops):
         """``P(same person)`` of every pair of crops, by the calibration.
@@ -795,7 +836,10 @@ default "daisy"
         return self.plda_.encode(self.describe(crops))
 
     def pairwise_log_odds(self, codes_a, codes_b):
-        """The log-likelihood ratio of one person for every pair of codes (:meth:`encode`).
+        """The score of one person for every pair of codes (:meth:`encode`).
+
+        PLDA's log-likelihood ratio, normalised against the cohort when the
+        model has one (``cohort_size``).
 
         Parameters
         ----------
@@ -807,10 +851,58 @@ default "daisy"
         (m, n) ndarray
         """
         check_fitted(self, "plda_")
-        return self.plda_.pairwise_log_odds(codes_a, codes_b)
+        scores = self.plda_.pairwise_log_odds(codes_a, codes_b)
+        if getattr(self, "cohort_", None) is None:  # None in files from before the cohort
+            return scores
+        mean_a, std_a = self.cohort_statistics(codes_a)
+        return _symmetric_normalized(
+            scores, (mean_a[:, None], std_a[:, None]), self.cohort_statistics(codes_b)
+        )
+
+    def paired_log_odds(self, codes_a, codes_b):
+        """:meth:`pairwise_log_odds` of the pairs ``(codes_a[i], codes_b[i])`` only.
+
+        Parameters
+        ----------
+        codes_a, codes_b : (n, r) ndarray
+            Paired row by row.
+
+        Returns
+        -------
+        (n,) ndarray
+        """
+        check_fitted(self, "plda_")
+        scores = self.plda_.paired_log_odds(codes_a, codes_b)
+        if getattr(self, "cohort_", None) is None:
+            return scores
+        return _symmetric_normalized(
+            scores, self.cohort_statistics(codes_a), self.cohort_statistics(codes_b)
+        )
+
+    def cohort_statistics(self, codes):
+        """Mean and standard deviation of each face's ``cohort_top`` best ratios against the cohort.
+
+        Parameters
+        ----------
+        codes : (n, r) ndarray
+
+        Returns
+        -------
+        mean, std : (n,) ndarray
+        """
+        check_fitted(self, "cohort_")
+        codes = np.asarray(codes, dtype=np.float64)
+        top = min(self.cohort_top, len(self.cohort_))
+        mean, std = np.empty(len(codes)), np.empty(len(codes))
+        for start in range(0, len(codes), 1024):  # a block's ratios at a time: bounded memory
+            rows = slice(start, start + 1024)
+            against = self.plda_.pairwise_log_odds(codes[rows], self.cohort_)
+            best = -np.partition(-against, top - 1, axis=1)[:, :top]
+            mean[rows], std[rows] = best.mean(axis=1), best.std(axis=1)
+        return mean, np.maximum(std, 1e-12)
 
     def score_pairs(self, crops_a, crops_b):
-        """The log-likelihood ratio of one person for each pair of crops.
+        """The score of one person for each pair of crops (see :meth:`pairwise_log_odds`).
 
         Parameters
         ----------
@@ -820,8 +912,7 @@ default "daisy"
         -------
         (n,) ndarray
         """
-        check_fitted(self, "plda_")
-        return self.plda_.score_pairs(self.describe(crops_a), self.describe(crops_b))
+        return self.paired_log_odds(self.encode(crops_a), self.encode(crops_b))
 
     def probability(self, llr):
         """``P(same person)`` of log-likelihood ratios, by the calibration.
@@ -844,8 +935,22 @@ def _rescaled(crop, scale):
     return rescale(crop, float(scale), order=1, anti_aliasing=True)
 
 
-def _calibration_pairs(plda, X, labels, rng, max_pairs=20_000):
-    """Log-likelihood ratios of the same-person pairs of held-out people and as many others."""
+def _symmetric_normalized(scores, statistics_a, statistics_b):
+    """Adaptive symmetric normalisation: the mean of ``scores`` standardised by each side's."""
+    (mean_a, std_a), (mean_b, std_b) = statistics_a, statistics_b
+    return ((scores - mean_a) / std_a + (scores - mean_b) / std_b) / 2
+
+
+def _one_face_each(labels, size, rng):
+    """Indices of one random face of each of ``size`` random people (all people if fewer)."""
+    order = rng.permutation(len(labels))
+    _, first = np.unique(labels[order], return_index=True)
+    chosen = order[first]
+    return np.sort(rng.permutation(chosen)[:size])
+
+
+def _calibration_pairs(model, X, labels, rng, max_pairs=20_000):
+    """Scores of the same-person pairs of held-out people and as many others."""
     rows, cols = np.triu_indices(len(X), 1)
     same = labels[rows] == labels[cols]
     positive = np.flatnonzero(same)
@@ -854,5 +959,6 @@ def _calibration_pairs(plda, X, labels, rng, max_pairs=20_000):
     positive = rng.choice(positive, take, replace=False)
     negative = rng.choice(negative, min(len(negative), take), replace=False)
     chosen = np.concatenate([positive, negative])
-    llr = plda.pairwise_scores(X)[rows[chosen], cols[chosen]]
-    return llr, same[chosen]
+    codes = model.plda_.encode(X)
+    scores = model.pairwise_log_odds(codes, codes)[rows[chosen], cols[chosen]]
+    return scores, same[chosen]

@@ -49,8 +49,9 @@ default "eigenfaces"
         face and features ("combined"). The presets of ``feature``.
         ``"plda"``: a trained :class:`~eigenvision.IdentityModel` (``feature``)
         is the background, never refitted (:meth:`fit` and :meth:`add` only
-        enrol); distances are minus its log-likelihood ratio (Prince & Elder
-        2007), so thresholds may be negative.
+        enrol); distances are minus its score, the log-likelihood ratio
+        (Prince & Elder 2007) normalised against its cohort, so thresholds
+        may be negative.
     feature : subspace model, optional
         Any unfitted model with ``fit`` and ``transform`` (an
         :class:`Eigenspace`, :class:`FisherSpace`, :class:`KernelPCA`,

@@ -19,6 +19,7 @@ from .eigenspace import Eigenspace
 from .faces.features import FeatureDetector
 from .faces.finder import FaceFinder
 from .faces.geometry import window_shape
+from .identity import IdentityModel
 from .recognize import Recognizer
 
 __all__ = ["check_state", "LIMITS"]
@@ -69,6 +70,8 @@ def check_state(model) -> None:
         _check_feature_detector(model)
     if isinstance(model, FaceFinder):
         _check_face_finder(model)
+    if isinstance(model, IdentityModel):
+        _check_identity_model(model)
 
 
 def _shape(value, name, length=None):
@@ -108,6 +111,16 @@ def _check_bayesian(space):
     if calibration is not None and not calibration[0] > 0:
         raise ValueError("BayesianSpace.calibration_ must be (a > 0, b)")
     check_state(space.pca_)
+
+
+def _check_identity_model(model):
+    cohort = getattr(model, "cohort_", None)
+    width = model.plda_.pca_.n_components_
+    if cohort is not None and cohort.shape[1] != width:
+        raise ValueError(
+            f"IdentityModel.cohort_ must hold codes of PLDA's {width}-dimensional PCA step, "
+            f"got {cohort.shape[1]} columns"
+        )
 
 
 def _check_recognizer(model):

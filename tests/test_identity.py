@@ -222,3 +222,69 @@ def test_descriptor_scales_describe_the_crop_rescaled_and_concatenate(rng):
     np.testing.assert_allclose(described, expected, rtol=1e-5, atol=1e-7)
     with pytest.raises(ValueError, match="descriptor_scales"):
         ev.IdentityModel(descriptor_scales=(0.0,)).fit(crops, [0, 1])
+
+
+def test_adaptive_symmetric_normalisation_against_a_brute_force_loop(rng):
+    """IdentityModel(cohort_size=c, cohort_top=k): a pair's ratio s becomes ((s - mu_a) /
+    sigma_a + (s - mu_b) / sigma_b) / 2, mu and sigma over each face's k best ratios against a
+    cohort of c faces of distinct training people (Matějka et al. 2017); checked pair by pair
+    with PLDA's own ratio and Python's sort."""
+    X, labels, _, _ = _people(rng, n_people=40, per_person=4)
+    model = ev.IdentityModel(pca_components=6, n_components=3, cohort_size=15, cohort_top=5)
+    model.fit_descriptors(X, labels)
+    codes = model.plda_.encode(X)
+    assert model.cohort_.shape == (15, 6)
+    gaps = np.abs(codes[:, None, :] - model.cohort_[None]).max(axis=2)  # float32 codes
+    members = gaps.argmin(axis=0)
+    np.testing.assert_allclose(codes[members], model.cohort_, rtol=1e-6, atol=1e-6)
+    assert len(set(labels[members])) == 15  # one face each of 15 people
+
+    def statistics(code):
+        ratios = [
+            model.plda_.paired_log_odds(code[None], member[None])[0] for member in model.cohort_
+        ]
+        best = sorted(ratios, reverse=True)[:5]
+        return np.mean(best), np.std(best)
+
+    a, b = codes[:4], codes[10:13]
+    expected = np.empty((4, 3))
+    for i in range(4):
+        for j in range(3):
+            raw = model.plda_.paired_log_odds(a[i][None], b[j][None])[0]
+            (mean_a, std_a), (mean_b, std_b) = statistics(a[i]), statistics(b[j])
+            expected[i, j] = ((raw - mean_a) / std_a + (raw - mean_b) / std_b) / 2
+    np.testing.assert_allclose(model.pairwise_log_odds(a, b), expected, rtol=1e-10)
+    np.testing.assert_allclose(model.paired_log_odds(a[:3], b), np.diag(expected), rtol=1e-10)
+    np.testing.assert_allclose(model.paired_log_odds(b, a[:3]), np.diag(expected), rtol=1e-10)
+    assert model.probability(model.threshold_) == pytest.approx(0.5)
+    raw = ev.IdentityModel(pca_components=6, n_components=3, cohort_size=0)
+    raw.fit_descriptors(X, labels)
+    assert raw.cohort_ is None
+    np.testing.assert_array_equal(raw.pairwise_log_odds(a, b), raw.plda_.pairwise_log_odds(a, b))
+
+
+def test_an_identity_model_file_from_before_the_cohort_scores_raw_ratios(rng, tmp_path):
+    """Files without ``cohort_size`` load as written (raw ratios); a cohort of codes of
+    another width is refused."""
+    import json
+
+    X, labels, _, _ = _people(rng, n_people=20, per_person=3)
+    model = ev.IdentityModel(pca_components=6, n_components=3, cohort_size=0)
+    path = ev.save(model.fit_descriptors(X, labels), tmp_path / "old.npz")
+    with np.load(path, allow_pickle=False) as archive:
+        stored = {key: archive[key] for key in archive.files}
+    header = json.loads(bytes(stored["__header__"]).decode())
+    for added in ("cohort_size", "cohort_top"):
+        header["model"]["params"].pop(added)
+    stored["__header__"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
+    np.savez(path, **stored)
+    old = ev.load(path)
+    assert old.cohort_size == 0 and getattr(old, "cohort_", None) is None
+    codes = old.plda_.encode(X[:5])
+    np.testing.assert_array_equal(
+        old.pairwise_log_odds(codes, codes), old.plda_.pairwise_log_odds(codes, codes)
+    )
+    normalised = ev.IdentityModel(pca_components=6, n_components=3, cohort_size=8)
+    normalised.fit_descriptors(X, labels).cohort_ = np.zeros((8, 4))
+    with pytest.raises(ValueError, match="cohort_ must hold codes"):
+        ev.validation.check_state(normalised)

@@ -4,7 +4,8 @@
 shipped :class:`~eigenvision.FaceFinder`), cuts it on its eyes and asks the
 shipped :class:`~eigenvision.IdentityModel` (``data/identity_model.npz``,
 trained on LFW's View 1 training people by :func:`build_identity_model`)
-for the log-likelihood ratio of one person and its probability.
+for its score of one person (the normalised log-likelihood ratio) and its
+probability.
 """
 
 from __future__ import annotations
@@ -118,8 +119,9 @@ def compare_faces(photo_a, photo_b, *, finder=None, model=None) -> Verification:
     -------
     Verification
         ``accepted``: the model's decision at its calibrated threshold;
-        ``distance``: minus the log-likelihood ratio (smaller: more alike);
-        ``threshold``: minus the model's ratio threshold; ``probability``:
+        ``distance``: minus the model's score (its log-likelihood ratio,
+        normalised against its cohort; smaller: more alike); ``threshold``:
+        minus the model's score threshold; ``probability``:
         ``P(same person)``.
 
     Raises

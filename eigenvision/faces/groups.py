@@ -2,7 +2,7 @@
 
 The stage after finding: each face is cut as the identity model was trained
 (:func:`~eigenvision.faces.compare.model_crop`), the model scores every pair
-of faces (the log-likelihood ratio of one person), and average-linkage
+of faces (the normalised log-likelihood ratio of one person), and average-linkage
 clustering merges groups while their faces stay alike. By default the scores
 are first normalised against the set itself
 (:func:`~eigenvision.cluster.set_normalized`), so that conditions that make
