@@ -166,9 +166,10 @@ def main(argv=None):
         decided["eigenfaces (cosine)"][test] = cosine >= threshold
         for name, X in (("PLDA on pixels", pixels), (methods[2], described)):
             fitted = IdentityModel().fit_descriptors(X[train], lfw.labels[train])
-            llr = fitted.plda_.score_pairs(X[a], X[b])
-            scores[name][test] = llr
-            decided[name][test] = llr >= fitted.threshold_
+            # the model's score: PLDA's ratio normalised against its cohort
+            score = fitted.paired_log_odds(fitted.plda_.encode(X[a]), fitted.plda_.encode(X[b]))
+            scores[name][test] = score
+            decided[name][test] = score >= fitted.threshold_
     if _dlib.available():
         methods += (DLIB,)
         scores[DLIB], decided[DLIB], results_dlib = _dlib_pairs(lfw.names, a_rows, b_rows)
