@@ -302,8 +302,9 @@ def test_open_set_against_brute_force(tmp_path, att):
 
 def test_open_set_plda_row_against_the_identity_models_own_ratio(tmp_path, att, monkeypatch):
     """The shipped identity model as background (``--methods plda``): its rank-1 and TAR at
-    FAR 1% recomputed from ``IdentityModel.encode`` and PLDA's ``pairwise_log_odds`` (a brute
-    nearest-by-ratio search and threshold loop); the AT&T faces cut on fixed eyes here (the
+    FAR 1% recomputed from ``IdentityModel.encode`` and its ``pairwise_log_odds`` (the
+    normalised ratio; a brute nearest-by-score search and threshold loop); the AT&T faces cut
+    on fixed eyes here (the
     finder's likeliest face of each image costs a minute: ``identity_crops`` is checked
     against ``model_crop`` on those eyes)."""
     from eigenvision.experiments import open_set
@@ -322,7 +323,7 @@ def test_open_set_plda_row_against_the_identity_models_own_ratio(tmp_path, att, 
     image = np.array([int(n.split("/")[1].split(".")[0]) for n in att.names])
     enrolled = (person <= 20) & (image <= 5)
     codes = model.encode(cut.images)
-    ratio = model.plda_.pairwise_log_odds(codes, codes[enrolled])
+    ratio = model.pairwise_log_odds(codes, codes[enrolled])
     best = ratio.max(axis=1)
     named = att.labels[enrolled][ratio.argmax(axis=1)]
     genuine, impostor = (person <= 20) & (image > 5), person > 30
