@@ -590,7 +590,7 @@ def threshold_slider(
     recognizer: ev.Recognizer, probes: ev.ImageSet | None, distances: np.ndarray, *, key: str
 ) -> float:
     """The "unknown beyond distance" slider, from its default (:func:`unknown_beyond`) over the
-    probes' distances; below 0 too where distances are (minus log-likelihood ratios, plda)."""
+    probes' distances; below 0 too where distances are (minus the identity model's scores, plda)."""
     default, meaning = unknown_beyond(recognizer, probes, distances)
     low = min(0.0, 2 * float(distances.min()), default)
     high = max(0.0, 2 * float(distances.max()), default) + 1e-6

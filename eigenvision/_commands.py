@@ -31,13 +31,7 @@ from .faces.compare import build_identity_model, compare_faces, default_identity
 from .faces.crops import face_thumbnail
 from .faces.features import FeatureDetector
 from .faces.groups import MIN_SET, SET_CUT, cluster_faces
-from .faces.photos import (
-    DEFAULT_FINDER,
-    build_finder,
-    default_finder,
-    fit_eye_regressor,
-    helen_split,
-)
+from .faces.photos import DEFAULT_FINDER, build_finder, default_finder, fit_eye_regressor
 from .io import image_entries, load_image, load_image_set, load_photos
 from .persist import load, save
 from .plot import faces as plot_faces
@@ -464,14 +458,9 @@ def _cmd_build_models(args) -> int:
     if args.eyes:
         saved = out / "face_finder.npz"
         finder = default_finder(saved if saved.exists() else None)
-        helen_ids, _ = helen_split(photo for photo, _, _ in datasets.helen_files())
-        helen = datasets.load_helen(photo_ids=helen_ids)
-        finder.eye_regressor_ = fit_eye_regressor(helen, progress=not args.quiet)
-        save(finder, out / "face_finder.npz")
-        print(
-            f"fitted the eye refinement on {len(helen)} HELEN training faces; saved "
-            f"{out / 'face_finder.npz'}"
-        )
+        finder.eye_regressor_ = fit_eye_regressor(progress=not args.quiet)
+        save(finder, saved)
+        print(f"fitted the eye refinement on HELEN's training faces; saved {saved}")
         return 0
     finder = build_finder(n_backgrounds=args.backgrounds, progress=not args.quiet)
     save(finder, out / "face_finder.npz")

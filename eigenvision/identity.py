@@ -855,9 +855,9 @@ default "daisy"
         if getattr(self, "cohort_", None) is None:  # None in files from before the cohort
             return scores
         mean_a, std_a = self.cohort_statistics(codes_a)
-        return _symmetric_normalized(
-            scores, (mean_a[:, None], std_a[:, None]), self.cohort_statistics(codes_b)
-        )
+        # a set against itself (pairwise_scores, the calibration): its statistics once
+        statistics_b = (mean_a, std_a) if codes_b is codes_a else self.cohort_statistics(codes_b)
+        return _symmetric_normalized(scores, (mean_a[:, None], std_a[:, None]), statistics_b)
 
     def paired_log_odds(self, codes_a, codes_b):
         """:meth:`pairwise_log_odds` of the pairs ``(codes_a[i], codes_b[i])`` only.

@@ -6,12 +6,14 @@ import copy
 
 import numpy as np
 import pytest
+from skimage import data
 
 import eigenvision as ev
 from eigenvision import evaluate
 from eigenvision.faces import photos
 from eigenvision.faces.eyes import EyeRegressor, _moved
 from eigenvision.faces.features import place_features
+from eigenvision.normalize import to_gray
 
 
 @pytest.fixture(scope="module")
@@ -115,6 +117,10 @@ def test_the_eye_regressor_round_trips_and_refuses_bad_input(finder, tmp_path):
     image = photos.sample_picture("astronaut")
     eyes = [[180.0, 100.0], [240.0, 100.0]]
     np.testing.assert_array_equal(loaded.predict(image, eyes), regressor.predict(image, eyes))
+    colour = data.astronaut()  # grey once, as align_face greys it
+    np.testing.assert_array_equal(
+        regressor.predict(colour, eyes), regressor.predict(to_gray(colour), eyes)
+    )
     with pytest.raises(ValueError, match="two finite"):
         regressor.predict(image, [[np.nan, 1.0], [2.0, 3.0]])
     with pytest.raises(ValueError, match="two finite"):

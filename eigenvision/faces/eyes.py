@@ -21,6 +21,8 @@ from sklearn.linear_model import Ridge
 
 from .._base import check_fitted, progress
 from .._spec import Param, State, check_params
+from ..descriptors import hog_descriptor
+from ..normalize import to_gray
 from ..transform import eye_transform
 from .crops import align_face
 from .features import place_features
@@ -30,7 +32,10 @@ __all__ = ["EyeRegressor", "PlacingMixin"]
 #: The frame each step reads: the eyes 24 pixels apart, level, 26 pixels down a 64 x 64 cut.
 FRAME_SHAPE = (64, 64)
 FRAME_EYES = ((20.0 / 63, 26.0 / 63), (44.0 / 63, 26.0 / 63))
-_CANONICAL = np.array([[20.0, 26.0], [44.0, 26.0]])
+#: The eyes' place in the frame, pixels (``eye_transform``'s fractions of ``(W - 1, H - 1)``).
+_CANONICAL = np.array(FRAME_EYES) * (np.array(FRAME_SHAPE[::-1]) - 1)
+#: The largest move of an eye coordinate in one step, frame pixels: half the frame's eye distance.
+_MAX_STEP = (_CANONICAL[1, 0] - _CANONICAL[0, 0]) / 2
 
 
 def _frame_transform(eyes):
@@ -52,15 +57,11 @@ def eye_features(image, eyes) -> np.ndarray:
         Nine orientations in 6 x 6-pixel cells, blocks of 2 x 2 cells,
         of the frame standardised to zero mean and unit variance.
     """
-    from skimage.feature import hog
-
     frame = align_face(
         image, (tuple(eyes[0]), tuple(eyes[1])), shape=FRAME_SHAPE, eye_positions=FRAME_EYES
     )
     frame = (frame - frame.mean()) / (frame.std() + 1e-6)
-    return hog(frame, orientations=9, pixels_per_cell=(6, 6), cells_per_block=(2, 2)).astype(
-        np.float32
-    )
+    return hog_descriptor(frame, cell=6).astype(np.float32)
 
 
 class EyeRegressor(BaseEstimator):
@@ -221,6 +222,9 @@ class EyeRegressor(BaseEstimator):
         where = np.asarray(eyes, dtype=np.float64)
         if where.shape != (2, 2) or not np.all(np.isfinite(where)):
             raise ValueError(f"eyes must be two finite (x, y) points, got {eyes!r}")
+        image = np.asarray(image)
+        if image.ndim == 3:  # grey once, not in every stage's cut
+            image = to_gray(image[..., :3])
         for weights, intercept in zip(self.coefficients_, self.intercepts_, strict=True):
             move = weights @ eye_features(image, where) + intercept
             where = _moved(where, move)
@@ -229,7 +233,7 @@ class EyeRegressor(BaseEstimator):
 
 def _moved(eyes, move):
     """The eyes displaced by ``move``, frame pixels (each at most half the eye distance)."""
-    step = np.clip(np.asarray(move, dtype=np.float64).reshape(2, 2), -12.0, 12.0)
+    step = np.clip(np.asarray(move, dtype=np.float64).reshape(2, 2), -_MAX_STEP, _MAX_STEP)
     return _frame_transform(eyes).inverse(_CANONICAL + step)
 
 

@@ -322,7 +322,7 @@ def build_finder(root=None, *, n_backgrounds=250, n_lfw=3000, progress=False) ->
     )
     defaults = FaceFinder().get_params()
     finder.set_params(**{name: defaults[name] for name in mining})
-    finder.eye_regressor_ = fit_eye_regressor(helen, progress=progress)
+    finder.eye_regressor_ = fit_eye_regressor(helen=helen, progress=progress)
     # 0.05 per photo: a tenth of Haar's at its defaults; 0.025 missed many plain portraits.
     finder.threshold = calibrate_threshold(
         finder, [f for f in files if f[0] in test_ids][-60:], false_alarms=0.05, progress=progress
@@ -330,20 +330,25 @@ def build_finder(root=None, *, n_backgrounds=250, n_lfw=3000, progress=False) ->
     return finder
 
 
-def fit_eye_regressor(helen, *, progress=False) -> EyeRegressor:
-    """The shipped finder's eye refinement, fitted on HELEN faces and their annotated eyes.
+def fit_eye_regressor(root=None, *, helen=None, progress=False) -> EyeRegressor:
+    """The shipped finder's eye refinement, fitted on HELEN's training faces and their eyes.
 
     Parameters
     ----------
-    helen : ImageSet
+    root : path, optional
+        The folder holding ``helen_train/`` (default ``$EIGENVISION_DATA``).
+    helen : ImageSet, optional
         :func:`~eigenvision.datasets.load_helen` of the training photos
-        (:func:`helen_split`).
+        (:func:`helen_split`), when already loaded.
     progress : bool, default False
 
     Returns
     -------
     EyeRegressor
     """
+    if helen is None:
+        train_ids, _ = helen_split(photo for photo, _, _ in datasets.helen_files(root))
+        helen = datasets.load_helen(root, photo_ids=train_ids)
     eyes = np.stack([helen.landmarks["left_eye"], helen.landmarks["right_eye"]], axis=1)
     return EyeRegressor().fit(helen.images, eyes, progress_bar=progress)
 
