@@ -275,8 +275,30 @@ class CodesMixin:
     def _pairwise_codes(self, codes_a, codes_b):
         """Metric distances between every pair of (metric-normalised) codes."""
         if self.method == "plda":
-            return -self.feature.pairwise_log_odds(codes_a, codes_b)
+            gallery = codes_b is getattr(self, "gallery_", None)
+            statistics = self._gallery_statistics() if gallery else None
+            return -self.feature.pairwise_log_odds(codes_a, codes_b, statistics_b=statistics)
         return self._metric_distance(np.sqrt(squared_distances(codes_a, codes_b)))
+
+    def _gallery_statistics(self):
+        """The identity model's cohort statistics of ``gallery_``, kept between queries.
+
+        Computed again when the gallery (enrolment makes a new array) or the
+        identity model's state they read changes; None without a cohort.
+        """
+        model = self.feature
+        if getattr(model, "cohort_", None) is None:
+            return None
+        arrays, top = (self.gallery_, model.plda_, model.cohort_), model.cohort_top
+        kept = getattr(self, "_gallery_statistics_memo", None)
+        if (
+            kept is None
+            or kept[1] != top
+            or any(a is not b for a, b in zip(kept[0], arrays, strict=True))
+        ):
+            kept = (arrays, top, model.cohort_statistics(self.gallery_))
+            self._gallery_statistics_memo = kept
+        return kept[2]
 
     def _metric_distance(self, euclidean):
         """Distances between metric-normalised codes, in the metric's own units."""

@@ -835,7 +835,7 @@ default "daisy"
         check_fitted(self, "plda_")
         return self.plda_.encode(self.describe(crops))
 
-    def pairwise_log_odds(self, codes_a, codes_b):
+    def pairwise_log_odds(self, codes_a, codes_b, *, statistics_b=None):
         """The score of one person for every pair of codes (:meth:`encode`).
 
         PLDA's log-likelihood ratio, normalised against the cohort when the
@@ -845,6 +845,10 @@ default "daisy"
         ----------
         codes_a : (m, r) ndarray
         codes_b : (n, r) ndarray
+        statistics_b : (mean, std) of (n,) ndarrays, optional
+            :meth:`cohort_statistics` of ``codes_b`` when the caller keeps
+            them (a gallery scored against query after query); computed here
+            when not given.
 
         Returns
         -------
@@ -855,8 +859,15 @@ default "daisy"
         if getattr(self, "cohort_", None) is None:  # None in files from before the cohort
             return scores
         mean_a, std_a = self.cohort_statistics(codes_a)
-        # a set against itself (pairwise_scores, the calibration): its statistics once
-        statistics_b = (mean_a, std_a) if codes_b is codes_a else self.cohort_statistics(codes_b)
+        if statistics_b is None:
+            # a set against itself (pairwise_scores, the calibration): its statistics once
+            same = codes_b is codes_a
+            statistics_b = (mean_a, std_a) if same else self.cohort_statistics(codes_b)
+        elif any(np.shape(part) != (len(codes_b),) for part in statistics_b):
+            raise ValueError(
+                f"statistics_b must be the (mean, std) of the {len(codes_b)} codes_b, one value "
+                "per code each (cohort_statistics(codes_b))"
+            )
         return _symmetric_normalized(scores, (mean_a[:, None], std_a[:, None]), statistics_b)
 
     def paired_log_odds(self, codes_a, codes_b):

@@ -126,3 +126,50 @@ def test_plda_recognizer_on_photos_with_the_shipped_models(imm, tmp_path, capsys
     assert main([*train, "-o", str(saved)]) == 0
     assert "plda (the shipped identity model) on 3 photos" in capsys.readouterr().out
     assert ev.load(saved).feature.shape == model.shape
+
+
+def test_plda_recognizer_keeps_its_gallerys_cohort_statistics_between_queries(background):
+    """The enrolled codes' cohort statistics are computed once, not on every query (they had
+    been: a gallery's cost paid again by each probe); enrolling someone, refitting the model or
+    changing its cohort_top computes them again, and the answers equal a fresh recognizer's."""
+    model, images, labels = background
+    (gallery, gallery_labels), (probes, _) = _split(images, labels, 2)
+    rec = ev.Recognizer(method="plda", feature=model).fit(gallery, gallery_labels)
+    sizes = []
+    original = model.cohort_statistics
+
+    def counted(codes):
+        sizes.append(len(codes))
+        return original(codes)
+
+    model.cohort_statistics = counted  # an instance attribute: the fixture's model is shared
+    try:
+        for probe in probes[:3]:
+            rec.predict(probe[None])
+        assert sizes.count(len(rec.gallery_)) == 1, sizes
+        newcomer = gallery[:1] + 1.0
+        rec.add(newcomer, ["newcomer"])
+        fresh = ev.Recognizer(method="plda", feature=model).fit(
+            np.concatenate([gallery, newcomer]), np.concatenate([gallery_labels, ["newcomer"]])
+        )
+        np.testing.assert_allclose(
+            rec.kneighbors(probes[:4], k=3)[0], fresh.kneighbors(probes[:4], k=3)[0], rtol=1e-6
+        )
+        assert sizes.count(len(rec.gallery_)) == 2  # rec's new gallery, fresh's: once each
+        top = model.cohort_top
+        model.cohort_top = 5
+        try:
+            changed = rec.kneighbors(probes[:4], k=3)[0]
+            model.cohort_statistics = original
+            rebuilt = ev.Recognizer(method="plda", feature=model).fit(
+                np.concatenate([gallery, newcomer]),
+                np.concatenate([gallery_labels, ["newcomer"]]),
+            )
+            np.testing.assert_allclose(changed, rebuilt.kneighbors(probes[:4], k=3)[0], rtol=1e-6)
+        finally:
+            model.cohort_top = top
+    finally:
+        model.cohort_statistics = original
+    with pytest.raises(ValueError, match="statistics_b must be"):
+        codes = rec.gallery_
+        model.pairwise_log_odds(codes[:2], codes, statistics_b=(np.zeros(3), np.ones(3)))
