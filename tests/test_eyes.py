@@ -97,6 +97,31 @@ def test_placed_eyes_are_the_mean_of_the_placers_and_the_regressors(finder):
     assert found["nose"] == placed["nose"]
 
 
+def test_place_without_relocating_searches_the_box_given_once(finder, monkeypatch):
+    """relocate=False (what find passes for its own boxes): the placer searches the box once,
+    not again in the box of the eyes it found; by default, twice (a box of uncertain scale)."""
+    image = photos.sample_picture("astronaut")
+    box = finder.find(image)[0].box
+    boxes = []
+    locate = finder.placer_.locate
+
+    def spy(*args, box, **kwargs):
+        boxes.append(box)
+        return locate(*args, box=box, **kwargs)
+
+    monkeypatch.setattr(finder.placer_, "locate", spy)
+    once = finder.place(image, box, relocate=False)
+    assert boxes == [box]
+    first = locate(image, box=box)
+    eyes = np.array([first["left_eye"], first["right_eye"]])
+    expected = (eyes + finder.eye_regressor_.predict(image, eyes)) / 2
+    np.testing.assert_allclose([once["left_eye"], once["right_eye"]], expected)
+    assert once["mouth"] == first["mouth"]
+    boxes.clear()
+    finder.place(image, box)
+    assert len(boxes) == 2 and boxes[0] == box
+
+
 def test_a_finder_file_without_an_eye_regressor_places_the_eyes_as_its_placer_does(
     finder, tmp_path
 ):

@@ -839,8 +839,9 @@ def test_the_feature_checks_add_the_located_features_log_probabilities(finder, m
     """score = decision log-odds + eye_weight (log p_left + log p_right) + feature_weight
     (log p_nose + log p_mouth), the locator's features from the candidate's box; the features
     reported are the placer's (eye patches with the brows, ``PLACEMENT_EYE_PATCH``), located
-    in the candidate's box and again in the box of the eyes it found there, the eyes then
-    averaged with the eye regressor's refinement of them."""
+    once, in the candidate's box (the window moved onto the face: no second search in the box
+    of the eyes found, as ``place`` makes for a box of uncertain scale), the eyes then averaged
+    with the eye regressor's refinement of them."""
     image = photos.sample_picture("astronaut")
     seen = []
     assert finder.placer_ is not finder.locator_
@@ -868,15 +869,9 @@ def test_the_feature_checks_add_the_located_features_log_probabilities(finder, m
     confidences, passes = [], 0
     for box, checked in located:
         confidences.append(checked.confidence)
-        placed_box, first = next(placed)  # the placer, in the same box
+        placed_box, reported = next(placed)  # the placer, in the same box, once
         assert placed_box == box
-        reported = first
-        if first.eye_confidence >= 0.02:  # eyes found: located again from their box
-            again_box, reported = next(placed)
-            assert again_box == ev.face_box(
-                *(np.asarray(first[eye]) for eye in ("left_eye", "right_eye"))
-            )
-            passes += 1
+        passes += reported.eye_confidence >= 0.02
         face = alone[len(confidences) - 1]
         # eyes the placer is not sure of are the candidate window's own
         features = FEATURES if reported.eye_confidence >= 0.02 else ("nose", "mouth")

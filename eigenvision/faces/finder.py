@@ -503,7 +503,7 @@ class FaceFinder(FinderTrainingMixin, PlacingMixin, BaseEstimator):
         # (their decision's probability bounds the likeliest from above).
         unchecked = probability[probability < threshold]
         likeliest = np.max(np.concatenate([expit([s for _, s in checked]), unchecked]))
-        # Only the faces reported are placed (two locates each): most checked candidates fail.
+        # Only the faces reported are placed (one locate each): most checked candidates fail.
         faces = [
             self._face(small, candidate, s, scale)
             for candidate, s in checked
@@ -527,7 +527,7 @@ class FaceFinder(FinderTrainingMixin, PlacingMixin, BaseEstimator):
         """A Face of checked ``score`` from a candidate: its features placed in its box
         (:meth:`place`), all back in input pixels."""
         left, right, _ = candidate
-        reported = self.place(small, face_box(left, right))
+        reported = self.place(small, face_box(left, right), relocate=False)
         points = {name: np.asarray(p, dtype=float) for name, p in reported.positions.items()}
         if reported.eye_confidence < 0.02:
             points["left_eye"], points["right_eye"] = left, right  # the window's own eyes
