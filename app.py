@@ -16,7 +16,7 @@ import streamlit as st
 
 import eigenvision as ev
 from eigenvision import datasets, plot
-from eigenvision._base import BoundedCache
+from eigenvision._base import BoundedCache, format_below
 from eigenvision.codes import allowed_metrics
 from eigenvision.faces.compare import compare_crops, model_crop
 from eigenvision.faces.crops import face_thumbnail
@@ -553,7 +553,8 @@ def faces_found(image: np.ndarray, key: str) -> tuple[list, float]:
             ""
             if best is None
             else (
-                f"; the likeliest candidate has probability {best:.4f}: lower the slider to see it"
+                f"; the likeliest candidate has probability {format_below(best, least, 4)}: "
+                "lower the slider to see it"
             )
         )
         st.info(f"No face at probability {least:.4f} or more{hint}.")

@@ -192,6 +192,34 @@ def _progress_lines(iterable, *, total, desc):
             print(f"{desc or 'progress'}: {done}{of}", file=sys.stderr, flush=True)
 
 
+def format_below(value: float, limit: float, digits: int = 3) -> str:
+    """``value`` with the fewest decimals (``digits`` at least) that still read as below ``limit``.
+
+    A probability of 0.99996 under a threshold of 1 printed with three
+    decimals reads "1.000": as many decimals as it takes to tell them apart.
+
+    Parameters
+    ----------
+    value, limit : float
+        ``value < limit``.
+    digits : int, default 3
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> format_below(0.42, 0.9), format_below(0.99996, 1.0), format_below(0.9509, 0.951)
+    ('0.420', '0.99996', '0.9509')
+    """
+    for places in range(digits, 17):
+        text = f"{value:.{places}f}"
+        if float(text) < limit:
+            return text
+    return repr(float(value))
+
+
 def check_fitted(model, attribute: str = "components_") -> None:
     if not hasattr(model, attribute):
         raise NotFittedError(

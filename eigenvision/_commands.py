@@ -24,7 +24,7 @@ from PIL import Image
 
 from . import datasets, evaluate
 from ._argtypes import count, finite, probability, rate
-from ._base import progress
+from ._base import format_below, progress
 from ._version import __version__
 from .experiments import EXPERIMENTS
 from .faces.compare import build_identity_model, compare_faces, default_identity_model
@@ -414,13 +414,13 @@ def _cmd_detect(args) -> int:
                 f"{f.right_eye[1]:.0f}) p {f.confidence:.2f}"
                 for f in found
             )
+            threshold = finder.threshold if args.threshold is None else args.threshold
             hint = (
                 ""
                 if found or likeliest is None
                 else (
-                    f" (the likeliest has p {likeliest:.3f} at most, below the threshold "
-                    f"{finder.threshold if args.threshold is None else args.threshold:.4g}: "
-                    "a lower --threshold may show it)"
+                    f" (the likeliest has p {format_below(likeliest, threshold)} at most, below "
+                    f"the threshold {threshold:.4g}: a lower --threshold may show it)"
                 )
             )
             print(f"{path}: {len(found)} face(s)" + (f": {cells}" if found else hint))

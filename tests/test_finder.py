@@ -661,8 +661,26 @@ def test_cli_detect_says_why_a_photo_shows_no_face(tmp_path, capsys, monkeypatch
     Image.fromarray(data.astronaut()).save(path)
     assert main(["-q", "detect", str(path), "--threshold", "1.0"]) == 0
     out = capsys.readouterr().out  # an upper bound: the checks could only lower it
-    assert "0 face(s) (the likeliest has p 0." in out and "at most" in out
+    assert "0 face(s) (the likeliest has p " in out and "at most" in out
+    # printed with the decimals it takes to read below the threshold (a p of 0.9999 had
+    # read "1.000 ... below the threshold 1")
+    printed = float(out.split("the likeliest has p ")[1].split()[0])
+    assert 0.5 < printed < 1.0
     assert len(searches) == 1
+
+
+def test_cli_detect_prints_the_likeliest_below_its_threshold(tmp_path, capsys, monkeypatch):
+    """Regression: a likeliest p of 0.99996 under --threshold 1 was printed "p 1.000 at most,
+    below the threshold 1"; it is printed with the decimals that show it below."""
+    from PIL import Image
+
+    from eigenvision.cli import main
+
+    monkeypatch.setattr(ev.FaceFinder, "find", lambda self, image, **kwargs: ([], 0.99996))
+    path = tmp_path / "grey.png"
+    Image.fromarray(np.full((64, 64), 128, dtype=np.uint8)).save(path)
+    assert main(["-q", "detect", str(path), "--threshold", "1.0"]) == 0
+    assert "the likeliest has p 0.99996 at most, below the threshold 1:" in capsys.readouterr().out
 
 
 def test_the_likeliest_is_what_a_search_at_threshold_0_puts_first(finder):
