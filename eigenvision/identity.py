@@ -858,16 +858,16 @@ default "daisy"
         scores = self.plda_.pairwise_log_odds(codes_a, codes_b)
         if getattr(self, "cohort_", None) is None:  # None in files from before the cohort
             return scores
-        mean_a, std_a = self.cohort_statistics(codes_a)
         if statistics_b is None:
-            # a set against itself (pairwise_scores, the calibration): its statistics once
-            same = codes_b is codes_a
-            statistics_b = (mean_a, std_a) if same else self.cohort_statistics(codes_b)
+            statistics_b = self.cohort_statistics(codes_b)
         elif any(np.shape(part) != (len(codes_b),) for part in statistics_b):
             raise ValueError(
                 f"statistics_b must be the (mean, std) of the {len(codes_b)} codes_b, one value "
                 "per code each (cohort_statistics(codes_b))"
             )
+        # a set against itself (pairwise_scores, the calibration, a gallery's own score
+        # normalisation): its statistics once
+        mean_a, std_a = statistics_b if codes_a is codes_b else self.cohort_statistics(codes_a)
         return _symmetric_normalized(scores, (mean_a[:, None], std_a[:, None]), statistics_b)
 
     def paired_log_odds(self, codes_a, codes_b):

@@ -156,6 +156,15 @@ def test_plda_recognizer_keeps_its_gallerys_cohort_statistics_between_queries(ba
             rec.kneighbors(probes[:4], k=3)[0], fresh.kneighbors(probes[:4], k=3)[0], rtol=1e-6
         )
         assert sizes.count(len(rec.gallery_)) == 2  # rec's new gallery, fresh's: once each
+        rec.kneighbors(probes[:1])
+        assert sizes.count(len(rec.gallery_)) == 2
+        cohort = model.cohort_
+        model.cohort_ = cohort.copy()  # what a refit does: a new cohort array
+        try:
+            rec.kneighbors(probes[:1])
+            assert sizes.count(len(rec.gallery_)) == 3
+        finally:
+            model.cohort_ = cohort
         top = model.cohort_top
         model.cohort_top = 5
         try:
@@ -168,6 +177,11 @@ def test_plda_recognizer_keeps_its_gallerys_cohort_statistics_between_queries(ba
             np.testing.assert_allclose(changed, rebuilt.kneighbors(probes[:4], k=3)[0], rtol=1e-6)
         finally:
             model.cohort_top = top
+        own = ev.Recognizer(method="plda", feature=model).fit(gallery, gallery_labels)
+        model.cohort_statistics = counted
+        sizes.clear()
+        own._pairwise_codes(own.gallery_, own.gallery_)  # score_norm's path: a gallery against
+        assert sizes == [len(own.gallery_)]  # itself, its statistics once (not twice)
     finally:
         model.cohort_statistics = original
     with pytest.raises(ValueError, match="statistics_b must be"):

@@ -260,7 +260,7 @@ class PlacingMixin:
             Locate again in the box of the eyes found first (a box of
             uncertain scale). :meth:`find` passes False: its boxes are its
             windows moved onto the face, and one search there places the eyes
-            as well in half the time.
+            as well as two.
 
         Returns
         -------

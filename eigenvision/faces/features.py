@@ -472,7 +472,7 @@ def place_features(placer, image, box, *, relocate=True):
     relocate : bool, default True
         Locate again in the box of the eyes found first. False for a box
         already fitted to the face (the finder's own, its window moved onto
-        the face): one search, half the time.
+        the face): one search instead of two.
 
     Returns
     -------
