@@ -57,6 +57,12 @@ class PLDA(SupervisedSubspaceModel):
     pca_components : int, optional
         Dimension of the PCA step the model lives in; default
         ``min(d, n - c)``, where the within-person scatter is full rank.
+    length_norm : bool, default False
+        Whiten the PCA step's codes and scale each to length ``sqrt(r)``
+        before the model sees them (Garcia-Romero & Espy-Wilson 2011): the
+        heavy tails of real data (a few faces far out along some direction)
+        pulled onto the sphere where the Gaussian model fits them better, then
+        centred again. :meth:`encode` and :meth:`transform` apply it to new data.
     max_iter : int, default 200
         EM iterations at most.
     tol : float, default 1e-7
@@ -65,19 +71,23 @@ class PLDA(SupervisedSubspaceModel):
     Attributes
     ----------
     pca_ : Eigenspace
-        The PCA step.
+        The PCA step (whitened with ``length_norm``).
     mean_ : (d,) ndarray
     components_ : (p, d) ndarray
         ``transform``'s linear map: the posterior mean of the identity variable
-        of one image is ``components_ @ (x - mean_)``. Made from the PCA step
-        and the loadings when first read, never saved (it would be as large as
-        the PCA step).
+        of one image is ``components_ @ (x - mean_)`` (with ``length_norm``,
+        of the length-normalised code: ``transform`` scales by each code's
+        length). Made from the PCA step and the loadings when first read,
+        never saved (it would be as large as the PCA step).
     identity_loadings_ : (r, p) ndarray
         ``F`` in the PCA step's ``r`` dimensions.
     within_covariance_ : (r, r) ndarray
         ``S_w``.
     quadratic_ : (r, r) ndarray
     cross_ : (r, r) ndarray
+    code_mean_ : (r,) ndarray or None
+        With ``length_norm``, the mean of the training codes after the length
+        normalisation (subtracted from every code); None without.
     offset_ : float
         The log-likelihood ratio of codes ``a`` and ``b`` (centred, in the PCA
         step) is ``a^T Q a + b^T Q b + a^T C b + offset_`` with ``Q`` =
@@ -97,6 +107,8 @@ class PLDA(SupervisedSubspaceModel):
     (2012), Bayesian face revisited: a joint formulation, ECCV.
     A. Sizov, K. A. Lee and T. Kinnunen (2014), Unifying probabilistic linear
     discriminant analysis variants in biometric authentication, S+SSPR.
+    D. Garcia-Romero and C. Y. Espy-Wilson (2011), Analysis of i-vector
+    length normalization in speaker recognition systems, Interspeech.
 
     Examples
     --------
@@ -114,6 +126,7 @@ class PLDA(SupervisedSubspaceModel):
         "n_components": Param("int", 1, 100_000, optional=True),
         "within_components": Param("int", 1, 100_000, optional=True),
         "pca_components": Param("int", 1, 100_000, optional=True),
+        "length_norm": Param("bool"),
         "max_iter": Param("int", 0, 100_000),
         "tol": Param("real", 0, 1),
     }
@@ -129,6 +142,7 @@ class PLDA(SupervisedSubspaceModel):
         "quadratic_": State(shape=("r", "r")),
         "cross_": State(shape=("r", "r")),
         "offset_": State("real"),
+        "code_mean_": State(shape=("r",), optional=True),
         "log_likelihood_": State("reals"),
         "n_iter_": State("int", low=0),
         "classes_": State(dtypes="biufU", shape=("c",)),
@@ -141,12 +155,14 @@ class PLDA(SupervisedSubspaceModel):
         *,
         within_components=None,
         pca_components=None,
+        length_norm=False,
         max_iter=200,
         tol=1e-7,
     ):
         self.n_components = n_components
         self.within_components = within_components
         self.pca_components = pca_components
+        self.length_norm = length_norm
         self.max_iter = max_iter
         self.tol = tol
 
@@ -183,8 +199,12 @@ class PLDA(SupervisedSubspaceModel):
             raise ValueError(f"n_components={p} exceeds the PCA step's {r} dimensions")
         if q is not None and q >= r:
             raise ValueError(f"within_components={q} must be below the PCA step's {r} dimensions")
-        self.pca_ = Eigenspace(r).fit(X)
-        Z = self.pca_.transform(X).astype(np.float64)
+        self.pca_ = Eigenspace(r, whiten=self.length_norm).fit(X)
+        self.code_mean_ = None
+        Z = self._step_codes(X)
+        if self.length_norm:
+            self.code_mean_ = Z.mean(axis=0)
+            Z -= self.code_mean_
         F, within, history = _expectation_maximisation(
             Z, codes, p, q, max_iter=self.max_iter, tol=self.tol
         )
@@ -202,13 +222,11 @@ class PLDA(SupervisedSubspaceModel):
         """``transform``'s ``(p, d)`` map: ``(I + F^T S_w^-1 F)^-1 F^T S_w^-1`` times the PCA
         step's components (the posterior mean of the identity variable), in their dtype."""
         if getattr(self, "_components", None) is None:
-            F, within = self.identity_loadings_, self.within_covariance_
-            projected = linalg.solve(within, F, assume_a="pos")  # S_w^-1 F
-            posterior = linalg.solve(
-                np.eye(F.shape[1]) + F.T @ projected, projected.T, assume_a="pos"
-            )
             pca = self.pca_.components_
-            self._components = (posterior @ pca.astype(np.float64)).astype(pca.dtype)
+            step = pca.astype(np.float64)
+            if self.pca_.whiten:
+                step = step / np.sqrt(self.pca_.explained_variance_)[:, None]
+            self._components = (self._posterior() @ step).astype(pca.dtype)
         return self._components
 
     @components_.setter
@@ -216,9 +234,25 @@ class PLDA(SupervisedSubspaceModel):
         # model files written before it was made on demand hold it
         self._components = value
 
+    def _posterior(self):
+        """``(I + F^T S_w^-1 F)^-1 F^T S_w^-1``, ``(p, r)``: a code's posterior identity mean."""
+        F, within = self.identity_loadings_, self.within_covariance_
+        projected = linalg.solve(within, F, assume_a="pos")  # S_w^-1 F
+        return linalg.solve(np.eye(F.shape[1]) + F.T @ projected, projected.T, assume_a="pos")
+
     def _ranks(self):
         """``(identity rank, within-person rank)``; None: the largest (full)."""
         return self.n_components, self.within_components
+
+    def _step_codes(self, X):
+        """The PCA step's codes, length-normalised with ``length_norm``."""
+        Z = self.pca_.transform(X).astype(np.float64)
+        if self.length_norm:
+            length = np.linalg.norm(Z, axis=1, keepdims=True)
+            Z *= np.sqrt(Z.shape[1]) / np.maximum(length, np.finfo(np.float64).tiny)
+            if getattr(self, "code_mean_", None) is not None:
+                Z -= self.code_mean_
+        return Z
 
     def encode(self, X):
         """Centred codes in the PCA step, where :meth:`pairwise_log_odds` compares them.
@@ -230,9 +264,26 @@ class PLDA(SupervisedSubspaceModel):
         Returns
         -------
         (n, r) ndarray of float64
+            Whitened and length-normalised with ``length_norm``.
         """
         check_fitted(self)
-        return self.pca_.transform(X).astype(np.float64)
+        return self._step_codes(X)
+
+    def transform(self, X):
+        """The posterior mean of each row's identity variable, ``(n, d)`` -> ``(n, p)``.
+
+        Parameters
+        ----------
+        X : (n, d) ndarray or (n, H, W) image stack
+
+        Returns
+        -------
+        (n, p) ndarray
+        """
+        if not self.length_norm:
+            return super().transform(X)
+        check_fitted(self)
+        return self.encode(X) @ self._posterior().T.astype(self.pca_.components_.dtype)
 
     def score_pairs(self, A, B):
         """``log p(a, b | same) - log p(a, b | different)`` of each pair ``(A[i], B[i])``.
@@ -322,6 +373,8 @@ class JointBayesian(PLDA):
     ----------
     pca_components : int, optional
         Dimension of the PCA step; default ``min(d, n - c)``.
+    length_norm : bool, default False
+        As :class:`PLDA`'s.
     max_iter : int, default 200
     tol : float, default 1e-7
 
@@ -342,12 +395,14 @@ class JointBayesian(PLDA):
     #: Each parameter's kind and range (:func:`~eigenvision._spec.check_params`).
     _params = {
         "pca_components": Param("int", 1, 100_000, optional=True),
+        "length_norm": Param("bool"),
         "max_iter": Param("int", 0, 100_000),
         "tol": Param("real", 0, 1),
     }
 
-    def __init__(self, *, pca_components=None, max_iter=200, tol=1e-7):
+    def __init__(self, *, pca_components=None, length_norm=False, max_iter=200, tol=1e-7):
         self.pca_components = pca_components
+        self.length_norm = length_norm
         self.max_iter = max_iter
         self.tol = tol
 
@@ -565,7 +620,10 @@ default "daisy"
         image's (as Simonyan et al. 2013 do): a face and its mirror show one
         person, and the mean depends less on which side the light or a turn
         favours.
-    pca_components : int, default 200
+    length_norm : bool, default True
+        PLDA's ``length_norm``: the PCA step's codes whitened and brought to
+        one length (Garcia-Romero & Espy-Wilson 2011).
+    pca_components : int, default 300
         PLDA's PCA step.
     n_components : int, default 100
         PLDA's identity rank.
@@ -614,6 +672,7 @@ default "daisy"
         "descriptor_scales": Param("reals", 0.1, 4, min_length=1, max_length=4),
         "illumination": Param("bool"),
         "mirror": Param("bool"),
+        "length_norm": Param("bool"),
         "pca_components": Param("int", 1, 100_000),
         "n_components": Param("int", 1, 100_000),
         "calibration_share": Param("real", 0, 1, open_low=True, open_high=True),
@@ -631,6 +690,7 @@ default "daisy"
         "hog_cell": 8,
         "descriptor_scales": (1.0,),
         "cohort_size": 0,
+        "length_norm": False,
     }
 
     _state = {
@@ -652,7 +712,8 @@ default "daisy"
         descriptor_scales=(0.7,),
         illumination=True,
         mirror=True,
-        pca_components=200,
+        length_norm=True,
+        pca_components=300,
         n_components=100,
         calibration_share=0.1,
         cohort_size=2000,
@@ -668,6 +729,7 @@ default "daisy"
         self.descriptor_scales = descriptor_scales
         self.illumination = illumination
         self.mirror = mirror
+        self.length_norm = length_norm
         self.pca_components = pca_components
         self.n_components = n_components
         self.calibration_share = calibration_share
@@ -760,6 +822,7 @@ default "daisy"
         self.plda_ = PLDA(
             n_components=min(self.n_components, len(np.unique(labels[~calibrate])) - 1),
             pca_components=min(self.pca_components, len(fitted) - 1, X.shape[1]),
+            length_norm=self.length_norm,
         ).fit(fitted, labels[~calibrate])
         self.cohort_ = None
         if self.cohort_size:

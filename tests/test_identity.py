@@ -23,6 +23,7 @@ def _people(rng, n_people=30, per_person=4, d=6, identity_rank=3):
 
 MODELS = [
     ev.PLDA(n_components=3),
+    ev.PLDA(n_components=3, length_norm=True),
     ev.PLDA(n_components=2, within_components=2, max_iter=60),
     ev.JointBayesian(),
 ]
@@ -95,6 +96,7 @@ def test_identity_models_are_estimators_that_save_and_refuse_bad_input(rng, tmp_
         loaded.score_pairs(X[:5], X[5:10]), model.score_pairs(X[:5], X[5:10])
     )
     assert clone(ev.JointBayesian(pca_components=4)).get_params() == {
+        "length_norm": False,
         "max_iter": 200,
         "pca_components": 4,
         "tol": 1e-7,
@@ -107,6 +109,43 @@ def test_identity_models_are_estimators_that_save_and_refuse_bad_input(rng, tmp_
         ev.PLDA(within_components=0).fit(X, y)
     with pytest.raises(ValueError, match="pairs rows"):
         model.score_pairs(X[:3], X[:4])
+
+
+def test_length_norm_is_plda_on_whitened_codes_of_one_length(rng, tmp_path):
+    """``length_norm``: the codes are the PCA step's, whitened (numpy's eigh of the sample
+    covariance), scaled to length ``sqrt(r)`` and centred again, compared as a plain PLDA fitted on those
+    codes compares them (the model is the same up to a rotation of the code space); a
+    code of zero length stays finite; the model saves and loads."""
+    X, y, _, _ = _people(rng, n_people=40, d=5)
+    X = X * rng.uniform(0.5, 3, size=len(X))[:, None]  # lengths that vary: heavy tails
+    model = ev.PLDA(n_components=3, length_norm=True).fit(X, y)
+    centred = X - X.mean(axis=0)
+    variances, vectors = np.linalg.eigh(np.cov(centred, rowvar=False))
+    whitened = centred @ vectors / np.sqrt(variances)
+    expected = whitened * np.sqrt(5) / np.linalg.norm(whitened, axis=1, keepdims=True)
+    expected -= expected.mean(axis=0)
+    codes = model.encode(X)
+    np.testing.assert_allclose(
+        np.linalg.norm(codes + model.code_mean_, axis=1), np.sqrt(5), rtol=1e-12
+    )
+    np.testing.assert_allclose(codes @ codes.T, expected @ expected.T, rtol=1e-9, atol=1e-9)
+    plain = ev.PLDA(n_components=3, tol=0, max_iter=500).fit(expected, y)
+    normalised = ev.PLDA(n_components=3, length_norm=True, tol=0, max_iter=500).fit(X, y)
+    np.testing.assert_allclose(
+        normalised.score_pairs(X[:10], X[10:20]),
+        plain.score_pairs(expected[:10], expected[10:20]),
+        rtol=1e-6,
+        atol=1e-6,
+    )
+    identity = normalised.transform(X)
+    reference = plain.transform(expected)
+    np.testing.assert_allclose(identity @ identity.T, reference @ reference.T, rtol=1e-6, atol=1e-6)
+    assert np.isfinite(model.encode(X.mean(axis=0, keepdims=True))).all()
+    loaded = ev.load(ev.save(model, tmp_path / "normalised.npz"))
+    np.testing.assert_array_equal(loaded.transform(X), model.transform(X))
+    np.testing.assert_array_equal(
+        loaded.score_pairs(X[:4], X[4:8]), model.score_pairs(X[:4], X[4:8])
+    )
 
 
 def test_plda_saves_without_its_transform_map_and_reads_files_that_hold_it(rng, tmp_path):
@@ -274,12 +313,13 @@ def test_an_identity_model_file_from_before_the_cohort_scores_raw_ratios(rng, tm
     with np.load(path, allow_pickle=False) as archive:
         stored = {key: archive[key] for key in archive.files}
     header = json.loads(bytes(stored["__header__"]).decode())
-    for added in ("cohort_size", "cohort_top"):
+    for added in ("cohort_size", "cohort_top", "length_norm"):
         header["model"]["params"].pop(added)
     stored["__header__"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
     np.savez(path, **stored)
     old = ev.load(path)
     assert old.cohort_size == 0 and getattr(old, "cohort_", None) is None
+    assert old.length_norm is False and ev.IdentityModel().length_norm is True
     codes = old.plda_.encode(X[:5])
     np.testing.assert_array_equal(
         old.pairwise_log_odds(codes, codes), old.plda_.pairwise_log_odds(codes, codes)
