@@ -460,6 +460,28 @@ def test_the_experiments_index_is_generated_from_the_stored_results():
     assert len(text.splitlines()) < 300
 
 
+def test_the_index_quotes_each_stored_command_as_a_shell_reads_it():
+    """A value with spaces (open_set's method "bayesian + views") is one quoted word: the
+    printed command parsed as a shell parses it gives back the stored arguments."""
+    import shlex
+
+    from eigenvision.experiments._index import _command
+
+    run = {
+        "experiment": "open_set",
+        "arguments": {
+            "out": "experiments/figures/open_set",
+            "seed": 0,
+            "folds": 5,
+            "methods": ["eigenfaces", "bayesian + views", "plda"],
+        },
+    }
+    words = shlex.split(_command(run))
+    at = words.index("--methods")
+    assert words[at + 1 : at + 4] == ["eigenfaces", "bayesian + views", "plda"]
+    assert words[words.index("--folds") + 1] == "5"
+
+
 def test_clustering_scores_equal_scikit_learns(tmp_path, att):
     """The experiment's adjusted Rand indices are scikit-learn's for the same clustering, and
     its digit groups are the ten asked for."""

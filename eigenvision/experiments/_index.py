@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import shlex
 from pathlib import Path
 
 from .._files import atomic_write
@@ -41,7 +42,7 @@ def _question(experiment: str) -> str:
 
 
 def _command(run: dict) -> str:
-    """The command line that repeats a run (its non-default options)."""
+    """The command line that repeats a run (its non-default options), quoted for a shell."""
     parts = [f"eigenvision experiment {run['experiment']}"]
     for name, value in run["arguments"].items():
         if name in _DEFAULTS or value is None or value is False:
@@ -50,9 +51,9 @@ def _command(run: dict) -> str:
         if value is True:
             parts.append(flag)
         elif isinstance(value, list):
-            parts.append(f"{flag} {' '.join(str(v) for v in value)}")
+            parts.append(f"{flag} {shlex.join(str(v) for v in value)}")
         else:
-            parts.append(f"{flag} {value}")
+            parts.append(f"{flag} {shlex.quote(str(value))}")
     return " ".join(parts) + f" --out experiments/figures/{Path(run['arguments']['out']).name}"
 
 
