@@ -113,9 +113,9 @@ def test_identity_models_are_estimators_that_save_and_refuse_bad_input(rng, tmp_
 
 def test_length_norm_is_plda_on_whitened_codes_of_one_length(rng, tmp_path):
     """``length_norm``: the codes are the PCA step's, whitened (numpy's eigh of the sample
-    covariance), scaled to length ``sqrt(r)`` and centred again, compared as a plain PLDA fitted on those
-    codes compares them (the model is the same up to a rotation of the code space); a
-    code of zero length stays finite; the model saves and loads."""
+    covariance), scaled to length ``sqrt(r)`` and centred again, compared as a plain PLDA
+    fitted on those codes compares them (the model is the same up to a rotation of the code
+    space); a code of zero length stays finite; the model saves and loads."""
     X, y, _, _ = _people(rng, n_people=40, d=5)
     X = X * rng.uniform(0.5, 3, size=len(X))[:, None]  # lengths that vary: heavy tails
     model = ev.PLDA(n_components=3, length_norm=True).fit(X, y)
