@@ -75,10 +75,12 @@ class PLDA(SupervisedSubspaceModel):
     mean_ : (d,) ndarray
     components_ : (p, d) ndarray
         ``transform``'s linear map: the posterior mean of the identity variable
-        of one image is ``components_ @ (x - mean_)`` (with ``length_norm``,
-        of the length-normalised code: ``transform`` scales by each code's
-        length). Made from the PCA step and the loadings when first read,
-        never saved (it would be as large as the PCA step).
+        of one image is ``components_ @ (x - mean_)``. With ``length_norm``
+        the codes are normalised and centred between the two linear steps, so
+        ``components_`` is only the linear part and :meth:`transform` applies
+        the posterior map to :meth:`encode`'s codes. Made from the PCA step
+        and the loadings when first read, never saved (it would be as large
+        as the PCA step).
     identity_loadings_ : (r, p) ndarray
         ``F`` in the PCA step's ``r`` dimensions.
     within_covariance_ : (r, r) ndarray
@@ -250,7 +252,7 @@ class PLDA(SupervisedSubspaceModel):
         if self.length_norm:
             length = np.linalg.norm(Z, axis=1, keepdims=True)
             Z *= np.sqrt(Z.shape[1]) / np.maximum(length, np.finfo(np.float64).tiny)
-            if getattr(self, "code_mean_", None) is not None:
+            if self.code_mean_ is not None:  # None while fit computes it
                 Z -= self.code_mean_
         return Z
 
@@ -283,7 +285,7 @@ class PLDA(SupervisedSubspaceModel):
         if not self.length_norm:
             return super().transform(X)
         check_fitted(self)
-        return self.encode(X) @ self._posterior().T.astype(self.pca_.components_.dtype)
+        return self.encode(X) @ self._posterior().T
 
     def score_pairs(self, A, B):
         """``log p(a, b | same) - log p(a, b | different)`` of each pair ``(A[i], B[i])``.
