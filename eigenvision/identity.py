@@ -34,7 +34,7 @@ from ._spec import INPUT_STATE, Param, State, check_params
 from .descriptors import DESCRIPTORS, face_descriptors
 from .eigenspace import Eigenspace
 
-__all__ = ["PLDA", "JointBayesian", "IdentityModel"]
+__all__ = ["PLDA", "JointBayesian", "PLDAFusion", "IdentityModel"]
 
 _LOG_2PI = np.log(2 * np.pi)
 
@@ -413,6 +413,152 @@ class JointBayesian(PLDA):
         return None, None
 
 
+class PLDAFusion(BaseEstimator):
+    """PLDA models of several descriptions of the same faces, their log-likelihood ratios summed.
+
+    The columns of ``X`` are blocks, each one description of a face (e.g. its
+    descriptors with and without illumination normalisation); each block
+    gets a :class:`PLDA` model of its own, and a pair's ratio is the sum of
+    the blocks' ratios: the log-likelihood ratio of the joint model in which
+    the descriptions are independent under either hypothesis (late fusion by
+    the product rule, Kittler et al. 1998). Codes (:meth:`encode`) are the
+    blocks' codes side by side.
+
+    Parameters
+    ----------
+    widths : sequence of int
+        The blocks' widths, in column order; they sum to the number of features.
+    n_components, pca_components : int, optional
+        Each block's :class:`PLDA` identity rank and PCA step.
+    length_norm : bool, default False
+        As :class:`PLDA`'s, in each block.
+
+    Attributes
+    ----------
+    models_ : dict of PLDA
+        ``"block0"``, ``"block1"``, ...: each block's model.
+    n_features_in_ : int
+    n_components_ : int
+        The identity ranks summed (:meth:`transform`'s width).
+
+    References
+    ----------
+    J. Kittler, M. Hatef, R. P. W. Duin and J. Matas (1998), On combining
+    classifiers, IEEE TPAMI 20(3).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> people = rng.normal(size=(20, 1, 6)) * 3
+    >>> X = (people + rng.normal(size=(20, 4, 6))).reshape(80, 6)
+    >>> y = np.repeat(np.arange(20), 4)
+    >>> fused = PLDAFusion(widths=(2, 4), n_components=2).fit(X, y)
+    >>> alone = PLDA(n_components=2).fit(X[:, :2], y)
+    >>> bool(np.allclose(fused.models_["block0"].score_pairs(X[:3, :2], X[3:6, :2]),
+    ...                  alone.score_pairs(X[:3, :2], X[3:6, :2])))
+    True
+    """
+
+    _params = {
+        "widths": Param("reals", 1, 10_000_000, min_length=1, max_length=16),
+        "n_components": Param("int", 1, 100_000, optional=True),
+        "pca_components": Param("int", 1, 100_000, optional=True),
+        "length_norm": Param("bool"),
+    }
+
+    _state = {
+        "models_": State("models"),
+        "n_features_in_": State("int", low=1),
+        "n_components_": State("int", low=1),
+    }
+
+    def __init__(self, widths, *, n_components=None, pca_components=None, length_norm=False):
+        self.widths = widths
+        self.n_components = n_components
+        self.pca_components = pca_components
+        self.length_norm = length_norm
+
+    def _cuts(self, width, what):
+        """Column slices of the blocks of a ``width``-wide array of ``what``."""
+        sizes = (
+            [int(w) for w in self.widths]
+            if what == "features"
+            else [m.pca_.n_components_ for m in self.models_.values()]
+        )
+        if width != sum(sizes):
+            raise ValueError(
+                f"{what} must be {sum(sizes)} columns wide (blocks of {sizes}), got {width}"
+            )
+        ends = np.cumsum(sizes)
+        return [slice(end - size, end) for size, end in zip(sizes, ends, strict=True)]
+
+    def fit(self, X, y):
+        """Fit one :class:`PLDA` on each block of columns.
+
+        Parameters
+        ----------
+        X : (n, sum(widths)) ndarray
+        y : (n,) array-like
+            Identity labels.
+
+        Returns
+        -------
+        self
+        """
+        check_params(self)
+        if any(int(w) != w for w in self.widths):
+            raise ValueError(f"widths must be whole numbers of columns, got {self.widths!r}")
+        X = np.asarray(X)
+        if X.ndim != 2:
+            raise ValueError(f"X must be (n, {sum(self.widths)}) rows, got shape {X.shape}")
+        self.models_ = {}
+        blocks = self._cuts(X.shape[1], "features")
+        for i, block in enumerate(blocks):
+            self.models_[f"block{i}"] = PLDA(
+                n_components=self.n_components,
+                pca_components=self.pca_components,
+                length_norm=self.length_norm,
+            ).fit(X[:, block], y)
+        self.n_features_in_ = X.shape[1]
+        self.n_components_ = sum(m.n_components_ for m in self.models_.values())
+        return self
+
+    def _each(self, method, *arrays, what="features"):
+        """``method`` of each block's model on the arrays' matching column blocks."""
+        check_fitted(self, "models_")
+        arrays = [np.asarray(a) for a in arrays]
+        cuts = [self._cuts(a.shape[-1], what) for a in arrays]
+        return [
+            getattr(model, method)(*(a[..., cut[i]] for a, cut in zip(arrays, cuts, strict=True)))
+            for i, model in enumerate(self.models_.values())
+        ]
+
+    def encode(self, X):
+        """The blocks' :meth:`PLDA.encode` codes side by side, ``(n, sum of the PCA steps)``."""
+        return np.hstack(self._each("encode", X))
+
+    def transform(self, X):
+        """The blocks' :meth:`PLDA.transform` side by side, ``(n, n_components_)``."""
+        return np.hstack(self._each("transform", X))
+
+    def pairwise_log_odds(self, a, b):
+        """The sum of the blocks' :meth:`PLDA.pairwise_log_odds` of codes, ``(m, n)``."""
+        return sum(self._each("pairwise_log_odds", a, b, what="codes"))
+
+    def paired_log_odds(self, a, b):
+        """The sum of the blocks' :meth:`PLDA.paired_log_odds` of paired codes, ``(n,)``."""
+        return sum(self._each("paired_log_odds", a, b, what="codes"))
+
+    def score_pairs(self, A, B):
+        """The summed ratio of each pair ``(A[i], B[i])`` of descriptor rows, ``(n,)``."""
+        return self.paired_log_odds(self.encode(A), self.encode(B))
+
+    def pairwise_scores(self, A, B=None):
+        """The summed ratio of every pair of rows of ``A`` and ``B`` (default ``A``), ``(m, n)``."""
+        a = self.encode(A)
+        return self.pairwise_log_odds(a, a if B is None else self.encode(B))
+
+
 def pair_scoring(between, within):
     """The log-likelihood ratio of a pair as a quadratic form: ``(Q, C, offset)``.
 
@@ -583,12 +729,12 @@ class IdentityModel(BaseEstimator):
     """Faces in, "same person?" out: descriptors, a PLDA identity subspace and a calibration.
 
     Aligned face crops (:func:`~eigenvision.align_face` at ``shape``) are
-    normalised for illumination (Tan & Triggs 2010), described by dense
-    DAISY gradient histograms (or LBP histograms and HOG,
-    :func:`~eigenvision.descriptors.face_descriptors`),
-    and compared by the log-likelihood ratio of a :class:`PLDA` model; a
-    logistic calibration, fitted on people held out of the PLDA fit, turns
-    the ratio into ``P(same person)``.
+    described by dense DAISY gradient histograms (or LBP histograms and HOG,
+    :func:`~eigenvision.descriptors.face_descriptors`), once normalised for
+    illumination (Tan & Triggs 2010) and once as they are, and compared by
+    the log-likelihood ratio of a :class:`PLDA` model of each description,
+    summed (:class:`PLDAFusion`); a logistic calibration, fitted on people
+    held out of the PLDA fit, turns the ratio into ``P(same person)``.
 
     Parameters
     ----------
@@ -614,9 +760,13 @@ default "daisy"
         ``shape``; scikit-image's ``rescale`` with its anti-aliasing), the
         descriptors concatenated: the descriptors' cells and radii in pixels
         cover a larger share of a smaller crop.
-    illumination : bool, default True
+    illumination : bool or "both", default "both"
         Tan & Triggs' normalisation before the descriptors
-        (:func:`~eigenvision.normalize.illumination`).
+        (:func:`~eigenvision.normalize.illumination`). ``"both"``: each crop
+        is described with it and without it, each description gets a PLDA
+        model of its own and a pair's ratio is the sum of the two
+        (:class:`PLDAFusion`): the normalised crop keeps the shape the light
+        hides, the crop as it is keeps the shading the normalisation removes.
     mirror : bool, default True
         Describe each crop by the mean of its descriptors and its mirror
         image's (as Simonyan et al. 2013 do): a face and its mirror show one
@@ -647,7 +797,8 @@ default "daisy"
 
     Attributes
     ----------
-    plda_ : PLDA
+    plda_ : PLDA or PLDAFusion
+        :class:`PLDAFusion` when ``illumination="both"``.
     calibration_ : (2,) ndarray
         ``(a, b)``: ``P(same) = 1 / (1 + exp(-(a s + b)))`` of a pair's score ``s``
         (the ratio, normalised when there is a cohort).
@@ -672,7 +823,7 @@ default "daisy"
         "lbp_radii": Param("reals", 1, 16, max_length=8),
         "hog_cell": Param("int", 2, 64),
         "descriptor_scales": Param("reals", 0.1, 4, min_length=1, max_length=4),
-        "illumination": Param("bool"),
+        "illumination": Param("bool", also=("both",)),
         "mirror": Param("bool"),
         "length_norm": Param("bool"),
         "pca_components": Param("int", 1, 100_000),
@@ -712,7 +863,7 @@ default "daisy"
         lbp_radii=(1, 2, 3),
         hog_cell=12,
         descriptor_scales=(0.7,),
-        illumination=True,
+        illumination="both",
         mirror=True,
         length_norm=True,
         pca_components=300,
@@ -758,8 +909,6 @@ default "daisy"
                 f"crops must be (n, {self.shape[0]}, {self.shape[1]}) aligned faces, got shape "
                 f"{crops.shape}; cut them with align_face(photo, face, shape={tuple(self.shape)})"
             )
-        if self.illumination:
-            crops = np.stack([normalize.illumination(crop) for crop in crops])
         options = {
             "kind": self.descriptor,
             "cells": tuple(self.lbp_cells),
@@ -767,14 +916,22 @@ default "daisy"
             "hog_cell": self.hog_cell,
         }
         parts = []
-        for scale in self.descriptor_scales:
-            scaled = crops if scale == 1 else np.stack([_rescaled(crop, scale) for crop in crops])
-            described = face_descriptors(scaled, **options)
-            if self.mirror:
-                described += face_descriptors(scaled[:, :, ::-1], **options)
-                described /= 2
-            parts.append(described)
+        for normalised in self._views():
+            lit = (
+                np.stack([normalize.illumination(crop) for crop in crops]) if normalised else crops
+            )
+            for scale in self.descriptor_scales:
+                scaled = lit if scale == 1 else np.stack([_rescaled(crop, scale) for crop in lit])
+                described = face_descriptors(scaled, **options)
+                if self.mirror:
+                    described += face_descriptors(scaled[:, :, ::-1], **options)
+                    described /= 2
+                parts.append(described)
         return np.concatenate(parts, axis=1)
+
+    def _views(self):
+        """Whether each description normalises the illumination: one or two descriptions."""
+        return (True, False) if self.illumination == "both" else (bool(self.illumination),)
 
     def fit(self, crops, labels):
         """Fit PLDA on most people's crops and the calibration on the others'.
@@ -821,11 +978,21 @@ default "daisy"
                 f"the model learns from; got {len(repeated)} such people in all"
             )
         fitted = X[~calibrate]
-        self.plda_ = PLDA(
+        views = len(self._views())
+        if X.shape[1] % views:
+            raise ValueError(
+                f"X must be describe's rows: {views} descriptions of equal width, got "
+                f"{X.shape[1]} columns"
+            )
+        options = dict(
             n_components=min(self.n_components, len(np.unique(labels[~calibrate])) - 1),
-            pca_components=min(self.pca_components, len(fitted) - 1, X.shape[1]),
+            pca_components=min(self.pca_components, len(fitted) - 1, X.shape[1] // views),
             length_norm=self.length_norm,
-        ).fit(fitted, labels[~calibrate])
+        )
+        model = (
+            PLDA(**options) if views == 1 else PLDAFusion((X.shape[1] // views,) * views, **options)
+        )
+        self.plda_ = model.fit(fitted, labels[~calibrate])
         self.cohort_ = None
         if self.cohort_size:
             cohort = _one_face_each(labels[~calibrate], self.cohort_size, rng)

@@ -27,7 +27,7 @@ from .faces.eyes import EyeRegressor
 from .faces.features import FeatureDetector
 from .faces.finder import FaceFinder
 from .fisher import FisherSpace
-from .identity import PLDA, IdentityModel, JointBayesian
+from .identity import PLDA, IdentityModel, JointBayesian, PLDAFusion
 from .kernel import KernelPCA
 from .normalize import PixelStandardizer
 from .ppca import ProbabilisticPCA
@@ -46,6 +46,7 @@ _MODELS = {
         BayesianSpace,
         PLDA,
         JointBayesian,
+        PLDAFusion,
         IdentityModel,
         KernelPCA,
         ProbabilisticPCA,

@@ -19,7 +19,7 @@ from .eigenspace import Eigenspace
 from .faces.features import FeatureDetector
 from .faces.finder import FaceFinder
 from .faces.geometry import window_shape
-from .identity import IdentityModel
+from .identity import IdentityModel, PLDAFusion
 from .recognize import Recognizer
 
 __all__ = ["check_state", "LIMITS"]
@@ -72,6 +72,8 @@ def check_state(model) -> None:
         _check_face_finder(model)
     if isinstance(model, IdentityModel):
         _check_identity_model(model)
+    if isinstance(model, PLDAFusion):
+        _check_plda_fusion(model)
 
 
 def _shape(value, name, length=None):
@@ -113,14 +115,44 @@ def _check_bayesian(space):
     check_state(space.pca_)
 
 
+def _check_plda_fusion(model):
+    widths = [int(w) for w in model.widths]
+    names = [f"block{i}" for i in range(len(widths))]
+    if list(model.models_) != names:
+        raise ValueError(
+            f"PLDAFusion.models_ must be {names}, one per width, got {list(model.models_)}"
+        )
+    held = [part.n_features_in_ for part in model.models_.values()]
+    if held != widths or sum(widths) != model.n_features_in_:
+        raise ValueError(
+            f"PLDAFusion's block models read {held} features, its widths say {widths} "
+            f"({model.n_features_in_} in all)"
+        )
+
+
 def _check_identity_model(model):
+    fused = isinstance(model.plda_, PLDAFusion)
+    if fused != (model.illumination == "both") or (fused and len(model.plda_.models_) != 2):
+        raise ValueError(
+            f"IdentityModel(illumination={model.illumination!r}) needs "
+            + ("a PLDAFusion of two descriptions" if model.illumination == "both" else "a PLDA")
+            + f" as plda_, got {type(model.plda_).__name__}"
+        )
+    check_state(model.plda_)
     cohort = getattr(model, "cohort_", None)
-    width = model.plda_.pca_.n_components_
+    width = _code_width(model)
     if cohort is not None and cohort.shape[1] != width:
         raise ValueError(
             f"IdentityModel.cohort_ must hold codes of PLDA's {width}-dimensional PCA step, "
             f"got {cohort.shape[1]} columns"
         )
+
+
+def _code_width(identity):
+    """The width of an identity model's codes: its PLDA's PCA step, or its blocks' together."""
+    plda = identity.plda_
+    parts = plda.models_.values() if hasattr(plda, "models_") else [plda]
+    return sum(part.pca_.n_components_ for part in parts)
 
 
 def _check_recognizer(model):
@@ -154,7 +186,7 @@ def _check_recognizer(model):
                 f"Recognizer: its identity model takes {tuple(identity.shape)} crops, "
                 f"not {image_shape}"
             )
-        width += identity.plda_.pca_.n_components_
+        width += _code_width(identity)
     elif model.feature_ is not None:
         check_state(model.feature_)
         if getattr(model.feature_, "n_features_in_", None) != int(np.prod(image_shape)):

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from scipy.linalg import block_diag
 from scipy.stats import multivariate_normal
 from sklearn.base import clone
 
@@ -21,6 +22,18 @@ def _people(rng, n_people=30, per_person=4, d=6, identity_rank=3):
     return X, np.repeat(np.arange(n_people), per_person), between, within
 
 
+def _stacked_pair_ratio(between, within, a, b):
+    """``log N([a; b]; 0, [[T, S_b], [S_b, T]]) - log N([a; b]; 0, [[T, 0], [0, T]])`` of each
+    pair (scipy), ``T = S_b + S_w``: the same-identity against the different-identity model."""
+    total = between + within
+    zero = np.zeros_like(total)
+    same = multivariate_normal(
+        np.zeros(2 * len(total)), np.block([[total, between], [between, total]])
+    )
+    apart = multivariate_normal(np.zeros(2 * len(total)), np.block([[total, zero], [zero, total]]))
+    return [same.logpdf(np.r_[u, v]) - apart.logpdf(np.r_[u, v]) for u, v in zip(a, b, strict=True)]
+
+
 MODELS = [
     ev.PLDA(n_components=3),
     ev.PLDA(n_components=3, length_norm=True),
@@ -36,16 +49,8 @@ def test_the_pair_ratio_is_the_stacked_pairs_gaussian_likelihood_ratio(model, rn
     X, y, _, _ = _people(rng)
     model = clone(model).fit(X, y)
     between = model.identity_loadings_ @ model.identity_loadings_.T
-    total = between + model.within_covariance_
-    zero = np.zeros_like(total)
-    same = multivariate_normal(
-        np.zeros(2 * len(total)), np.block([[total, between], [between, total]])
-    )
-    apart = multivariate_normal(np.zeros(2 * len(total)), np.block([[total, zero], [zero, total]]))
     a, b = model.encode(X[:8]), model.encode(X[8:16])
-    brute = [
-        same.logpdf(np.r_[u, v]) - apart.logpdf(np.r_[u, v]) for u, v in zip(a, b, strict=True)
-    ]
+    brute = _stacked_pair_ratio(between, model.within_covariance_, a, b)
     np.testing.assert_allclose(model.score_pairs(X[:8], X[8:16]), brute, rtol=1e-10, atol=1e-9)
     matrix = model.pairwise_scores(X[:8], X[8:16])
     np.testing.assert_allclose(np.diag(matrix), brute, rtol=1e-10, atol=1e-9)
@@ -212,12 +217,14 @@ def test_mirror_describes_a_face_by_the_mean_of_it_and_its_mirror_image(rng, tmp
     options = {"kind": "daisy", "cells": (10, 8), "radii": (1, 2, 3), "hog_cell": 12}
     plain = face_descriptors(lit, **options)
     flipped = face_descriptors(lit[:, :, ::-1], **options)
-    whole = ev.IdentityModel(descriptor_scales=(1.0,))
+    whole = ev.IdentityModel(descriptor_scales=(1.0,), illumination=True)
     np.testing.assert_allclose(whole.describe(crops), (plain + flipped) / 2)
     whole.set_params(mirror=False)
     np.testing.assert_array_equal(whole.describe(crops), plain)
     people = np.repeat(np.arange(12), 3)
-    model = ev.IdentityModel(descriptor="lbp+hog", mirror=False, pca_components=20, n_components=5)
+    model = ev.IdentityModel(
+        descriptor="lbp+hog", mirror=False, illumination=True, pca_components=20, n_components=5
+    )
     model.fit_descriptors(rng.random((36, 30)), people)
     path = ev.save(model, tmp_path / "old.npz")
     with np.load(path, allow_pickle=False) as archive:
@@ -246,7 +253,7 @@ def test_descriptor_scales_describe_the_crop_rescaled_and_concatenate(rng):
     from eigenvision.normalize import illumination
 
     crops = rng.random((2, 120, 104))
-    model = ev.IdentityModel(descriptor_scales=(0.7, 1.0))
+    model = ev.IdentityModel(descriptor_scales=(0.7, 1.0), illumination=True)
     expected = []
     for crop in crops:
         row = []
@@ -261,6 +268,42 @@ def test_descriptor_scales_describe_the_crop_rescaled_and_concatenate(rng):
     np.testing.assert_allclose(described, expected, rtol=1e-5, atol=1e-7)
     with pytest.raises(ValueError, match="descriptor_scales"):
         ev.IdentityModel(descriptor_scales=(0.0,)).fit(crops, [0, 1])
+
+
+def test_both_illuminations_are_two_plda_models_whose_ratios_add(rng, tmp_path):
+    """illumination="both" describes each crop normalised and as it is, side by side; its
+    PLDAFusion's ratio is the stacked pair's Gaussian likelihood ratio (scipy) of the joint
+    model whose two blocks are independent: block-diagonal S_b and S_w from the two PLDAs."""
+    crops = rng.random((2, 120, 104))
+    both = ev.IdentityModel(illumination="both")
+    np.testing.assert_array_equal(
+        both.describe(crops),
+        np.hstack([both.set_params(illumination=v).describe(crops) for v in (True, False)]),
+    )
+    X, y, _, _ = _people(rng, d=10)
+    model = ev.IdentityModel(illumination="both", pca_components=4, n_components=2)
+    model.fit_descriptors(X, y)
+    fused = model.plda_
+    assert isinstance(fused, ev.PLDAFusion) and fused.widths == (5, 5)
+    blocks = list(fused.models_.values())
+    between = [part.identity_loadings_ @ part.identity_loadings_.T for part in blocks]
+    within = [part.within_covariance_ for part in blocks]
+    a, b = fused.encode(X[:6]), fused.encode(X[6:12])
+    assert a.shape == (6, 8)
+    np.testing.assert_allclose(a[:, 4:], blocks[1].encode(X[:6, 5:]))
+    brute = _stacked_pair_ratio(block_diag(*between), block_diag(*within), a, b)
+    np.testing.assert_allclose(fused.paired_log_odds(a, b), brute, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(np.diag(fused.pairwise_log_odds(a, b)), brute, rtol=1e-9)
+    loaded = ev.load(ev.save(model, tmp_path / "both.npz"))
+    np.testing.assert_array_equal(loaded.plda_.encode(X[:3]), fused.encode(X[:3]))
+    with pytest.raises(ValueError, match="columns wide"):
+        fused.encode(X[:3, :9])
+    loaded.plda_.models_["block1"] = loaded.plda_.models_["block0"].fit(X[:, :4], y)
+    with pytest.raises(ValueError, match="widths say"):
+        ev.validation.check_state(loaded)
+    loaded.plda_ = blocks[0]
+    with pytest.raises(ValueError, match="needs a PLDAFusion"):
+        ev.validation.check_state(loaded)
 
 
 def test_adaptive_symmetric_normalisation_against_a_brute_force_loop(rng):
