@@ -534,27 +534,86 @@ class PLDAFusion(BaseEstimator):
         ]
 
     def encode(self, X):
-        """The blocks' :meth:`PLDA.encode` codes side by side, ``(n, sum of the PCA steps)``."""
+        """The blocks' :meth:`PLDA.encode` codes side by side.
+
+        Parameters
+        ----------
+        X : (n, sum(widths)) ndarray
+
+        Returns
+        -------
+        (n, r) ndarray of float64
+            ``r``: the blocks' PCA steps together.
+        """
         return np.hstack(self._each("encode", X))
 
     def transform(self, X):
-        """The blocks' :meth:`PLDA.transform` side by side, ``(n, n_components_)``."""
+        """The blocks' :meth:`PLDA.transform` side by side.
+
+        Parameters
+        ----------
+        X : (n, sum(widths)) ndarray
+
+        Returns
+        -------
+        (n, n_components_) ndarray
+        """
         return np.hstack(self._each("transform", X))
 
     def pairwise_log_odds(self, a, b):
-        """The sum of the blocks' :meth:`PLDA.pairwise_log_odds` of codes, ``(m, n)``."""
+        """The sum of the blocks' :meth:`PLDA.pairwise_log_odds` of codes (:meth:`encode`).
+
+        Parameters
+        ----------
+        a : (m, r) ndarray
+        b : (n, r) ndarray
+
+        Returns
+        -------
+        (m, n) ndarray
+        """
         return sum(self._each("pairwise_log_odds", a, b, what="codes"))
 
     def paired_log_odds(self, a, b):
-        """The sum of the blocks' :meth:`PLDA.paired_log_odds` of paired codes, ``(n,)``."""
+        """The sum of the blocks' :meth:`PLDA.paired_log_odds` of codes paired row by row.
+
+        Parameters
+        ----------
+        a, b : (n, r) ndarray
+
+        Returns
+        -------
+        (n,) ndarray
+        """
         return sum(self._each("paired_log_odds", a, b, what="codes"))
 
     def score_pairs(self, A, B):
-        """The summed ratio of each pair ``(A[i], B[i])`` of descriptor rows, ``(n,)``."""
+        """The summed log-likelihood ratio of each pair ``(A[i], B[i])``.
+
+        Parameters
+        ----------
+        A, B : (n, sum(widths)) ndarray
+            Paired row by row.
+
+        Returns
+        -------
+        (n,) ndarray
+        """
         return self.paired_log_odds(self.encode(A), self.encode(B))
 
     def pairwise_scores(self, A, B=None):
-        """The summed ratio of every pair of rows of ``A`` and ``B`` (default ``A``), ``(m, n)``."""
+        """The summed log-likelihood ratio of every pair of rows of ``A`` and ``B``.
+
+        Parameters
+        ----------
+        A : (m, sum(widths)) ndarray
+        B : (n, sum(widths)) ndarray, optional
+            Default ``A``.
+
+        Returns
+        -------
+        (m, n) ndarray
+        """
         a = self.encode(A)
         return self.pairwise_log_odds(a, a if B is None else self.encode(B))
 
