@@ -556,7 +556,8 @@ class PLDAFusion(BaseEstimator):
 
         Returns
         -------
-        (n, n_components_) ndarray
+        (n, p) ndarray
+            ``p``: the blocks' identity ranks together (``n_components_``).
         """
         return np.hstack(self._each("transform", X))
 
