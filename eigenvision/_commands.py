@@ -443,6 +443,15 @@ def _face_json(face):
     }
 
 
+def _identity_summary(model) -> str:
+    """What an identity model's PLDA is: one model's rank, or each description's."""
+    blocks = getattr(model.plda_, "models_", None)
+    if blocks is None:
+        return f"PLDA of rank {model.plda_.n_components_}"
+    ranks = ", ".join(str(block.n_components_) for block in blocks.values())
+    return f"{len(blocks)} PLDA models, one per description, of ranks {ranks}"
+
+
 def _cmd_build_models(args) -> int:
     out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)
@@ -450,8 +459,8 @@ def _cmd_build_models(args) -> int:
         model = build_identity_model(progress=not args.quiet)
         save(model, out / "identity_model.npz")
         print(
-            f"trained the identity model on LFW's View 1 training people (PLDA of rank "
-            f"{model.plda_.n_components_}, threshold {model.threshold_:.3g}); saved "
+            f"trained the identity model on LFW's View 1 training people ("
+            f"{_identity_summary(model)}, threshold {model.threshold_:.3g}); saved "
             f"{out / 'identity_model.npz'}"
         )
         return 0

@@ -43,7 +43,41 @@ _LOG_2PI = np.log(2 * np.pi)
 IDENTITY_EYE_POSITIONS = ((0.33, 0.42), (0.67, 0.42))
 
 
-class PLDA(SupervisedSubspaceModel):
+class _PairScores:
+    """Scores of pairs of rows through the model's codes: ``encode``, then the codes' ratio."""
+
+    def score_pairs(self, A, B):
+        """``log p(a, b | same) - log p(a, b | different)`` of each pair ``(A[i], B[i])``.
+
+        Parameters
+        ----------
+        A, B : (n, d) ndarray or (n, H, W) image stacks
+            Paired row by row, as :meth:`fit` took them.
+
+        Returns
+        -------
+        (n,) ndarray
+        """
+        return self.paired_log_odds(self.encode(A), self.encode(B))
+
+    def pairwise_scores(self, A, B=None):
+        """The log-likelihood ratio of every pair of rows of ``A`` and ``B``.
+
+        Parameters
+        ----------
+        A : (m, d) ndarray or (m, H, W) image stack
+        B : (n, d) ndarray or (n, H, W) image stack, optional
+            Default ``A``.
+
+        Returns
+        -------
+        (m, n) ndarray
+        """
+        a = self.encode(A)
+        return self.pairwise_log_odds(a, a if B is None else self.encode(B))
+
+
+class PLDA(_PairScores, SupervisedSubspaceModel):
     """Probabilistic linear discriminant analysis (Prince & Elder 2007; Ioffe 2006).
 
     Parameters
@@ -287,20 +321,6 @@ class PLDA(SupervisedSubspaceModel):
         check_fitted(self)
         return self.encode(X) @ self._posterior().T
 
-    def score_pairs(self, A, B):
-        """``log p(a, b | same) - log p(a, b | different)`` of each pair ``(A[i], B[i])``.
-
-        Parameters
-        ----------
-        A, B : (n, d) ndarray or (n, H, W) image stacks
-            Paired row by row.
-
-        Returns
-        -------
-        (n,) ndarray
-        """
-        return self.paired_log_odds(self.encode(A), self.encode(B))
-
     def paired_log_odds(self, a, b):
         """:meth:`score_pairs` of codes already in the PCA step (:meth:`encode`).
 
@@ -324,22 +344,6 @@ class PLDA(SupervisedSubspaceModel):
             + np.einsum("ij,jk,ik->i", a, self.cross_, b)
             + self.offset_
         )
-
-    def pairwise_scores(self, A, B=None):
-        """The log-likelihood ratio of every pair of rows of ``A`` and ``B``.
-
-        Parameters
-        ----------
-        A : (m, d) ndarray or (m, H, W) image stack
-        B : (n, d) ndarray or (n, H, W) image stack, optional
-            Default ``A``.
-
-        Returns
-        -------
-        (m, n) ndarray
-        """
-        a = self.encode(A)
-        return self.pairwise_log_odds(a, a if B is None else self.encode(B))
 
     def pairwise_log_odds(self, a, b):
         """:meth:`pairwise_scores` of codes already in the PCA step (:meth:`encode`).
@@ -413,7 +417,7 @@ class JointBayesian(PLDA):
         return None, None
 
 
-class PLDAFusion(BaseEstimator):
+class PLDAFusion(_PairScores, BaseEstimator):
     """PLDA models of several descriptions of the same faces, their log-likelihood ratios summed.
 
     The columns of ``X`` are blocks, each one description of a face (e.g. its
@@ -587,36 +591,6 @@ class PLDAFusion(BaseEstimator):
         (n,) ndarray
         """
         return sum(self._each("paired_log_odds", a, b, what="codes"))
-
-    def score_pairs(self, A, B):
-        """The summed log-likelihood ratio of each pair ``(A[i], B[i])``.
-
-        Parameters
-        ----------
-        A, B : (n, sum(widths)) ndarray
-            Paired row by row.
-
-        Returns
-        -------
-        (n,) ndarray
-        """
-        return self.paired_log_odds(self.encode(A), self.encode(B))
-
-    def pairwise_scores(self, A, B=None):
-        """The summed log-likelihood ratio of every pair of rows of ``A`` and ``B``.
-
-        Parameters
-        ----------
-        A : (m, sum(widths)) ndarray
-        B : (n, sum(widths)) ndarray, optional
-            Default ``A``.
-
-        Returns
-        -------
-        (m, n) ndarray
-        """
-        a = self.encode(A)
-        return self.pairwise_log_odds(a, a if B is None else self.encode(B))
 
 
 def pair_scoring(between, within):

@@ -485,3 +485,18 @@ def test_cluster_writes_one_folder_per_person_as_cluster_faces_groups(tmp_path, 
     assert "holds no photos" in capsys.readouterr().err
     assert main(["-q", "cluster", str(tmp_path / "nowhere")]) == 2
     assert "not a folder" in capsys.readouterr().err
+
+
+def test_build_models_names_each_description_s_plda_rank():
+    """Regression: build-models said "PLDA of rank 200" for two PLDA models of rank 100, one per
+    description of the crop (illumination="both"); one model keeps its one rank."""
+    from eigenvision._commands import _identity_summary
+
+    rng = np.random.default_rng(0)
+    X = np.repeat(rng.normal(size=(20, 8)) * 3, 3, axis=0) + rng.normal(size=(60, 8))
+    people = np.repeat(np.arange(20), 3)
+    options = {"pca_components": 4, "n_components": 2, "cohort_size": 0}
+    both = ev.IdentityModel(illumination="both", **options).fit_descriptors(X, people)
+    one = ev.IdentityModel(illumination=True, **options).fit_descriptors(X, people)
+    assert _identity_summary(both) == "2 PLDA models, one per description, of ranks 2, 2"
+    assert _identity_summary(one) == "PLDA of rank 2"
