@@ -16,7 +16,7 @@ both members share ``d``; integer members may bind a dimension too
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from numbers import Integral, Real
 
 import numpy as np
@@ -68,6 +68,9 @@ class Param:
         The length of ``"reals"``.
     also : tuple, default ()
         Other values allowed besides the kind (e.g. ``"auto"`` beside numbers).
+    sequence : bool, default False
+        A tuple or list of ``min_length`` to ``max_length`` values of the kind
+        (not of ``also``) is allowed too, one per item of something.
     needs : tuple of str, default ()
         A ``"model"`` given by what it does: the attributes it must have
         (default: an estimator's ``get_params``).
@@ -84,6 +87,7 @@ class Param:
     max_length: int = 64
     also: tuple = ()
     needs: tuple = ()
+    sequence: bool = False
 
     def describe(self) -> str:
         """What the parameter accepts, in words.
@@ -108,6 +112,8 @@ class Param:
                 words += f" in {left}{low}, {high}{right}"
         if self.also:
             words += " or " + " or ".join(repr(v) for v in self.also)
+        if self.sequence:
+            words += f" or a sequence of {self.min_length}-{self.max_length} of them"
         return words + (" or None" if self.optional else "")
 
     def _in_range(self, value) -> bool:
@@ -138,6 +144,12 @@ class Param:
             return self.optional
         if any(value is v or (type(value) is type(v) and value == v) for v in self.also):
             return True
+        if self.sequence and isinstance(value, (tuple, list)):
+            one = replace(self, sequence=False, also=(), optional=False)
+            if self.kind != "reals" or not one.accepts(value):  # "reals": itself a sequence
+                return self.min_length <= len(value) <= self.max_length and all(
+                    one.accepts(v) for v in value
+                )
         kind = self.kind
         if kind == "bool":
             return isinstance(value, (bool, np.bool_))

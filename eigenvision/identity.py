@@ -759,16 +759,30 @@ def _factor_step(covariance, factor, noise):
     return new_factor, np.maximum(new_noise, 1e-12 * np.trace(covariance) / len(covariance))
 
 
+#: Each descriptor's scales when ``IdentityModel(descriptor_scales=None)`` (default (1.0,)).
+_DEFAULT_SCALES = {"daisy": (0.7,)}
+
+
+def _check_pairing(name, count, other, expected):
+    """``IdentityModel``'s item-by-item parameters: one item per ``other``."""
+    if count != expected:
+        raise ValueError(
+            f"IdentityModel: {name} must pair with the {other}s item by item, got {count} "
+            f"items for {expected} {other}s"
+        )
+
+
 class IdentityModel(BaseEstimator):
     """Faces in, "same person?" out: descriptors, a PLDA identity subspace and a calibration.
 
     Aligned face crops (:func:`~eigenvision.align_face` at ``shape``) are
-    described by dense DAISY gradient histograms (or LBP histograms and HOG,
-    :func:`~eigenvision.descriptors.face_descriptors`), once normalised for
-    illumination (Tan & Triggs 2010) and once as they are, and compared by
-    the log-likelihood ratio of a :class:`PLDA` model of each description,
-    summed (:class:`PLDAFusion`); a logistic calibration, fitted on people
-    held out of the PLDA fit, turns the ratio into ``P(same person)``.
+    described three times (:func:`~eigenvision.descriptors.face_descriptors`):
+    by dense DAISY gradient histograms once normalised for illumination (Tan
+    & Triggs 2010) and once as they are, and by LBP histograms and HOG of the
+    normalised crop. Pairs are compared by the log-likelihood ratio of a
+    :class:`PLDA` model of each description, summed (:class:`PLDAFusion`); a
+    logistic calibration, fitted on people held out of the PLDA fit, turns
+    the ratio into ``P(same person)``.
 
     Parameters
     ----------
@@ -778,9 +792,12 @@ class IdentityModel(BaseEstimator):
         Where :func:`~eigenvision.align_face` puts the eyes, as fractions of
         the crop's width and height: the default crop is three eye distances
         wide, the hair line and jaw inside it.
-    descriptor : {"pixels", "lbp", "hog", "lbp+hog", "daisy", "lbp+hog+daisy"}, \
-default "daisy"
-        What describes a crop (:func:`~eigenvision.descriptors.face_descriptors`).
+    descriptor : str or tuple of str, default ("daisy", "daisy", "lbp+hog")
+        What describes a crop (:func:`~eigenvision.descriptors.face_descriptors`:
+        ``"pixels"``, ``"lbp"``, ``"hog"``, ``"lbp+hog"``, ``"daisy"`` or
+        ``"lbp+hog+daisy"``). A tuple describes each crop several times, each
+        description with a PLDA model of its own, and a pair's ratio is the
+        sum of theirs (:class:`PLDAFusion`); see :meth:`descriptions`.
     lbp_cells : (rows, cols), default (10, 8)
         The grid of LBP histograms (:func:`~eigenvision.descriptors.lbp_histograms`;
         descriptors with ``"lbp"``).
@@ -789,18 +806,20 @@ default "daisy"
     hog_cell : int, default 12
         HOG's cell side, pixels (:func:`~eigenvision.descriptors.hog_descriptor`;
         descriptors with ``"hog"``).
-    descriptor_scales : sequence of float, default (0.7,)
-        The normalised crop is described at each of these sizes (relative to
-        ``shape``; scikit-image's ``rescale`` with its anti-aliasing), the
-        descriptors concatenated: the descriptors' cells and radii in pixels
-        cover a larger share of a smaller crop.
-    illumination : bool or "both", default "both"
+    descriptor_scales : sequence of float, a tuple of them, or None, default None
+        The crop is described at each of these sizes (relative to ``shape``;
+        scikit-image's ``rescale`` with its anti-aliasing), the descriptors
+        concatenated: the descriptors' cells and radii in pixels cover a
+        larger share of a smaller crop. A tuple of sequences gives each
+        description its own (:meth:`descriptions`). None: DAISY at 0.7 of
+        the crop, the other descriptors at its full size.
+    illumination : bool, "both" or tuple of bool, default (True, False, True)
         Tan & Triggs' normalisation before the descriptors
-        (:func:`~eigenvision.normalize.illumination`). ``"both"``: each crop
-        is described with it and without it, each description gets a PLDA
-        model of its own and a pair's ratio is the sum of the two
-        (:class:`PLDAFusion`): the normalised crop keeps the shape the light
-        hides, the crop as it is keeps the shading the normalisation removes.
+        (:func:`~eigenvision.normalize.illumination`), for all descriptions
+        or, a tuple, for each ``descriptor`` in turn; ``"both"``: each
+        descriptor twice, with it and without it. The normalised crop keeps
+        the shape the light hides, the crop as it is keeps the shading the
+        normalisation removes.
     mirror : bool, default True
         Describe each crop by the mean of its descriptors and its mirror
         image's (as Simonyan et al. 2013 do): a face and its mirror show one
@@ -832,7 +851,7 @@ default "daisy"
     Attributes
     ----------
     plda_ : PLDA or PLDAFusion
-        :class:`PLDAFusion` when ``illumination="both"``.
+        :class:`PLDAFusion` when there are several :meth:`descriptions`.
     calibration_ : (2,) ndarray
         ``(a, b)``: ``P(same) = 1 / (1 + exp(-(a s + b)))`` of a pair's score ``s``
         (the ratio, normalised when there is a cohort).
@@ -852,12 +871,12 @@ default "daisy"
     _params = {
         "shape": Param("shape", 16, 512),
         "eye_positions": Param("any"),
-        "descriptor": Param("choice", choices=DESCRIPTORS),
+        "descriptor": Param("choice", choices=DESCRIPTORS, sequence=True, max_length=8),
         "lbp_cells": Param("shape", 2, 64),
         "lbp_radii": Param("reals", 1, 16, max_length=8),
         "hog_cell": Param("int", 2, 64),
-        "descriptor_scales": Param("reals", 0.1, 4, min_length=1, max_length=4),
-        "illumination": Param("bool", also=("both",)),
+        "descriptor_scales": Param("reals", 0.1, 4, max_length=8, sequence=True, optional=True),
+        "illumination": Param("bool", also=("both",), sequence=True, max_length=8),
         "mirror": Param("bool"),
         "length_norm": Param("bool"),
         "pca_components": Param("int", 1, 100_000),
@@ -892,12 +911,12 @@ default "daisy"
         *,
         shape=(120, 104),
         eye_positions=IDENTITY_EYE_POSITIONS,
-        descriptor="daisy",
+        descriptor=("daisy", "daisy", "lbp+hog"),
         lbp_cells=(10, 8),
         lbp_radii=(1, 2, 3),
         hog_cell=12,
-        descriptor_scales=(0.7,),
-        illumination="both",
+        descriptor_scales=None,
+        illumination=(True, False, True),
         mirror=True,
         length_norm=True,
         pca_components=300,
@@ -943,29 +962,89 @@ default "daisy"
                 f"crops must be (n, {self.shape[0]}, {self.shape[1]}) aligned faces, got shape "
                 f"{crops.shape}; cut them with align_face(photo, face, shape={tuple(self.shape)})"
             )
-        options = {
-            "kind": self.descriptor,
-            "cells": tuple(self.lbp_cells),
-            "radii": tuple(self.lbp_radii),
-            "hog_cell": self.hog_cell,
-        }
-        parts = []
-        for normalised in self._views():
-            lit = (
-                np.stack([normalize.illumination(crop) for crop in crops]) if normalised else crops
-            )
-            for scale in self.descriptor_scales:
-                scaled = lit if scale == 1 else np.stack([_rescaled(crop, scale) for crop in lit])
-                described = face_descriptors(scaled, **options)
+        return np.concatenate(self._described(crops), axis=1)
+
+    def _described(self, crops):
+        """Each description's rows of checked crops, in :meth:`descriptions` order."""
+        options = {"cells": tuple(self.lbp_cells), "radii": tuple(self.lbp_radii)}
+        options["hog_cell"] = self.hog_cell
+        seen = {}  # (normalised, scale): the crops as described, shared by descriptions
+
+        def crops_at(normalised, scale):
+            if (normalised, scale) not in seen:
+                if scale != 1:
+                    seen[normalised, scale] = np.stack(
+                        [_rescaled(crop, scale) for crop in crops_at(normalised, 1)]
+                    )
+                elif normalised:
+                    seen[normalised, scale] = np.stack(
+                        [normalize.illumination(crop) for crop in crops]
+                    )
+                else:
+                    seen[normalised, scale] = crops
+            return seen[normalised, scale]
+
+        blocks = []
+        for kind, normalised, scales in self.descriptions():
+            parts = []
+            for scale in scales:
+                scaled = crops_at(normalised, scale)
+                described = face_descriptors(scaled, kind=kind, **options)
                 if self.mirror:
-                    described += face_descriptors(scaled[:, :, ::-1], **options)
+                    described += face_descriptors(scaled[:, :, ::-1], kind=kind, **options)
                     described /= 2
                 parts.append(described)
-        return np.concatenate(parts, axis=1)
+            blocks.append(np.concatenate(parts, axis=1))
+        return blocks
 
-    def _views(self):
-        """Whether each description normalises the illumination: one or two descriptions."""
-        return (True, False) if self.illumination == "both" else (bool(self.illumination),)
+    def descriptions(self):
+        """Each description of a crop, one PLDA model each: its descriptor, whether it
+        normalises the illumination first and the scales it describes the crop at.
+
+        ``descriptor``, ``illumination`` and ``descriptor_scales`` pair item by item: a
+        single value (a descriptor, True or False, a sequence of scales) serves every
+        description, a tuple gives each its own; ``illumination="both"`` describes with
+        each descriptor twice, normalised then not.
+
+        Returns
+        -------
+        list of (str, bool, tuple of float)
+
+        Examples
+        --------
+        >>> IdentityModel(descriptor=("daisy", "lbp+hog"), illumination="both").descriptions()
+        ... # doctest: +NORMALIZE_WHITESPACE
+        [('daisy', True, (0.7,)), ('daisy', False, (0.7,)),
+         ('lbp+hog', True, (1.0,)), ('lbp+hog', False, (1.0,))]
+        """
+        kinds = [self.descriptor] if isinstance(self.descriptor, str) else list(self.descriptor)
+        light = self.illumination
+        if isinstance(light, str):  # "both"
+            pairs = [(kind, normalised) for kind in kinds for normalised in (True, False)]
+        elif not isinstance(light, (tuple, list)):
+            pairs = [(kind, bool(light)) for kind in kinds]
+        else:
+            kinds = kinds * len(light) if len(kinds) == 1 else kinds
+            _check_pairing("illumination", len(light), "descriptor", len(kinds))
+            pairs = [(kind, bool(lit)) for kind, lit in zip(kinds, light, strict=True)]
+        if self.descriptor_scales is None:
+            return [(kind, lit, _DEFAULT_SCALES.get(kind, (1.0,))) for kind, lit in pairs]
+        scales = list(self.descriptor_scales)
+        if not isinstance(scales[0], (tuple, list)):
+            return [(kind, lit, tuple(scales)) for kind, lit in pairs]
+        _check_pairing("descriptor_scales", len(scales), "description", len(pairs))
+        return [(*pair, tuple(each)) for pair, each in zip(pairs, scales, strict=True)]
+
+    def description_widths(self):
+        """The width of each description's block of :meth:`describe`'s columns.
+
+        Returns
+        -------
+        list of int
+        """
+        check_params(self)
+        sample = np.random.default_rng(0).random((1, *self.shape))
+        return [block.shape[1] for block in self._described(sample)]
 
     def fit(self, crops, labels):
         """Fit PLDA on most people's crops and the calibration on the others'.
@@ -1012,20 +1091,18 @@ default "daisy"
                 f"the model learns from; got {len(repeated)} such people in all"
             )
         fitted = X[~calibrate]
-        views = len(self._views())
-        if X.shape[1] % views:
+        widths = self.description_widths() if len(self.descriptions()) > 1 else [X.shape[1]]
+        if X.shape[1] != sum(widths):
             raise ValueError(
-                f"X must be describe's rows: {views} descriptions of equal width, got "
-                f"{X.shape[1]} columns"
+                f"X must be describe's rows: {len(widths)} descriptions {widths} wide, "
+                f"{sum(widths)} columns, got {X.shape[1]}"
             )
         options = dict(
             n_components=min(self.n_components, len(np.unique(labels[~calibrate])) - 1),
-            pca_components=min(self.pca_components, len(fitted) - 1, X.shape[1] // views),
+            pca_components=min(self.pca_components, len(fitted) - 1, *widths),
             length_norm=self.length_norm,
         )
-        model = (
-            PLDA(**options) if views == 1 else PLDAFusion((X.shape[1] // views,) * views, **options)
-        )
+        model = PLDA(**options) if len(widths) == 1 else PLDAFusion(tuple(widths), **options)
         self.plda_ = model.fit(fitted, labels[~calibrate])
         self.cohort_ = None
         if self.cohort_size:

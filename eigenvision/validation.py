@@ -132,11 +132,14 @@ def _check_plda_fusion(model):
 
 def _check_identity_model(model):
     fused = isinstance(model.plda_, PLDAFusion)
-    if fused != (model.illumination == "both") or (fused and len(model.plda_.models_) != 2):
+    count = len(model.descriptions())
+    if fused != (count > 1) or (fused and len(model.plda_.models_) != count):
         raise ValueError(
-            f"IdentityModel(illumination={model.illumination!r}) needs "
-            + ("a PLDAFusion of two descriptions" if model.illumination == "both" else "a PLDA")
+            f"IdentityModel(descriptor={model.descriptor!r}, "
+            f"illumination={model.illumination!r}) needs "
+            + (f"a PLDAFusion of {count} descriptions" if count > 1 else "a PLDA")
             + f" as plda_, got {type(model.plda_).__name__}"
+            + (f" of {len(model.plda_.models_)}" if fused else "")
         )
     check_state(model.plda_)
     cohort = getattr(model, "cohort_", None)

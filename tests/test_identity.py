@@ -9,6 +9,9 @@ from sklearn.base import clone
 import eigenvision as ev
 from eigenvision.identity import log_likelihood
 
+#: One description of a crop, one PLDA model: descriptor rows of any width fit.
+ONE_DESCRIPTION = {"descriptor": "daisy", "illumination": True}
+
 
 def _people(rng, n_people=30, per_person=4, d=6, identity_rank=3):
     """Codes drawn from the identity model: ``x = F h + e``, known ``S_b`` and ``S_w``."""
@@ -217,7 +220,7 @@ def test_mirror_describes_a_face_by_the_mean_of_it_and_its_mirror_image(rng, tmp
     options = {"kind": "daisy", "cells": (10, 8), "radii": (1, 2, 3), "hog_cell": 12}
     plain = face_descriptors(lit, **options)
     flipped = face_descriptors(lit[:, :, ::-1], **options)
-    whole = ev.IdentityModel(descriptor_scales=(1.0,), illumination=True)
+    whole = ev.IdentityModel(descriptor="daisy", descriptor_scales=(1.0,), illumination=True)
     np.testing.assert_allclose(whole.describe(crops), (plain + flipped) / 2)
     whole.set_params(mirror=False)
     np.testing.assert_array_equal(whole.describe(crops), plain)
@@ -253,7 +256,7 @@ def test_descriptor_scales_describe_the_crop_rescaled_and_concatenate(rng):
     from eigenvision.normalize import illumination
 
     crops = rng.random((2, 120, 104))
-    model = ev.IdentityModel(descriptor_scales=(0.7, 1.0), illumination=True)
+    model = ev.IdentityModel(descriptor="daisy", descriptor_scales=(0.7, 1.0), illumination=True)
     expected = []
     for crop in crops:
         row = []
@@ -270,40 +273,83 @@ def test_descriptor_scales_describe_the_crop_rescaled_and_concatenate(rng):
         ev.IdentityModel(descriptor_scales=(0.0,)).fit(crops, [0, 1])
 
 
-def test_both_illuminations_are_two_plda_models_whose_ratios_add(rng, tmp_path):
-    """illumination="both" describes each crop normalised and as it is, side by side; its
-    PLDAFusion's ratio is the stacked pair's Gaussian likelihood ratio (scipy) of the joint
-    model whose two blocks are independent: block-diagonal S_b and S_w from the two PLDAs."""
-    crops = rng.random((2, 120, 104))
-    both = ev.IdentityModel(illumination="both")
-    np.testing.assert_array_equal(
-        both.describe(crops),
-        np.hstack([both.set_params(illumination=v).describe(crops) for v in (True, False)]),
+def test_descriptions_pair_descriptors_illumination_and_scales_item_by_item():
+    """descriptor, illumination and descriptor_scales pair item by item; "both" doubles each
+    descriptor; the default describes DAISY normalised and not at 0.7 of the crop, and LBP +
+    HOG of the normalised crop at full size, side by side."""
+    crops = np.random.default_rng(1).random((2, 120, 104))
+    model = ev.IdentityModel()
+    assert model.descriptions() == [
+        ("daisy", True, (0.7,)),
+        ("daisy", False, (0.7,)),
+        ("lbp+hog", True, (1.0,)),
+    ]
+    blocks = [
+        ev.IdentityModel(descriptor=kind, illumination=lit, descriptor_scales=scales).describe(
+            crops
+        )
+        for kind, lit, scales in model.descriptions()
+    ]
+    np.testing.assert_array_equal(model.describe(crops), np.hstack(blocks))
+    assert model.description_widths() == [block.shape[1] for block in blocks]
+    both = ev.IdentityModel(descriptor="daisy", illumination="both", descriptor_scales=(0.7, 1.0))
+    assert both.descriptions() == [("daisy", True, (0.7, 1.0)), ("daisy", False, (0.7, 1.0))]
+    assert ev.IdentityModel(
+        descriptor=("lbp", "hog"), illumination=False, descriptor_scales=((1.0,), (0.5, 1.0))
+    ).descriptions() == [("lbp", False, (1.0,)), ("hog", False, (0.5, 1.0))]
+    with pytest.raises(ValueError, match="illumination must pair with the descriptors"):
+        ev.IdentityModel(descriptor=("lbp", "hog"), illumination=(True,) * 3).descriptions()
+    with pytest.raises(ValueError, match="descriptor_scales must pair with the descriptions"):
+        ev.IdentityModel(descriptor_scales=((0.7,), (1.0,))).descriptions()
+    with pytest.raises(ValueError, match="IdentityModel.descriptor must be one of"):
+        ev.IdentityModel(descriptor=("daisy", "sift")).fit_descriptors(np.zeros((8, 4)), [0] * 8)
+
+
+def test_descriptions_are_plda_models_whose_ratios_add(rng, tmp_path):
+    """Several descriptions give a PLDAFusion of blocks as wide as describe's; its ratio is the
+    stacked pair's Gaussian likelihood ratio (scipy) of the joint model whose blocks are
+    independent: block-diagonal S_b and S_w from the blocks' PLDAs."""
+    model = ev.IdentityModel(
+        shape=(24, 24),
+        descriptor=("pixels", "lbp"),
+        illumination=(False, True),
+        lbp_cells=(2, 2),
+        lbp_radii=(1,),
+        descriptor_scales=(1.0,),
+        mirror=False,
+        pca_components=4,
+        n_components=2,
+        cohort_size=0,
     )
-    X, y, _, _ = _people(rng, d=10)
-    model = ev.IdentityModel(illumination="both", pca_components=4, n_components=2)
+    widths = model.description_widths()
+    assert widths == [24 * 24, 2 * 2 * 10]  # pixels; uniform LBP histograms of 8 neighbours
+    X, y, _, _ = _people(rng, d=sum(widths))
+    with pytest.raises(ValueError, match=r"2 descriptions \[576, 40\] wide"):
+        model.fit_descriptors(X[:, :-1], y)
     model.fit_descriptors(X, y)
     fused = model.plda_
-    assert isinstance(fused, ev.PLDAFusion) and fused.widths == (5, 5)
+    assert isinstance(fused, ev.PLDAFusion) and fused.widths == (576, 40)
     blocks = list(fused.models_.values())
     between = [part.identity_loadings_ @ part.identity_loadings_.T for part in blocks]
     within = [part.within_covariance_ for part in blocks]
     a, b = fused.encode(X[:6]), fused.encode(X[6:12])
     assert a.shape == (6, 8)
-    np.testing.assert_allclose(a[:, 4:], blocks[1].encode(X[:6, 5:]))
+    np.testing.assert_allclose(a[:, 4:], blocks[1].encode(X[:6, 576:]))
     brute = _stacked_pair_ratio(block_diag(*between), block_diag(*within), a, b)
     np.testing.assert_allclose(fused.paired_log_odds(a, b), brute, rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(np.diag(fused.pairwise_log_odds(a, b)), brute, rtol=1e-9)
-    loaded = ev.load(ev.save(model, tmp_path / "both.npz"))
+    loaded = ev.load(ev.save(model, tmp_path / "two.npz"))
     np.testing.assert_array_equal(loaded.plda_.encode(X[:3]), fused.encode(X[:3]))
     with pytest.raises(ValueError, match="columns wide"):
-        fused.encode(X[:3, :9])
+        fused.encode(X[:3, :-1])
     loaded.plda_.models_["block1"] = loaded.plda_.models_["block0"].fit(X[:, :4], y)
     with pytest.raises(ValueError, match="widths say"):
         ev.validation.check_state(loaded)
     loaded.plda_ = blocks[0]
-    with pytest.raises(ValueError, match="needs a PLDAFusion"):
+    with pytest.raises(ValueError, match="needs a PLDAFusion of 2 descriptions"):
         ev.validation.check_state(loaded)
+    loaded.set_params(descriptor="pixels", illumination=True)
+    ev.validation.check_state(loaded)  # one description, one PLDA
 
 
 def test_adaptive_symmetric_normalisation_against_a_brute_force_loop(rng):
@@ -312,7 +358,9 @@ def test_adaptive_symmetric_normalisation_against_a_brute_force_loop(rng):
     cohort of c faces of distinct training people (Matějka et al. 2017); checked pair by pair
     with PLDA's own ratio and Python's sort."""
     X, labels, _, _ = _people(rng, n_people=40, per_person=4)
-    model = ev.IdentityModel(pca_components=6, n_components=3, cohort_size=15, cohort_top=5)
+    model = ev.IdentityModel(
+        **ONE_DESCRIPTION, pca_components=6, n_components=3, cohort_size=15, cohort_top=5
+    )
     model.fit_descriptors(X, labels)
     codes = model.plda_.encode(X)
     assert model.cohort_.shape == (15, 6)
@@ -339,7 +387,7 @@ def test_adaptive_symmetric_normalisation_against_a_brute_force_loop(rng):
     np.testing.assert_allclose(model.paired_log_odds(a[:3], b), np.diag(expected), rtol=1e-10)
     np.testing.assert_allclose(model.paired_log_odds(b, a[:3]), np.diag(expected), rtol=1e-10)
     assert model.probability(model.threshold_) == pytest.approx(0.5)
-    raw = ev.IdentityModel(pca_components=6, n_components=3, cohort_size=0)
+    raw = ev.IdentityModel(**ONE_DESCRIPTION, pca_components=6, n_components=3, cohort_size=0)
     raw.fit_descriptors(X, labels)
     assert raw.cohort_ is None
     np.testing.assert_array_equal(raw.pairwise_log_odds(a, b), raw.plda_.pairwise_log_odds(a, b))
@@ -351,7 +399,7 @@ def test_an_identity_model_file_from_before_the_cohort_scores_raw_ratios(rng, tm
     import json
 
     X, labels, _, _ = _people(rng, n_people=20, per_person=3)
-    model = ev.IdentityModel(pca_components=6, n_components=3, cohort_size=0)
+    model = ev.IdentityModel(**ONE_DESCRIPTION, pca_components=6, n_components=3, cohort_size=0)
     path = ev.save(model.fit_descriptors(X, labels), tmp_path / "old.npz")
     with np.load(path, allow_pickle=False) as archive:
         stored = {key: archive[key] for key in archive.files}
@@ -367,7 +415,9 @@ def test_an_identity_model_file_from_before_the_cohort_scores_raw_ratios(rng, tm
     np.testing.assert_array_equal(
         old.pairwise_log_odds(codes, codes), old.plda_.pairwise_log_odds(codes, codes)
     )
-    normalised = ev.IdentityModel(pca_components=6, n_components=3, cohort_size=8)
+    normalised = ev.IdentityModel(
+        **ONE_DESCRIPTION, pca_components=6, n_components=3, cohort_size=8
+    )
     normalised.fit_descriptors(X, labels).cohort_ = np.zeros((8, 4))
     with pytest.raises(ValueError, match="cohort_ must hold codes"):
         ev.validation.check_state(normalised)

@@ -214,6 +214,12 @@ def test_params_and_state_declarations_read_as_documented():
     assert Param("reals", -90, 90, max_length=2).accepts((0.0, 20.0))
     assert not Param("reals", -90, 90, max_length=2).accepts((0.0, 10.0, 20.0))
     assert Param("shape", 1, 4096).accepts((56, 46)) and not Param("shape", 1, 10).accepts((56, 46))
+    each = Param("bool", also=("both",), sequence=True, max_length=3)
+    assert each.describe() == "True or False or 'both' or a sequence of 1-3 of them"
+    assert [each.accepts(v) for v in (True, "both", (True, False), [False], ())] == [True] * 4 + [
+        False
+    ]
+    assert not any(each.accepts(v) for v in ((True, "both"), (True,) * 4, (1, 0), "yes"))
 
     class Model:
         _params = {"method": Param("choice", choices=("a", "b"))}

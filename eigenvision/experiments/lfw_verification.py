@@ -145,7 +145,8 @@ def main(argv=None):
     b_rows = np.array([row[b] for _, b, _ in pairs])
     same = np.array([s for _, _, s in pairs])
     pair_fold = np.array([fold_of[lfw.labels[i]] for i in a_rows])
-    recipe = f"shipped recipe ({IdentityModel().descriptor.upper()}, PLDA)"
+    kinds = dict.fromkeys(kind.upper() for kind, _ in IdentityModel().descriptions())
+    recipe = f"shipped recipe ({', '.join(kinds)}; PLDA)"
     methods = ("eigenfaces (cosine)", "PLDA on pixels", recipe)
     scores = {name: np.zeros(len(pairs)) for name in methods}
     decided = {name: np.zeros(len(pairs), dtype=bool) for name in methods}
@@ -164,10 +165,10 @@ def main(argv=None):
         threshold = _best_threshold(np.sum(train_codes[tr_rows] * train_codes[tr_cols], 1), tr_same)
         scores["eigenfaces (cosine)"][test] = cosine
         decided["eigenfaces (cosine)"][test] = cosine >= threshold
-        # the pixels are one description (the recipe's descriptors two: with and without the
-        # illumination normalisation), so one PLDA model reads them
+        # the pixels are one description (the recipe's descriptors several, each read by a
+        # PLDA model of its own), so one PLDA model reads them
         for name, X, options in (
-            ("PLDA on pixels", pixels, {"illumination": True}),
+            ("PLDA on pixels", pixels, {"descriptor": "pixels", "illumination": True}),
             (methods[2], described, {}),
         ):
             fitted = IdentityModel(**options).fit_descriptors(X[train], lfw.labels[train])
