@@ -65,6 +65,16 @@ def _best_threshold(scores, same):
     return float(candidates[int(np.argmax(accuracy))])
 
 
+def recipe_name(model):
+    """The method's name in the results: the descriptors of ``model``'s descriptions, once each.
+
+    >>> recipe_name(IdentityModel())
+    'shipped recipe (DAISY, LBP+HOG; PLDA)'
+    """
+    kinds = dict.fromkeys(kind.upper() for kind, *_ in model.descriptions())
+    return f"shipped recipe ({', '.join(kinds)}; PLDA)"
+
+
 def _dlib_pairs(names, a_rows, b_rows):
     """dlib's embeddings of each photo's most central face: the pairs' scores (minus the
     Euclidean distance) and decisions at face_recognition's default tolerance, 0.6."""
@@ -145,8 +155,7 @@ def main(argv=None):
     b_rows = np.array([row[b] for _, b, _ in pairs])
     same = np.array([s for _, _, s in pairs])
     pair_fold = np.array([fold_of[lfw.labels[i]] for i in a_rows])
-    kinds = dict.fromkeys(kind.upper() for kind, _ in IdentityModel().descriptions())
-    recipe = f"shipped recipe ({', '.join(kinds)}; PLDA)"
+    recipe = recipe_name(IdentityModel())
     methods = ("eigenfaces (cosine)", "PLDA on pixels", recipe)
     scores = {name: np.zeros(len(pairs)) for name in methods}
     decided = {name: np.zeros(len(pairs), dtype=bool) for name in methods}
