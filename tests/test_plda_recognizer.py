@@ -28,15 +28,23 @@ def _split(images, labels, enrolled_per_person):
 def test_plda_recognizer_names_by_the_likeliest_enrolled_image(background):
     """Enrolled with two images of each of ten people the model never saw, it names each probe
     by the enrolled image of the highest log-likelihood ratio (a loop over IdentityModel's
-    score_pairs), its distances are minus those ratios, and the background is not refitted."""
+    paired ratios, tied to score_pairs), its distances are minus those ratios, and the background is not refitted."""
     model, images, labels = background
     (gallery, gallery_labels), (probes, probe_labels) = _split(images, labels, 2)
     before = model.encode(probes[:3])
     rec = ev.Recognizer(method="plda", feature=model).fit(gallery, gallery_labels)
     assert rec.feature is model and rec.feature_ is None
     np.testing.assert_array_equal(model.encode(probes[:3]), before)
+    # described once: score_pairs describes both sides of every pair it is given
+    gallery_codes, probe_codes = model.encode(gallery), model.encode(probes)
     ratios = np.stack(
-        [model.score_pairs(np.repeat(probe[None], len(gallery), 0), gallery) for probe in probes]
+        [
+            model.paired_log_odds(np.repeat(code[None], len(gallery), 0), gallery_codes)
+            for code in probe_codes
+        ]
+    )
+    np.testing.assert_allclose(
+        model.score_pairs(probes[:2], gallery[:2]), np.diag(ratios[:2, :2]), rtol=1e-5
     )
     expected = gallery_labels[np.argmax(ratios, axis=1)]
     np.testing.assert_array_equal(rec.predict(probes), expected)
