@@ -13,14 +13,17 @@ from __future__ import annotations
 
 import numpy as np
 from skimage.feature import daisy, hog, local_binary_pattern
+from skimage.transform import rescale
 
-from ._spec import Param
+from . import normalize
+from ._spec import Param, check_params
 
 __all__ = [
     "lbp_histograms",
     "hog_descriptor",
     "daisy_descriptor",
     "face_descriptors",
+    "FaceDescriptionMixin",
     "DESCRIPTORS",
 ]
 
@@ -184,3 +187,134 @@ def face_descriptors(crops, *, kind="lbp+hog", cells=(8, 8), radii=(1, 2), hog_c
             parts.append(np.sqrt(daisy_descriptor(crop)))
         rows.append(np.concatenate(parts))
     return np.stack(rows).astype(np.float32)
+
+
+class FaceDescriptionMixin:
+    """:meth:`describe` of :class:`~eigenvision.IdentityModel`: aligned crops described once
+    per description, side by side.
+
+    Reads the model's ``shape``, ``descriptor``, ``illumination``, ``descriptor_scales``,
+    ``lbp_cells``, ``lbp_radii``, ``hog_cell`` and ``mirror``.
+    """
+
+    def describe(self, crops):
+        """Descriptor rows of aligned crops ``(n, H, W)`` at ``shape``.
+
+        Parameters
+        ----------
+        crops : (n, H, W) ndarray
+
+        Returns
+        -------
+        (n, m) ndarray
+        """
+        crops = np.asarray(crops, dtype=np.float64)
+        if crops.ndim == 2:
+            crops = crops[None]
+        if crops.ndim != 3 or crops.shape[1:] != tuple(self.shape):
+            raise ValueError(
+                f"crops must be (n, {self.shape[0]}, {self.shape[1]}) aligned faces, got shape "
+                f"{crops.shape}; cut them with align_face(photo, face, shape={tuple(self.shape)})"
+            )
+        return np.concatenate(self._described(crops), axis=1)
+
+    def _described(self, crops):
+        """Each description's rows of checked crops, in :meth:`descriptions` order."""
+        options = {"cells": tuple(self.lbp_cells), "radii": tuple(self.lbp_radii)}
+        options["hog_cell"] = self.hog_cell
+        seen = {}  # (normalised, scale): the crops as described, shared by descriptions
+
+        def crops_at(normalised, scale):
+            if (normalised, scale) not in seen:
+                if scale != 1:
+                    seen[normalised, scale] = np.stack(
+                        [_rescaled(crop, scale) for crop in crops_at(normalised, 1)]
+                    )
+                elif normalised:
+                    seen[normalised, scale] = np.stack(
+                        [normalize.illumination(crop) for crop in crops]
+                    )
+                else:
+                    seen[normalised, scale] = crops
+            return seen[normalised, scale]
+
+        blocks = []
+        for kind, normalised, scales in self.descriptions():
+            parts = []
+            for scale in scales:
+                scaled = crops_at(normalised, scale)
+                described = face_descriptors(scaled, kind=kind, **options)
+                if self.mirror:
+                    described += face_descriptors(scaled[:, :, ::-1], kind=kind, **options)
+                    described /= 2
+                parts.append(described)
+            blocks.append(np.concatenate(parts, axis=1))
+        return blocks
+
+    def descriptions(self):
+        """Each description of a crop, one PLDA model each: its descriptor, whether it
+        normalises the illumination first and the scales it describes the crop at.
+
+        ``descriptor``, ``illumination`` and ``descriptor_scales`` pair item by item: a
+        single value (a descriptor, True or False, a sequence of scales) serves every
+        description, a tuple gives each its own; ``illumination="both"`` describes with
+        each descriptor twice, normalised then not.
+
+        Returns
+        -------
+        list of (str, bool, tuple of float)
+
+        Examples
+        --------
+        >>> from eigenvision import IdentityModel
+        >>> IdentityModel(descriptor=("daisy", "lbp+hog"), illumination="both").descriptions()
+        ... # doctest: +NORMALIZE_WHITESPACE
+        [('daisy', True, (0.7,)), ('daisy', False, (0.7,)),
+         ('lbp+hog', True, (1.0,)), ('lbp+hog', False, (1.0,))]
+        """
+        kinds = [self.descriptor] if isinstance(self.descriptor, str) else list(self.descriptor)
+        light = self.illumination
+        if isinstance(light, str):  # "both"
+            pairs = [(kind, normalised) for kind in kinds for normalised in (True, False)]
+        elif not isinstance(light, (tuple, list)):
+            pairs = [(kind, bool(light)) for kind in kinds]
+        else:
+            kinds = kinds * len(light) if len(kinds) == 1 else kinds
+            _check_pairing("illumination", len(light), "descriptor", len(kinds))
+            pairs = [(kind, bool(lit)) for kind, lit in zip(kinds, light, strict=True)]
+        if self.descriptor_scales is None:
+            return [(kind, lit, _DEFAULT_SCALES.get(kind, (1.0,))) for kind, lit in pairs]
+        scales = list(self.descriptor_scales)
+        if not isinstance(scales[0], (tuple, list)):
+            return [(kind, lit, tuple(scales)) for kind, lit in pairs]
+        _check_pairing("descriptor_scales", len(scales), "description", len(pairs))
+        return [(*pair, tuple(each)) for pair, each in zip(pairs, scales, strict=True)]
+
+    def description_widths(self):
+        """The width of each description's block of :meth:`describe`'s columns.
+
+        Returns
+        -------
+        list of int
+        """
+        check_params(self)
+        sample = np.random.default_rng(0).random((1, *self.shape))
+        return [block.shape[1] for block in self._described(sample)]
+
+
+#: Each descriptor's scales when ``IdentityModel(descriptor_scales=None)`` (default (1.0,)).
+_DEFAULT_SCALES = {"daisy": (0.7,)}
+
+
+def _check_pairing(name, count, other, expected):
+    """Item-by-item parameters of :class:`FaceDescriptionMixin`: one item per ``other``."""
+    if count != expected:
+        raise ValueError(
+            f"IdentityModel: {name} must pair with the {other}s item by item, got {count} "
+            f"items for {expected} {other}s"
+        )
+
+
+def _rescaled(crop, scale):
+    """``crop`` resized by ``scale`` (bilinear, Gaussian anti-aliasing where it shrinks)."""
+    return rescale(crop, float(scale), order=1, anti_aliasing=True)
