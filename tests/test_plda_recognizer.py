@@ -28,7 +28,8 @@ def _split(images, labels, enrolled_per_person):
 def test_plda_recognizer_names_by_the_likeliest_enrolled_image(background):
     """Enrolled with two images of each of ten people the model never saw, it names each probe
     by the enrolled image of the highest log-likelihood ratio (a loop over IdentityModel's
-    paired ratios, tied to score_pairs), its distances are minus those ratios, and the background is not refitted."""
+    paired ratios, tied to score_pairs), its distances are minus those ratios, and the
+    background is not refitted."""
     model, images, labels = background
     (gallery, gallery_labels), (probes, probe_labels) = _split(images, labels, 2)
     before = model.encode(probes[:3])
