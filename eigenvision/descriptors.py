@@ -282,13 +282,23 @@ class FaceDescriptionMixin:
             kinds = kinds * len(light) if len(kinds) == 1 else kinds
             _check_pairing("illumination", len(light), "descriptor", len(kinds))
             pairs = [(kind, bool(lit)) for kind, lit in zip(kinds, light, strict=True)]
-        if self.descriptor_scales is None:
-            return [(kind, lit, _DEFAULT_SCALES.get(kind, (1.0,))) for kind, lit in pairs]
-        scales = list(self.descriptor_scales)
-        if not isinstance(scales[0], (tuple, list)):
-            return [(kind, lit, tuple(scales)) for kind, lit in pairs]
-        _check_pairing("descriptor_scales", len(scales), "description", len(pairs))
-        return [(*pair, tuple(each)) for pair, each in zip(pairs, scales, strict=True)]
+        scales = self.descriptor_scales
+        if scales is None:
+            found = [(kind, lit, _DEFAULT_SCALES.get(kind, (1.0,))) for kind, lit in pairs]
+        elif not isinstance(scales[0], (tuple, list)):
+            found = [(kind, lit, tuple(scales)) for kind, lit in pairs]
+        else:
+            _check_pairing("descriptor_scales", len(scales), "description", len(pairs))
+            found = [(*pair, tuple(each)) for pair, each in zip(pairs, scales, strict=True)]
+        repeated = [item for i, item in enumerate(found) if item in found[:i]]
+        if repeated:
+            raise ValueError(
+                f"IdentityModel: the description {repeated[0]} comes twice in {found} (two "
+                "PLDA models of one description count its evidence twice); give each "
+                "descriptor its own illumination or scales, e.g. descriptor='daisy', "
+                "illumination=True for one description"
+            )
+        return found
 
     def description_widths(self):
         """The width of each description's block of :meth:`describe`'s columns.

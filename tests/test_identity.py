@@ -299,6 +299,12 @@ def test_descriptions_pair_descriptors_illumination_and_scales_item_by_item():
     ).descriptions() == [("lbp", False, (1.0,)), ("hog", False, (0.5, 1.0))]
     with pytest.raises(ValueError, match="illumination must pair with the descriptors"):
         ev.IdentityModel(descriptor=("lbp", "hog"), illumination=(True,) * 3).descriptions()
+    # Regression: illumination=True, the former way to ask for one normalised description,
+    # described DAISY twice with the three-description default (its evidence counted twice)
+    with pytest.raises(ValueError, match=r"description \('daisy', True, \(0.7,\)\) comes twice"):
+        ev.IdentityModel(illumination=True).descriptions()
+    with pytest.raises(ValueError, match="comes twice"):
+        ev.IdentityModel(descriptor="hog", illumination=(True, True)).fit(crops, [0, 1])
     with pytest.raises(ValueError, match="descriptor_scales must pair with the descriptions"):
         ev.IdentityModel(descriptor_scales=((0.7,), (1.0,))).descriptions()
     with pytest.raises(ValueError, match="IdentityModel.descriptor must be one of"):
