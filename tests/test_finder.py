@@ -33,8 +33,7 @@ def _lbp_boxes(image):
 
 def test_the_shipped_finder_finds_the_astronaut_first(finder):
     """Checked against scikit-image's LBP cascade, computed here on the same picture (at a
-    probability of 0.5: the default threshold, p 0.85 for 0.025 false alarms per HELEN photo,
-    sits near the astronaut's 0.997, and this test is about where, not how sure)."""
+    probability of 0.5, under the default threshold: this test is about where, not how sure)."""
     image = data.astronaut()
     faces = ev.find_faces(image, threshold=0.5)
     assert faces, "no face found in the astronaut picture"
