@@ -29,7 +29,7 @@ __all__ = ["cluster_faces", "group_crops", "faces_of_photo", "SET_CUT", "MIN_SET
 
 #: The default cut of set-normalised scores: a pair must stand this many standard deviations
 #: above the set's typical pair (chosen on LFW people held out of the model; CHANGELOG).
-SET_CUT = 1.75
+SET_CUT = 2.0
 #: The fewest faces whose scores are normalised against the set; fewer use the calibration.
 MIN_SET = 12
 
