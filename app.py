@@ -16,7 +16,7 @@ import streamlit as st
 
 import eigenvision as ev
 from eigenvision import datasets, plot
-from eigenvision._base import BoundedCache, format_below
+from eigenvision._base import BoundedCache, counted, format_below
 from eigenvision.codes import allowed_metrics
 from eigenvision.faces.compare import compare_crops, model_crop
 from eigenvision.faces.crops import face_thumbnail
@@ -954,8 +954,8 @@ def group_page() -> None:
     groups = [[owners[i] for i in np.flatnonzero(labels == g)] for g in range(labels.max() + 1)]
     alone = [group for group in groups if len(group) == 1]
     st.subheader(
-        f"{len(owners)} faces in {len(photos)} photos: {len(groups)} people "
-        f"({len(alone)} seen once)"
+        f"{counted(len(owners), 'face')} in {counted(len(photos), 'photo')}: "
+        f"{counted(len(groups), 'person', 'people')} ({len(alone)} seen once)"
     )
     for number, group in enumerate(groups[:30], start=1):
         if len(group) == 1:

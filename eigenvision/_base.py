@@ -192,6 +192,28 @@ def _progress_lines(iterable, *, total, desc):
             print(f"{desc or 'progress'}: {done}{of}", file=sys.stderr, flush=True)
 
 
+def counted(count: int, singular: str, plural: str | None = None) -> str:
+    """``count`` and the noun in the number it takes: "1 person", "2 people", "0 faces".
+
+    Parameters
+    ----------
+    count : int
+    singular : str
+    plural : str, optional
+        Default ``singular + "s"``.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> counted(1, "person", "people"), counted(2, "person", "people"), counted(0, "face")
+    ('1 person', '2 people', '0 faces')
+    """
+    return f"{count} {singular if count == 1 else plural or singular + 's'}"
+
+
 def format_below(value: float, limit: float, digits: int = 3) -> str:
     """``value`` with the fewest decimals (``digits`` at least) that still read as below ``limit``.
 

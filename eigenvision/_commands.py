@@ -24,7 +24,7 @@ from PIL import Image
 
 from . import datasets, evaluate
 from ._argtypes import count, finite, probability, rate
-from ._base import format_below, progress
+from ._base import counted, format_below, progress
 from ._version import __version__
 from .experiments import EXPERIMENTS
 from .faces.compare import build_identity_model, compare_faces, default_identity_model
@@ -824,7 +824,8 @@ def _cmd_cluster(args) -> int:
         faces = sum(len(group) for group in groups)
         alone = sum(len(group) == 1 for group in groups)
         print(
-            f"{faces} faces in {len(paths)} photos: {len(groups)} people ({alone} seen once)"
+            f"{counted(faces, 'face')} in {counted(len(paths), 'photo')}: "
+            f"{counted(len(groups), 'person', 'people')} ({alone} seen once)"
             + (f"; written to {args.output}" if args.output else "")
         )
         for entry in report[:20]:

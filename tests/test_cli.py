@@ -487,6 +487,18 @@ def test_cluster_writes_one_folder_per_person_as_cluster_faces_groups(tmp_path, 
     assert "not a folder" in capsys.readouterr().err
 
 
+def test_cluster_counts_one_person_in_the_singular(tmp_path, capsys):
+    """One photo of one face reads "1 face in 1 photo: 1 person", not "1 people"."""
+    import shutil
+
+    lfw = require_dataset_folder("lfw_train") / "images"
+    photos = tmp_path / "photos"
+    photos.mkdir()
+    shutil.copy(lfw / "Tony_Blair" / "Tony_Blair_0001.jpg", photos)
+    assert main(["-q", "cluster", str(photos)]) == 0
+    assert "1 face in 1 photo: 1 person (1 seen once)" in capsys.readouterr().out
+
+
 def test_build_models_names_each_description_s_plda_rank():
     """Regression: build-models said "PLDA of rank 200" for two PLDA models of rank 100, one per
     description of the crop (illumination="both"); one model keeps its one rank."""
