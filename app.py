@@ -557,7 +557,7 @@ def faces_found(image: np.ndarray, key: str) -> tuple[list, float]:
                 "lower the slider to see it"
             )
         )
-        st.info(f"No face at probability {least:.4f} or more{hint}.")
+        st.info(f"No face at probability {least:g} or more{hint}.")
     return found, least
 
 
@@ -568,7 +568,10 @@ def find_faces_view(image: np.ndarray, factor: float = 1.0) -> None:
     names = [f"{i + 1}: p {face.confidence:.3f}" for i, face in enumerate(found)]
     st.pyplot(
         plot.faces(
-            image, found, names=names, title=f"{len(found)} face(s) at probability >= {least:.4f}"
+            image,
+            found,
+            names=names,
+            title=f"{counted(len(found), 'face')} at probability >= {least:g}",
         )
     )
     st.dataframe(
