@@ -11,7 +11,49 @@ from ._linalg import generalized_eigh, sign_flip
 from ._spec import INPUT_STATE, State
 from .eigenspace import Eigenspace
 
-__all__ = ["FisherSpace"]
+__all__ = ["FisherSpace", "discriminant_directions"]
+
+
+def discriminant_directions(Z, codes, n_directions):
+    """Fisher's discriminant directions of centred codes: ``S_b w = lambda S_w w``, largest first.
+
+    Parameters
+    ----------
+    Z : (n, r) ndarray
+        Centred codes (a PCA step's), where the within-class scatter is full rank.
+    codes : (n,) int ndarray
+        Each row's class, ``0 .. c - 1``.
+    n_directions : int
+        At most ``c - 1`` carry information.
+
+    Returns
+    -------
+    values : (n_directions,) ndarray
+        The generalised eigenvalues, the ratio of between- to within-class scatter.
+    vectors : (r, n_directions) ndarray
+        ``S_w``-orthonormal: ``vectors.T @ S_w @ vectors = I``, ``S_w`` the
+        within-class scatter (a sum over rows, not a mean).
+
+    References
+    ----------
+    R. A. Fisher (1936), The use of multiple measurements in taxonomic
+    problems, Annals of Eugenics 7(2).
+    """
+    Z = np.asarray(Z, dtype=np.float64)
+    c = int(codes.max()) + 1
+    class_means = np.zeros((c, Z.shape[1]))
+    np.add.at(class_means, codes, Z)
+    counts = np.bincount(codes, minlength=c).astype(np.float64)
+    class_means /= counts[:, None]
+    within = Z - class_means[codes]
+    scatter_within = within.T @ within
+    # Z is centred, so the between-class scatter is sum_c n_c m_c m_c^T.
+    scatter_between = (class_means * counts[:, None]).T @ class_means
+    ridge = 1e-12 * np.trace(scatter_within) / len(scatter_within)
+    values, vectors = generalized_eigh(
+        scatter_between, scatter_within + ridge * np.eye(len(scatter_within))
+    )
+    return values[::-1][:n_directions], vectors[:, ::-1][:, :n_directions]  # largest first
 
 
 class FisherSpace(SupervisedSubspaceModel):
@@ -97,20 +139,7 @@ class FisherSpace(SupervisedSubspaceModel):
                 "discriminant directions live in the PCA step's space"
             )
         pca = Eigenspace(n_components=pca_k).fit(X)
-        Z = pca.transform(X).astype(np.float64)
-        class_means = np.zeros((c, Z.shape[1]))
-        np.add.at(class_means, codes, Z)
-        counts = np.bincount(codes, minlength=c).astype(np.float64)
-        class_means /= counts[:, None]
-        within = Z - class_means[codes]
-        scatter_within = within.T @ within
-        # Z is centred, so the between-class scatter is sum_c n_c m_c m_c^T.
-        scatter_between = (class_means * counts[:, None]).T @ class_means
-        ridge = 1e-12 * np.trace(scatter_within) / len(scatter_within)
-        values, vectors = generalized_eigh(
-            scatter_between, scatter_within + ridge * np.eye(len(scatter_within))
-        )
-        values, vectors = values[::-1][:k], vectors[:, ::-1][:, :k]  # largest first
+        values, vectors = discriminant_directions(pca.transform(X), codes, k)
         # Unit-length directions (Belhumeur et al., OpenCV, facerec): the S_w-orthonormal
         # scaling of eigh weighs every direction equally, noise-fitted ones included.
         vectors = sign_flip((vectors / np.linalg.norm(vectors, axis=0)).T).T

@@ -31,6 +31,7 @@ from ._base import SupervisedSubspaceModel, check_fitted
 from ._spec import INPUT_STATE, Param, State, check_params
 from .descriptors import DESCRIPTORS, FaceDescriptionMixin
 from .eigenspace import Eigenspace
+from .fisher import discriminant_directions
 
 __all__ = ["PLDA", "JointBayesian", "PLDAFusion", "IdentityModel"]
 
@@ -95,6 +96,16 @@ class PLDA(_PairScores, SupervisedSubspaceModel):
         heavy tails of real data (a few faces far out along some direction)
         pulled onto the sphere where the Gaussian model fits them better, then
         centred again. :meth:`encode` and :meth:`transform` apply it to new data.
+    lda_components : int, optional
+        An LDA step between the PCA step and the model: the PCA step's codes
+        projected onto their ``lda_components`` leading Fisher directions
+        (:func:`~eigenvision.fisher.discriminant_directions`), each scaled
+        to unit variance over the training codes, before the length
+        normalisation (the LDA, length-normalisation, PLDA chain of speaker
+        recognition, Garcia-Romero & Espy-Wilson 2011): directions along
+        which people differ little against their own variation are dropped
+        before they can dominate a code's length. At most ``pca_components``
+        and the number of people - 1. Default: no LDA step.
     max_iter : int, default 200
         EM iterations at most.
     tol : float, default 1e-7
@@ -104,6 +115,9 @@ class PLDA(_PairScores, SupervisedSubspaceModel):
     ----------
     pca_ : Eigenspace
         The PCA step (whitened with ``length_norm``).
+    lda_ : (s, r) ndarray or None
+        With ``lda_components``, the LDA step's map from the PCA step's ``s``
+        codes to the model's ``r``; None without.
     mean_ : (d,) ndarray
     components_ : (p, d) ndarray
         ``transform``'s linear map: the posterior mean of the identity variable
@@ -161,15 +175,21 @@ class PLDA(_PairScores, SupervisedSubspaceModel):
         "within_components": Param("int", 1, 100_000, optional=True),
         "pca_components": Param("int", 1, 100_000, optional=True),
         "length_norm": Param("bool"),
+        "lda_components": Param("int", 1, 100_000, optional=True),
         "max_iter": Param("int", 0, 100_000),
         "tol": Param("real", 0, 1),
     }
+
+    #: Parameters added after models were first saved, with the value that keeps an older
+    #: model file's behaviour (:func:`~eigenvision.load` gives it where a file has none).
+    _former_defaults = {"lda_components": None}
 
     #: Each fitted member's kind, dtype, shape rule and finiteness
     #: (:func:`~eigenvision._spec.check_declared_state`).
     _state = {
         **INPUT_STATE,
         "pca_": State("model"),
+        "lda_": State(shape=("s", "r"), optional=True),
         "mean_": State(shape=("d",)),
         "identity_loadings_": State(shape=("r", "p")),
         "within_covariance_": State(shape=("r", "r")),
@@ -190,6 +210,7 @@ class PLDA(_PairScores, SupervisedSubspaceModel):
         within_components=None,
         pca_components=None,
         length_norm=False,
+        lda_components=None,
         max_iter=200,
         tol=1e-7,
     ):
@@ -197,6 +218,7 @@ class PLDA(_PairScores, SupervisedSubspaceModel):
         self.within_components = within_components
         self.pca_components = pca_components
         self.length_norm = length_norm
+        self.lda_components = lda_components
         self.max_iter = max_iter
         self.tol = tol
 
@@ -227,14 +249,30 @@ class PLDA(_PairScores, SupervisedSubspaceModel):
                 f"pca_components={r} exceeds what {n} images of {X.shape[1]} features give "
                 f"({min(X.shape[1], n - 1)})"
             )
+        lda = getattr(self, "lda_components", None)  # JointBayesian has none
+        if lda is not None and lda > min(r, c - 1):
+            raise ValueError(
+                f"lda_components={lda} exceeds min(pca_components, people - 1) = "
+                f"{min(r, c - 1)}: Fisher's directions live in the PCA step and number at most "
+                "one fewer than the people"
+            )
+        steps, step = (r, "PCA") if lda is None else (lda, "LDA")
         p, q = self._ranks()
-        p = r if p is None else p
-        if p > r:
-            raise ValueError(f"n_components={p} exceeds the PCA step's {r} dimensions")
-        if q is not None and q >= r:
-            raise ValueError(f"within_components={q} must be below the PCA step's {r} dimensions")
+        p = steps if p is None else p
+        if p > steps:
+            raise ValueError(f"n_components={p} exceeds the {step} step's {steps} dimensions")
+        if q is not None and q >= steps:
+            raise ValueError(
+                f"within_components={q} must be below the {step} step's {steps} dimensions"
+            )
         self.pca_ = Eigenspace(r, whiten=self.length_norm).fit(X)
         self.code_mean_ = None
+        self.lda_ = None
+        if lda is not None:
+            Z = self.pca_.transform(X).astype(np.float64)
+            _, directions = discriminant_directions(Z, codes, lda)
+            # unit variance along each: the whitening the length normalisation expects
+            self.lda_ = directions / np.maximum((Z @ directions).std(axis=0), 1e-300)
         Z = self._step_codes(X)
         if self.length_norm:
             self.code_mean_ = Z.mean(axis=0)
@@ -260,6 +298,8 @@ class PLDA(_PairScores, SupervisedSubspaceModel):
             step = pca.astype(np.float64)
             if self.pca_.whiten:
                 step = step / np.sqrt(self.pca_.explained_variance_)[:, None]
+            if getattr(self, "lda_", None) is not None:
+                step = self.lda_.T @ step
             self._components = (self._posterior() @ step).astype(pca.dtype)
         return self._components
 
@@ -279,8 +319,10 @@ class PLDA(_PairScores, SupervisedSubspaceModel):
         return self.n_components, self.within_components
 
     def _step_codes(self, X):
-        """The PCA step's codes, length-normalised with ``length_norm``."""
+        """The PCA step's codes (through the LDA step), length-normalised with ``length_norm``."""
         Z = self.pca_.transform(X).astype(np.float64)
+        if getattr(self, "lda_", None) is not None:
+            Z = Z @ self.lda_
         if self.length_norm:
             length = np.linalg.norm(Z, axis=1, keepdims=True)
             Z *= np.sqrt(Z.shape[1]) / np.maximum(length, np.finfo(np.float64).tiny)
@@ -404,6 +446,8 @@ class JointBayesian(PLDA):
         "tol": Param("real", 0, 1),
     }
 
+    _former_defaults = {}  # PLDA's lda_components is not a JointBayesian parameter
+
     def __init__(self, *, pca_components=None, length_norm=False, max_iter=200, tol=1e-7):
         self.pca_components = pca_components
         self.length_norm = length_norm
@@ -430,8 +474,8 @@ class PLDAFusion(_PairScores, BaseEstimator):
     ----------
     widths : sequence of int
         The blocks' widths, in column order; they sum to the number of features.
-    n_components, pca_components : int, optional
-        Each block's :class:`PLDA` identity rank and PCA step.
+    n_components, pca_components, lda_components : int, optional
+        Each block's :class:`PLDA` identity rank, PCA step and LDA step.
     length_norm : bool, default False
         As :class:`PLDA`'s, in each block.
 
@@ -466,7 +510,12 @@ class PLDAFusion(_PairScores, BaseEstimator):
         "n_components": Param("int", 1, 100_000, optional=True),
         "pca_components": Param("int", 1, 100_000, optional=True),
         "length_norm": Param("bool"),
+        "lda_components": Param("int", 1, 100_000, optional=True),
     }
+
+    #: Parameters added after models were first saved, with the value that keeps an older
+    #: model file's behaviour (:func:`~eigenvision.load` gives it where a file has none).
+    _former_defaults = {"lda_components": None}
 
     _state = {
         "models_": State("models"),
@@ -474,18 +523,27 @@ class PLDAFusion(_PairScores, BaseEstimator):
         "n_components_": State("int", low=1),
     }
 
-    def __init__(self, widths, *, n_components=None, pca_components=None, length_norm=False):
+    def __init__(
+        self,
+        widths,
+        *,
+        n_components=None,
+        pca_components=None,
+        length_norm=False,
+        lda_components=None,
+    ):
         self.widths = widths
         self.n_components = n_components
         self.pca_components = pca_components
         self.length_norm = length_norm
+        self.lda_components = lda_components
 
     def _cuts(self, width, what):
         """Column slices of the blocks of a ``width``-wide array of ``what``."""
         sizes = (
             [int(w) for w in self.widths]
             if what == "features"
-            else [m.pca_.n_components_ for m in self.models_.values()]
+            else [m.identity_loadings_.shape[0] for m in self.models_.values()]
         )
         if width != sum(sizes):
             raise ValueError(
@@ -520,6 +578,7 @@ class PLDAFusion(_PairScores, BaseEstimator):
                 n_components=self.n_components,
                 pca_components=self.pca_components,
                 length_norm=self.length_norm,
+                lda_components=self.lda_components,
             ).fit(X[:, block], y)
         self.n_features_in_ = X.shape[1]
         self.n_components_ = sum(m.n_components_ for m in self.models_.values())
@@ -815,6 +874,9 @@ class IdentityModel(FaceDescriptionMixin, BaseEstimator):
         one length (Garcia-Romero & Espy-Wilson 2011).
     pca_components : int, default 300
         PLDA's PCA step.
+    lda_components : int, optional
+        PLDA's LDA step (:class:`PLDA`'s ``lda_components``; the identity
+        rank at most this). Default: none.
     n_components : int, default 100
         PLDA's identity rank.
     calibration_share : float, default 0.1
@@ -865,6 +927,7 @@ class IdentityModel(FaceDescriptionMixin, BaseEstimator):
         "mirror": Param("bool"),
         "length_norm": Param("bool"),
         "pca_components": Param("int", 1, 100_000),
+        "lda_components": Param("int", 1, 100_000, optional=True),
         "n_components": Param("int", 1, 100_000),
         "calibration_share": Param("real", 0, 1, open_low=True, open_high=True),
         "cohort_size": Param("int", 0, 1_000_000),
@@ -905,6 +968,7 @@ class IdentityModel(FaceDescriptionMixin, BaseEstimator):
         mirror=True,
         length_norm=True,
         pca_components=300,
+        lda_components=None,
         n_components=100,
         calibration_share=0.1,
         cohort_size=2000,
@@ -922,6 +986,7 @@ class IdentityModel(FaceDescriptionMixin, BaseEstimator):
         self.mirror = mirror
         self.length_norm = length_norm
         self.pca_components = pca_components
+        self.lda_components = lda_components
         self.n_components = n_components
         self.calibration_share = calibration_share
         self.cohort_size = cohort_size
@@ -979,10 +1044,15 @@ class IdentityModel(FaceDescriptionMixin, BaseEstimator):
                 f"X must be describe's rows: {len(widths)} descriptions {widths} wide, "
                 f"{sum(widths)} columns, got {X.shape[1]}"
             )
+        people = len(np.unique(labels[~calibrate]))
+        pca = min(self.pca_components, len(fitted) - 1, *widths)
+        lda = getattr(self, "lda_components", None)
+        lda = None if lda is None else min(lda, pca, people - 1)
         options = dict(
-            n_components=min(self.n_components, len(np.unique(labels[~calibrate])) - 1),
-            pca_components=min(self.pca_components, len(fitted) - 1, *widths),
+            n_components=min(self.n_components, people - 1, lda or self.n_components),
+            pca_components=pca,
             length_norm=self.length_norm,
+            lda_components=lda,
         )
         model = PLDA(**options) if len(widths) == 1 else PLDAFusion(tuple(widths), **options)
         self.plda_ = model.fit(fitted, labels[~calibrate])

@@ -155,7 +155,7 @@ def _code_width(identity):
     """The width of an identity model's codes: its PLDA's PCA step, or its blocks' together."""
     plda = identity.plda_
     parts = plda.models_.values() if hasattr(plda, "models_") else [plda]
-    return sum(part.pca_.n_components_ for part in parts)
+    return sum(part.identity_loadings_.shape[0] for part in parts)
 
 
 def _check_recognizer(model):

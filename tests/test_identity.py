@@ -156,6 +156,47 @@ def test_length_norm_is_plda_on_whitened_codes_of_one_length(rng, tmp_path):
     )
 
 
+def test_lda_step_is_plda_on_scikit_learns_discriminant_codes(rng, tmp_path):
+    """``lda_components``: the model compares codes as a length-normalised PLDA fitted on
+    scikit-learn's LDA codes (``LinearDiscriminantAnalysis(solver="svd")``) of the PCA
+    step's whitened codes compares them: Fisher's directions, each of unit variance, then
+    the length normalisation (PLDA is the same up to a rotation of the code space); the
+    codes are ``lda_components`` wide, ``transform`` is the posterior mean through both
+    steps, the model saves and loads, and a step wider than the people allow is refused."""
+    from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+
+    X, y, _, _ = _people(rng, n_people=40, d=8, identity_rank=4)
+    X = X * rng.uniform(0.5, 3, size=len(X))[:, None]
+    model = ev.PLDA(
+        n_components=3, pca_components=7, lda_components=5, length_norm=True, tol=0, max_iter=500
+    ).fit(X, y)
+    whitened = ev.Eigenspace(7, whiten=True).fit(X).transform(X)
+    discriminant = LinearDiscriminantAnalysis(n_components=5).fit(whitened, y).transform(whitened)
+    reference = ev.PLDA(
+        n_components=3, pca_components=5, length_norm=True, tol=0, max_iter=500
+    ).fit(discriminant, y)
+    np.testing.assert_allclose(
+        model.score_pairs(X[:30], X[30:60]),
+        reference.score_pairs(discriminant[:30], discriminant[30:60]),
+        rtol=1e-6,
+        atol=1e-6,
+    )
+    assert model.encode(X).shape == (len(X), 5) and model.lda_.shape == (7, 5)
+    plain = ev.PLDA(n_components=3, pca_components=7, lda_components=5).fit(X, y)
+    step = plain.pca_.transform(X).astype(np.float64) @ plain.lda_
+    np.testing.assert_allclose(
+        plain.transform(X), (step - step.mean(axis=0)) @ plain._posterior().T, atol=1e-9
+    )
+    loaded = ev.load(ev.save(model, tmp_path / "lda.npz"))
+    np.testing.assert_array_equal(
+        loaded.score_pairs(X[:4], X[4:8]), model.score_pairs(X[:4], X[4:8])
+    )
+    with pytest.raises(ValueError, match="lda_components=40 exceeds min"):
+        ev.PLDA(pca_components=7, lda_components=40).fit(X, y)
+    with pytest.raises(ValueError, match="n_components=6 exceeds the LDA step's 5 dimensions"):
+        ev.PLDA(n_components=6, pca_components=7, lda_components=5).fit(X, y)
+
+
 def test_plda_saves_without_its_transform_map_and_reads_files_that_hold_it(rng, tmp_path):
     """``components_`` (as large as the PCA step) is made on demand from the loadings, not
     saved: the file holds no such member, the map made after loading equals the one fit made
@@ -311,11 +352,10 @@ def test_descriptions_pair_descriptors_illumination_and_scales_item_by_item():
         ev.IdentityModel(descriptor=("daisy", "sift")).fit_descriptors(np.zeros((8, 4)), [0] * 8)
 
 
-def test_descriptions_are_plda_models_whose_ratios_add(rng, tmp_path):
-    """Several descriptions give a PLDAFusion of blocks as wide as describe's; its ratio is the
-    stacked pair's Gaussian likelihood ratio (scipy) of the joint model whose blocks are
-    independent: block-diagonal S_b and S_w from the blocks' PLDAs."""
-    model = ev.IdentityModel(
+def _two_descriptions(**options):
+    """An identity model of two small descriptions of 24 x 24 crops: pixels, and LBP of the
+    normalised crop (576 and 40 columns)."""
+    return ev.IdentityModel(
         shape=(24, 24),
         descriptor=("pixels", "lbp"),
         illumination=(False, True),
@@ -323,10 +363,15 @@ def test_descriptions_are_plda_models_whose_ratios_add(rng, tmp_path):
         lbp_radii=(1,),
         descriptor_scales=(1.0,),
         mirror=False,
-        pca_components=4,
-        n_components=2,
-        cohort_size=0,
+        **options,
     )
+
+
+def test_descriptions_are_plda_models_whose_ratios_add(rng, tmp_path):
+    """Several descriptions give a PLDAFusion of blocks as wide as describe's; its ratio is the
+    stacked pair's Gaussian likelihood ratio (scipy) of the joint model whose blocks are
+    independent: block-diagonal S_b and S_w from the blocks' PLDAs."""
+    model = _two_descriptions(pca_components=4, n_components=2, cohort_size=0)
     widths = model.description_widths()
     assert widths == [24 * 24, 2 * 2 * 10]  # pixels; uniform LBP histograms of 8 neighbours
     X, y, _, _ = _people(rng, d=sum(widths))
@@ -356,6 +401,29 @@ def test_descriptions_are_plda_models_whose_ratios_add(rng, tmp_path):
         ev.validation.check_state(loaded)
     loaded.set_params(descriptor="pixels", illumination=True)
     ev.validation.check_state(loaded)  # one description, one PLDA
+
+
+def test_identity_model_lda_step_in_every_description(rng, tmp_path):
+    """``IdentityModel(lda_components=)`` gives each description's PLDA the LDA step: codes
+    (and the cohort's) as wide as the steps together, each block as its own PLDA with the
+    same step; the saved model scores as fitted."""
+    model = _two_descriptions(
+        pca_components=6, lda_components=4, n_components=2, cohort_size=20, cohort_top=5
+    )
+    X, y, _, _ = _people(rng, n_people=40, d=sum(model.description_widths()))
+    model.fit_descriptors(X, y)
+    blocks = list(model.plda_.models_.values())
+    assert [part.lda_.shape for part in blocks] == [(6, 4), (6, 4)]
+    assert model.plda_.encode(X[:5]).shape == (5, 8) and model.cohort_.shape == (20, 8)
+    alone = ev.PLDA(n_components=2, pca_components=6, lda_components=4, length_norm=True)
+    held = np.isin(y, np.unique(y)[np.isin(np.unique(y), blocks[1].classes_)])
+    alone.fit(X[held, 576:], y[held])
+    np.testing.assert_allclose(blocks[1].encode(X[:5, 576:]), alone.encode(X[:5, 576:]))
+    loaded = ev.load(ev.save(model, tmp_path / "lda.npz"))
+    codes = model.plda_.encode(X[:6])
+    np.testing.assert_array_equal(
+        loaded.pairwise_log_odds(codes, codes), model.pairwise_log_odds(codes, codes)
+    )
 
 
 def test_adaptive_symmetric_normalisation_against_a_brute_force_loop(rng):
