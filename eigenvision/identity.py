@@ -1046,10 +1046,13 @@ class IdentityModel(FaceDescriptionMixin, BaseEstimator):
             )
         people = len(np.unique(labels[~calibrate]))
         pca = min(self.pca_components, len(fitted) - 1, *widths)
-        lda = getattr(self, "lda_components", None)
-        lda = None if lda is None else min(lda, pca, people - 1)
+        rank = min(self.n_components, people - 1)
+        lda = self.lda_components
+        if lda is not None:  # the identity rank lives in the LDA step
+            lda = min(lda, pca, people - 1)
+            rank = min(rank, lda)
         options = dict(
-            n_components=min(self.n_components, people - 1, lda or self.n_components),
+            n_components=rank,
             pca_components=pca,
             length_norm=self.length_norm,
             lda_components=lda,

@@ -19,7 +19,7 @@ from .eigenspace import Eigenspace
 from .faces.features import FeatureDetector
 from .faces.finder import FaceFinder
 from .faces.geometry import window_shape
-from .identity import IdentityModel, PLDAFusion
+from .identity import PLDA, IdentityModel, PLDAFusion
 from .recognize import Recognizer
 
 __all__ = ["check_state", "LIMITS"]
@@ -74,6 +74,8 @@ def check_state(model) -> None:
         _check_identity_model(model)
     if isinstance(model, PLDAFusion):
         _check_plda_fusion(model)
+    if isinstance(model, PLDA):
+        _check_plda(model)
 
 
 def _shape(value, name, length=None):
@@ -115,6 +117,22 @@ def _check_bayesian(space):
     check_state(space.pca_)
 
 
+def _check_plda(model):
+    """The steps chain: the PCA step's codes feed the LDA step (if any), whose codes the model
+    reads (each declaration binds only its own members' lengths)."""
+    name = type(model).__name__
+    steps = model.pca_.n_components_
+    lda = getattr(model, "lda_", None)
+    if lda is not None and lda.shape[0] != steps:
+        raise ValueError(f"{name}.lda_ maps {lda.shape[0]} codes, the PCA step gives {steps}")
+    width = steps if lda is None else lda.shape[1]
+    if model.identity_loadings_.shape[0] != width:
+        raise ValueError(
+            f"{name}.identity_loadings_ has {model.identity_loadings_.shape[0]} rows, "
+            f"its codes are {width} wide"
+        )
+
+
 def _check_plda_fusion(model):
     widths = [int(w) for w in model.widths]
     names = [f"block{i}" for i in range(len(widths))]
@@ -146,13 +164,13 @@ def _check_identity_model(model):
     width = _code_width(model)
     if cohort is not None and cohort.shape[1] != width:
         raise ValueError(
-            f"IdentityModel.cohort_ must hold codes of PLDA's {width}-dimensional PCA step, "
+            f"IdentityModel.cohort_ must hold codes as wide as PLDA's ({width}), "
             f"got {cohort.shape[1]} columns"
         )
 
 
 def _code_width(identity):
-    """The width of an identity model's codes: its PLDA's PCA step, or its blocks' together."""
+    """The width of an identity model's codes: its PLDA's, or its blocks' together."""
     plda = identity.plda_
     parts = plda.models_.values() if hasattr(plda, "models_") else [plda]
     return sum(part.identity_loadings_.shape[0] for part in parts)

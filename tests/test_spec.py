@@ -77,6 +77,9 @@ def _small_models(rng):
             "ppca": ev.ProbabilisticPCA(2).fit(faces.reshape(24, -1)),
             "standardizer": ev.PixelStandardizer().fit(faces.reshape(24, -1)),
             "plda": ev.PLDA(2, within_components=1, max_iter=5).fit(faces, labels),
+            "plda + lda": ev.PLDA(2, pca_components=8, lda_components=4, max_iter=5).fit(
+                faces, labels
+            ),
             "joint bayesian": ev.JointBayesian(pca_components=5, max_iter=5).fit(faces, labels),
             "recognizer": ev.Recognizer(3, score_norm="znorm").fit(faces, labels),
             "bayesian recognizer": ev.Recognizer(3, method="bayesian").fit(faces, labels),
@@ -116,6 +119,30 @@ def test_every_float_member_of_every_model_is_refused_when_tampered(tmp_path, rn
             without = {k: v for k, v in members.items() if k != f"{key}.npy"}
             with pytest.raises(ev.ModelFileError, match=member):
                 ev.load(_written(without, header_without, tmp_path / "bad.npz"))
+
+
+def test_a_plda_whose_steps_do_not_chain_is_refused(tmp_path, rng):
+    """Each declaration binds only its own members: an LDA step of another width than the PCA
+    step, or loadings of another width than the codes, is refused by name at load."""
+    model = _small_models(rng)["plda + lda"]
+    members = _members(ev.save(model, tmp_path / "good.npz"))
+    header = _header(members)
+    bad = _written(*_replaced(members, header, "lda_", model.lda_[:-1]), tmp_path / "bad.npz")
+    with pytest.raises(ev.ModelFileError, match="lda_ maps 7 codes, the PCA step gives 8"):
+        ev.load(bad)
+    plain = ev.PLDA(2, pca_components=7, max_iter=5).fit(rng.random((24, 30)), np.arange(24) // 4)
+    members = _members(ev.save(plain, tmp_path / "plain.npz"))
+    header = _header(members)
+    narrower = {  # a model of 6-wide codes, self-consistent, behind a PCA step of 7
+        "identity_loadings_": plain.identity_loadings_[:-1],
+        "within_covariance_": plain.within_covariance_[:-1, :-1],
+        "quadratic_": np.eye(6),
+        "cross_": np.eye(6),
+    }
+    for key, array in narrower.items():
+        members, header = _replaced(members, header, key, array)
+    with pytest.raises(ev.ModelFileError, match="identity_loadings_ has 6 rows, its codes are 7"):
+        ev.load(_written(members, header, tmp_path / "bad.npz"))
 
 
 def test_integers_where_floats_belong_are_refused(tmp_path, rng):
