@@ -872,11 +872,12 @@ class IdentityModel(FaceDescriptionMixin, BaseEstimator):
     length_norm : bool, default True
         PLDA's ``length_norm``: the PCA step's codes whitened and brought to
         one length (Garcia-Romero & Espy-Wilson 2011).
-    pca_components : int, default 300
+    pca_components : int, default 500
         PLDA's PCA step.
-    lda_components : int, optional
+    lda_components : int or None, default 200
         PLDA's LDA step (:class:`PLDA`'s ``lda_components``; the identity
-        rank at most this). Default: none.
+        rank at most this): the PCA step's codes projected onto their leading
+        Fisher directions before the length norm. None: no LDA step.
     n_components : int, default 100
         PLDA's identity rank.
     calibration_share : float, default 0.1
@@ -945,6 +946,7 @@ class IdentityModel(FaceDescriptionMixin, BaseEstimator):
         "descriptor_scales": (1.0,),
         "cohort_size": 0,
         "length_norm": False,
+        "lda_components": None,
     }
 
     _state = {
@@ -967,8 +969,8 @@ class IdentityModel(FaceDescriptionMixin, BaseEstimator):
         illumination=(True, False, True),
         mirror=True,
         length_norm=True,
-        pca_components=300,
-        lda_components=None,
+        pca_components=500,
+        lda_components=200,
         n_components=100,
         calibration_share=0.1,
         cohort_size=2000,

@@ -468,8 +468,8 @@ def test_adaptive_symmetric_normalisation_against_a_brute_force_loop(rng):
 
 
 def test_an_identity_model_file_from_before_the_cohort_scores_raw_ratios(rng, tmp_path):
-    """Files without ``cohort_size`` load as written (raw ratios); a cohort of codes of
-    another width is refused."""
+    """Files without ``cohort_size`` (or ``length_norm``, ``lda_components``) load as written
+    (raw ratios, no LDA step); a cohort of codes of another width is refused."""
     import json
 
     X, labels, _, _ = _people(rng, n_people=20, per_person=3)
@@ -478,13 +478,14 @@ def test_an_identity_model_file_from_before_the_cohort_scores_raw_ratios(rng, tm
     with np.load(path, allow_pickle=False) as archive:
         stored = {key: archive[key] for key in archive.files}
     header = json.loads(bytes(stored["__header__"]).decode())
-    for added in ("cohort_size", "cohort_top", "length_norm"):
+    for added in ("cohort_size", "cohort_top", "length_norm", "lda_components"):
         header["model"]["params"].pop(added)
     stored["__header__"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
     np.savez(path, **stored)
     old = ev.load(path)
     assert old.cohort_size == 0 and getattr(old, "cohort_", None) is None
     assert old.length_norm is False and ev.IdentityModel().length_norm is True
+    assert old.lda_components is None and ev.IdentityModel().lda_components == 200
     codes = old.plda_.encode(X[:5])
     np.testing.assert_array_equal(
         old.pairwise_log_odds(codes, codes), old.plda_.pairwise_log_odds(codes, codes)
