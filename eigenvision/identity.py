@@ -379,9 +379,9 @@ class PLDA(_PairScores, SupervisedSubspaceModel):
         if a.shape != b.shape:
             raise ValueError(f"score_pairs pairs rows: A has {len(a)}, B has {len(b)}")
         return (
-            np.einsum("ij,jk,ik->i", a, self.quadratic_, a)
-            + np.einsum("ij,jk,ik->i", b, self.quadratic_, b)
-            + np.einsum("ij,jk,ik->i", a, self.cross_, b)
+            _row_forms(a, self.quadratic_, a)
+            + _row_forms(b, self.quadratic_, b)
+            + _row_forms(a, self.cross_, b)
             + self.offset_
         )
 
@@ -400,8 +400,8 @@ class PLDA(_PairScores, SupervisedSubspaceModel):
         check_fitted(self)
         a = np.asarray(a, dtype=np.float64)
         b = np.asarray(b, dtype=np.float64)
-        own_a = np.einsum("ij,jk,ik->i", a, self.quadratic_, a)
-        own_b = np.einsum("ij,jk,ik->i", b, self.quadratic_, b)
+        own_a = _row_forms(a, self.quadratic_, a)
+        own_b = _row_forms(b, self.quadratic_, b)
         return own_a[:, None] + own_b[None, :] + a @ self.cross_ @ b.T + self.offset_
 
 
@@ -648,6 +648,12 @@ class PLDAFusion(_PairScores, BaseEstimator):
         (n,) ndarray
         """
         return sum(self._each("paired_log_odds", a, b, what="codes"))
+
+
+def _row_forms(a, M, b):
+    """``a[i] @ M @ b[i]`` for each row ``i``, ``(n,)``: the product by BLAS, then a row sum
+    (``einsum("ij,jk,ik->i")`` loops in C without BLAS, an order of magnitude slower)."""
+    return np.einsum("ij,ij->i", a @ M, b)
 
 
 def pair_scoring(between, within):
