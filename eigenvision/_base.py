@@ -285,8 +285,8 @@ class SubspaceModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
             ensure_all_finite="allow-nan" if allow_nan else check_finite,
         )
 
-    def _project(self, X):
-        """``(X - mean_, (X - mean_) @ components_.T)`` of validated ``X``.
+    def _project(self, X, components=None):
+        """``(X - mean_, (X - mean_) @ components.T)`` of validated ``X`` (default ``components_``).
 
         Finiteness is checked on the codes rather than the input: a NaN or
         infinite pixel makes its row's codes NaN or infinite (IEEE arithmetic
@@ -298,7 +298,7 @@ class SubspaceModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         input scanned, for the exact message.
         """
         X = self._validate_transform(X, check_finite=False)
-        components = self.components_
+        components = self.components_ if components is None else components
         blind = np.flatnonzero(~np.all(components, axis=0))
         with np.errstate(invalid="ignore", over="ignore"):  # non-finite input: refused below
             centred = X - self.mean_

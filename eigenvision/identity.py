@@ -21,6 +21,8 @@ estimates of the latent variables and carries no such guarantee).
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 from scipy import linalg
 from scipy.special import expit
@@ -113,11 +115,16 @@ class PLDA(_PairScores, SupervisedSubspaceModel):
 
     Attributes
     ----------
-    pca_ : Eigenspace
-        The PCA step (whitened with ``length_norm``).
+    pca_ : Eigenspace or None
+        The PCA step (whitened with ``length_norm``); None in a :meth:`compact`
+        model.
     lda_ : (s, r) ndarray or None
         With ``lda_components``, the LDA step's map from the PCA step's ``s``
-        codes to the model's ``r``; None without.
+        codes to the model's ``r``; None without, and in a :meth:`compact` model.
+    step_ : (r, d) ndarray or None
+        In a :meth:`compact` model, the PCA and LDA steps as one map: a code
+        in the model's ``r`` dimensions is ``step_ @ (x - mean_)`` before the
+        length normalisation. None in a model as fitted.
     mean_ : (d,) ndarray
     components_ : (p, d) ndarray
         ``transform``'s linear map: the posterior mean of the identity variable
@@ -188,8 +195,9 @@ class PLDA(_PairScores, SupervisedSubspaceModel):
     #: (:func:`~eigenvision._spec.check_declared_state`).
     _state = {
         **INPUT_STATE,
-        "pca_": State("model"),
+        "pca_": State("model", optional=True),
         "lda_": State(shape=("s", "r"), optional=True),
+        "step_": State(shape=("r", "d"), optional=True),
         "mean_": State(shape=("d",)),
         "identity_loadings_": State(shape=("r", "p")),
         "within_covariance_": State(shape=("r", "r")),
@@ -268,6 +276,7 @@ class PLDA(_PairScores, SupervisedSubspaceModel):
         self.pca_ = Eigenspace(r, whiten=self.length_norm).fit(X)
         self.code_mean_ = None
         self.lda_ = None
+        self.step_ = None
         if lda is not None:
             Z = self.pca_.transform(X).astype(np.float64)
             _, directions = discriminant_directions(Z, codes, lda)
@@ -294,19 +303,50 @@ class PLDA(_PairScores, SupervisedSubspaceModel):
         """``transform``'s ``(p, d)`` map: ``(I + F^T S_w^-1 F)^-1 F^T S_w^-1`` times the PCA
         step's components (the posterior mean of the identity variable), in their dtype."""
         if getattr(self, "_components", None) is None:
-            pca = self.pca_.components_
-            step = pca.astype(np.float64)
-            if self.pca_.whiten:
-                step = step / np.sqrt(self.pca_.explained_variance_)[:, None]
-            if getattr(self, "lda_", None) is not None:
-                step = self.lda_.T @ step
-            self._components = (self._posterior() @ step).astype(pca.dtype)
+            compact = getattr(self, "step_", None) is not None
+            dtype = (self.step_ if compact else self.pca_.components_).dtype
+            self._components = (self._posterior() @ self._step_map()).astype(dtype)
         return self._components
 
     @components_.setter
     def components_(self, value):
         # model files written before it was made on demand hold it
         self._components = value
+
+    def _step_map(self):
+        """The ``(r, d)`` float64 map from a centred row to its code in the model's steps: the
+        PCA step's components (whitened with ``length_norm``), through the LDA step if any."""
+        if getattr(self, "step_", None) is not None:
+            return self.step_.astype(np.float64)
+        step = self.pca_.components_.astype(np.float64)
+        if self.pca_.whiten:
+            step = step / np.sqrt(self.pca_.explained_variance_)[:, None]
+        if getattr(self, "lda_", None) is not None:
+            step = self.lda_.T @ step
+        return step
+
+    def compact(self):
+        """This model with its PCA and LDA steps made one map (``step_``): the form to ship.
+
+        The PCA step holds ``s`` components of the ``d`` features, the LDA step
+        maps their codes to the model's ``r`` (``r < s``); the codes need only
+        the product of the two, ``(r, d)``. The scores are those of the model
+        as fitted up to round-off in the components' dtype; what is lost is
+        the PCA step itself (its spectrum and the components the LDA step
+        drops).
+
+        Returns
+        -------
+        PLDA
+            A copy with ``step_`` (in the PCA step's dtype) and without
+            ``pca_`` and ``lda_``; a compact model is returned as it is.
+        """
+        check_fitted(self, "identity_loadings_")
+        compacted = copy.copy(self)
+        if getattr(self, "step_", None) is None:
+            compacted.step_ = self._step_map().astype(self.pca_.components_.dtype)
+            compacted.pca_, compacted.lda_, compacted._components = None, None, None
+        return compacted
 
     def _posterior(self):
         """``(I + F^T S_w^-1 F)^-1 F^T S_w^-1``, ``(p, r)``: a code's posterior identity mean."""
@@ -320,9 +360,12 @@ class PLDA(_PairScores, SupervisedSubspaceModel):
 
     def _step_codes(self, X):
         """The PCA step's codes (through the LDA step), length-normalised with ``length_norm``."""
-        Z = self.pca_.transform(X).astype(np.float64)
-        if getattr(self, "lda_", None) is not None:
-            Z = Z @ self.lda_
+        if getattr(self, "step_", None) is not None:
+            Z = self._project(X, self.step_)[1].astype(np.float64)
+        else:
+            Z = self.pca_.transform(X).astype(np.float64)
+            if getattr(self, "lda_", None) is not None:
+                Z = Z @ self.lda_
         if self.length_norm:
             length = np.linalg.norm(Z, axis=1, keepdims=True)
             Z *= np.sqrt(Z.shape[1]) / np.maximum(length, np.finfo(np.float64).tiny)
@@ -607,6 +650,18 @@ class PLDAFusion(_PairScores, BaseEstimator):
             ``r``: the blocks' PCA steps together.
         """
         return np.hstack(self._each("encode", X))
+
+    def compact(self):
+        """A copy whose blocks are :meth:`PLDA.compact`: the form to ship.
+
+        Returns
+        -------
+        PLDAFusion
+        """
+        check_fitted(self, "models_")
+        compacted = copy.copy(self)
+        compacted.models_ = {name: model.compact() for name, model in self.models_.items()}
+        return compacted
 
     def transform(self, X):
         """The blocks' :meth:`PLDA.transform` side by side.
@@ -905,7 +960,8 @@ class IdentityModel(FaceDescriptionMixin, BaseEstimator):
     Attributes
     ----------
     plda_ : PLDA or PLDAFusion
-        :class:`PLDAFusion` when there are several :meth:`descriptions`.
+        :class:`PLDAFusion` when there are several :meth:`descriptions`;
+        :meth:`~PLDA.compact` (its PCA and LDA steps one map).
     calibration_ : (2,) ndarray
         ``(a, b)``: ``P(same) = 1 / (1 + exp(-(a s + b)))`` of a pair's score ``s``
         (the ratio, normalised when there is a cohort).
@@ -1066,7 +1122,8 @@ class IdentityModel(FaceDescriptionMixin, BaseEstimator):
             lda_components=lda,
         )
         model = PLDA(**options) if len(widths) == 1 else PLDAFusion(tuple(widths), **options)
-        self.plda_ = model.fit(fitted, labels[~calibrate])
+        # the PCA step is 2.5 times the LDA step's size: a saved model holds only their product
+        self.plda_ = model.fit(fitted, labels[~calibrate]).compact()
         self.cohort_ = None
         if self.cohort_size:
             cohort = _one_face_each(labels[~calibrate], self.cohort_size, rng)

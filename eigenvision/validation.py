@@ -119,10 +119,21 @@ def _check_bayesian(space):
 
 def _check_plda(model):
     """The steps chain: the PCA step's codes feed the LDA step (if any), whose codes the model
-    reads (each declaration binds only its own members' lengths)."""
+    reads; or one map, a compact model's ``step_``, in their place (each declaration binds only
+    its own members' lengths)."""
     name = type(model).__name__
-    steps = model.pca_.n_components_
+    pca, step = getattr(model, "pca_", None), getattr(model, "step_", None)
+    if (pca is None) == (step is None):
+        raise ValueError(
+            f"{name} needs its PCA step (pca_) or, compact, one map (step_) in its place; "
+            f"the file holds {'both' if step is not None else 'neither'}"
+        )
     lda = getattr(model, "lda_", None)
+    if step is not None:
+        if lda is not None:
+            raise ValueError(f"{name}.step_ holds the LDA step already; lda_ must be None")
+        return  # step_'s rows and the loadings' bind through their declarations (r)
+    steps = pca.n_components_
     if lda is not None and lda.shape[0] != steps:
         raise ValueError(f"{name}.lda_ maps {lda.shape[0]} codes, the PCA step gives {steps}")
     width = steps if lda is None else lda.shape[1]

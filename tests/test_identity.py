@@ -197,6 +197,57 @@ def test_lda_step_is_plda_on_scikit_learns_discriminant_codes(rng, tmp_path):
         ev.PLDA(n_components=6, pca_components=7, lda_components=5).fit(X, y)
 
 
+@pytest.mark.parametrize(
+    "model",
+    [
+        ev.PLDA(n_components=3, pca_components=30, lda_components=5, length_norm=True),
+        ev.PLDA(n_components=3, pca_components=12),
+        ev.JointBayesian(pca_components=10, length_norm=True),
+    ],
+    ids=["lda+length_norm", "pca", "joint_bayesian"],
+)
+def test_a_compact_plda_scores_as_fitted_from_one_map(rng, tmp_path, model):
+    """``compact()`` replaces the PCA (and LDA) step by their product ``step_``: the codes,
+    the transform and the pair scores are the fitted model's; the step is checked against
+    the two steps by hand; the file is smaller, loads and scores the same; a compact model
+    is returned as it is, and a file with both forms, or neither, is refused."""
+    X, y, _, _ = _people(rng, n_people=40, d=60, identity_rank=4)
+    fitted = clone(model).fit(X, y)
+    compact = fitted.compact()
+    assert compact.pca_ is None and compact.lda_ is None and fitted.pca_ is not None
+    by_hand = fitted.pca_.components_ / np.sqrt(fitted.pca_.explained_variance_)[:, None]
+    if not fitted.pca_.whiten:
+        by_hand = fitted.pca_.components_
+    if fitted.lda_ is not None:
+        by_hand = fitted.lda_.T @ by_hand
+    np.testing.assert_allclose(compact.step_, by_hand, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(compact.encode(X), fitted.encode(X), rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(compact.transform(X), fitted.transform(X), rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(
+        compact.score_pairs(X[:40], X[40:80]),
+        fitted.score_pairs(X[:40], X[40:80]),
+        rtol=1e-9,
+        atol=1e-9,
+    )
+    small = ev.save(compact, tmp_path / "compact.npz")
+    large = ev.save(fitted, tmp_path / "fitted.npz")
+    if fitted.lda_ is not None:  # s x d components against r x d
+        assert small.stat().st_size < large.stat().st_size
+    loaded = ev.load(small)
+    np.testing.assert_array_equal(loaded.encode(X[:5]), compact.encode(X[:5]))
+    assert compact.compact().step_ is compact.step_
+    both = compact.compact()
+    both.pca_ = fitted.pca_
+    with pytest.raises(ValueError, match="holds both"):
+        ev.load(ev.save(both, tmp_path / "both.npz"))
+    neither = compact.compact()
+    neither.step_ = None
+    with pytest.raises(ValueError, match="holds neither"):
+        ev.load(ev.save(neither, tmp_path / "neither.npz"))
+    with pytest.raises(ValueError, match="X has 5 features"):
+        compact.encode(X[:, :5])
+
+
 def test_plda_saves_without_its_transform_map_and_reads_files_that_hold_it(rng, tmp_path):
     """``components_`` (as large as the PCA step) is made on demand from the loadings, not
     saved: the file holds no such member, the map made after loading equals the one fit made
@@ -413,7 +464,7 @@ def test_identity_model_lda_step_in_every_description(rng, tmp_path):
     X, y, _, _ = _people(rng, n_people=40, d=sum(model.description_widths()))
     model.fit_descriptors(X, y)
     blocks = list(model.plda_.models_.values())
-    assert [part.lda_.shape for part in blocks] == [(6, 4), (6, 4)]
+    assert [part.step_.shape for part in blocks] == [(4, 576), (4, X.shape[1] - 576)]
     assert model.plda_.encode(X[:5]).shape == (5, 8) and model.cohort_.shape == (20, 8)
     alone = ev.PLDA(n_components=2, pca_components=6, lda_components=4, length_norm=True)
     held = np.isin(y, np.unique(y)[np.isin(np.unique(y), blocks[1].classes_)])
