@@ -22,7 +22,6 @@ __all__ = [
     "n_threads",
     "run_parallel",
     "run_on_row_parts",
-    "run_on_row_blocks",
     "single_threaded_blas",
     "MAP_PARALLEL_PIXELS",
 ]
@@ -128,49 +127,6 @@ def run_on_row_parts(function, n_rows, parts) -> np.ndarray:
     """
     shares = np.array_split(np.arange(n_rows), max(1, parts))
     return np.concatenate(run_parallel(functools.partial(function, share) for share in shares))
-
-
-def run_on_row_blocks(function, n_rows, block_rows) -> np.ndarray:
-    """``function(indices)`` over runs of ``block_rows`` of ``range(n_rows)``, the blocks shared
-    between the threads (:func:`n_threads`), the results concatenated along their first axis.
-
-    Unlike :func:`run_on_row_parts` the runs do not depend on the number of
-    threads: where ``function``'s rows depend on the block they come in with
-    (BLAS sums a product's terms in an order its blocking chooses), the
-    results are the same on any machine.
-
-    Parameters
-    ----------
-    function : callable
-        ``function(indices) -> (len(indices), ...) ndarray``; thread-safe.
-    n_rows : int
-    block_rows : int
-        At least 1.
-
-    Returns
-    -------
-    ndarray
-
-    Examples
-    --------
-    >>> run_on_row_blocks(lambda rows: rows * 10, 5, 2).tolist()
-    [0, 10, 20, 30, 40]
-    """
-    blocks = [
-        np.arange(start, min(start + block_rows, n_rows)) for start in range(0, n_rows, block_rows)
-    ]
-    if not blocks:
-        return function(np.arange(0))
-    threads = min(n_threads(), len(blocks))
-    shares = [blocks[t::threads] for t in range(threads)]
-    results = run_parallel(
-        functools.partial(lambda share: [function(block) for block in share], share)
-        for share in shares
-    )
-    ordered = [None] * len(blocks)
-    for t, share_results in enumerate(results):
-        ordered[t::threads] = share_results
-    return np.concatenate(ordered)
 
 
 _inside = threading.local()  # depth: run_parallel calls this thread is running

@@ -196,71 +196,21 @@ def _minima_table(
     each cost more than finding them).
 
     The levels are searched in parallel threads when they are large enough
-    to pay for them (:func:`_searched`). ``resample(size)``, when given
-    (and no ``region``), makes the level of ``size`` instead of resizing
-    ``image`` (e.g. from a pyramid). With ``local_windows`` (``score_map``
-    scores each window from its own pixels) a ``region``'s levels, when small
-    together (``MAP_PARALLEL_PIXELS``), are scored in one call, on a mosaic of
-    them (:func:`_mosaic_minima`): the maps of a few small crops cost the
-    calls' overhead more than their arithmetic.
+    to pay for them, ``score_map`` then on one thread each (it must be
+    thread-safe, as the maps here are): resampling, the minimum filter and
+    the rest of a level are serial, and threads within each map left the
+    other cores idle there. ``resample(size)``, when given (and no ``region``),
+    makes the level of ``size`` instead of resizing ``image`` (e.g. from a pyramid).
+    With ``local_windows`` (``score_map`` scores each window from its own
+    pixels) a ``region``'s levels, when small together (``MAP_PARALLEL_PIXELS``),
+    are scored in one call, on a mosaic of them (:func:`_mosaic_minima`): the
+    maps of a few small crops cost the calls' overhead more than their arithmetic.
     """
-    levels, search = _level_search(
-        image,
-        score_map,
-        window,
-        scales,
-        radius=radius,
-        threshold=threshold,
-        region=region,
-        resample=resample,
-    )
-    h, radius = search.keywords["window"][0], search.keywords["radius"]
-    if region is not None and local_windows and levels and radius < h - 1:
-        canvas = sum(size[0] for *_, size in levels) * max(size[1] for *_, size in levels)
-        # larger levels gain nothing from one call, and their maps together would hold
-        # every template's map of the whole canvas at once
-        if canvas <= MAP_PARALLEL_PIXELS:
-            return _mosaic_minima(
-                score_map, search.keywords["window"], levels, radius, threshold, region
-            )
-    return _searched([(levels, search)])[0]
-
-
-def _pyramid_minima(searches) -> list:
-    """:func:`_minima_table` of several pyramids at once, their levels shared between the threads.
-
-    Every level of every pyramid is one job of one parallel run
-    (:func:`_searched`), so a few small pyramids (a photo turned by a few
-    angles, say) keep every core busy where each alone would run on one.
-
-    Parameters
-    ----------
-    searches : sequence of (image, score_map, window, scales, resample)
-        :func:`_minima_table`'s arguments (``resample`` may be None).
-
-    Returns
-    -------
-    list of _Minima
-        One table per search, best first: each equal to its own :func:`_minima_table`.
-    """
-    return _searched(
-        [
-            _level_search(image, score_map, window, scales, resample=resample)
-            for image, score_map, window, scales, resample in searches
-        ]
-    )
-
-
-def _level_search(
-    image, score_map, window, scales, *, radius=None, threshold=None, region=None, resample=None
-):
-    """The levels ``(scale, crop, x0, y0, size)`` of a search that a window fits, and the
-    function that gives one level's columns (:func:`_level_minima`)."""
     (h, w) = (int(v) for v in window)
     if region is not None:
         resample = None
     radius = max(1, min(h, w) // 4) if radius is None else int(radius)
-    levels = []
+    levels = []  # (scale, crop, x0, y0, size) of every level a window fits
     for scale in scales:
         crop, x0, y0 = image, 0, 0
         if region is not None:
@@ -273,75 +223,51 @@ def _level_search(
         size = (int(round(crop.shape[0] / scale)), int(round(crop.shape[1] / scale)))
         if size[0] >= h and size[1] >= w:
             levels.append((scale, crop, x0, y0, size))
-    search = functools.partial(
-        _level_minima,
-        score_map=score_map,
-        window=(h, w),
-        radius=radius,
-        threshold=threshold,
-        region=region,
-        resample=resample,
-    )
-    return levels, search
 
+    if region is not None and local_windows and levels and radius < h - 1:
+        canvas = sum(size[0] for *_, size in levels) * max(size[1] for *_, size in levels)
+        # larger levels gain nothing from one call, and their maps together would hold
+        # every template's map of the whole canvas at once
+        if canvas <= MAP_PARALLEL_PIXELS:
+            return _mosaic_minima(score_map, (h, w), levels, radius, threshold, region)
 
-def _searched(searches) -> list:
-    """The tables of ``searches``, each ``(levels, search)`` (``search(level)`` gives a level's
-    columns), every level a job of one shared parallel run (threads when the levels together
-    are large enough to pay for them: ``MAP_PARALLEL_PIXELS``).
+    def search(scale, crop, x0, y0, size):
+        if size == crop.shape:
+            level = crop
+        else:
+            level = resize(crop, size) if resample is None else resample(size)
+        values = np.asarray(score_map(level))
+        factor_y, factor_x = crop.shape[0] / size[0], crop.shape[1] / size[1]
+        keep = np.isfinite(values)
+        if threshold is not None:
+            keep &= values < threshold
+        if region is not None:
+            rows, cols = np.indices(values.shape)
+            keep &= _centred_in(region, (h, w), rows, cols, (factor_y, factor_x), (y0, x0))
+        values, (i, j) = _local_minima(values, keep, radius)
+        count = len(i)
+        return (
+            j * factor_x + x0,
+            i * factor_y + y0,
+            np.full(count, w * factor_x),
+            np.full(count, h * factor_y),
+            np.full(count, float(scale)),
+            values[i, j].astype(np.float64),
+        )
 
-    The threads split the levels, not a map (``score_map`` runs on one thread each: it must
-    be thread-safe, as the maps here are): resampling, the minimum filter and the rest of a
-    level are serial, and threads within each map left the other cores idle there.
-    """
-    jobs = [(s, level) for s, (levels, _) in enumerate(searches) for level in levels]
-    pixels = [size[0] * size[1] for _, (*_, size) in jobs]
-    threads = min(n_threads(), len(jobs)) if sum(pixels) >= MAP_PARALLEL_PIXELS else 1
-    columns = [None] * len(jobs)
+    if not levels:
+        return _Minima(*(np.zeros(0) for _ in _Minima._fields))
+    pixels = [size[0] * size[1] for *_, size in levels]
+    threads = min(n_threads(), len(levels)) if sum(pixels) >= MAP_PARALLEL_PIXELS else 1
+    columns = [None] * len(levels)
 
     def share(indices):
         for index in indices:
-            s, level = jobs[index]
-            columns[index] = searches[s][1](level)
+            columns[index] = search(*levels[index])
 
     run_parallel(functools.partial(share, part) for part in _balanced(pixels, threads))
-    tables = []
-    for s in range(len(searches)):
-        parts = [column for (t, _), column in zip(jobs, columns, strict=True) if t == s]
-        if not parts:
-            tables.append(_Minima(*(np.zeros(0) for _ in _Minima._fields)))
-            continue
-        table = _Minima(*(np.concatenate(part) for part in zip(*parts, strict=True)))
-        tables.append(table.take(np.argsort(table.score, kind="stable")))
-    return tables
-
-
-def _level_minima(level, *, score_map, window, radius, threshold, region, resample):
-    """One level's local minima as :class:`_Minima`'s columns, in input pixels."""
-    scale, crop, x0, y0, size = level
-    h, w = window
-    if size == crop.shape:
-        image = crop
-    else:
-        image = resize(crop, size) if resample is None else resample(size)
-    values = np.asarray(score_map(image))
-    factor_y, factor_x = crop.shape[0] / size[0], crop.shape[1] / size[1]
-    keep = np.isfinite(values)
-    if threshold is not None:
-        keep &= values < threshold
-    if region is not None:
-        rows, cols = np.indices(values.shape)
-        keep &= _centred_in(region, (h, w), rows, cols, (factor_y, factor_x), (y0, x0))
-    values, (i, j) = _local_minima(values, keep, radius)
-    count = len(i)
-    return (
-        j * factor_x + x0,
-        i * factor_y + y0,
-        np.full(count, w * factor_x),
-        np.full(count, h * factor_y),
-        np.full(count, float(scale)),
-        values[i, j].astype(np.float64),
-    )
+    table = _Minima(*(np.concatenate(parts) for parts in zip(*columns, strict=True)))
+    return table.take(np.argsort(table.score, kind="stable"))
 
 
 def _mosaic_minima(score_map, window, levels, radius, threshold, region) -> _Minima:

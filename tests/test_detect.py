@@ -269,50 +269,6 @@ def test_multiscale_minima_equal_a_brute_force_search_in_parallel_or_not(rng, mo
     )
 
 
-def test_pyramids_searched_together_give_each_ones_own_minima(rng, monkeypatch):
-    """``_pyramid_minima``: the levels of several searches (other images, windows, maps and
-    resamplers, one with no level a window fits) shared between the threads give each search
-    the table it gives alone, bit for bit, on two threads or one."""
-    from eigenvision import search
-    from eigenvision.transform import resize
-
-    space = ev.Eigenspace(3).fit(rng.random((30, 9, 8)))
-    wide = ev.Eigenspace(2).fit(rng.random((30, 12, 10)))
-    images = [ndimage.gaussian_filter(rng.random(shape), 2) for shape in ((260, 240), (90, 130))]
-
-    def half(size, image=images[1]):
-        return resize(image, size)
-
-    searches = [
-        (images[0], lambda im: dffs_map(im, space, normalize="window"), (9, 8), [1.0, 1.4], None),
-        (images[1], lambda im: dffs_map(im, wide, normalize="window"), (12, 10), [1.2, 2.0], half),
-        (images[1], lambda im: dffs_map(im, wide, normalize="window"), (12, 10), [50.0], None),
-    ]
-    alone = [search._minima_table(im, f, w, s, resample=r) for im, f, w, s, r in searches]
-    assert len(alone[0].score) > 100 and len(alone[1].score) > 10 and len(alone[2].score) == 0
-    for threads in (2, 1):
-        monkeypatch.setattr(search, "n_threads", lambda threads=threads: threads)
-        together = search._pyramid_minima(searches)
-        for mine, own in zip(together, alone, strict=True):
-            for column, expected in zip(mine, own, strict=True):
-                np.testing.assert_array_equal(column, expected)
-
-
-def test_row_blocks_do_not_depend_on_the_threads(monkeypatch):
-    """``run_on_row_blocks``: the rows come in blocks of the size asked, on any number of
-    threads, and the results in order (``run_on_row_parts`` splits by the threads)."""
-    from eigenvision import _parallel
-
-    def block_of(rows):
-        return np.full(len(rows), rows[0] if len(rows) else -1) * 1000 + rows
-
-    expected = (np.arange(10) // 3 * 3) * 1000 + np.arange(10)
-    for threads in (1, 2, 3):
-        monkeypatch.setattr(_parallel, "n_threads", lambda threads=threads: threads)
-        np.testing.assert_array_equal(_parallel.run_on_row_blocks(block_of, 10, 3), expected)
-    assert _parallel.run_on_row_blocks(block_of, 0, 3).shape == (0,)
-
-
 def test_a_region_search_scores_its_levels_in_one_call_with_the_same_minima(rng):
     """``local_windows``: the levels of a region stacked on one canvas and scored in one call
     give every level's minima as searching each level alone does, in the same order; maps of

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 from collections import Counter
-from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -693,41 +692,6 @@ def test_the_likeliest_is_what_a_search_at_threshold_0_puts_first(finder):
     assert finder.find(np.zeros((300, 400)), return_likeliest=True) == ([], None)
 
 
-def test_the_finder_finds_the_same_faces_on_one_core_as_on_two(finder, monkeypatch):
-    """The stages' threads (the rotations' pyramids searched together, the decision's blocks,
-    each kept candidate placed while the checks run) change no answer: every candidate at
-    threshold 0, its features and score, as on one core, where only the faces that pass the
-    check are placed."""
-    from eigenvision import _parallel, search
-    from eigenvision.faces import finder as finder_module
-
-    image = photos.sample_picture("astronaut")
-    on_two = finder.find(image, threshold=0.0)
-    placed = []
-    original = type(finder).place
-
-    def counted(self, *args, **kwargs):
-        placed.append(args[1])
-        return original(self, *args, **kwargs)
-
-    def same(faces, expected):
-        """Equal faces; the scores to round-off (BLAS sums in an order of its threads' own)."""
-        assert [replace(f, score=0.0, confidence=0.0) for f in faces] == [
-            replace(f, score=0.0, confidence=0.0) for f in expected
-        ]
-        np.testing.assert_allclose(
-            [f.score for f in faces], [f.score for f in expected], rtol=1e-12, atol=1e-12
-        )
-
-    for module in (_parallel, search, finder_module):
-        monkeypatch.setattr(module, "n_threads", lambda n_jobs=None: 1)
-    monkeypatch.setattr(type(finder), "place", counted)
-    same(finder.find(image, threshold=0.0), on_two)
-    assert len(on_two) > 3 and len(placed) == len(on_two)
-    same(finder.find(image), [face for face in on_two if face.confidence >= finder.threshold])
-    assert len(placed) == len(on_two) + 1
-
-
 @pytest.mark.parametrize("alarm_scores", [(4.0, 3.0, 2.0, 1.0), (9.0, 8.0, 7.03, 7.01)])
 def test_the_calibrated_threshold_lets_through_the_false_alarms_allowed(monkeypatch, alarm_scores):
     """Regression: ``calibrate_threshold`` returned the probability of the first false alarm
@@ -853,9 +817,9 @@ def test_a_refinement_round_keeps_each_candidates_best_window_of_27(finder):
         if trial_scores[k] > score:
             np.testing.assert_allclose(np.r_[new_left, new_right], np.r_[trials[k]], atol=1e-9)
             assert value == pytest.approx(trial_scores[k], abs=1e-9)
-        else:  # (the window where it is, scored again, may beat its own score by round-off)
-            np.testing.assert_allclose(np.r_[new_left, new_right], np.r_[left, right], atol=1e-9)
-            assert value == pytest.approx(score, abs=1e-9)
+        else:
+            np.testing.assert_array_equal(np.r_[new_left, new_right], np.r_[left, right])
+            assert value == score
         assert new_dffs == dffs
     assert values[-1] == 50.0 and np.sum(values[:-1] > own[:-1]) >= 3  # most moved
 
@@ -962,20 +926,15 @@ def test_the_feature_checks_add_the_located_features_log_probabilities(finder, m
     assert checker.find(image, threshold=1.0, return_likeliest=True)[1] == pytest.approx(
         alone[0].confidence, rel=1e-12
     )
-    # On one core only the faces reported are placed: the candidates the checks put under the
-    # threshold (at 0.1 the decision passes 4 of the astronaut's candidates, the checks 2) are
-    # not; on more, each is placed while the checks run.
-    from eigenvision.faces import finder as finder_module
-
-    for cores in (finder_module.n_threads(), 1):
-        seen.clear()
-        monkeypatch.setattr(finder_module, "n_threads", lambda n_jobs=None, cores=cores: cores)
-        reported = finder.find(image, threshold=0.1, max_faces=8)
-        assert [face.box for face in reported] == [f.box for f in checked if f.confidence >= 0.1]
-        candidates = [box for name, box, _ in seen if name == "locator_"]
-        assert len(candidates) == sum(face.confidence >= 0.1 for face in alone) > len(reported)
-        first_passes = [box for name, box, _ in seen if name == "placer_" and box in candidates]
-        assert len(first_passes) == (len(candidates) if cores > 1 else len(reported))
+    # only the faces reported are placed: the candidates the checks put under the threshold
+    # (at 0.1 the decision passes 4 of the astronaut's candidates, the checks 2) are not
+    seen.clear()
+    reported = finder.find(image, threshold=0.1, max_faces=8)
+    assert [face.box for face in reported] == [f.box for f in checked if f.confidence >= 0.1]
+    candidates = [box for name, box, _ in seen if name == "locator_"]
+    assert len(candidates) == sum(face.confidence >= 0.1 for face in alone) > len(reported)
+    first_passes = [box for name, box, _ in seen if name == "placer_" and box in candidates]
+    assert len(first_passes) == len(reported)
     for name in ("eye_weight", "feature_weight"):
         with pytest.raises(ValueError, match=name):
             ev.FaceFinder(**{name: -1.0}).check_parameters()

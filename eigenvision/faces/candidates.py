@@ -20,7 +20,7 @@ from sklearn.linear_model import LogisticRegression
 
 from ..detection import dffs_map, linear_score_map
 from ..normalize import to_gray, unit_norm
-from ..search import _pyramid_minima, box_iou, kept_indices, pyramid_scales
+from ..search import _minima_table, box_iou, kept_indices, pyramid_scales
 from ..transform import resize, rotated
 from .geometry import FACE_WINDOW, HalfOctaves, window_eyes
 
@@ -249,7 +249,7 @@ def find_candidates(
         return dffs_map(scaled, space, normalize="window", min_contrast=gate)
 
     upright = image if isinstance(image, HalfOctaves) else HalfOctaves(image)
-    searches, frames = [], []
+    found = []
     for angle in rotations:
         min_size = smallest * (1.0 if angle == 0 else tilted_scale)
         # A photo is turned at the coarsest half-octave its smallest face allows: the
@@ -259,11 +259,9 @@ def find_candidates(
         pyramid = upright if angle == 0 else HalfOctaves(turned)
         factor = np.array(upright.image.shape) / np.array(upright.shape(octave))
         scales = pyramid_scales(turned.shape, window, step=step, min_size=min_size / factor[0])
-        searches.append((pyramid.image, score_map, window, scales, pyramid.resized))
-        frames.append((transform, factor))
-    found = []
-    # every rotation's levels searched together: the turned photos' pyramids are small
-    for minima, (transform, factor) in zip(_pyramid_minima(searches), frames, strict=True):
+        if len(scales) == 0:
+            continue
+        minima = _minima_table(pyramid.image, score_map, window, scales, resample=pyramid.resized)
         # thousands of local minima per photo, most of them one clutter seen at several scales
         kept = minima.take(kept_indices(minima, max_count=count, overlap=overlap))
         n = len(kept.score)

@@ -27,7 +27,6 @@ from scipy.special import expit
 from sklearn.base import BaseEstimator
 
 from .._base import check_fitted
-from .._parallel import n_threads, run_on_row_blocks, run_parallel
 from .._spec import Param, State, check_params
 from .candidates import (
     Prefilter,
@@ -52,10 +51,6 @@ from .refine import REFINEMENT, distinct, refine
 from .training import FinderTrainingMixin
 
 __all__ = ["Face", "FaceFinder"]
-
-# candidates the decision scores at once: blocks of a fixed size, so that the threads share them
-# and the scores are the same however many there are
-_DECISION_BLOCK = 128
 
 
 @dataclass(frozen=True)
@@ -418,13 +413,8 @@ class FaceFinder(FinderTrainingMixin, PlacingMixin, BaseEstimator):
         return log_distances(windows.reshape(len(windows), -1), spaces)
 
     def _scored(self, image, candidates):
-        """The decision's log-odds of the candidates' windows in ``image``, in blocks shared
-        between the threads (cutting a window and ranking its pixels release the GIL)."""
-
-        def score(indices):
-            return self.decision_function(self._windows(image, [candidates[i] for i in indices]))
-
-        return run_on_row_blocks(score, len(candidates), _DECISION_BLOCK)
+        """The decision's log-odds of the candidates' windows in ``image``."""
+        return self.decision_function(self._windows(image, candidates))
 
     def decision_function(self, windows):
         """Log-odds that windows are faces.
@@ -508,46 +498,18 @@ class FaceFinder(FinderTrainingMixin, PlacingMixin, BaseEstimator):
         # clutter gains as much as faces).
         refined, _ = refine(self._scored, photo, [candidates[i] for i in chosen], scores[chosen])
         kept = distinct(refined, scores[chosen], range(len(chosen)), max_faces)
-        kept_candidates = [refined[k] for k in kept]
-        checked, placed = self._check_and_place(
-            small, kept_candidates, [scores[chosen[k]] for k in kept], threshold
-        )
+        checked = [(refined[k], self._checked(small, refined[k], scores[chosen[k]])) for k in kept]
         # The eye-pair check only lowers a score: the candidates under the threshold need none
         # (their decision's probability bounds the likeliest from above).
         unchecked = probability[probability < threshold]
-        likeliest = np.max(np.concatenate([expit(checked), unchecked]))
+        likeliest = np.max(np.concatenate([expit([s for _, s in checked]), unchecked]))
+        # Only the faces reported are placed (one locate each): most checked candidates fail.
         faces = [
-            self._face(candidate, placed[k], s, scale)
-            for k, (candidate, s) in enumerate(zip(kept_candidates, checked, strict=True))
+            self._face(small, candidate, s, scale)
+            for candidate, s in checked
             if float(expit(s)) >= threshold
         ]
         return sorted(faces, key=lambda face: -face.score), float(likeliest)
-
-    def _check_and_place(self, small, candidates, scores, threshold):
-        """The candidates' scores after the eye-pair check (:meth:`_checked`), and the features
-        :meth:`place` gives each one that passes (None for the others).
-
-        With two or more cores the checks run on one thread and the placements meanwhile on
-        another, each candidate placed as if it passed (a photo then waits for the checks alone);
-        on one core only the faces that pass are placed (one locate each: most checked
-        candidates fail).
-        """
-
-        def check():
-            return [self._checked(small, c, s) for c, s in zip(candidates, scores, strict=True)]
-
-        def place(candidate):
-            return self.place(small, face_box(candidate[0], candidate[1]), relocate=False)
-
-        if n_threads() > 1 and candidates:
-            checked, placed = run_parallel([check, lambda: [place(c) for c in candidates]])
-        else:
-            checked = check()
-            placed = [
-                place(c) if float(expit(s)) >= threshold else None
-                for c, s in zip(candidates, checked, strict=True)
-            ]
-        return checked, placed
 
     def _checked(self, small, candidate, score):
         """A candidate's ``score`` after the eye-pair and nose-and-mouth checks (the locator's
@@ -561,10 +523,11 @@ class FaceFinder(FinderTrainingMixin, PlacingMixin, BaseEstimator):
             feature_weight=self.feature_weight,
         )
 
-    def _face(self, candidate, reported, score, scale):
-        """A Face of checked ``score`` from a candidate and its placed features (:meth:`place`
-        in the searched photo), all back in input pixels."""
+    def _face(self, small, candidate, score, scale):
+        """A Face of checked ``score`` from a candidate: its features placed in its box
+        (:meth:`place`), all back in input pixels."""
         left, right, _ = candidate
+        reported = self.place(small, face_box(left, right), relocate=False)
         points = {name: np.asarray(p, dtype=float) for name, p in reported.positions.items()}
         if reported.eye_confidence < 0.02:
             points["left_eye"], points["right_eye"] = left, right  # the window's own eyes
