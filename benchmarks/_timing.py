@@ -17,9 +17,11 @@ def median_time(run, repeats):
     return float(np.median(times)), result
 
 
-def interleaved_medians(runs, repeats, pause=0.1):
+def interleaved_medians(runs, repeats, pause=0.1, cpu=None):
     """``{name: (median wall time, last result)}`` of the callables in ``runs``, timed in turn
     within each repeat, so a busy spell on a shared machine slows every contender alike.
+    With a dict ``cpu``, each contender's median CPU time (the process's, every thread's)
+    goes into it too: what a call costs the machine, beside how long it takes.
 
     Each call starts ``pause`` seconds after the previous one ends: thread pools that
     spin-wait after a call (OpenMP in scikit-learn, OpenBLAS, OpenCV) otherwise keep
@@ -27,13 +29,17 @@ def interleaved_medians(runs, repeats, pause=0.1):
     right after scikit-learn's took 18.9 ms, 13.0 ms after a 50 ms pause).
     """
     times = {name: [] for name in runs}
+    cpu_times = {name: [] for name in runs}
     results = {}
     for _ in range(repeats):
         for name, run in runs.items():
             time.sleep(pause)
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             results[name] = run()
             times[name].append(time.perf_counter() - start)
+            cpu_times[name].append(time.process_time() - start_cpu)
+    if cpu is not None:
+        cpu.update({name: float(np.median(cpu_times[name])) for name in runs})
     return {name: (float(np.median(times[name])), results[name]) for name in runs}
 
 
