@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 import numpy as np
 from scipy import ndimage
+from scipy.spatial import cKDTree
 
 from ._parallel import MAP_PARALLEL_PIXELS, n_threads, run_parallel
 from .transform import resize
@@ -325,11 +326,41 @@ def _centred_in(region, window, rows, cols, factors, origin):
 
 
 def _local_minima(values, keep, radius):
-    """``values`` with ``inf`` where not ``keep``, and the ``(rows, cols)`` of the kept values
-    that are the smallest within ``radius`` map pixels."""
+    """``values`` (``inf`` where not ``keep``, where the map is filtered whole) and the
+    ``(rows, cols)`` of the kept values that are the smallest within ``radius`` map pixels.
+
+    Where few windows are kept (a cascade's survivors), they are compared with each other
+    alone (:func:`_sparse_minima`) instead of filtering the whole map: the same minima.
+    """
+    rows, cols = np.nonzero(keep)
+    if len(rows) * _SPARSE_SHARE < keep.size:
+        return values, _sparse_minima(values[rows, cols], rows, cols, radius)
     values = np.where(keep, values, np.inf)
     minima = keep & (values == ndimage.minimum_filter(values, 2 * radius + 1, mode="nearest"))
     return values, np.nonzero(minima)
+
+
+# kept windows under one in this many of a map's are compared with each other, not filtered
+_SPARSE_SHARE = 64
+
+
+def _sparse_minima(values, rows, cols, radius):
+    """The ``(rows, cols)`` of the points no other within ``radius`` (in rows and in columns)
+    beats: a minimum filter's minima of a map that is ``inf`` elsewhere (with the filter's
+    nearest-edge mode, whose repeated border rows and columns add no neighbour).
+
+    Pairs within reach are found by a k-d tree in the maximum norm; order kept (row-major).
+    """
+    if len(rows) < 2:
+        return rows, cols
+    points = np.column_stack([rows, cols])
+    pairs = cKDTree(points).query_pairs(radius, p=np.inf, output_type="ndarray")
+    beaten = np.zeros(len(rows), dtype=bool)
+    if len(pairs):
+        a, b = pairs[:, 0], pairs[:, 1]
+        beaten[a[values[b] < values[a]]] = True
+        beaten[b[values[a] < values[b]]] = True
+    return rows[~beaten], cols[~beaten]
 
 
 def _balanced(costs, parts):

@@ -269,6 +269,40 @@ def test_multiscale_minima_equal_a_brute_force_search_in_parallel_or_not(rng, mo
     )
 
 
+@pytest.mark.parametrize("share", [0.001, 0.012, 0.05, 0.5])
+def test_sparse_local_minima_equal_the_minimum_filters(rng, share):
+    """A map's local minima among few kept windows (a cascade's survivors), found by comparing
+    them with each other, equal the minimum filter's over the whole map (``inf`` elsewhere,
+    nearest-edge mode), ties and the map's edges included; a dense map takes the filter."""
+    from eigenvision.search import _local_minima
+
+    values = rng.integers(0, 6, (90, 70)).astype(float)  # many ties
+    keep = rng.random(values.shape) < share
+    keep[0, :3] = keep[-1, -2:] = keep[:4, -1] = True  # the edges and corners
+    for radius in (1, 2, 5):
+        filled = np.where(keep, values, np.inf)
+        dense = keep & (filled == ndimage.minimum_filter(filled, 2 * radius + 1, mode="nearest"))
+        _, (rows, cols) = _local_minima(values, keep, radius)
+        expected_rows, expected_cols = np.nonzero(dense)
+        np.testing.assert_array_equal(rows, expected_rows)
+        np.testing.assert_array_equal(cols, expected_cols)
+
+
+def test_the_cascades_survivors_are_the_best_of_their_neighbours(rng):
+    """``_best_of_neighbours`` on the windows above the cut equals the 3 x 3 maximum filter
+    (nearest-edge mode) on the whole map, with ties, flat (-inf) windows and the edges."""
+    from eigenvision.faces.candidates import _best_of_neighbours
+
+    scores = rng.integers(0, 5, (60, 45)).astype(float)
+    scores[rng.random(scores.shape) < 0.1] = -np.inf
+    above = scores >= 3
+    expected = np.nonzero(above & (scores == ndimage.maximum_filter(scores, 3, mode="nearest")))
+    rows, cols = _best_of_neighbours(scores, *np.nonzero(above))
+    assert len(rows) > 20 and (rows == 0).any() and (cols == 44).any()
+    np.testing.assert_array_equal(rows, expected[0])
+    np.testing.assert_array_equal(cols, expected[1])
+
+
 def test_a_region_search_scores_its_levels_in_one_call_with_the_same_minima(rng):
     """``local_windows``: the levels of a region stacked on one canvas and scored in one call
     give every level's minima as searching each level alone does, in the same order; maps of

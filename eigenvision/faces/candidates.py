@@ -15,7 +15,6 @@ from typing import NamedTuple
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
-from scipy import ndimage
 from sklearn.linear_model import LogisticRegression
 
 from ..detection import dffs_map, linear_score_map
@@ -86,8 +85,7 @@ def cascade_map(image, space, prefilter, *, min_contrast=1e-3):
     """
     h, w = prefilter.weights.shape
     scores = linear_score_map(image, prefilter.weights, prefilter.bias, min_contrast=min_contrast)
-    best = ndimage.maximum_filter(scores, 3, mode="nearest")
-    rows, cols = np.nonzero((scores >= prefilter.cut) & (scores == best))
+    rows, cols = _best_of_neighbours(scores, *np.nonzero(scores >= prefilter.cut))
     values = np.full(scores.shape, np.inf)
     windows = sliding_window_view(image, (h, w))
     for start in range(0, len(rows), _SURVIVOR_BLOCK):
@@ -95,6 +93,20 @@ def cascade_map(image, space, prefilter, *, min_contrast=1e-3):
         dffs = np.maximum(space.dffs(unit_norm(windows[at])), _SMALLEST_DFFS)
         values[at] = prefilter.dffs_weight * np.log(dffs) - scores[at]
     return values
+
+
+def _best_of_neighbours(scores, rows, cols):
+    """The ``(rows, cols)`` among those given whose score no 3 x 3 neighbour's exceeds: where
+    ``scores == ndimage.maximum_filter(scores, 3, mode="nearest")``, found for the few
+    windows above the cut alone (the clipped indices are the filter's nearest-edge mode)."""
+    height, width = scores.shape
+    best = np.full(len(rows), -np.inf)
+    for dy in (-1, 0, 1):
+        around_rows = np.clip(rows + dy, 0, height - 1)
+        for dx in (-1, 0, 1):
+            np.maximum(best, scores[around_rows, np.clip(cols + dx, 0, width - 1)], out=best)
+    top = scores[rows, cols] == best
+    return rows[top], cols[top]
 
 
 def fit_prefilter(faces, nonfaces, *, recall=0.99, dffs_weight=1.0, C=1.0):
