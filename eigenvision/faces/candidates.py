@@ -90,7 +90,10 @@ def cascade_map(image, space, prefilter, *, min_contrast=1e-3):
     windows = sliding_window_view(image, (h, w))
     for start in range(0, len(rows), _SURVIVOR_BLOCK):
         at = rows[start : start + _SURVIVOR_BLOCK], cols[start : start + _SURVIVOR_BLOCK]
-        dffs = np.maximum(space.dffs(unit_norm(windows[at])), _SMALLEST_DFFS)
+        # standardised windows: finite and of the space's shape, projected without the checks
+        centred = unit_norm(windows[at]).reshape(len(at[0]), h * w) - space.mean_
+        dffs = space._residual_energy(centred, centred @ space.components_.T)
+        dffs = np.maximum(dffs, _SMALLEST_DFFS)
         values[at] = prefilter.dffs_weight * np.log(dffs) - scores[at]
     return values
 
@@ -98,14 +101,15 @@ def cascade_map(image, space, prefilter, *, min_contrast=1e-3):
 def _best_of_neighbours(scores, rows, cols):
     """The ``(rows, cols)`` among those given whose score no 3 x 3 neighbour's exceeds: where
     ``scores == ndimage.maximum_filter(scores, 3, mode="nearest")``, found for the few
-    windows above the cut alone (the clipped indices are the filter's nearest-edge mode)."""
-    height, width = scores.shape
+    windows above the cut alone."""
+    # a border of -inf: the nearest-edge mode repeats values each window already sees
+    padded = np.pad(scores, 1, constant_values=-np.inf)
+    width = padded.shape[1]
+    flat, at = padded.ravel(), (rows + 1) * width + cols + 1
     best = np.full(len(rows), -np.inf)
-    for dy in (-1, 0, 1):
-        around_rows = np.clip(rows + dy, 0, height - 1)
-        for dx in (-1, 0, 1):
-            np.maximum(best, scores[around_rows, np.clip(cols + dx, 0, width - 1)], out=best)
-    top = scores[rows, cols] == best
+    for offset in (-width - 1, -width, -width + 1, -1, 0, 1, width - 1, width, width + 1):
+        np.maximum(best, flat[at + offset], out=best)
+    top = flat[at] == best
     return rows[top], cols[top]
 
 
