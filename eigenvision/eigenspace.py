@@ -365,10 +365,8 @@ class Eigenspace(OutOfCoreMixin, SubspaceModel):
         return self._residual_energy(*self._project(X))
 
     def _residual_energy(self, centred, Z):
-        """``||centred - Z V||^2`` of each row: :meth:`dffs` of rows already centred and
-        projected (``Z = centred @ components_.T``), for callers whose rows are valid by
-        construction (the finder's cascade scores windows it cut itself: the input checks
-        cost more than the arithmetic)."""
+        """:meth:`dffs` of rows centred and projected by a caller that made them (unchecked:
+        the finder's cascade, whose input checks cost more than the arithmetic)."""
         residual = centred - Z @ self.components_
         return np.einsum("ij,ij->i", residual, residual)
 
