@@ -303,9 +303,8 @@ class PLDA(_PairScores, SupervisedSubspaceModel):
         """``transform``'s ``(p, d)`` map: ``(I + F^T S_w^-1 F)^-1 F^T S_w^-1`` times the PCA
         step's components (the posterior mean of the identity variable), in their dtype."""
         if getattr(self, "_components", None) is None:
-            compact = getattr(self, "step_", None) is not None
-            dtype = (self.step_ if compact else self.pca_.components_).dtype
-            self._components = (self._posterior() @ self._step_map()).astype(dtype)
+            # in the steps' dtype: the PCA step's mean, components and a compact step_ share it
+            self._components = (self._posterior() @ self._step_map()).astype(self.mean_.dtype)
         return self._components
 
     @components_.setter
@@ -329,8 +328,9 @@ class PLDA(_PairScores, SupervisedSubspaceModel):
         """This model with its PCA and LDA steps made one map (``step_``): the form to ship.
 
         The PCA step holds ``s`` components of the ``d`` features, the LDA step
-        maps their codes to the model's ``r`` (``r < s``); the codes need only
-        the product of the two, ``(r, d)``. The scores are those of the model
+        maps their codes to the model's ``r`` (``r < s``; without an LDA step
+        ``r = s`` and only the spectrum is saved); the codes need only the
+        product of the two, ``(r, d)``. The scores are those of the model
         as fitted up to round-off in the components' dtype; what is lost is
         the PCA step itself (its spectrum and the components the LDA step
         drops).
@@ -1122,7 +1122,7 @@ class IdentityModel(FaceDescriptionMixin, BaseEstimator):
             lda_components=lda,
         )
         model = PLDA(**options) if len(widths) == 1 else PLDAFusion(tuple(widths), **options)
-        # the PCA step is 2.5 times the LDA step's size: a saved model holds only their product
+        # the PCA step is larger than the LDA step it feeds: a saved model holds their product
         self.plda_ = model.fit(fitted, labels[~calibrate]).compact()
         self.cohort_ = None
         if self.cohort_size:

@@ -245,7 +245,7 @@ def _minima_table(
         if region is not None:
             rows, cols = np.indices(values.shape)
             keep &= _centred_in(region, (h, w), rows, cols, (factor_y, factor_x), (y0, x0))
-        values, (i, j) = _local_minima(values, keep, radius)
+        i, j = _local_minima(values, keep, radius)
         count = len(i)
         return (
             j * factor_x + x0,
@@ -301,7 +301,7 @@ def _mosaic_minima(score_map, window, levels, radius, threshold, region) -> _Min
     if threshold is not None:
         keep &= values < threshold
     keep &= _centred_in(region, window, local_rows, cols, (factor_y, factor_x), (y0, x0))
-    values, (i, j) = _local_minima(values, keep, radius)
+    i, j = _local_minima(values, keep, radius)
     scales = np.array([scale for scale, *_ in levels], dtype=float)
     table = _Minima(
         j * factor_x[i, j] + x0[i, j],
@@ -326,21 +326,22 @@ def _centred_in(region, window, rows, cols, factors, origin):
 
 
 def _local_minima(values, keep, radius):
-    """``values`` (``inf`` where not ``keep``, where the map is filtered whole) and the
-    ``(rows, cols)`` of the kept values that are the smallest within ``radius`` map pixels.
+    """The ``(rows, cols)`` of the kept values that are the smallest kept within ``radius``
+    map pixels.
 
     Where few windows are kept (a cascade's survivors), they are compared with each other
     alone (:func:`_sparse_minima`) instead of filtering the whole map: the same minima.
     """
     rows, cols = np.nonzero(keep)
     if len(rows) * _SPARSE_SHARE < keep.size:
-        return values, _sparse_minima(values[rows, cols], rows, cols, radius)
+        return _sparse_minima(values[rows, cols], rows, cols, radius)
     values = np.where(keep, values, np.inf)
     minima = keep & (values == ndimage.minimum_filter(values, 2 * radius + 1, mode="nearest"))
-    return values, np.nonzero(minima)
+    return np.nonzero(minima)
 
 
 # kept windows under one in this many of a map's are compared with each other, not filtered
+# (the crossover measured: docs/architecture.md, "Why the fast paths")
 _SPARSE_SHARE = 64
 
 

@@ -270,22 +270,26 @@ def test_multiscale_minima_equal_a_brute_force_search_in_parallel_or_not(rng, mo
 
 
 @pytest.mark.parametrize("share", [0.001, 0.012, 0.05, 0.5])
-def test_sparse_local_minima_equal_the_minimum_filters(rng, share):
+def test_sparse_local_minima_equal_the_minimum_filters(rng, share, monkeypatch):
     """A map's local minima among few kept windows (a cascade's survivors), found by comparing
     them with each other, equal the minimum filter's over the whole map (``inf`` elsewhere,
     nearest-edge mode), ties and the map's edges included; a dense map takes the filter."""
-    from eigenvision.search import _local_minima
+    from eigenvision import search
 
+    compared = []
+    sparse = search._sparse_minima
+    monkeypatch.setattr(search, "_sparse_minima", lambda *a: compared.append(1) or sparse(*a))
     values = rng.integers(0, 6, (90, 70)).astype(float)  # many ties
     keep = rng.random(values.shape) < share
     keep[0, :3] = keep[-1, -2:] = keep[:4, -1] = True  # the edges and corners
     for radius in (1, 2, 5):
         filled = np.where(keep, values, np.inf)
         dense = keep & (filled == ndimage.minimum_filter(filled, 2 * radius + 1, mode="nearest"))
-        _, (rows, cols) = _local_minima(values, keep, radius)
+        rows, cols = search._local_minima(values, keep, radius)
         expected_rows, expected_cols = np.nonzero(dense)
         np.testing.assert_array_equal(rows, expected_rows)
         np.testing.assert_array_equal(cols, expected_cols)
+    assert bool(compared) == (keep.mean() < 1 / search._SPARSE_SHARE)
 
 
 def test_the_cascades_survivors_are_the_best_of_their_neighbours(rng):
