@@ -16,6 +16,7 @@ from scipy.special import expit
 from sklearn.base import clone
 from sklearn.cluster import AgglomerativeClustering, KMeans, SpectralClustering
 from sklearn.metrics import pairwise_distances
+from sklearn.utils import gen_batches
 
 from ._base import flatten_images
 from ._spec import Param
@@ -37,6 +38,7 @@ METHODS = ("agglomerative", "spectral", "kmeans")
 _METHOD = Param("choice", choices=METHODS)
 _NEIGHBOUR = 7  # the self-tuning affinity's local width: the 7th neighbour's distance
 _GROUPS = Param("int", 1, 100_000, optional=True)
+_BLOCK_ROWS = 1024  # rows of a set's (n, n) scores normalised at a time
 
 
 def _as_rows(images_or_codes):
@@ -259,17 +261,21 @@ def average_linkage(distances, cut):
     (n,) int ndarray
         Group labels by decreasing size, as :func:`cluster`'s.
     """
-    distances = np.array(distances, dtype=np.float64)
+    distances = np.asarray(distances, dtype=np.float64)
     if len(distances) == 1:
         return np.zeros(1, dtype=np.int64)
-    np.fill_diagonal(distances, 0.0)
+    # scikit-learn reads the upper triangle alone: no copy of a large set's matrix, except
+    # where a diagonal it would refuse (not finite) must be cleared first
+    if not np.isfinite(np.diagonal(distances)).all():
+        distances = distances.copy()
+        np.fill_diagonal(distances, 0.0)
     labels = AgglomerativeClustering(
         n_clusters=None, metric="precomputed", linkage="average", distance_threshold=cut
     ).fit_predict(distances)
     return _by_size(labels)
 
 
-def set_normalized(scores):
+def set_normalized(scores, *, out=None):
     """Scores normalised against the set they come from (symmetric s-norm, the set as cohort).
 
     Each score ``s(a, b)`` becomes ``((s - m_a) / d_a + (s - m_b) / d_b) / 2`` where
@@ -283,10 +289,14 @@ def set_normalized(scores):
     ----------
     scores : (n, n) ndarray
         Symmetric, ``n >= 3``; the diagonal is ignored.
+    out : (n, n) ndarray of float64, optional
+        Where to write the result; may be ``scores`` itself (a large set's
+        scores normalised with no second matrix as large).
 
     Returns
     -------
     (n, n) ndarray
+        ``out`` when given.
 
     References
     ----------
@@ -297,10 +307,29 @@ def set_normalized(scores):
     n = len(scores)
     if n < 3:
         raise ValueError(f"set normalisation needs at least 3 members, got {n}")
-    others = ~np.eye(n, dtype=bool)
-    rows = scores[others].reshape(n, n - 1)
-    mean, spread = rows.mean(axis=1), np.maximum(rows.std(axis=1), 1e-12)
-    return ((scores - mean[:, None]) / spread[:, None] + (scores - mean) / spread) / 2
+    if out is None:
+        out = np.empty_like(scores)
+    elif out.shape != scores.shape or out.dtype != np.float64:
+        raise ValueError(f"out must be a float64 array of shape {scores.shape}")
+    # a block of rows at a time: the temporaries stay a block's size, not the set's
+    mean, spread = np.empty(n), np.empty(n)
+    for rows in gen_batches(n, _BLOCK_ROWS):
+        block = scores[rows]
+        others = np.ones(block.shape, dtype=bool)
+        others[np.arange(len(block)), np.arange(n)[rows]] = False
+        row_scores = block[others].reshape(len(block), n - 1)
+        mean[rows], spread[rows] = row_scores.mean(axis=1), row_scores.std(axis=1)
+    spread = np.maximum(spread, 1e-12)
+    for rows in gen_batches(n, _BLOCK_ROWS):
+        block = scores[rows]  # read whole before ``out`` (maybe ``scores``) is written
+        by_row = block - mean[rows, None]
+        by_row /= spread[rows, None]
+        by_column = block - mean
+        by_column /= spread
+        by_row += by_column
+        by_row /= 2
+        out[rows] = by_row
+    return out
 
 
 def _by_size(labels):

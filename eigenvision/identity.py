@@ -28,6 +28,7 @@ from scipy import linalg
 from scipy.special import expit
 from sklearn.base import BaseEstimator
 from sklearn.linear_model import LogisticRegression
+from sklearn.utils import gen_batches
 
 from ._base import SupervisedSubspaceModel, check_fitted
 from ._spec import INPUT_STATE, Param, State, check_params
@@ -38,6 +39,7 @@ from .fisher import discriminant_directions
 __all__ = ["PLDA", "JointBayesian", "PLDAFusion", "IdentityModel"]
 
 _LOG_2PI = np.log(2 * np.pi)
+_BLOCK_ROWS = 1024  # rows of a pairwise score matrix whose temporaries are made at a time
 
 
 #: Where :class:`IdentityModel` puts the eyes in its crops, as fractions of width and height.
@@ -445,7 +447,14 @@ class PLDA(_PairScores, SupervisedSubspaceModel):
         b = np.asarray(b, dtype=np.float64)
         own_a = _row_forms(a, self.quadratic_, a)
         own_b = _row_forms(b, self.quadratic_, b)
-        return own_a[:, None] + own_b[None, :] + a @ self.cross_ @ b.T + self.offset_
+        # in place, in the order of the formula, the cross term a block of rows at a time:
+        # a large set's (m, n) scores and no temporary as large
+        scores = own_a[:, None] + own_b[None, :]
+        cross_a = a @ self.cross_
+        for rows in gen_batches(len(a), _BLOCK_ROWS):
+            scores[rows] += cross_a[rows] @ b.T
+        scores += self.offset_
+        return scores
 
 
 class JointBayesian(PLDA):
@@ -689,7 +698,16 @@ class PLDAFusion(_PairScores, BaseEstimator):
         -------
         (m, n) ndarray
         """
-        return sum(self._each("pairwise_log_odds", a, b, what="codes"))
+        check_fitted(self, "models_")
+        a, b = np.asarray(a), np.asarray(b)
+        cuts_a, cuts_b = self._cuts(a.shape[-1], "codes"), self._cuts(b.shape[-1], "codes")
+        scores = None
+        for model, cut_a, cut_b in zip(self.models_.values(), cuts_a, cuts_b, strict=True):
+            # the blocks summed as they come: a set's (m, n) scores, not one per block
+            block = model.pairwise_log_odds(a[:, cut_a], b[:, cut_b])
+            scores = block if scores is None else np.add(scores, block, out=scores)
+            del block  # not held while the next block is computed
+        return scores
 
     def paired_log_odds(self, a, b):
         """The sum of the blocks' :meth:`PLDA.paired_log_odds` of codes paired row by row.
@@ -1268,8 +1286,7 @@ class IdentityModel(FaceDescriptionMixin, BaseEstimator):
         codes = np.asarray(codes, dtype=np.float64)
         top = min(self.cohort_top, len(self.cohort_))
         mean, std = np.empty(len(codes)), np.empty(len(codes))
-        for start in range(0, len(codes), 1024):  # a block's ratios at a time: bounded memory
-            rows = slice(start, start + 1024)
+        for rows in gen_batches(len(codes), _BLOCK_ROWS):  # a block's ratios at a time
             against = self.plda_.pairwise_log_odds(codes[rows], self.cohort_)
             best = -np.partition(-against, top - 1, axis=1)[:, :top]
             mean[rows], std[rows] = best.mean(axis=1), best.std(axis=1)
@@ -1305,9 +1322,16 @@ class IdentityModel(FaceDescriptionMixin, BaseEstimator):
 
 
 def _symmetric_normalized(scores, statistics_a, statistics_b):
-    """Adaptive symmetric normalisation: the mean of ``scores`` standardised by each side's."""
+    """Adaptive symmetric normalisation: the mean of ``scores`` standardised by each side's,
+    written over ``scores`` (a set's (n, n) scores: one temporary as large, not four)."""
     (mean_a, std_a), (mean_b, std_b) = statistics_a, statistics_b
-    return ((scores - mean_a) / std_a + (scores - mean_b) / std_b) / 2
+    by_a = scores - mean_a
+    by_a /= std_a
+    scores -= mean_b
+    scores /= std_b
+    scores += by_a
+    scores /= 2
+    return scores
 
 
 def _one_face_each(labels, size, rng):

@@ -6,7 +6,7 @@ from sklearn.cluster import AgglomerativeClustering
 from sklearn.metrics import adjusted_rand_score
 
 import eigenvision as ev
-from eigenvision.cluster import affinity, eigengap_groups
+from eigenvision.cluster import affinity, eigengap_groups, set_normalized
 
 
 def _blobs(rng, n_groups=4, per_group=25, d=10, spread=0.3):
@@ -81,6 +81,70 @@ def test_bad_input_is_refused_by_name(rng):
         ev.cluster(np.where(X > 3, np.nan, X))
     with pytest.raises(ValueError, match="n >= 1"):
         ev.cluster(np.zeros((0, 4)))
+
+
+def test_set_normalized_works_in_blocks_and_over_the_scores_themselves(rng, monkeypatch):
+    """set_normalized made four temporaries as large as a set's (n, n) scores (the
+    off-diagonal copy and the formula's terms). A block of rows at a time, it equals the
+    formula on the whole matrix bit for bit (each row's mean and deviation over its other
+    members); ``out=scores`` writes over the scores with no second matrix as large
+    (tracemalloc), without ``out`` the scores are left as they were, and an ``out`` of
+    another shape is refused by name."""
+    import importlib
+    import tracemalloc
+
+    # the module, not ev.cluster (the function of the same name)
+    module = importlib.import_module("eigenvision.cluster")
+    monkeypatch.setattr(module, "_BLOCK_ROWS", 64, raising=False)  # many blocks in a small set
+    n = 1000
+    x = rng.normal(size=(n, 8))
+    scores = x @ x.T
+    rows = scores[~np.eye(n, dtype=bool)].reshape(n, n - 1)
+    mean, spread = rows.mean(axis=1), rows.std(axis=1)
+    expected = ((scores - mean[:, None]) / spread[:, None] + (scores - mean) / spread) / 2
+    kept = scores.copy()
+    np.testing.assert_array_equal(set_normalized(scores), expected)
+    np.testing.assert_array_equal(scores, kept)
+    tracemalloc.start()
+    try:
+        written = set_normalized(scores, out=scores)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert written is scores
+    np.testing.assert_array_equal(scores, expected)
+    assert peak < 0.5 * scores.nbytes
+    with pytest.raises(ValueError, match="out must be a float64 array of shape"):
+        set_normalized(kept, out=np.empty((n, n - 1)))
+
+
+def test_average_linkage_reads_the_upper_triangle_without_copying_it(rng):
+    """average_linkage copied a set's distances to clear their diagonal, which scikit-learn
+    never reads: the groups are scikit-learn's on the distances as given, the input is not
+    written, and a diagonal that is not finite (which scikit-learn refuses) is still
+    ignored."""
+    import tracemalloc
+
+    from eigenvision.cluster import average_linkage
+
+    X, _ = _blobs(rng, per_group=250)
+    distances = np.sqrt(((X[:, None] - X[None]) ** 2).sum(axis=-1))
+    reference = AgglomerativeClustering(
+        n_clusters=None, metric="precomputed", linkage="average", distance_threshold=3.0
+    ).fit_predict(distances)
+    kept = distances.copy()
+    tracemalloc.start()
+    try:
+        labels = average_linkage(distances, 3.0)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert adjusted_rand_score(reference, labels) == 1.0
+    assert peak < 2 * distances.nbytes  # scikit-learn's condensed copy and its indices
+    np.testing.assert_array_equal(distances, kept)
+    np.fill_diagonal(distances, np.inf)
+    assert adjusted_rand_score(reference, average_linkage(distances, 3.0)) == 1.0
+    assert np.isinf(np.diagonal(distances)).all()
 
 
 def test_pair_precision_recall_counts_pairs_as_a_loop_does(rng):

@@ -547,3 +547,37 @@ def test_an_identity_model_file_from_before_the_cohort_scores_raw_ratios(rng, tm
     normalised.fit_descriptors(X, labels).cohort_ = np.zeros((8, 4))
     with pytest.raises(ValueError, match="cohort_ must hold codes"):
         ev.validation.check_state(normalised)
+
+
+def test_a_large_sets_pair_scores_need_no_temporary_as_large_as_themselves(rng, monkeypatch):
+    """Scoring every pair of a large set (``cluster_faces`` of thousands of faces) made
+    five matrices as large as the scores at once (each description's scores, their sum and
+    four temporaries of the normalisation): grouping 9,520 faces peaked near 4 GB. The
+    scores now equal the formula's (PLDA's ratio summed over the descriptions, normalised
+    against the cohort), the cross term a block of rows at a time and the rest in place; the
+    memory Python allocates meanwhile (tracemalloc) stays under 2.5 times the result's."""
+    import tracemalloc
+
+    from eigenvision import identity
+
+    model = _two_descriptions(pca_components=4, n_components=2, cohort_size=20, cohort_top=5)
+    X, y, _, _ = _people(rng, n_people=40, d=sum(model.description_widths()))
+    model.fit_descriptors(X, y)
+    monkeypatch.setattr(identity, "_BLOCK_ROWS", 64, raising=False)  # many blocks in a small set
+    codes = model.plda_.encode(np.repeat(X, 5, axis=0) + rng.normal(size=(800, X.shape[1])))
+    blocks = list(model.plda_.models_.values())
+    raw = 0.0
+    for part, columns in zip(blocks, (slice(0, 4), slice(4, None)), strict=True):
+        a = codes[:, columns]
+        own = np.einsum("ij,jk,ik->i", a, part.quadratic_, a)
+        raw = raw + own[:, None] + own[None, :] + a @ part.cross_ @ a.T + part.offset_
+    mean, std = model.cohort_statistics(codes)
+    expected = ((raw - mean[:, None]) / std[:, None] + (raw - mean) / std) / 2
+    tracemalloc.start()
+    try:
+        scores = model.pairwise_log_odds(codes, codes)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    np.testing.assert_allclose(scores, expected, rtol=1e-10, atol=1e-10)
+    assert peak < 2.5 * scores.nbytes

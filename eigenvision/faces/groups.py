@@ -220,9 +220,9 @@ def group_crops(crops, model, *, method="agglomerative", n_people=None, threshol
     scores = model.pairwise_scores(crops)
     if adapt and len(crops) >= MIN_SET:
         cut = SET_CUT if threshold is None else threshold
-        normalized = set_normalized(scores)
+        normalized = set_normalized(scores, out=scores)  # one (n, n) matrix: bounded memory
         top = normalized.max()  # distances top - score: linkage averages the scores themselves
-        return average_linkage(top - normalized, top - cut)
+        return average_linkage(np.subtract(top, normalized, out=normalized), top - cut)
     cut = 0.5 if threshold is None else threshold
     if not 0 < cut < 1:
         raise ValueError(
