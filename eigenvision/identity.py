@@ -40,6 +40,7 @@ __all__ = ["PLDA", "JointBayesian", "PLDAFusion", "IdentityModel"]
 
 _LOG_2PI = np.log(2 * np.pi)
 _BLOCK_ROWS = 1024  # rows of a pairwise score matrix whose temporaries are made at a time
+_CROPS_AT_ONCE = 256  # crops described at a time by IdentityModel.encode
 
 
 #: Where :class:`IdentityModel` puts the eyes in its crops, as fractions of width and height.
@@ -1214,7 +1215,16 @@ class IdentityModel(FaceDescriptionMixin, BaseEstimator):
         (n, r) ndarray of float64
         """
         check_fitted(self, "plda_")
-        return self.plda_.encode(self.describe(crops))
+        crops = np.asarray(crops)
+        if crops.ndim != 3 or len(crops) <= _CROPS_AT_ONCE:
+            return self.plda_.encode(self.describe(crops))  # describe checks the shape
+        # a block of crops at a time: their descriptions are many times their size
+        return np.concatenate(
+            [
+                self.plda_.encode(self.describe(crops[rows]))
+                for rows in gen_batches(len(crops), _CROPS_AT_ONCE)
+            ]
+        )
 
     def pairwise_log_odds(self, codes_a, codes_b, *, statistics_b=None):
         """The score of one person for every pair of codes (:meth:`encode`).

@@ -581,3 +581,38 @@ def test_a_large_sets_pair_scores_need_no_temporary_as_large_as_themselves(rng, 
         tracemalloc.stop()
     np.testing.assert_allclose(scores, expected, rtol=1e-10, atol=1e-10)
     assert peak < 2.5 * scores.nbytes
+
+
+def test_many_crops_are_encoded_a_block_at_a_time(rng, monkeypatch):
+    """IdentityModel.encode described every crop before encoding any: the descriptions of
+    500 shipped-size crops took 220 MB, of the 9,520 LFW faces ``cluster_faces`` groups about
+    4 GB. A block of crops at a time, the codes equal those of the crops encoded one by one,
+    and the memory allocated meanwhile (tracemalloc) stays under what describing them all at
+    once allocates; a single crop and a stack of the wrong shape are answered as before."""
+    import tracemalloc
+
+    from eigenvision import identity
+
+    model = _two_descriptions(pca_components=4, n_components=2, cohort_size=0)
+    X, y, _, _ = _people(rng, n_people=30, d=sum(model.description_widths()))
+    model.fit_descriptors(X, y)
+    crops = rng.uniform(0, 255, size=(300, 24, 24))
+    one_by_one = np.concatenate([model.encode(crop[None]) for crop in crops])
+    tracemalloc.start()
+    try:
+        model.describe(crops)
+        described = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    monkeypatch.setattr(identity, "_CROPS_AT_ONCE", 32, raising=False)
+    tracemalloc.start()
+    try:
+        codes = model.encode(crops)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    np.testing.assert_allclose(codes, one_by_one, rtol=1e-12, atol=1e-12)
+    assert peak < described / 2
+    np.testing.assert_allclose(model.encode(crops[0]), one_by_one[:1], rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="aligned faces"):
+        model.encode(crops[:, :20])

@@ -1,0 +1,127 @@
+"""How much memory and time does grouping a large set of faces take, once they are described?
+
+``cluster_faces`` scores every pair of faces with the identity model
+(PLDA's ratio summed over the descriptions, normalised against the cohort),
+normalises the scores against the set and cuts scikit-learn's average
+linkage. Side by side on the same codes (the shipped model's cohort codes,
+drawn with noise to ``--faces`` faces): the library's path (the cross term a
+block of rows at a time, the rest in place, the linkage on the scores'
+upper triangle), and the same formulae written plainly, as the library did
+before (each description's scores, their sum and the normalisations'
+terms as whole matrices, the linkage on a copy). Reported: the peak of the
+memory numpy allocates (tracemalloc) in units of the ``(n, n)`` score matrix,
+the median time, and whether the groups agree.
+
+Run:  python benchmarks/bench_grouping.py --out benchmarks/out/grouping
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+from _timing import interleaved_medians
+from sklearn.cluster import AgglomerativeClustering
+from sklearn.metrics import adjusted_rand_score
+
+import eigenvision as ev
+from eigenvision.cluster import average_linkage, set_normalized
+from eigenvision.faces.groups import SET_CUT
+
+
+def library(model, codes):
+    """The grouping of ``group_crops`` from the faces' codes."""
+    scores = model.pairwise_log_odds(codes, codes)
+    normalized = set_normalized(scores, out=scores)
+    top = normalized.max()
+    return average_linkage(np.subtract(top, normalized, out=normalized), top - SET_CUT)
+
+
+def plain(model, codes):
+    """The same formulae on whole matrices (the library's code before)."""
+    blocks = list(model.plda_.models_.values())
+    cuts = np.cumsum([0] + [part.identity_loadings_.shape[0] for part in blocks])
+    raw = []
+    for part, start, end in zip(blocks, cuts[:-1], cuts[1:], strict=True):
+        a = codes[:, start:end]
+        own = np.einsum("ij,ij->i", a @ part.quadratic_, a)
+        raw.append(own[:, None] + own[None, :] + a @ part.cross_ @ a.T + part.offset_)
+    raw = sum(raw)
+    mean, std = model.cohort_statistics(codes)
+    scores = ((raw - mean[:, None]) / std[:, None] + (raw - mean) / std) / 2
+    n = len(scores)
+    rows = scores[~np.eye(n, dtype=bool)].reshape(n, n - 1)
+    m, d = rows.mean(axis=1), np.maximum(rows.std(axis=1), 1e-12)
+    normalized = ((scores - m[:, None]) / d[:, None] + (scores - m) / d) / 2
+    top = normalized.max()
+    distances = np.array(top - normalized)
+    np.fill_diagonal(distances, 0.0)
+    return AgglomerativeClustering(
+        n_clusters=None, metric="precomputed", linkage="average", distance_threshold=top - SET_CUT
+    ).fit_predict(distances)
+
+
+def peak_of(function, *args):
+    """``function(*args)`` and the peak of the memory allocated meanwhile, in bytes."""
+    tracemalloc.start()
+    try:
+        result = function(*args)
+        return result, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default="benchmarks/out/grouping")
+    parser.add_argument("--faces", type=int, default=9520, help="faces grouped (default 9,520)")
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args(argv)
+    model = ev.default_identity_model()
+    rng = np.random.default_rng(0)
+    drawn = model.cohort_[rng.integers(0, len(model.cohort_), args.faces)].astype(np.float64)
+    codes = drawn + rng.normal(scale=0.3, size=drawn.shape)
+    matrix = args.faces**2 * 8
+    rows = {}
+    for name, function in (("eigenvision", library), ("plain formulae", plain)):
+        labels, peak = peak_of(function, model, codes)
+        rows[name] = {"peak_matrices": peak / matrix, "peak_gb": peak / 1e9, "labels": labels}
+    seconds = interleaved_medians(
+        {
+            name: (lambda f=f: f(model, codes))
+            for name, f in (("eigenvision", library), ("plain formulae", plain))
+        },
+        args.repeats,
+    )
+    labels = [row["labels"] for row in rows.values()]
+    same = bool(adjusted_rand_score(*labels) == 1.0)  # one partition, numbered alike or not
+    results = {
+        "faces": args.faces,
+        "score_matrix_gb": matrix / 1e9,
+        "same_groups": same,
+        "groups": int(rows["eigenvision"]["labels"].max() + 1),
+        "rows": {
+            name: {
+                "peak_matrices": row["peak_matrices"],
+                "peak_gb": row["peak_gb"],
+                "seconds": seconds[name][0],
+            }
+            for name, row in rows.items()
+        },
+    }
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.json").write_text(json.dumps(results, indent=2))
+    print(f"{args.faces} faces (a score matrix of {matrix / 1e9:.2f} GB), same groups: {same}")
+    for name, row in results["rows"].items():
+        print(
+            f"  {name:15} peak {row['peak_matrices']:.2f} matrices ({row['peak_gb']:.2f} GB), "
+            f"{row['seconds']:.2f} s"
+        )
+
+
+if __name__ == "__main__":
+    main()
