@@ -551,9 +551,9 @@ def test_an_identity_model_file_from_before_the_cohort_scores_raw_ratios(rng, tm
 
 def test_a_large_sets_pair_scores_need_no_temporary_as_large_as_themselves(rng, monkeypatch):
     """Scoring every pair of a large set (``cluster_faces`` of thousands of faces) made
-    five matrices as large as the scores at once (each description's scores, their sum and
-    four temporaries of the normalisation): grouping 9,520 faces peaked near 4 GB. The
-    scores now equal the formula's (PLDA's ratio summed over the descriptions, normalised
+    several matrices as large as the scores at once (each description's scores, their sum
+    and the normalisation's temporaries; CHANGELOG has the measured peaks). The scores now
+    equal the formula's (PLDA's ratio summed over the descriptions, normalised
     against the cohort), the cross term a block of rows at a time and the rest in place; the
     memory Python allocates meanwhile (tracemalloc) stays under 2.5 times the result's."""
     import tracemalloc
@@ -584,11 +584,11 @@ def test_a_large_sets_pair_scores_need_no_temporary_as_large_as_themselves(rng, 
 
 
 def test_many_crops_are_encoded_a_block_at_a_time(rng, monkeypatch):
-    """IdentityModel.encode described every crop before encoding any: the descriptions of
-    500 shipped-size crops took 220 MB, of the 9,520 LFW faces ``cluster_faces`` groups about
-    4 GB. A block of crops at a time, the codes equal those of the crops encoded one by one,
-    and the memory allocated meanwhile (tracemalloc) stays under what describing them all at
-    once allocates; a single crop and a stack of the wrong shape are answered as before."""
+    """IdentityModel.encode described every crop before encoding any, and the descriptions
+    are many times the crops' size (CHANGELOG has the measured sizes). A block of crops at a
+    time, the codes equal those of the crops encoded one by one, and the memory allocated
+    meanwhile (tracemalloc) stays under half of what describing them all at once allocates;
+    a single crop and a stack of the wrong shape are answered as before."""
     import tracemalloc
 
     from eigenvision import identity
