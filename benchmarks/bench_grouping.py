@@ -3,8 +3,8 @@
 ``cluster_faces`` scores every pair of faces with the identity model
 (PLDA's ratio summed over the descriptions, normalised against the cohort),
 normalises the scores against the set and cuts scikit-learn's average
-linkage. Side by side on the same codes (the shipped model's cohort codes,
-drawn with noise to ``--faces`` faces): the library's path (the cross term a
+linkage. Side by side on the same codes (``--faces`` faces drawn from the shipped
+model's own PLDA, five of each person): the library's path (the cross term a
 block of rows at a time, the rest in place, the linkage on the scores'
 upper triangle), and the same formulae written plainly, as the library did
 before (each description's scores, their sum and the normalisations'
@@ -64,6 +64,19 @@ def plain(model, codes):
     ).fit_predict(distances)
 
 
+def drawn_codes(model, faces, rng, per_person=5):
+    """``faces`` codes drawn from the model's own PLDA, ``per_person`` faces of each person:
+    ``F h + e`` in each description, ``h ~ N(0, I)`` per person, ``e ~ N(0, S_w)`` per face."""
+    person = np.arange(faces) // per_person
+    blocks = []
+    for part in model.plda_.models_.values():
+        loadings, within = part.identity_loadings_, part.within_covariance_
+        identity = rng.normal(size=(person[-1] + 1, loadings.shape[1])) @ loadings.T
+        noise = rng.normal(size=(faces, len(within))) @ np.linalg.cholesky(within).T
+        blocks.append(identity[person] + noise)
+    return np.hstack(blocks)
+
+
 def peak_of(function, *args):
     """``function(*args)`` and the peak of the memory allocated meanwhile, in bytes."""
     tracemalloc.start()
@@ -82,8 +95,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     model = ev.default_identity_model()
     rng = np.random.default_rng(0)
-    drawn = model.cohort_[rng.integers(0, len(model.cohort_), args.faces)].astype(np.float64)
-    codes = drawn + rng.normal(scale=0.3, size=drawn.shape)
+    codes = drawn_codes(model, args.faces, rng)
     matrix = args.faces**2 * 8
     rows = {}
     for name, function in (("eigenvision", library), ("plain formulae", plain)):

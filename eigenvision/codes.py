@@ -287,9 +287,11 @@ class CodesMixin:
         identity model's state they read changes; None without a cohort.
         """
         model = self.feature
-        if getattr(model, "cohort_", None) is None:
+        # the cohort in pair coordinates, or its codes in files from before them
+        cohort = (getattr(model, "cohort_coordinates_", None), getattr(model, "cohort_", None))
+        if all(part is None for part in cohort):
             return None
-        arrays, top = (self.gallery_, model.plda_, model.cohort_), model.cohort_top
+        arrays, top = (self.gallery_, model.plda_, *cohort), model.cohort_top
         kept = getattr(self, "_gallery_statistics_memo", None)
         if (
             kept is None

@@ -22,6 +22,7 @@ estimates of the latent variables and carries no such guarantee).
 from __future__ import annotations
 
 import copy
+from typing import NamedTuple
 
 import numpy as np
 from scipy import linalg
@@ -31,6 +32,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.utils import gen_batches
 
 from ._base import SupervisedSubspaceModel, check_fitted
+from ._errors import NotFittedError
 from ._spec import INPUT_STATE, Param, State, check_params
 from .descriptors import DESCRIPTORS, FaceDescriptionMixin
 from .eigenspace import Eigenspace
@@ -143,13 +145,16 @@ class PLDA(_PairScores, SupervisedSubspaceModel):
         ``S_w``.
     quadratic_ : (r, r) ndarray
     cross_ : (r, r) ndarray
-    code_mean_ : (r,) ndarray or None
-        With ``length_norm``, the mean of the training codes after the length
-        normalisation (subtracted from every code); None without.
     offset_ : float
         The log-likelihood ratio of codes ``a`` and ``b`` (centred, in the PCA
         step) is ``a^T Q a + b^T Q b + a^T C b + offset_`` with ``Q`` =
-        ``quadratic_``, ``C`` = ``cross_``.
+        ``quadratic_``, ``C`` = ``cross_``. Made from ``identity_loadings_``
+        and ``within_covariance_`` when first read, never saved: the scores
+        are computed in :meth:`pair_coordinates`, where the ratio is a sum
+        over ``p`` axes.
+    code_mean_ : (r,) ndarray or None
+        With ``length_norm``, the mean of the training codes after the length
+        normalisation (subtracted from every code); None without.
     log_likelihood_ : list of float
         The marginal log-likelihood of the training codes after each EM
         iteration (never decreasing).
@@ -204,9 +209,10 @@ class PLDA(_PairScores, SupervisedSubspaceModel):
         "mean_": State(shape=("d",)),
         "identity_loadings_": State(shape=("r", "p")),
         "within_covariance_": State(shape=("r", "r")),
-        "quadratic_": State(shape=("r", "r")),
-        "cross_": State(shape=("r", "r")),
-        "offset_": State("real"),
+        # made from the loadings and the within-person covariance; files from before hold them
+        "quadratic_": State(shape=("r", "r"), optional=True),
+        "cross_": State(shape=("r", "r"), optional=True),
+        "offset_": State("real", optional=True),
         "code_mean_": State(shape=("r",), optional=True),
         "log_likelihood_": State("reals"),
         "n_iter_": State("int", low=0),
@@ -294,7 +300,6 @@ class PLDA(_PairScores, SupervisedSubspaceModel):
         )
         self.identity_loadings_, self.within_covariance_ = F, within
         self.log_likelihood_, self.n_iter_ = history, len(history)
-        self.quadratic_, self.cross_, self.offset_ = pair_scoring(F @ F.T, within)
         self.mean_ = self.pca_.mean_
         self.classes_ = classes
         self.n_components_ = p
@@ -314,6 +319,64 @@ class PLDA(_PairScores, SupervisedSubspaceModel):
     def components_(self, value):
         # model files written before it was made on demand hold it
         self._components = value
+
+    def _pair_form(self):
+        """:func:`diagonal_pair_scoring` of the fitted covariances, made once per pair of them."""
+        check_fitted(self, "identity_loadings_")
+        loadings, within = self.identity_loadings_, self.within_covariance_
+        kept = getattr(self, "_pair_form_memo", None)
+        if kept is None or kept[0] is not loadings or kept[1] is not within:
+            kept = (loadings, within, diagonal_pair_scoring(loadings, within))
+            self._pair_form_memo = kept
+        return kept[2]
+
+    @property
+    def quadratic_(self):
+        """``Q`` of the pair ratio, ``(r, r)``: ``V diag(q) V^T`` (:class:`PairForm`)."""
+        form = self._pair_form()
+        return (form.basis * form.quadratic) @ form.basis.T
+
+    @property
+    def cross_(self):
+        """``C`` of the pair ratio, ``(r, r)``: ``V diag(c) V^T`` (:class:`PairForm`)."""
+        form = self._pair_form()
+        return (form.basis * form.cross) @ form.basis.T
+
+    @property
+    def offset_(self):
+        """The pair ratio's constant (:func:`diagonal_pair_scoring`)."""
+        return self._pair_form().offset
+
+    # Model files written before the ratio was made from the covariances hold its forms: they
+    # are what the covariances give, made again when read.
+    @quadratic_.setter
+    def quadratic_(self, value):
+        pass
+
+    @cross_.setter
+    def cross_(self, value):
+        pass
+
+    @offset_.setter
+    def offset_(self, value):
+        pass
+
+    def pair_coordinates(self, codes):
+        """Codes where the pair ratio is a sum over axes: ``u = V^T a``, ``(n, r)`` -> ``(n, p)``.
+
+        :meth:`pairwise_log_odds` with ``coordinates=True`` scores them; a set
+        scored again and again (a cohort, a gallery) can be kept in them.
+
+        Parameters
+        ----------
+        codes : (n, r) ndarray
+            :meth:`encode`'s.
+
+        Returns
+        -------
+        (n, p) ndarray of float64
+        """
+        return np.asarray(codes, dtype=np.float64) @ self._pair_form().basis
 
     def _step_map(self):
         """The ``(r, d)`` float64 map from a centred row to its code in the model's steps: the
@@ -407,55 +470,60 @@ class PLDA(_PairScores, SupervisedSubspaceModel):
         check_fitted(self)
         return self.encode(X) @ self._posterior().T
 
-    def paired_log_odds(self, a, b):
+    def paired_log_odds(self, a, b, *, coordinates=False):
         """:meth:`score_pairs` of codes already in the PCA step (:meth:`encode`).
 
         Parameters
         ----------
         a, b : (n, r) ndarray
             Paired row by row.
+        coordinates : bool, default False
+            ``a`` and ``b`` are :meth:`pair_coordinates`, ``(n, p)``.
 
         Returns
         -------
         (n,) ndarray
         """
-        check_fitted(self)
-        a = np.asarray(a, dtype=np.float64)
-        b = np.asarray(b, dtype=np.float64)
-        if a.shape != b.shape:
-            raise ValueError(f"score_pairs pairs rows: A has {len(a)}, B has {len(b)}")
-        return (
-            _row_forms(a, self.quadratic_, a)
-            + _row_forms(b, self.quadratic_, b)
-            + _row_forms(a, self.cross_, b)
-            + self.offset_
-        )
+        form = self._pair_form()
+        u, v = self._coordinates(a, coordinates), self._coordinates(b, coordinates)
+        if u.shape != v.shape:
+            raise ValueError(f"score_pairs pairs rows: A has {len(u)}, B has {len(v)}")
+        return (u * u + v * v) @ form.quadratic + (u * v) @ form.cross + form.offset
 
-    def pairwise_log_odds(self, a, b):
+    def pairwise_log_odds(self, a, b, *, coordinates=False):
         """:meth:`pairwise_scores` of codes already in the PCA step (:meth:`encode`).
 
         Parameters
         ----------
         a : (m, r) ndarray
         b : (n, r) ndarray
+        coordinates : bool, default False
+            ``a`` and ``b`` are :meth:`pair_coordinates`, ``(m, p)`` and ``(n, p)``.
 
         Returns
         -------
         (m, n) ndarray
         """
-        check_fitted(self)
-        a = np.asarray(a, dtype=np.float64)
-        b = np.asarray(b, dtype=np.float64)
-        own_a = _row_forms(a, self.quadratic_, a)
-        own_b = _row_forms(b, self.quadratic_, b)
+        form = self._pair_form()
+        u, v = self._coordinates(a, coordinates), self._coordinates(b, coordinates)
         # in place, in the order of the formula, the cross term a block of rows at a time:
         # a large set's (m, n) scores and no temporary as large
-        scores = own_a[:, None] + own_b[None, :]
-        cross_a = a @ self.cross_
-        for rows in gen_batches(len(a), _BLOCK_ROWS):
-            scores[rows] += cross_a[rows] @ b.T
-        scores += self.offset_
+        scores = ((u * u) @ form.quadratic)[:, None] + ((v * v) @ form.quadratic)[None, :]
+        weighted = u * form.cross
+        for rows in gen_batches(len(u), _BLOCK_ROWS):
+            scores[rows] += weighted[rows] @ v.T
+        scores += form.offset
         return scores
+
+    def _coordinates(self, codes, given):
+        """``codes`` in :meth:`pair_coordinates`, or as given (``given``), checked for width."""
+        codes = np.asarray(codes, dtype=np.float64)
+        form = self._pair_form()
+        width = form.basis.shape[1] if given else form.basis.shape[0]
+        if codes.ndim != 2 or codes.shape[1] != width:
+            what = "pair coordinates" if given else "codes"
+            raise ValueError(f"{what} must be (n, {width}) rows, got shape {codes.shape}")
+        return codes if given else codes @ form.basis
 
 
 class JointBayesian(PLDA):
@@ -593,11 +661,11 @@ class PLDAFusion(_PairScores, BaseEstimator):
 
     def _cuts(self, width, what):
         """Column slices of the blocks of a ``width``-wide array of ``what``."""
-        sizes = (
-            [int(w) for w in self.widths]
-            if what == "features"
-            else [m.identity_loadings_.shape[0] for m in self.models_.values()]
-        )
+        if what == "features":
+            sizes = [int(w) for w in self.widths]
+        else:  # a block's codes are as wide as its loadings' rows, its coordinates as its columns
+            axis = 1 if what == "pair coordinates" else 0
+            sizes = [m.identity_loadings_.shape[axis] for m in self.models_.values()]
         if width != sum(sizes):
             raise ValueError(
                 f"{what} must be {sum(sizes)} columns wide (blocks of {sizes}), got {width}"
@@ -637,13 +705,15 @@ class PLDAFusion(_PairScores, BaseEstimator):
         self.n_components_ = sum(m.n_components_ for m in self.models_.values())
         return self
 
-    def _each(self, method, *arrays, what="features"):
+    def _each(self, method, *arrays, what="features", **options):
         """``method`` of each block's model on the arrays' matching column blocks."""
         check_fitted(self, "models_")
         arrays = [np.asarray(a) for a in arrays]
         cuts = [self._cuts(a.shape[-1], what) for a in arrays]
         return [
-            getattr(model, method)(*(a[..., cut[i]] for a, cut in zip(arrays, cuts, strict=True)))
+            getattr(model, method)(
+                *(a[..., cut[i]] for a, cut in zip(arrays, cuts, strict=True)), **options
+            )
             for i, model in enumerate(self.models_.values())
         ]
 
@@ -687,79 +757,128 @@ class PLDAFusion(_PairScores, BaseEstimator):
         """
         return np.hstack(self._each("transform", X))
 
-    def pairwise_log_odds(self, a, b):
+    def pair_coordinates(self, codes):
+        """The blocks' :meth:`PLDA.pair_coordinates` side by side.
+
+        Parameters
+        ----------
+        codes : (n, r) ndarray
+
+        Returns
+        -------
+        (n, p) ndarray of float64
+            ``p``: the blocks' identity ranks together.
+        """
+        return np.hstack(self._each("pair_coordinates", codes, what="codes"))
+
+    def pairwise_log_odds(self, a, b, *, coordinates=False):
         """The sum of the blocks' :meth:`PLDA.pairwise_log_odds` of codes (:meth:`encode`).
 
         Parameters
         ----------
         a : (m, r) ndarray
         b : (n, r) ndarray
+        coordinates : bool, default False
+            ``a`` and ``b`` are :meth:`pair_coordinates`, ``(m, p)`` and ``(n, p)``.
 
         Returns
         -------
         (m, n) ndarray
         """
         check_fitted(self, "models_")
+        what = "pair coordinates" if coordinates else "codes"
         a, b = np.asarray(a), np.asarray(b)
-        cuts_a, cuts_b = self._cuts(a.shape[-1], "codes"), self._cuts(b.shape[-1], "codes")
+        cuts_a, cuts_b = self._cuts(a.shape[-1], what), self._cuts(b.shape[-1], what)
         scores = None
         for model, cut_a, cut_b in zip(self.models_.values(), cuts_a, cuts_b, strict=True):
             # the blocks summed as they come: a set's (m, n) scores, not one per block
-            block = model.pairwise_log_odds(a[:, cut_a], b[:, cut_b])
+            block = model.pairwise_log_odds(a[:, cut_a], b[:, cut_b], coordinates=coordinates)
             scores = block if scores is None else np.add(scores, block, out=scores)
             del block  # not held while the next block is computed
         return scores
 
-    def paired_log_odds(self, a, b):
+    def paired_log_odds(self, a, b, *, coordinates=False):
         """The sum of the blocks' :meth:`PLDA.paired_log_odds` of codes paired row by row.
 
         Parameters
         ----------
         a, b : (n, r) ndarray
+        coordinates : bool, default False
+            ``a`` and ``b`` are :meth:`pair_coordinates`, ``(n, p)``.
 
         Returns
         -------
         (n,) ndarray
         """
-        return sum(self._each("paired_log_odds", a, b, what="codes"))
+        what = "pair coordinates" if coordinates else "codes"
+        return sum(self._each("paired_log_odds", a, b, what=what, coordinates=coordinates))
 
 
-def _row_forms(a, M, b):
-    """``a[i] @ M @ b[i]`` for each row ``i``, ``(n,)``: the product by BLAS, then a row sum
-    (the three-operand ``einsum("ij,jk,ik->i")`` loops in C without BLAS)."""
-    return np.einsum("ij,ij->i", a @ M, b)
+class PairForm(NamedTuple):
+    """PLDA's pair ratio where it is a sum over axes (:func:`diagonal_pair_scoring`).
+
+    Attributes
+    ----------
+    basis : (r, p) ndarray
+        ``V``: a code ``a`` has coordinates ``u = V^T a``.
+    quadratic, cross : (p,) ndarray
+        ``q`` and ``c``.
+    offset : float
+    """
+
+    basis: np.ndarray
+    quadratic: np.ndarray
+    cross: np.ndarray
+    offset: float
 
 
-def pair_scoring(between, within):
-    """The log-likelihood ratio of a pair as a quadratic form: ``(Q, C, offset)``.
+def diagonal_pair_scoring(loadings, within):
+    """The log-likelihood ratio of a pair, same against different identity, axis by axis.
 
-    With total covariance ``T = S_b + S_w``, a pair ``[a; b]`` of centred
-    codes is ``N(0, [[T, S_b], [S_b, T]])`` for one identity and ``N(0,
-    [[T, 0], [0, T]])`` for two. Their log ratio is ``a^T Q a + b^T Q b +
-    a^T C b + offset``.
+    With ``S_b = F F^T`` and ``S_w`` as PLDA fits them, a pair ``[a; b]`` of
+    centred codes is ``N(0, [[T, S_b], [S_b, T]])`` for one identity and
+    ``N(0, [[T, 0], [0, T]])`` for two (``T = S_b + S_w``). The generalised
+    eigenvectors ``V`` of ``S_b V = S_w V diag(psi)``, ``V^T S_w V = I``,
+    make both covariances diagonal, and the ratio a sum over the ``p`` axes
+    that ``S_b`` spans (the others add nothing): with ``u = V^T a``,
+    ``v = V^T b``,
+
+    ``sum_k q_k (u_k^2 + v_k^2) + c_k u_k v_k + offset``,
+    ``q_k = -psi_k^2 / (2 (psi_k + 1) (2 psi_k + 1))``,
+    ``c_k = psi_k / (2 psi_k + 1)``,
+    ``offset = sum_k log(psi_k + 1) - log(2 psi_k + 1) / 2``
+
+    (Ioffe 2006's scoring in the space where both covariances are diagonal;
+    the ``(r, r)`` forms ``Q = V diag(q) V^T``, ``C = V diag(c) V^T`` are
+    Chen et al. 2012's ``A / 2`` and ``-G``).
 
     Parameters
     ----------
-    between, within : (r, r) ndarray
-        ``S_b`` and ``S_w``, symmetric, ``S_w`` positive definite.
+    loadings : (r, p) ndarray
+        ``F``.
+    within : (r, r) ndarray
+        ``S_w``, symmetric positive definite.
 
     Returns
     -------
-    quadratic, cross : (r, r) ndarray
-    offset : float
+    PairForm
     """
-    total = between + within
-    same = np.block([[total, between], [between, total]])
-    same_precision = linalg.inv(same)
-    r = len(total)
-    diagonal, off = same_precision[:r, :r], same_precision[:r, r:]
-    total_precision = linalg.inv(total)
-    quadratic = 0.5 * (total_precision - diagonal)
-    quadratic = (quadratic + quadratic.T) / 2
-    cross = -(off + off.T) / 2
-    _, log_det_same = np.linalg.slogdet(same)
-    _, log_det_total = np.linalg.slogdet(total)
-    return quadratic, cross, float(0.5 * (2 * log_det_total - log_det_same))
+    loadings = np.asarray(loadings, dtype=np.float64)
+    p = loadings.shape[1]
+    try:
+        psi, basis = linalg.eigh(
+            loadings @ loadings.T, within, subset_by_index=(len(within) - p, len(within) - 1)
+        )
+    except (linalg.LinAlgError, ValueError) as exc:
+        raise ValueError(
+            "within_covariance_ must be a symmetric positive definite (r, r) matrix: the "
+            f"model is damaged or was not fitted by PLDA ({exc}); fit it again"
+        ) from exc
+    psi = np.maximum(psi, 0.0)  # S_b's rank: round-off below 0 is 0
+    quadratic = -(psi**2) / (2 * (psi + 1) * (2 * psi + 1))
+    cross = psi / (2 * psi + 1)
+    offset = float(np.sum(np.log1p(psi) - np.log1p(2 * psi) / 2))
+    return PairForm(basis, quadratic, cross, offset)
 
 
 def _class_sums(Z, codes):
@@ -986,8 +1105,13 @@ class IdentityModel(FaceDescriptionMixin, BaseEstimator):
         (the ratio, normalised when there is a cohort).
     threshold_ : float
         The score where ``P(same) = 1/2``: the model's decision.
+    cohort_coordinates_ : (cohort_size, p) ndarray of float32 or None
+        The cohort's faces in PLDA's pair coordinates (:meth:`PLDA.pair_coordinates`
+        of their codes, where a ratio needs nothing else of them); None
+        without normalisation.
     cohort_ : (cohort_size, r) ndarray of float32 or None
-        The cohort's codes (:meth:`encode`); None without normalisation.
+        The cohort's codes, in files written before ``cohort_coordinates_``
+        (read as it); None in models fitted now.
 
     References
     ----------
@@ -1034,7 +1158,8 @@ class IdentityModel(FaceDescriptionMixin, BaseEstimator):
         "plda_": State("model"),
         "calibration_": State(shape=(2,)),
         "threshold_": State("real"),
-        "cohort_": State(shape=("c", "r"), optional=True),
+        "cohort_coordinates_": State(shape=("c", "p"), optional=True),
+        "cohort_": State(shape=("c", "r"), optional=True),  # files from before the coordinates
     }
 
     def __init__(
@@ -1143,10 +1268,13 @@ class IdentityModel(FaceDescriptionMixin, BaseEstimator):
         model = PLDA(**options) if len(widths) == 1 else PLDAFusion(tuple(widths), **options)
         # the PCA step is larger than the LDA step it feeds: a saved model holds their product
         self.plda_ = model.fit(fitted, labels[~calibrate]).compact()
-        self.cohort_ = None
+        self.cohort_, self.cohort_coordinates_ = None, None
         if self.cohort_size:
-            cohort = _one_face_each(labels[~calibrate], self.cohort_size, rng)
-            self.cohort_ = self.plda_.encode(fitted[cohort]).astype(np.float32)  # half the file
+            cohort = self.plda_.encode(
+                fitted[_one_face_each(labels[~calibrate], self.cohort_size, rng)]
+            )
+            # float32: half the file
+            self.cohort_coordinates_ = self.plda_.pair_coordinates(cohort).astype(np.float32)
         scores, same = _calibration_pairs(self, X[calibrate], labels[calibrate], rng)
         model = LogisticRegression(C=1e6).fit(scores[:, None], same)
         self.calibration_ = np.array([model.coef_[0, 0], model.intercept_[0]])
@@ -1246,11 +1374,14 @@ class IdentityModel(FaceDescriptionMixin, BaseEstimator):
         (m, n) ndarray
         """
         check_fitted(self, "plda_")
-        scores = self.plda_.pairwise_log_odds(codes_a, codes_b)
-        if getattr(self, "cohort_", None) is None:  # None in files from before the cohort
+        plda, cohort = self.plda_, self._cohort()
+        u = plda.pair_coordinates(codes_a)
+        v = u if codes_b is codes_a else plda.pair_coordinates(codes_b)
+        scores = plda.pairwise_log_odds(u, v, coordinates=True)
+        if cohort is None:  # None in files from before the cohort
             return scores
         if statistics_b is None:
-            statistics_b = self.cohort_statistics(codes_b)
+            statistics_b = self._cohort_statistics(v, cohort)
         elif any(np.shape(part) != (len(codes_b),) for part in statistics_b):
             raise ValueError(
                 f"statistics_b must be the (mean, std) of the {len(codes_b)} codes_b, one value "
@@ -1258,7 +1389,7 @@ class IdentityModel(FaceDescriptionMixin, BaseEstimator):
             )
         # a set against itself (pairwise_scores, the calibration, a gallery's own score
         # normalisation): its statistics once
-        mean_a, std_a = statistics_b if codes_a is codes_b else self.cohort_statistics(codes_a)
+        mean_a, std_a = statistics_b if codes_a is codes_b else self._cohort_statistics(u, cohort)
         return _symmetric_normalized(scores, (mean_a[:, None], std_a[:, None]), statistics_b)
 
     def paired_log_odds(self, codes_a, codes_b):
@@ -1274,11 +1405,13 @@ class IdentityModel(FaceDescriptionMixin, BaseEstimator):
         (n,) ndarray
         """
         check_fitted(self, "plda_")
-        scores = self.plda_.paired_log_odds(codes_a, codes_b)
-        if getattr(self, "cohort_", None) is None:
+        plda, cohort = self.plda_, self._cohort()
+        u, v = plda.pair_coordinates(codes_a), plda.pair_coordinates(codes_b)
+        scores = plda.paired_log_odds(u, v, coordinates=True)
+        if cohort is None:
             return scores
         return _symmetric_normalized(
-            scores, self.cohort_statistics(codes_a), self.cohort_statistics(codes_b)
+            scores, self._cohort_statistics(u, cohort), self._cohort_statistics(v, cohort)
         )
 
     def cohort_statistics(self, codes):
@@ -1292,12 +1425,29 @@ class IdentityModel(FaceDescriptionMixin, BaseEstimator):
         -------
         mean, std : (n,) ndarray
         """
-        check_fitted(self, "cohort_")
-        codes = np.asarray(codes, dtype=np.float64)
-        top = min(self.cohort_top, len(self.cohort_))
-        mean, std = np.empty(len(codes)), np.empty(len(codes))
-        for rows in gen_batches(len(codes), _BLOCK_ROWS):  # a block's ratios at a time
-            against = self.plda_.pairwise_log_odds(codes[rows], self.cohort_)
+        check_fitted(self, "plda_")
+        cohort = self._cohort()
+        if cohort is None:
+            raise NotFittedError(
+                "this IdentityModel has no cohort (cohort_size=0, or a file from before the "
+                "cohort): its scores are not normalised"
+            )
+        return self._cohort_statistics(self.plda_.pair_coordinates(codes), cohort)
+
+    def _cohort(self):
+        """The cohort in PLDA's pair coordinates, or None: ``cohort_coordinates_``, or made from
+        the codes that files written before it hold (``cohort_``)."""
+        if getattr(self, "cohort_coordinates_", None) is not None:
+            return self.cohort_coordinates_
+        codes = getattr(self, "cohort_", None)
+        return None if codes is None else self.plda_.pair_coordinates(codes)
+
+    def _cohort_statistics(self, coordinates, cohort):
+        """:meth:`cohort_statistics` of faces in pair coordinates."""
+        top = min(self.cohort_top, len(cohort))
+        mean, std = np.empty(len(coordinates)), np.empty(len(coordinates))
+        for rows in gen_batches(len(coordinates), _BLOCK_ROWS):  # a block's ratios at a time
+            against = self.plda_.pairwise_log_odds(coordinates[rows], cohort, coordinates=True)
             best = -np.partition(-against, top - 1, axis=1)[:, :top]
             mean[rows], std[rows] = best.mean(axis=1), best.std(axis=1)
         return mean, np.maximum(std, 1e-12)

@@ -171,20 +171,25 @@ def _check_identity_model(model):
             + (f" of {len(model.plda_.models_)}" if fused else "")
         )
     check_state(model.plda_)
-    cohort = getattr(model, "cohort_", None)
-    width = _code_width(model)
-    if cohort is not None and cohort.shape[1] != width:
-        raise ValueError(
-            f"IdentityModel.cohort_ must hold codes as wide as PLDA's ({width}), "
-            f"got {cohort.shape[1]} columns"
-        )
+    widths = {
+        "cohort_": (_code_width(model), "codes"),
+        "cohort_coordinates_": (_code_width(model, axis=1), "pair coordinates"),
+    }
+    for name, (width, what) in widths.items():
+        cohort = getattr(model, name, None)
+        if cohort is not None and cohort.shape[1] != width:
+            raise ValueError(
+                f"IdentityModel.{name} must hold {what} as wide as PLDA's ({width}), "
+                f"got {cohort.shape[1]} columns"
+            )
 
 
-def _code_width(identity):
-    """The width of an identity model's codes: its PLDA's, or its blocks' together."""
+def _code_width(identity, axis=0):
+    """The width of an identity model's codes (``axis`` 0; 1: of its pair coordinates): its
+    PLDA's, or its blocks' together."""
     plda = identity.plda_
     parts = plda.models_.values() if hasattr(plda, "models_") else [plda]
-    return sum(part.identity_loadings_.shape[0] for part in parts)
+    return sum(part.identity_loadings_.shape[axis] for part in parts)
 
 
 def _check_recognizer(model):

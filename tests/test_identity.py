@@ -1,5 +1,7 @@
 """PLDA and the Joint Bayesian model against brute-force Gaussian likelihoods."""
 
+import copy
+
 import numpy as np
 import pytest
 from scipy.linalg import block_diag
@@ -465,7 +467,8 @@ def test_identity_model_lda_step_in_every_description(rng, tmp_path):
     model.fit_descriptors(X, y)
     blocks = list(model.plda_.models_.values())
     assert [part.step_.shape for part in blocks] == [(4, 576), (4, X.shape[1] - 576)]
-    assert model.plda_.encode(X[:5]).shape == (5, 8) and model.cohort_.shape == (20, 8)
+    assert model.plda_.encode(X[:5]).shape == (5, 8) and model.cohort_ is None
+    assert model.cohort_coordinates_.shape == (20, 4)  # the blocks' identity ranks together
     alone = ev.PLDA(n_components=2, pca_components=6, lda_components=4, length_norm=True)
     held = np.isin(y, np.unique(y)[np.isin(np.unique(y), blocks[1].classes_)])
     alone.fit(X[held, 576:], y[held])
@@ -488,15 +491,17 @@ def test_adaptive_symmetric_normalisation_against_a_brute_force_loop(rng):
     )
     model.fit_descriptors(X, labels)
     codes = model.plda_.encode(X)
-    assert model.cohort_.shape == (15, 6)
-    gaps = np.abs(codes[:, None, :] - model.cohort_[None]).max(axis=2)  # float32 codes
-    members = gaps.argmin(axis=0)
-    np.testing.assert_allclose(codes[members], model.cohort_, rtol=1e-6, atol=1e-6)
+    cohort = model.cohort_coordinates_  # float32, in PLDA's pair coordinates
+    assert cohort.shape == (15, 3) and model.cohort_ is None
+    coordinates = model.plda_.pair_coordinates(codes)
+    members = np.abs(coordinates[:, None, :] - cohort[None]).max(axis=2).argmin(axis=0)
+    np.testing.assert_allclose(coordinates[members], cohort, rtol=1e-6, atol=1e-6)
     assert len(set(labels[members])) == 15  # one face each of 15 people
 
     def statistics(code):
+        # the ratio of the code and each member's code: the coordinates checked with it
         ratios = [
-            model.plda_.paired_log_odds(code[None], member[None])[0] for member in model.cohort_
+            model.plda_.paired_log_odds(code[None], codes[member][None])[0] for member in members
         ]
         best = sorted(ratios, reverse=True)[:5]
         return np.mean(best), np.std(best)
@@ -508,13 +513,14 @@ def test_adaptive_symmetric_normalisation_against_a_brute_force_loop(rng):
             raw = model.plda_.paired_log_odds(a[i][None], b[j][None])[0]
             (mean_a, std_a), (mean_b, std_b) = statistics(a[i]), statistics(b[j])
             expected[i, j] = ((raw - mean_a) / std_a + (raw - mean_b) / std_b) / 2
-    np.testing.assert_allclose(model.pairwise_log_odds(a, b), expected, rtol=1e-10)
-    np.testing.assert_allclose(model.paired_log_odds(a[:3], b), np.diag(expected), rtol=1e-10)
-    np.testing.assert_allclose(model.paired_log_odds(b, a[:3]), np.diag(expected), rtol=1e-10)
+    # the cohort's coordinates are float32: its statistics within their round-off
+    np.testing.assert_allclose(model.pairwise_log_odds(a, b), expected, rtol=1e-5)
+    np.testing.assert_allclose(model.paired_log_odds(a[:3], b), np.diag(expected), rtol=1e-5)
+    np.testing.assert_allclose(model.paired_log_odds(b, a[:3]), np.diag(expected), rtol=1e-5)
     assert model.probability(model.threshold_) == pytest.approx(0.5)
     raw = ev.IdentityModel(**ONE_DESCRIPTION, pca_components=6, n_components=3, cohort_size=0)
     raw.fit_descriptors(X, labels)
-    assert raw.cohort_ is None
+    assert raw.cohort_ is None and raw.cohort_coordinates_ is None
     np.testing.assert_array_equal(raw.pairwise_log_odds(a, b), raw.plda_.pairwise_log_odds(a, b))
 
 
@@ -547,6 +553,28 @@ def test_an_identity_model_file_from_before_the_cohort_scores_raw_ratios(rng, tm
     normalised.fit_descriptors(X, labels).cohort_ = np.zeros((8, 4))
     with pytest.raises(ValueError, match="cohort_ must hold codes"):
         ev.validation.check_state(normalised)
+    normalised.cohort_, normalised.cohort_coordinates_ = None, np.zeros((8, 4))
+    with pytest.raises(ValueError, match="cohort_coordinates_ must hold pair coordinates"):
+        ev.validation.check_state(normalised)
+
+
+def test_an_identity_model_file_whose_cohort_is_codes_scores_as_one_in_coordinates(rng, tmp_path):
+    """Files written before ``cohort_coordinates_`` hold the cohort's codes (``cohort_``):
+    they load and score as the cohort in pair coordinates does."""
+    X, labels, _, _ = _people(rng, n_people=30, per_person=3)
+    model = ev.IdentityModel(
+        **ONE_DESCRIPTION, pca_components=6, n_components=3, cohort_size=10, cohort_top=4
+    ).fit_descriptors(X, labels)
+    cohort_codes = model.plda_.encode(X[::9])
+    model.cohort_coordinates_ = model.plda_.pair_coordinates(cohort_codes)
+    old = copy.copy(model)
+    old.cohort_, old.cohort_coordinates_ = cohort_codes, None  # as files from before held it
+    old = ev.load(ev.save(old, tmp_path / "old.npz"))
+    assert old.cohort_coordinates_ is None and old.cohort_.shape == (10, 6)
+    codes = model.plda_.encode(X[:7])
+    np.testing.assert_allclose(
+        old.pairwise_log_odds(codes, codes), model.pairwise_log_odds(codes, codes), rtol=1e-12
+    )
 
 
 def test_a_large_sets_pair_scores_need_no_temporary_as_large_as_themselves(rng, monkeypatch):

@@ -167,13 +167,13 @@ def test_plda_recognizer_keeps_its_gallerys_cohort_statistics_between_queries(ba
         assert sizes.count(len(rec.gallery_)) == 2  # rec's new gallery, fresh's: once each
         rec.kneighbors(probes[:1])
         assert sizes.count(len(rec.gallery_)) == 2
-        cohort = model.cohort_
-        model.cohort_ = cohort.copy()  # what a refit does: a new cohort array
+        cohort = model.cohort_coordinates_
+        model.cohort_coordinates_ = cohort.copy()  # what a refit does: a new cohort array
         try:
             rec.kneighbors(probes[:1])
             assert sizes.count(len(rec.gallery_)) == 3
         finally:
-            model.cohort_ = cohort
+            model.cohort_coordinates_ = cohort
         top = model.cohort_top
         model.cohort_top = 5
         try:
