@@ -224,18 +224,19 @@ class FaceDescriptionMixin:
         options["hog_cell"] = self.hog_cell
         seen = {}  # (normalised, scale): the crops as described, shared by descriptions
 
+        # Not recursive: a closure that calls itself is a reference cycle, which would hold
+        # the crops and their copies after the call until the garbage collector ran.
         def crops_at(normalised, scale):
+            if (normalised, 1) not in seen:
+                seen[normalised, 1] = (
+                    np.stack([normalize.illumination(crop) for crop in crops])
+                    if normalised
+                    else crops
+                )
             if (normalised, scale) not in seen:
-                if scale != 1:
-                    seen[normalised, scale] = np.stack(
-                        [_rescaled(crop, scale) for crop in crops_at(normalised, 1)]
-                    )
-                elif normalised:
-                    seen[normalised, scale] = np.stack(
-                        [normalize.illumination(crop) for crop in crops]
-                    )
-                else:
-                    seen[normalised, scale] = crops
+                seen[normalised, scale] = np.stack(
+                    [_rescaled(crop, scale) for crop in seen[normalised, 1]]
+                )
             return seen[normalised, scale]
 
         blocks = []

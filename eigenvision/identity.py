@@ -152,6 +152,12 @@ class PLDA(_PairScores, SupervisedSubspaceModel):
         and ``within_covariance_`` when first read, never saved: the scores
         are computed in :meth:`pair_coordinates`, where the ratio is a sum
         over ``p`` axes.
+    pair_basis_ : (r, p) ndarray or None
+        ``V`` of :func:`diagonal_pair_scoring`: :meth:`pair_coordinates` are
+        ``codes @ pair_basis_``. Kept with the model, so that coordinates kept
+        elsewhere (an :class:`IdentityModel`'s cohort) stay its own: an
+        eigensolver run again may give another sign or order. None in files
+        written before it (made when needed).
     code_mean_ : (r,) ndarray or None
         With ``length_norm``, the mean of the training codes after the length
         normalisation (subtracted from every code); None without.
@@ -209,10 +215,7 @@ class PLDA(_PairScores, SupervisedSubspaceModel):
         "mean_": State(shape=("d",)),
         "identity_loadings_": State(shape=("r", "p")),
         "within_covariance_": State(shape=("r", "r")),
-        # made from the loadings and the within-person covariance; files from before hold them
-        "quadratic_": State(shape=("r", "r"), optional=True),
-        "cross_": State(shape=("r", "r"), optional=True),
-        "offset_": State("real", optional=True),
+        "pair_basis_": State(shape=("r", "p"), optional=True),  # None in files from before it
         "code_mean_": State(shape=("r",), optional=True),
         "log_likelihood_": State("reals"),
         "n_iter_": State("int", low=0),
@@ -300,6 +303,8 @@ class PLDA(_PairScores, SupervisedSubspaceModel):
         )
         self.identity_loadings_, self.within_covariance_ = F, within
         self.log_likelihood_, self.n_iter_ = history, len(history)
+        # kept, not made again when read: codes kept in pair coordinates need this very basis
+        self.pair_basis_ = diagonal_pair_scoring(F, within).basis
         self.mean_ = self.pca_.mean_
         self.classes_ = classes
         self.n_components_ = p
@@ -321,14 +326,16 @@ class PLDA(_PairScores, SupervisedSubspaceModel):
         self._components = value
 
     def _pair_form(self):
-        """:func:`diagonal_pair_scoring` of the fitted covariances, made once per pair of them."""
+        """:func:`diagonal_pair_scoring` of the fitted covariances in ``pair_basis_``, made once
+        per set of them (files from before the basis: the basis made here, not kept)."""
         check_fitted(self, "identity_loadings_")
-        loadings, within = self.identity_loadings_, self.within_covariance_
+        fitted = (self.identity_loadings_, self.within_covariance_)
+        fitted += (getattr(self, "pair_basis_", None),)
         kept = getattr(self, "_pair_form_memo", None)
-        if kept is None or kept[0] is not loadings or kept[1] is not within:
-            kept = (loadings, within, diagonal_pair_scoring(loadings, within))
+        if kept is None or any(a is not b for a, b in zip(kept[0], fitted, strict=True)):
+            kept = (fitted, diagonal_pair_scoring(*fitted))
             self._pair_form_memo = kept
-        return kept[2]
+        return kept[1]
 
     @property
     def quadratic_(self):
@@ -832,7 +839,7 @@ class PairForm(NamedTuple):
     offset: float
 
 
-def diagonal_pair_scoring(loadings, within):
+def diagonal_pair_scoring(loadings, within, basis=None):
     """The log-likelihood ratio of a pair, same against different identity, axis by axis.
 
     With ``S_b = F F^T`` and ``S_w`` as PLDA fits them, a pair ``[a; b]`` of
@@ -858,6 +865,11 @@ def diagonal_pair_scoring(loadings, within):
         ``F``.
     within : (r, r) ndarray
         ``S_w``, symmetric positive definite.
+    basis : (r, p) ndarray, optional
+        ``V`` as made before (a fitted model's ``pair_basis_``): only ``psi``
+        is read from it (``diag(V^T S_b V)``). Default: solved here, each
+        column's largest entry made positive (scikit-learn's ``svd_flip``
+        convention).
 
     Returns
     -------
@@ -865,6 +877,9 @@ def diagonal_pair_scoring(loadings, within):
     """
     loadings = np.asarray(loadings, dtype=np.float64)
     p = loadings.shape[1]
+    if basis is not None:
+        basis = np.asarray(basis, dtype=np.float64)
+        return _pair_form(basis, np.sum((loadings.T @ basis) ** 2, axis=0))  # v^T F F^T v
     try:
         psi, basis = linalg.eigh(
             loadings @ loadings.T, within, subset_by_index=(len(within) - p, len(within) - 1)
@@ -874,6 +889,13 @@ def diagonal_pair_scoring(loadings, within):
             "within_covariance_ must be a symmetric positive definite (r, r) matrix: the "
             f"model is damaged or was not fitted by PLDA ({exc}); fit it again"
         ) from exc
+    largest = np.argmax(np.abs(basis), axis=0)
+    basis *= np.sign(basis[largest, np.arange(p)])
+    return _pair_form(basis, psi)
+
+
+def _pair_form(basis, psi):
+    """:class:`PairForm` of the basis and the between-person variances along it."""
     psi = np.maximum(psi, 0.0)  # S_b's rank: round-off below 0 is 0
     quadratic = -(psi**2) / (2 * (psi + 1) * (2 * psi + 1))
     cross = psi / (2 * psi + 1)

@@ -265,3 +265,57 @@ def test_cluster_faces_answers_trivial_and_bad_input_clearly(imm_colour):
         ev.cluster_faces(photos, finder=finder, model=model, threshold=float("nan"))
     with pytest.raises(ValueError, match="method must be one of"):
         ev.cluster_faces(photos, finder=finder, model=model, method="dbscan")
+
+
+def test_cluster_faces_groups_the_faces_codes_not_their_crops(rng, monkeypatch):
+    """cluster_faces describes the crops a batch at a time as the photos come and keeps the
+    codes: while the set is grouped, the memory held (tracemalloc) is under half of what the
+    crops take, and the groups are those of the crops stacked (``group_crops``)."""
+    import tracemalloc
+
+    from eigenvision.faces import groups as module
+
+    shape, n_people, per_person = (64, 64), 40, 6
+    people = rng.random((n_people, *shape))
+    crops = np.repeat(people, per_person, axis=0) + 0.3 * rng.random(
+        (n_people * per_person, *shape)
+    )
+    labels = np.repeat(np.arange(n_people), per_person)
+    model = ev.IdentityModel(
+        shape=shape,
+        descriptor="pixels",
+        illumination=False,
+        mirror=False,
+        pca_components=30,
+        lda_components=None,
+        n_components=10,
+        cohort_size=10,
+        cohort_top=3,
+    ).fit(crops[::2], labels[::2])
+    monkeypatch.setattr(module, "finder_and_model", lambda finder, model: (finder, model))
+    monkeypatch.setattr(module, "_CROPS_AT_ONCE", 32)
+    # each "photo" holds two faces: their crops as faces_of_photo cuts them
+    monkeypatch.setattr(
+        module,
+        "faces_of_photo",
+        lambda photo, *_, **__: ([photo, photo + 1], crops[photo : photo + 2], None),
+    )
+    held = []
+    linkage = module.average_linkage
+
+    def measured(distances, cut):
+        held.append(tracemalloc.get_traced_memory()[0])
+        return linkage(distances, cut)
+
+    monkeypatch.setattr(module, "average_linkage", measured)
+    tracemalloc.start()
+    try:
+        found = ev.cluster_faces(list(range(0, len(crops), 2)), finder=None, model=model)
+    finally:
+        tracemalloc.stop()
+    assert held and held[0] < crops.nbytes / 2
+    got = np.empty(len(crops), dtype=np.int64)
+    for group, members in enumerate(found):
+        got[[face for _, face in members]] = group
+    expected = module.group_crops(crops, model)
+    assert adjusted_rand_score(expected, got) == 1.0 and len(found) > 1

@@ -644,3 +644,53 @@ def test_many_crops_are_encoded_a_block_at_a_time(rng, monkeypatch):
     np.testing.assert_allclose(model.encode(crops[0]), one_by_one[:1], rtol=1e-12, atol=1e-12)
     with pytest.raises(ValueError, match="aligned faces"):
         model.encode(crops[:, :20])
+
+
+def test_describing_crops_keeps_no_reference_to_them(rng):
+    """``describe`` leaves nothing that holds the crops or their normalised and rescaled copies
+    once it returns (a self-calling closure made a reference cycle that held them until the
+    garbage collector ran): with the collector off, they are freed at once."""
+    import gc
+    import weakref
+
+    model = ev.IdentityModel(
+        shape=(24, 24), descriptor="lbp", illumination=True, descriptor_scales=(0.7,), mirror=True
+    )
+    crops = rng.random((3, 24, 24))
+    held = weakref.ref(crops)
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        assert model.describe(crops).shape[0] == 3
+        del crops
+        assert held() is None
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def test_a_saved_model_scores_in_its_own_pair_basis_whatever_the_eigensolver_gives(
+    rng, tmp_path, monkeypatch
+):
+    """The cohort is kept in pair coordinates, so the basis they are in is kept with the model
+    (``pair_basis_``): a model read where the eigensolver gives its vectors other signs (BLAS
+    builds and thread counts do) scores as it did where it was saved."""
+    from eigenvision import identity
+
+    X, labels, _, _ = _people(rng, n_people=30, per_person=3)
+    model = ev.IdentityModel(
+        **ONE_DESCRIPTION, pca_components=6, n_components=3, cohort_size=10, cohort_top=4
+    ).fit_descriptors(X, labels)
+    codes = model.plda_.encode(X[:9])
+    expected = model.pairwise_log_odds(codes, codes)
+    path = ev.save(model, tmp_path / "model.npz")
+    eigh = identity.linalg.eigh
+
+    def other_signs(*args, **kwargs):
+        values, vectors = eigh(*args, **kwargs)
+        return values, vectors * np.where(np.arange(vectors.shape[1]) % 2, -1.0, 1.0)
+
+    monkeypatch.setattr(identity.linalg, "eigh", other_signs)
+    loaded = ev.load(path)
+    np.testing.assert_allclose(loaded.pairwise_log_odds(codes, codes), expected, rtol=1e-12)
+    np.testing.assert_array_equal(loaded.plda_.pair_basis_, model.plda_.pair_basis_)

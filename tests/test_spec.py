@@ -136,8 +136,7 @@ def test_a_plda_whose_steps_do_not_chain_is_refused(tmp_path, rng):
     narrower = {  # a model of 6-wide codes, self-consistent, behind a PCA step of 7
         "identity_loadings_": plain.identity_loadings_[:-1],
         "within_covariance_": plain.within_covariance_[:-1, :-1],
-        "quadratic_": np.eye(6),
-        "cross_": np.eye(6),
+        "pair_basis_": plain.pair_basis_[:-1],
     }
     for key, array in narrower.items():
         members, header = _replaced(members, header, key, array)

@@ -33,6 +33,9 @@ SET_CUT = 2.0
 #: The fewest faces whose scores are normalised against the set; fewer use the calibration.
 MIN_SET = 12
 
+# crops described at a time while the photos are searched (IdentityModel.encode's own batch)
+_CROPS_AT_ONCE = 256
+
 _THRESHOLD = Param("real", optional=True)
 _GROUPS = Param("int", 1, 1_000_000, optional=True)
 
@@ -115,26 +118,36 @@ def cluster_faces(
         found = _faces_on_dask(photos, finder, model)
     else:
         searched = show_progress(photos, desc="finding faces", enabled=progress)
-        found = [
+        found = (  # one photo at a time: its crops are described and let go as it comes
             faces_of_photo(photo, finder, model, name=f"photo {index}")
             for index, photo in enumerate(searched)
-        ]
-    owners, crops, unread = [], [], []
+        )
+    # The agglomerative cut needs only the faces' codes: they are kept instead of the crops
+    # (a face's crop is many times its code), a batch of crops described at a time.
+    by_codes = method == "agglomerative" and n_people is None
+    owners, unread, batch, kept = [], [], [], []
     for index, (faces, cut, error) in enumerate(found):
         if error is not None:
             if on_error == "raise":
                 raise error
             unread.append(f"{photos[index]} ({error})")
         owners += [(index, face) for face in faces]
-        crops += list(cut)
+        batch += list(cut)
+        if by_codes and len(batch) >= _CROPS_AT_ONCE:
+            kept.append(model.encode(np.stack(batch)))
+            batch = []
     if unread:
         warnings.warn(
             f"left out {len(unread)} unreadable file(s): {'; '.join(unread)}", stacklevel=2
         )
     if not owners:
         return []
-    options = dict(method=method, n_people=n_people, threshold=threshold, adapt=adapt)
-    labels = group_crops(np.stack(crops), model, **options)
+    if by_codes:
+        kept += [model.encode(np.stack(batch))] if batch else []
+        labels = _group_codes(np.concatenate(kept), model, threshold=threshold, adapt=adapt)
+    else:
+        options = dict(method=method, n_people=n_people, threshold=threshold, adapt=adapt)
+        labels = group_crops(np.stack(batch), model, **options)
     return [[owners[i] for i in np.flatnonzero(labels == g)] for g in range(labels.max() + 1)]
 
 
@@ -215,10 +228,15 @@ def group_crops(crops, model, *, method="agglomerative", n_people=None, threshol
         raise ValueError(f"n_people={n_people} exceeds the {len(crops)} faces found")
     if method != "agglomerative" or n_people is not None:
         return cluster(crops, model=model, method=method, n_clusters=n_people)
-    if len(crops) == 1:
+    return _group_codes(model.encode(crops), model, threshold=threshold, adapt=adapt)
+
+
+def _group_codes(codes, model, *, threshold, adapt):
+    """The agglomerative cut of :func:`group_crops`, from the faces' codes (their encode)."""
+    if len(codes) == 1:
         return np.zeros(1, dtype=np.int64)
-    scores = model.pairwise_scores(crops)
-    if adapt and len(crops) >= MIN_SET:
+    scores = model.pairwise_log_odds(codes, codes)
+    if adapt and len(codes) >= MIN_SET:
         cut = SET_CUT if threshold is None else threshold
         normalized = set_normalized(scores, out=scores)  # one (n, n) matrix: bounded memory
         top = normalized.max()  # distances top - score: linkage averages the scores themselves
