@@ -1396,14 +1396,14 @@ class IdentityModel(FaceDescriptionMixin, BaseEstimator):
         (m, n) ndarray
         """
         check_fitted(self, "plda_")
-        plda, cohort = self.plda_, self._cohort()
+        plda, cohort = self.plda_, _cohort_of(self)
         u = plda.pair_coordinates(codes_a)
         v = u if codes_b is codes_a else plda.pair_coordinates(codes_b)
         scores = plda.pairwise_log_odds(u, v, coordinates=True)
         if cohort is None:  # None in files from before the cohort
             return scores
         if statistics_b is None:
-            statistics_b = self._cohort_statistics(v, cohort)
+            statistics_b = _cohort_statistics(plda, v, cohort, self.cohort_top)
         elif any(np.shape(part) != (len(codes_b),) for part in statistics_b):
             raise ValueError(
                 f"statistics_b must be the (mean, std) of the {len(codes_b)} codes_b, one value "
@@ -1411,7 +1411,11 @@ class IdentityModel(FaceDescriptionMixin, BaseEstimator):
             )
         # a set against itself (pairwise_scores, the calibration, a gallery's own score
         # normalisation): its statistics once
-        mean_a, std_a = statistics_b if codes_a is codes_b else self._cohort_statistics(u, cohort)
+        mean_a, std_a = (
+            statistics_b
+            if codes_a is codes_b
+            else _cohort_statistics(plda, u, cohort, self.cohort_top)
+        )
         return _symmetric_normalized(scores, (mean_a[:, None], std_a[:, None]), statistics_b)
 
     def paired_log_odds(self, codes_a, codes_b):
@@ -1427,13 +1431,15 @@ class IdentityModel(FaceDescriptionMixin, BaseEstimator):
         (n,) ndarray
         """
         check_fitted(self, "plda_")
-        plda, cohort = self.plda_, self._cohort()
+        plda, cohort = self.plda_, _cohort_of(self)
         u, v = plda.pair_coordinates(codes_a), plda.pair_coordinates(codes_b)
         scores = plda.paired_log_odds(u, v, coordinates=True)
         if cohort is None:
             return scores
         return _symmetric_normalized(
-            scores, self._cohort_statistics(u, cohort), self._cohort_statistics(v, cohort)
+            scores,
+            _cohort_statistics(plda, u, cohort, self.cohort_top),
+            _cohort_statistics(plda, v, cohort, self.cohort_top),
         )
 
     def cohort_statistics(self, codes):
@@ -1448,31 +1454,11 @@ class IdentityModel(FaceDescriptionMixin, BaseEstimator):
         mean, std : (n,) ndarray
         """
         check_fitted(self, "plda_")
-        cohort = self._cohort()
+        cohort = _cohort_of(self)
         if cohort is None:
-            raise NotFittedError(
-                "this IdentityModel has no cohort (cohort_size=0, or a file from before the "
-                "cohort): its scores are not normalised"
-            )
-        return self._cohort_statistics(self.plda_.pair_coordinates(codes), cohort)
-
-    def _cohort(self):
-        """The cohort in PLDA's pair coordinates, or None: ``cohort_coordinates_``, or made from
-        the codes that files written before it hold (``cohort_``)."""
-        if getattr(self, "cohort_coordinates_", None) is not None:
-            return self.cohort_coordinates_
-        codes = getattr(self, "cohort_", None)
-        return None if codes is None else self.plda_.pair_coordinates(codes)
-
-    def _cohort_statistics(self, coordinates, cohort):
-        """:meth:`cohort_statistics` of faces in pair coordinates."""
-        top = min(self.cohort_top, len(cohort))
-        mean, std = np.empty(len(coordinates)), np.empty(len(coordinates))
-        for rows in gen_batches(len(coordinates), _BLOCK_ROWS):  # a block's ratios at a time
-            against = self.plda_.pairwise_log_odds(coordinates[rows], cohort, coordinates=True)
-            best = -np.partition(-against, top - 1, axis=1)[:, :top]
-            mean[rows], std[rows] = best.mean(axis=1), best.std(axis=1)
-        return mean, np.maximum(std, 1e-12)
+            raise NotFittedError("this IdentityModel has no cohort: its scores are not normalised")
+        coordinates = self.plda_.pair_coordinates(codes)
+        return _cohort_statistics(self.plda_, coordinates, cohort, self.cohort_top)
 
     def score_pairs(self, crops_a, crops_b):
         """The score of one person for each pair of crops (see :meth:`pairwise_log_odds`).
@@ -1501,6 +1487,27 @@ class IdentityModel(FaceDescriptionMixin, BaseEstimator):
         check_fitted(self, "calibration_")
         a, b = self.calibration_
         return expit(a * np.asarray(llr, dtype=np.float64) + b)
+
+
+def _cohort_of(model):
+    """An :class:`IdentityModel`'s cohort in PLDA's pair coordinates, or None:
+    ``cohort_coordinates_``, or made from the codes files written before it hold (``cohort_``)."""
+    if getattr(model, "cohort_coordinates_", None) is not None:
+        return model.cohort_coordinates_
+    codes = getattr(model, "cohort_", None)
+    return None if codes is None else model.plda_.pair_coordinates(codes)
+
+
+def _cohort_statistics(plda, coordinates, cohort, top):
+    """:meth:`IdentityModel.cohort_statistics` of faces in pair coordinates: the mean and spread
+    of each face's ``top`` best ratios against the cohort."""
+    top = min(top, len(cohort))
+    mean, std = np.empty(len(coordinates)), np.empty(len(coordinates))
+    for rows in gen_batches(len(coordinates), _BLOCK_ROWS):  # a block's ratios at a time
+        against = plda.pairwise_log_odds(coordinates[rows], cohort, coordinates=True)
+        best = -np.partition(-against, top - 1, axis=1)[:, :top]
+        mean[rows], std[rows] = best.mean(axis=1), best.std(axis=1)
+    return mean, np.maximum(std, 1e-12)
 
 
 def _symmetric_normalized(scores, statistics_a, statistics_b):
