@@ -122,6 +122,7 @@ def _check_plda(model):
     reads; or one map, a compact model's ``step_``, in their place (each declaration binds only
     its own members' lengths)."""
     name = type(model).__name__
+    _check_pair_basis(model, name)
     pca, step = getattr(model, "pca_", None), getattr(model, "step_", None)
     if (pca is None) == (step is None):
         raise ValueError(
@@ -141,6 +142,26 @@ def _check_plda(model):
         raise ValueError(
             f"{name}.identity_loadings_ has {model.identity_loadings_.shape[0]} rows, "
             f"its codes are {width} wide"
+        )
+
+
+def _check_pair_basis(model, name):
+    """A kept ``pair_basis_`` makes both covariances diagonal, ``V^T S_w V = I`` and ``V^T S_b V``
+    diagonal (:func:`~eigenvision.identity.diagonal_pair_scoring` reads only ``psi`` from it)."""
+    basis = getattr(model, "pair_basis_", None)
+    if basis is None:
+        return
+    within = basis.T @ model.within_covariance_ @ basis
+    projected = model.identity_loadings_.T @ basis  # V^T S_b V = projected^T projected
+    between = projected.T @ projected
+    off = between - np.diag(np.diag(between))
+    scale = max(1.0, float(np.abs(between).max()))
+    if not (
+        np.allclose(within, np.eye(len(within)), atol=1e-6) and np.abs(off).max() <= 1e-6 * scale
+    ):
+        raise ValueError(
+            f"{name}.pair_basis_ does not make its covariances diagonal (V^T S_w V = I, "
+            "V^T S_b V diagonal): the file is damaged; fit the model again"
         )
 
 

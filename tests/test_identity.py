@@ -694,3 +694,23 @@ def test_a_saved_model_scores_in_its_own_pair_basis_whatever_the_eigensolver_giv
     loaded = ev.load(path)
     np.testing.assert_allclose(loaded.pairwise_log_odds(codes, codes), expected, rtol=1e-12)
     np.testing.assert_array_equal(loaded.plda_.pair_basis_, model.plda_.pair_basis_)
+
+
+def test_a_pair_basis_that_does_not_diagonalise_the_covariances_is_refused(rng, tmp_path):
+    """``pair_basis_`` is read, not solved again, when a model is loaded: a basis of the right
+    shape whose coordinates are not the covariances' (another model's, or tampered) would
+    score every pair wrongly, so it is refused by name; the model's own passes."""
+    from eigenvision.validation import check_state
+
+    X, labels, _, _ = _people(rng, n_people=20, per_person=3)
+    model = ev.PLDA(n_components=3).fit(X, labels)
+    check_state(model)
+    model.pair_basis_ = model.pair_basis_ * 1.01  # V^T S_w V = 1.02 I
+    with pytest.raises(ValueError, match="pair_basis_ does not make its covariances diagonal"):
+        check_state(model)
+    model.pair_basis_ = model.pair_basis_[:, ::-1] / 1.01  # another order: still diagonal
+    check_state(model)
+    rotation = np.linalg.qr(rng.normal(size=(3, 3)))[0]
+    model.pair_basis_ = model.pair_basis_ @ rotation  # V^T S_w V = I, V^T S_b V not diagonal
+    with pytest.raises(ev.ModelFileError, match="pair_basis_"):
+        ev.load(ev.save(model, tmp_path / "rotated.npz"))

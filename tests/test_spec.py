@@ -130,13 +130,17 @@ def test_a_plda_whose_steps_do_not_chain_is_refused(tmp_path, rng):
     bad = _written(*_replaced(members, header, "lda_", model.lda_[:-1]), tmp_path / "bad.npz")
     with pytest.raises(ev.ModelFileError, match="lda_ maps 7 codes, the PCA step gives 8"):
         ev.load(bad)
+    from eigenvision.identity import diagonal_pair_scoring
+
     plain = ev.PLDA(2, pca_components=7, max_iter=5).fit(rng.random((24, 30)), np.arange(24) // 4)
     members = _members(ev.save(plain, tmp_path / "plain.npz"))
     header = _header(members)
     narrower = {  # a model of 6-wide codes, self-consistent, behind a PCA step of 7
         "identity_loadings_": plain.identity_loadings_[:-1],
         "within_covariance_": plain.within_covariance_[:-1, :-1],
-        "pair_basis_": plain.pair_basis_[:-1],
+        "pair_basis_": diagonal_pair_scoring(
+            plain.identity_loadings_[:-1], plain.within_covariance_[:-1, :-1]
+        ).basis,
     }
     for key, array in narrower.items():
         members, header = _replaced(members, header, key, array)

@@ -125,17 +125,17 @@ def cluster_faces(
     # The agglomerative cut needs only the faces' codes: they are kept instead of the crops
     # (a face's crop is many times its code), a batch of crops described at a time.
     by_codes = method == "agglomerative" and n_people is None
-    owners, unread, batch, kept = [], [], [], []
+    owners, unread, crops, kept = [], [], [], []  # crops: those not yet described
     for index, (faces, cut, error) in enumerate(found):
         if error is not None:
             if on_error == "raise":
                 raise error
             unread.append(f"{photos[index]} ({error})")
         owners += [(index, face) for face in faces]
-        batch += list(cut)
-        if by_codes and len(batch) >= _CROPS_AT_ONCE:
-            kept.append(model.encode(np.stack(batch)))
-            batch = []
+        crops += list(cut)
+        if by_codes and len(crops) >= _CROPS_AT_ONCE:
+            kept.append(model.encode(np.stack(crops)))
+            crops = []
     if unread:
         warnings.warn(
             f"left out {len(unread)} unreadable file(s): {'; '.join(unread)}", stacklevel=2
@@ -143,11 +143,11 @@ def cluster_faces(
     if not owners:
         return []
     if by_codes:
-        kept += [model.encode(np.stack(batch))] if batch else []
+        kept += [model.encode(np.stack(crops))] if crops else []
         labels = _group_codes(np.concatenate(kept), model, threshold=threshold, adapt=adapt)
     else:
         options = dict(method=method, n_people=n_people, threshold=threshold, adapt=adapt)
-        labels = group_crops(np.stack(batch), model, **options)
+        labels = group_crops(np.stack(crops), model, **options)
     return [[owners[i] for i in np.flatnonzero(labels == g)] for g in range(labels.max() + 1)]
 
 
