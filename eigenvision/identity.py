@@ -38,7 +38,7 @@ from .descriptors import DESCRIPTORS, FaceDescriptionMixin
 from .eigenspace import Eigenspace
 from .fisher import discriminant_directions
 
-__all__ = ["PLDA", "JointBayesian", "PLDAFusion", "IdentityModel"]
+__all__ = ["PLDA", "JointBayesian", "PLDAFusion", "IdentityModel", "half_precision"]
 
 _LOG_2PI = np.log(2 * np.pi)
 _BLOCK_ROWS = 1024  # rows of a pairwise score matrix whose temporaries are made at a time
@@ -165,7 +165,8 @@ class PLDA(_PairScores, SupervisedSubspaceModel):
         The marginal log-likelihood of the training codes after each EM
         iteration (never decreasing).
     n_iter_ : int
-    classes_ : (c,) ndarray
+    classes_ : (c,) ndarray or None
+        None in a :func:`half_precision` model.
     n_components_ : int
 
     References
@@ -219,7 +220,7 @@ class PLDA(_PairScores, SupervisedSubspaceModel):
         "code_mean_": State(shape=("r",), optional=True),
         "log_likelihood_": State("reals"),
         "n_iter_": State("int", low=0),
-        "classes_": State(dtypes="biufU", shape=("c",)),
+        "classes_": State(dtypes="biufU", shape=("c",), optional=True),  # None: half_precision
         "n_components_": State("int", dim="p"),
     }
 
@@ -434,7 +435,7 @@ class PLDA(_PairScores, SupervisedSubspaceModel):
     def _step_codes(self, X):
         """The PCA step's codes (through the LDA step), length-normalised with ``length_norm``."""
         if getattr(self, "step_", None) is not None:
-            Z = self._project(X, self.step_)[1].astype(np.float64)
+            Z = self._project(X, _computed_step(self))[1].astype(np.float64)
         else:
             Z = self.pca_.transform(X).astype(np.float64)
             if getattr(self, "lda_", None) is not None:
@@ -1487,6 +1488,63 @@ class IdentityModel(FaceDescriptionMixin, BaseEstimator):
         check_fitted(self, "calibration_")
         a, b = self.calibration_
         return expit(a * np.asarray(llr, dtype=np.float64) + b)
+
+
+def half_precision(model):
+    """A copy of a fitted identity model whose large maps are kept in float16: the form to ship.
+
+    Each description's map to its codes (a compact PLDA's ``step_``, ``(r, d)``)
+    and the cohort's pair coordinates (``cohort_coordinates_``) are rounded
+    to float16 and computed in float32 or wider, as before; each PLDA's
+    copy of the training people's names (``classes_``, which scoring never
+    reads) is left out. The rest (covariances, loadings, bases, the
+    calibration) is kept as it is. Codes and ratios move by the round-off
+    of float16, a relative ``2**-11`` in each weight; the calibration is
+    the fitted model's.
+
+    Parameters
+    ----------
+    model : IdentityModel, PLDAFusion or PLDA
+        Fitted; a PLDA with PCA and LDA steps is made :meth:`~PLDA.compact` first.
+
+    Returns
+    -------
+    Same type as ``model``
+    """
+    if isinstance(model, IdentityModel):
+        check_fitted(model, "plda_")
+        halved = copy.copy(model)
+        halved.plda_ = half_precision(model.plda_)
+        if getattr(model, "cohort_coordinates_", None) is not None:
+            halved.cohort_coordinates_ = model.cohort_coordinates_.astype(np.float16)
+        return halved
+    if isinstance(model, PLDAFusion):
+        check_fitted(model, "models_")
+        halved = copy.copy(model)
+        halved.models_ = {name: half_precision(block) for name, block in model.models_.items()}
+        return halved
+    if not isinstance(model, PLDA):
+        raise TypeError(
+            f"half_precision takes an IdentityModel, PLDAFusion or PLDA, got {type(model).__name__}"
+        )
+    halved = model.compact()  # a copy
+    halved.step_ = halved.step_.astype(np.float16)
+    halved.classes_ = None
+    halved._components = None  # made again from the rounded map
+    return halved
+
+
+def _computed_step(plda):
+    """A compact PLDA's ``step_`` as computed with: a :func:`half_precision` map in its
+    mean's dtype, float32 or wider (numpy has no fast float16 arithmetic), made once per map."""
+    step = plda.step_
+    if step.dtype != np.float16:
+        return step
+    kept = getattr(plda, "_computed_step_memo", None)
+    if kept is None or kept[0] is not step:
+        kept = (step, step.astype(np.promote_types(plda.mean_.dtype, np.float32)))
+        plda._computed_step_memo = kept
+    return kept[1]
 
 
 def _cohort_of(model):

@@ -9,7 +9,7 @@ from scipy.stats import multivariate_normal
 from sklearn.base import clone
 
 import eigenvision as ev
-from eigenvision.identity import log_likelihood
+from eigenvision.identity import half_precision, log_likelihood
 
 #: One description of a crop, one PLDA model: descriptor rows of any width fit.
 ONE_DESCRIPTION = {"descriptor": "daisy", "illumination": True}
@@ -714,3 +714,51 @@ def test_a_pair_basis_that_does_not_diagonalise_the_covariances_is_refused(rng, 
     model.pair_basis_ = model.pair_basis_ @ rotation  # V^T S_w V = I, V^T S_b V not diagonal
     with pytest.raises(ev.ModelFileError, match="pair_basis_"):
         ev.load(ev.save(model, tmp_path / "rotated.npz"))
+
+
+def test_half_precision_rounds_the_large_maps_and_scores_as_rounded(rng, tmp_path):
+    """``half_precision`` keeps each description's map and the cohort in float16 and drops the
+    blocks' copies of the training names; its codes are those of the rounded map computed in
+    float32 (checked by hand), its ratios within float16's round-off of the fitted model's,
+    the fitted model is left as it was, and a saved copy scores exactly as the copy."""
+    model = _two_descriptions(
+        pca_components=6, lda_components=4, n_components=2, cohort_size=20, cohort_top=5
+    )
+    X, y, _, _ = _people(rng, n_people=40, d=sum(model.description_widths()))
+    model.fit_descriptors(X, y)
+    halved = half_precision(model)
+    blocks, fitted = list(halved.plda_.models_.values()), list(model.plda_.models_.values())
+    assert [block.step_.dtype for block in blocks] == [np.float16, np.float16]
+    assert [block.classes_ for block in blocks] == [None, None]
+    assert halved.cohort_coordinates_.dtype == np.float16
+    assert fitted[0].step_.dtype == np.float64 and fitted[0].classes_ is not None
+    assert model.cohort_coordinates_.dtype == np.float32
+
+    rows = X[:8, :576]
+    step = fitted[0].step_.astype(np.float16).astype(np.float64)
+    by_hand = (rows - fitted[0].mean_) @ step.T
+    by_hand *= np.sqrt(4) / np.linalg.norm(by_hand, axis=1, keepdims=True)
+    np.testing.assert_allclose(blocks[0].encode(rows), by_hand - fitted[0].code_mean_, atol=1e-12)
+
+    codes, rounded = model.plda_.encode(X[:10]), halved.plda_.encode(X[:10])
+    assert 0 < np.abs(codes - rounded).max() <= 2e-3 * np.abs(codes).max()
+    full, half = model.pairwise_log_odds(codes, codes), halved.pairwise_log_odds(rounded, rounded)
+    assert np.abs(full - half).max() <= 1e-2 * np.abs(full).max()
+
+    loaded = ev.load(ev.save(halved, tmp_path / "half.npz"))
+    assert [block.step_.dtype for block in loaded.plda_.models_.values()] == [np.float16] * 2
+    np.testing.assert_array_equal(
+        loaded.pairwise_log_odds(loaded.plda_.encode(X[:10]), rounded), half
+    )
+
+
+def test_half_precision_compacts_a_plda_and_refuses_other_models(rng):
+    """A PLDA with its PCA step is made compact and rounded; anything else is refused by name."""
+    X, y, _, _ = _people(rng, n_people=20, d=8)
+    plda = ev.PLDA(n_components=2, pca_components=5).fit(X, y)
+    halved = half_precision(plda)
+    assert halved.step_.dtype == np.float16 and halved.pca_ is None
+    assert plda.pca_ is not None and plda.classes_ is not None
+    np.testing.assert_allclose(halved.transform(X[:4]), plda.transform(X[:4]), rtol=0, atol=1e-2)
+    with pytest.raises(TypeError, match="half_precision takes an IdentityModel"):
+        half_precision(ev.Eigenspace(2).fit(X))
