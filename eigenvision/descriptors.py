@@ -211,10 +211,11 @@ class FaceDescriptionMixin:
         crops = np.asarray(crops, dtype=np.float64)
         if crops.ndim == 2:
             crops = crops[None]
-        if crops.ndim != 3 or crops.shape[1:] != tuple(self.shape):
+        if crops.ndim != 3 or crops.shape[1:] != tuple(self.shape) or len(crops) == 0:
             raise ValueError(
-                f"crops must be (n, {self.shape[0]}, {self.shape[1]}) aligned faces, got shape "
-                f"{crops.shape}; cut them with align_face(photo, face, shape={tuple(self.shape)})"
+                f"crops must be (n, {self.shape[0]}, {self.shape[1]}) aligned faces, n >= 1, got "
+                f"shape {crops.shape}; cut them with "
+                f"align_face(photo, face, shape={tuple(self.shape)})"
             )
         return np.concatenate(self._described(crops), axis=1)
 

@@ -38,7 +38,7 @@ from .descriptors import DESCRIPTORS, FaceDescriptionMixin
 from .eigenspace import Eigenspace
 from .fisher import discriminant_directions
 
-__all__ = ["PLDA", "JointBayesian", "PLDAFusion", "IdentityModel", "half_precision"]
+__all__ = ["PLDA", "JointBayesian", "PLDAFusion", "IdentityModel", "half_precision", "centred_on"]
 
 _LOG_2PI = np.log(2 * np.pi)
 _BLOCK_ROWS = 1024  # rows of a pairwise score matrix whose temporaries are made at a time
@@ -1532,6 +1532,76 @@ def half_precision(model):
     halved.classes_ = None
     halved._components = None  # made again from the rounded map
     return halved
+
+
+def centred_on(model, crops):
+    """A copy of an identity model whose codes are centred on faces of another kind of photo.
+
+    Unsupervised mean adaptation, as speaker verification moves an
+    out-of-domain PLDA to unlabelled in-domain data (Garcia-Romero & McCree
+    2014): a model trained on news photos sees two studio photos of
+    different people as alike, since the shared conditions (camera, light,
+    pose, background) move both codes the same way from the training
+    faces' mean. Centring the length-normalised codes on the new photos'
+    own mean removes that shared offset. Each PLDA's ``code_mean_`` moves
+    by the mean of the crops' codes (its part of them), and the cohort with
+    it, so the adapted model encodes every face, the cohort's too, as one
+    model; the covariances and the calibration are the model's.
+
+    Parameters
+    ----------
+    model : IdentityModel
+        Fitted, with ``length_norm`` (the codes are centred after it).
+    crops : (n, H, W) ndarray
+        Faces of many people photographed as the faces to compare are (a
+        gallery, a set of strangers), cut for the model
+        (:func:`~eigenvision.faces.compare.model_crop`); ``n >= 2``. Faces of
+        one or two people would centre the codes on those people.
+
+    Returns
+    -------
+    IdentityModel
+
+    References
+    ----------
+    D. Garcia-Romero, A. McCree, S. Shum, N. Brümmer and C. Vaquero (2014),
+    Unsupervised domain adaptation for i-vector speaker recognition, Odyssey.
+    """
+    if not isinstance(model, IdentityModel):
+        raise TypeError(f"centred_on takes an IdentityModel, got {type(model).__name__}")
+    check_fitted(model, "plda_")
+    if not model.length_norm:
+        raise ValueError(
+            "centred_on needs a model with length_norm=True: its codes are centred after "
+            "the length normalisation"
+        )
+    crops = np.asarray(crops)
+    if crops.ndim != 3 or len(crops) < 2:
+        raise ValueError(
+            f"crops must be an (n, H, W) stack of at least 2 faces of many people, got shape "
+            f"{crops.shape}"
+        )
+    shift = model.encode(crops).mean(axis=0)
+    adapted = copy.copy(model)
+    blocks = getattr(model.plda_, "models_", {"": model.plda_})
+    moved, start = {}, 0
+    for name, block in blocks.items():
+        width = len(block.code_mean_)
+        moved[name] = copy.copy(block)
+        moved[name].code_mean_ = block.code_mean_ + shift[start : start + width]
+        start += width
+    adapted.plda_ = copy.copy(model.plda_)
+    if hasattr(model.plda_, "models_"):
+        adapted.plda_.models_ = moved
+    else:
+        adapted.plda_ = moved[""]
+    if getattr(model, "cohort_coordinates_", None) is not None:
+        cohort = model.cohort_coordinates_
+        moved_cohort = cohort.astype(np.float64) - model.plda_.pair_coordinates(shift[None])
+        adapted.cohort_coordinates_ = moved_cohort.astype(cohort.dtype)
+    elif getattr(model, "cohort_", None) is not None:  # files from before the coordinates
+        adapted.cohort_ = (model.cohort_ - shift).astype(model.cohort_.dtype)
+    return adapted
 
 
 def _computed_step(plda):

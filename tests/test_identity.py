@@ -9,7 +9,7 @@ from scipy.stats import multivariate_normal
 from sklearn.base import clone
 
 import eigenvision as ev
-from eigenvision.identity import half_precision, log_likelihood
+from eigenvision.identity import centred_on, half_precision, log_likelihood
 
 #: One description of a crop, one PLDA model: descriptor rows of any width fit.
 ONE_DESCRIPTION = {"descriptor": "daisy", "illumination": True}
@@ -762,3 +762,59 @@ def test_half_precision_compacts_a_plda_and_refuses_other_models(rng):
     np.testing.assert_allclose(halved.transform(X[:4]), plda.transform(X[:4]), rtol=0, atol=1e-2)
     with pytest.raises(TypeError, match="half_precision takes an IdentityModel"):
         half_precision(ev.Eigenspace(2).fit(X))
+
+
+def _fitted_with_cohort(rng):
+    """A small two-description identity model with a cohort, its training rows and people."""
+    model = _two_descriptions(
+        pca_components=6, lda_components=4, n_components=2, cohort_size=20, cohort_top=5
+    )
+    X, y, _, _ = _people(rng, n_people=40, d=sum(model.description_widths()))
+    return model.fit_descriptors(X, y), X, y
+
+
+def test_centred_on_moves_every_code_and_the_cohort_by_the_new_faces_mean(rng, monkeypatch):
+    """``centred_on``: each block's codes lose the mean of the new faces' codes, the cohort's
+    coordinates move with them (the adapted model encodes the cohort as one model), and the
+    normalised scores are the cohort normalisation of the moved codes, computed by hand."""
+    model, X, _ = _fitted_with_cohort(rng)
+    domain = X[:12] + 0.5  # faces of another kind: described rows, as the crops would be
+    crops = np.zeros((12, 24, 24))
+    fitted_means = [block.code_mean_.copy() for block in model.plda_.models_.values()]
+    monkeypatch.setattr(type(model), "describe", lambda self, c: domain[: len(c)])
+    adapted = centred_on(model, crops)
+    shift = model.plda_.encode(domain).mean(axis=0)
+    assert np.abs(shift).max() > 0.1
+    np.testing.assert_allclose(
+        adapted.plda_.encode(X[20:30]), model.plda_.encode(X[20:30]) - shift, atol=1e-12
+    )
+    np.testing.assert_allclose(adapted.plda_.encode(domain).mean(axis=0), 0, atol=1e-12)
+    moved = model.cohort_coordinates_ - model.plda_.pair_coordinates(shift[None])
+    np.testing.assert_allclose(adapted.cohort_coordinates_, moved, rtol=1e-6, atol=1e-6)
+    codes = adapted.plda_.encode(X[20:30])
+    raw = adapted.plda_.pairwise_log_odds(codes, codes)
+    u = adapted.plda_.pair_coordinates(codes)
+    against = adapted.plda_.pairwise_log_odds(u, moved, coordinates=True)
+    best = -np.sort(-against, axis=1)[:, : model.cohort_top]
+    mu, sd = best.mean(axis=1), best.std(axis=1)
+    by_hand = ((raw - mu[:, None]) / sd[:, None] + (raw - mu[None]) / sd[None]) / 2
+    np.testing.assert_allclose(adapted.pairwise_log_odds(codes, codes), by_hand, atol=1e-5)
+    np.testing.assert_array_equal(
+        [block.code_mean_ for block in model.plda_.models_.values()], fitted_means
+    )  # the model adapted from is left as it was
+
+
+def test_centred_on_refuses_what_it_cannot_centre(rng):
+    """Fewer than two crops, another model, or codes not length-normalised: refused by name;
+    an empty stack of crops is refused by ``describe`` itself, naming the shape."""
+    model, X, y = _fitted_with_cohort(rng)
+    with pytest.raises(ValueError, match="at least 2 faces"):
+        centred_on(model, np.zeros((1, 24, 24)))
+    with pytest.raises(ValueError, match=r"n >= 1, got shape \(0, 24, 24\)"):
+        model.encode(np.zeros((0, 24, 24)))
+    with pytest.raises(TypeError, match="centred_on takes an IdentityModel"):
+        centred_on(model.plda_, np.zeros((3, 24, 24)))
+    plain = _two_descriptions(pca_components=6, n_components=2, length_norm=False, cohort_size=0)
+    plain.fit_descriptors(X, y)
+    with pytest.raises(ValueError, match="length_norm=True"):
+        centred_on(plain, np.zeros((3, 24, 24)))

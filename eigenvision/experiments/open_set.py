@@ -17,6 +17,9 @@ image trains it, and nothing is chosen), the faces cut as it was trained on
 them (:func:`~eigenvision.faces.compare.model_crop`): AT&T on the eyes the
 shipped finder places in its likeliest face of each image (every image shows
 one face: searched at threshold 0), IMM on its hand-placed pupils.
+``plda centred``: the same model with its codes centred on the enrolled
+faces' mean (:func:`~eigenvision.identity.centred_on`, unsupervised mean
+adaptation to the photos' conditions; the gallery is all it reads).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from ..evaluate import auc, eer, open_set_roc, rate_at, roc_curve
 from ..faces.compare import default_identity_model, model_crop
 from ..faces.crops import align_face
 from ..faces.photos import default_finder
+from ..identity import centred_on
 from ..imageset import ImageSet
 from ..openset import SCORE_NORMS, threshold_at
 from ..plot import roc
@@ -57,6 +61,10 @@ GRIDS = {
 }
 #: The shipped identity model as background (no grid: nothing is fitted or chosen).
 IDENTITY = "plda"
+#: The same, its codes centred on the enrolled faces (:func:`~eigenvision.identity.centred_on`).
+CENTRED = "plda centred"
+#: The methods that read the faces cut for the identity model.
+IDENTITIES = (IDENTITY, CENTRED)
 FARS = (0.01, 0.001)
 
 
@@ -113,8 +121,11 @@ def chosen(entry, train: ImageSet, *, folds=5, shapes=SHAPES):
     the better :func:`separation`. :data:`IDENTITY`: the shipped identity model
     enrolling ``train`` (crops cut for it, :func:`identity_crops`), nothing chosen.
     """
-    if entry == IDENTITY:
-        rec = Recognizer(method="plda", feature=shipped_identity_model())
+    if entry in IDENTITIES:
+        model = shipped_identity_model()
+        if entry == CENTRED:
+            model = centred_on(model, train.images)
+        rec = Recognizer(method="plda", feature=model)
         return rec.fit(train.images, train.labels), {}, None
     method, base_grid = GRIDS[entry]
     # the smallest cross-validation fold bounds the components: PCA needs k < n, the
@@ -225,14 +236,14 @@ def protocol(
     """Choose, fit and measure every method on one dataset; returns the results table.
 
     ``crops``: the faces cut for the identity model (:func:`identity_crops`), which
-    :data:`IDENTITY` reads instead of ``faces``.
+    :data:`IDENTITIES` read instead of ``faces``.
     """
     enrol = np.isin(person, enrolled) & (image <= 5)
     genuine = np.isin(person, enrolled) & (image > 5)
     calibrate, impostor = np.isin(person, calibration), np.isin(person, impostors)
     table, curves, marks = {}, {}, {}
     for method in steps(args.methods, args, f"{dataset} methods"):
-        data = crops if method == IDENTITY else faces
+        data = crops if method in IDENTITIES else faces
         closed_train, closed_test = data[image <= 5], data[image > 5]
         rec, params, cv_rate = chosen(method, data[enrol], folds=args.folds)
         variants = [(method, False)] + (
@@ -255,7 +266,7 @@ def protocol(
             row.update(settings=dict(params), cross_validation=cv_rate)
             table[name] = row
         # the same settings, the decision normalised (plda's ratio takes no normalisation)
-        for norm in () if method == IDENTITY else SCORE_NORMS:
+        for norm in () if method in IDENTITIES else SCORE_NORMS:
             normed = clone(rec).set_params(score_norm=norm).fit(data[enrol])
             row = open_set(normed, data[enrol], data[calibrate], data[genuine], data[impostor])
             row.pop("curve")
@@ -279,10 +290,10 @@ def protocol(
 
 def verification_table(person, faces, *, train_people, test_people, args, run, dataset, crops=None):
     """Verification ROC of each method (settings by cross-validation on the training people;
-    :data:`IDENTITY` on ``crops``, as :func:`protocol`)."""
+    :data:`IDENTITIES` on ``crops``, as :func:`protocol`)."""
     table, curves = {}, {}
     for method in steps(args.methods, args, f"{dataset} verification"):
-        data = crops if method == IDENTITY else faces
+        data = crops if method in IDENTITIES else faces
         train = data[np.isin(person, train_people)]
         test = data[np.isin(person, test_people)]
         rec, params, _ = chosen(method, train, folds=args.folds)
@@ -314,13 +325,13 @@ def main(argv=None):
     command = parser(NAME, __doc__.splitlines()[0])
     command.add_argument("--folds", type=int, default=5, help="cross-validation folds")
     command.add_argument("--no-imm", action="store_true", help="AT&T only")
-    methods = [*GRIDS, IDENTITY]
+    methods = [*GRIDS, *IDENTITIES]
     command.add_argument("--methods", nargs="+", choices=methods, default=methods)
     args = command.parse_args(argv)
     data_env(args)
     run = Run(NAME, args)
     person, image, faces = att_groups()
-    crops = identity_crops(faces) if IDENTITY in args.methods else None
+    crops = identity_crops(faces) if set(IDENTITIES) & set(args.methods) else None
     results = {
         "att": protocol(
             person,
@@ -349,7 +360,7 @@ def main(argv=None):
         imm = datasets.load_imm()
         person, image, faces = imm_groups(imm)
         crops = None
-        if IDENTITY in args.methods:
+        if set(IDENTITIES) & set(args.methods):
             marks = imm.landmarks
             eyes = np.stack([marks["left_eye"], marks["right_eye"]], axis=1)
             crops = identity_crops(imm, eyes)
