@@ -1538,7 +1538,7 @@ def centred_on(model, crops):
     """A copy of an identity model whose codes are centred on faces of another kind of photo.
 
     Unsupervised mean adaptation, as speaker verification moves an
-    out-of-domain PLDA to unlabelled in-domain data (Garcia-Romero & McCree
+    out-of-domain PLDA to unlabelled in-domain data (Garcia-Romero et al.
     2014): a model trained on news photos sees two studio photos of
     different people as alike, since the shared conditions (camera, light,
     pose, background) move both codes the same way from the training

@@ -128,6 +128,15 @@ def compare_faces(photo_a, photo_b, *, finder=None, model=None) -> Verification:
     ------
     NoFaceError
         A photo shows no face at the finder's threshold (the error names it).
+
+    Notes
+    -----
+    The threshold and the probability are calibrated on LFW's news photos.
+    Two photos taken under one set of conditions (a studio, one camera) look
+    likelier one person than they are: for such photos pass a model centred on
+    faces of other people taken there,
+    ``model=centred_on(default_identity_model(), crops)``
+    (:func:`~eigenvision.identity.centred_on`).
     """
     finder, model = finder_and_model(finder, model)
     crops = []
