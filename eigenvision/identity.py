@@ -413,7 +413,7 @@ class PLDA(_PairScores, SupervisedSubspaceModel):
         -------
         PLDA
             A copy with ``step_`` (in the PCA step's dtype) and without
-            ``pca_`` and ``lda_``; a compact model is returned as it is.
+            ``pca_`` and ``lda_`` (a compact model: a shallow copy of it).
         """
         check_fitted(self, "identity_loadings_")
         compacted = copy.copy(self)
