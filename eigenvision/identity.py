@@ -1582,25 +1582,27 @@ def centred_on(model, crops):
             f"{crops.shape}"
         )
     shift = model.encode(crops).mean(axis=0)
-    adapted = copy.copy(model)
-    blocks = getattr(model.plda_, "models_", {"": model.plda_})
-    moved, start = {}, 0
-    for name, block in blocks.items():
-        width = len(block.code_mean_)
-        moved[name] = copy.copy(block)
-        moved[name].code_mean_ = block.code_mean_ + shift[start : start + width]
-        start += width
-    adapted.plda_ = copy.copy(model.plda_)
-    if hasattr(model.plda_, "models_"):
-        adapted.plda_.models_ = moved
+
+    def moved(block, part):
+        block = copy.copy(block)
+        block.code_mean_ = block.code_mean_ + part
+        return block
+
+    plda, adapted = model.plda_, copy.copy(model)
+    if isinstance(plda, PLDAFusion):
+        cuts = plda._cuts(len(shift), "codes")
+        adapted.plda_ = copy.copy(plda)
+        adapted.plda_.models_ = {
+            name: moved(block, shift[cut])
+            for (name, block), cut in zip(plda.models_.items(), cuts, strict=True)
+        }
     else:
-        adapted.plda_ = moved[""]
-    if getattr(model, "cohort_coordinates_", None) is not None:
-        cohort = model.cohort_coordinates_
-        moved_cohort = cohort.astype(np.float64) - model.plda_.pair_coordinates(shift[None])
-        adapted.cohort_coordinates_ = moved_cohort.astype(cohort.dtype)
-    elif getattr(model, "cohort_", None) is not None:  # files from before the coordinates
-        adapted.cohort_ = (model.cohort_ - shift).astype(model.cohort_.dtype)
+        adapted.plda_ = moved(plda, shift)
+    cohort = _cohort_of(model)  # files from before the coordinates: made from their codes
+    if cohort is not None:
+        dtype = np.float32 if cohort.dtype == np.float64 else cohort.dtype  # as fit keeps them
+        cohort = cohort.astype(np.float64) - plda.pair_coordinates(shift[None])
+        adapted.cohort_coordinates_, adapted.cohort_ = cohort.astype(dtype), None
     return adapted
 
 

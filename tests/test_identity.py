@@ -818,3 +818,26 @@ def test_centred_on_refuses_what_it_cannot_centre(rng):
     plain.fit_descriptors(X, y)
     with pytest.raises(ValueError, match="length_norm=True"):
         centred_on(plain, np.zeros((3, 24, 24)))
+
+
+def test_centred_on_a_model_from_before_the_cohort_coordinates(rng, monkeypatch):
+    """A model file from before ``cohort_coordinates_`` holds its cohort's codes (``cohort_``):
+    centred, it gets the cohort in coordinates, moved as a model fitted now would move them,
+    and scores as the centred model fitted now does."""
+    model, X, _ = _fitted_with_cohort(rng)
+    old = copy.copy(model)
+    basis = np.linalg.pinv(model.plda_.pair_coordinates(np.eye(8)))  # coordinates -> codes
+    old.cohort_ = (model.cohort_coordinates_.astype(np.float64) @ basis).astype(np.float32)
+    old.cohort_coordinates_ = None
+    np.testing.assert_allclose(
+        old.plda_.pair_coordinates(old.cohort_), model.cohort_coordinates_, atol=1e-5
+    )
+    domain = X[:12] + 0.5
+    monkeypatch.setattr(type(model), "describe", lambda self, c: domain[: len(c)])
+    now, before = centred_on(model, np.zeros((12, 24, 24))), centred_on(old, np.zeros((12, 24, 24)))
+    assert before.cohort_ is None and before.cohort_coordinates_.dtype == np.float32
+    np.testing.assert_allclose(before.cohort_coordinates_, now.cohort_coordinates_, atol=1e-5)
+    codes = now.plda_.encode(X[20:30])
+    np.testing.assert_allclose(
+        before.pairwise_log_odds(codes, codes), now.pairwise_log_odds(codes, codes), atol=1e-3
+    )

@@ -23,6 +23,7 @@ from .._errors import ImageLoadError
 from .._spec import Param
 from ..cluster import METHODS, average_linkage, cluster, set_normalized
 from ..dask_engine import _dask, shared
+from ..identity import _CROPS_AT_ONCE  # crops described at a time as the photos come
 from .compare import _photo, finder_and_model, model_crop
 
 __all__ = ["cluster_faces", "group_crops", "faces_of_photo", "SET_CUT", "MIN_SET"]
@@ -32,9 +33,6 @@ __all__ = ["cluster_faces", "group_crops", "faces_of_photo", "SET_CUT", "MIN_SET
 SET_CUT = 2.0
 #: The fewest faces whose scores are normalised against the set; fewer use the calibration.
 MIN_SET = 12
-
-# crops described at a time while the photos are searched (IdentityModel.encode's own batch)
-_CROPS_AT_ONCE = 256
 
 _THRESHOLD = Param("real", optional=True)
 _GROUPS = Param("int", 1, 1_000_000, optional=True)
