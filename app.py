@@ -21,7 +21,12 @@ from eigenvision.codes import allowed_metrics
 from eigenvision.faces.compare import compare_crops, model_crop
 from eigenvision.faces.crops import face_thumbnail
 from eigenvision.faces.groups import MIN_SET, SET_CUT, faces_of_photo, group_crops
+from eigenvision.openset import GALLERY_CALIBRATION_PEOPLE, calibrated_threshold
 from eigenvision.search import pyramid_scales
+
+#: The share of strangers the Recognise page's default threshold lets in, when calibrated on the
+#: enrolled people themselves.
+GALLERY_FAR = 0.01
 
 MAX_UPLOAD_PIXELS = 16_000_000  # refuse larger images before decoding them
 MAX_PHOTO_PIXELS = 80_000_000  # decoded reduced (read_photo); under Pillow's 89 MP warning
@@ -605,19 +610,34 @@ def unknown_beyond(
     recognizer: ev.Recognizer, probes: ev.ImageSet | None, distances: np.ndarray
 ) -> tuple[float, str]:
     """The default distance beyond which a face is unknown, and what it means: the model's
-    calibrated threshold, else the one that accepts 95% of the held-out images of the enrolled
-    people, else (an uploaded model without either) the model's closed set, every face named.
+    calibrated threshold; for the identity model (plda), the one calibrated on the enrolled
+    people as strangers to each other (:meth:`~eigenvision.Recognizer.gallery_as_strangers`)
+    with enough of them, else its own decision; for the others, the one that accepts 95% of
+    the held-out images of the enrolled people, else the gallery's calibration, else (an
+    uploaded model without either) the model's closed set, every face named.
 
     A stranger was named before: the default was the median of the probe's own ``distances``,
-    so the one face of a photo always got a name."""
+    so the one face of a photo always got a name. The identity model's own decision, the
+    default for plda galleries before, accepted nearly every studio stranger."""
     if recognizer.threshold is not None:
         return float(recognizer.threshold), "The model's threshold (calibrated on strangers)."
+    people = len(recognizer.classes_)
+    by_gallery = people >= GALLERY_CALIBRATION_PEOPLE
+    if by_gallery and (recognizer.method == "plda" or probes is None or not len(probes)):
+        threshold = calibrated_threshold(recognizer.gallery_as_strangers(), GALLERY_FAR)
+        return (
+            float(np.floor(100 * threshold) / 100),  # rounded down: no more strangers let in
+            f"Calibrated on the {people} enrolled people, each a stranger to the others: "
+            f"about {GALLERY_FAR:.0%} of strangers photographed as they are get a name.",
+        )
     if recognizer.method == "plda":
         decision = -recognizer.feature.threshold_  # rounded up: the slider must reach it
         return (
             float(np.ceil(100 * decision) / 100),
             "The identity model's own decision: beyond it, another person is likelier "
-            "(P(same person) below 1/2, as calibrated on LFW's held-out people).",
+            "(P(same person) below 1/2, as calibrated on LFW's held-out people). With "
+            f"{GALLERY_CALIBRATION_PEOPLE} people or more enrolled, the default is calibrated "
+            "on them.",
         )
     if probes is not None and len(probes) and probes.image_shape == tuple(recognizer.image_shape_):
         nearest = recognizer.kneighbors(probes.images, k=1)[0][:, 0]

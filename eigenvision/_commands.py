@@ -33,6 +33,7 @@ from .faces.features import FeatureDetector
 from .faces.groups import MIN_SET, SET_CUT, cluster_faces
 from .faces.photos import DEFAULT_FINDER, build_finder, default_finder, fit_eye_regressor
 from .io import image_entries, load_image, load_image_set, load_photos
+from .openset import GALLERY_CALIBRATION_PEOPLE
 from .persist import load, save
 from .plot import faces as plot_faces
 from .plot import save_figure
@@ -177,10 +178,25 @@ def _cmd_train(args) -> int:
         model.check_component_count(images, option="--n-components")
         model.fit(images)
         trained_on = f"{len(images)} images"
-    calibrated = "; every face gets the nearest name (--unknown FOLDER sets a threshold)"
+    calibrated = (
+        "; every face gets the nearest name (--unknown FOLDER, or "
+        f"{GALLERY_CALIBRATION_PEOPLE} people or more, sets a threshold)"
+    )
     if unknown is not None:
         threshold = model.calibrate_threshold(*unknown, far=args.far)
-        calibrated = f"; unknown beyond distance {threshold:.4g} (false-accept rate {args.far:g})"
+        calibrated = (
+            f"; unknown beyond distance {threshold:.4g} (false-accept rate {args.far:g} of "
+            "--unknown's people)"
+        )
+    elif args.closed_set:
+        calibrated = "; every face gets the nearest name (--closed-set)"
+    elif len(model.classes_) >= GALLERY_CALIBRATION_PEOPLE:
+        threshold = model.calibrate_threshold(far=args.far)
+        calibrated = (
+            f"; unknown beyond distance {threshold:.4g} (false-accept rate {args.far:g}, "
+            "calibrated on the enrolled people as strangers to each other; --unknown FOLDER "
+            "calibrates on strangers)"
+        )
     save(model, args.output)
     components = getattr(model.feature_, "n_components_", model.n_components or "all")
     feature = (
@@ -595,13 +611,22 @@ def _options_train(parser):
         "--unknown",
         metavar="FOLDER",
         help="images (photos, with --photos) of people not in SOURCE, one "
-        "sub-folder each: sets the distance beyond which a face is unknown",
+        "sub-folder each: sets the distance beyond which a face is unknown (default: "
+        "calibrated on SOURCE's people as strangers to each other)",
     )
     parser.add_argument(
         "--far",
         type=rate,
         default=0.01,
-        help="with --unknown: the share of unknown people to accept (default 0.01)",
+        help="the share of strangers to accept: of --unknown's people, or without it of the "
+        f"enrolled people as strangers to each other ({GALLERY_CALIBRATION_PEOPLE} or more; "
+        "default 0.01)",
+    )
+    parser.add_argument(
+        "--closed-set",
+        action="store_true",
+        help="no threshold: every face gets the nearest enrolled name (default: a threshold, "
+        "see --unknown)",
     )
     _add_face_threshold(parser)
     _add_no_face_option(parser)

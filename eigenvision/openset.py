@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from numbers import Real
 
 import numpy as np
+from sklearn.utils import gen_batches
 
 from ._base import check_fitted
 from ._errors import refuse_complex
@@ -28,6 +29,7 @@ from ._errors import refuse_complex
 __all__ = [
     "OpenSetMixin",
     "UNKNOWN",
+    "GALLERY_CALIBRATION_PEOPLE",
     "SCORE_NORMS",
     "Verification",
     "class_distances",
@@ -41,6 +43,15 @@ __all__ = [
 
 #: The label a probe farther than the threshold from everyone enrolled gets.
 UNKNOWN = "unknown"
+
+#: The fewest enrolled people from which the command line (``train`` without ``--unknown``)
+#: and the app calibrate the threshold on the gallery itself (each person a stranger to the
+#: others, :meth:`OpenSetMixin.gallery_as_strangers`) by default.
+GALLERY_CALIBRATION_PEOPLE = 5
+
+#: Enrolled images matched at once by :meth:`OpenSetMixin.gallery_as_strangers` (bounds the
+#: (rows, n) distances held).
+_GALLERY_ROWS = 1024
 
 #: The normalisations :func:`normalized` knows.
 SCORE_NORMS = ("znorm", "tnorm")
@@ -453,23 +464,31 @@ class OpenSetMixin:
             )
         return None if self.threshold is None else float(self.threshold)
 
-    def calibrate_threshold(self, images, labels=None, *, far: float = 0.01) -> float:
+    def calibrate_threshold(self, images=None, labels=None, *, far: float = 0.01) -> float:
         """Set ``threshold`` so that at most ``far`` of impostor probes are accepted.
 
-        Impostors are probes whose label is not enrolled; their nearest
-        distance is what a threshold must reject. Returns the threshold.
+        Impostors are probes whose label is not enrolled; the distance the
+        decision judges (:meth:`decide`) is what a threshold must reject.
+        Without images the enrolled people stand in for them, each one a
+        stranger to the others (:meth:`gallery_as_strangers`): photographed
+        as the probes will be, which strangers from elsewhere seldom are.
+        Returns the threshold.
 
         Parameters
         ----------
-        images : (m, H, W) ndarray or ImageSet
+        images : (m, H, W) ndarray or ImageSet, optional
             Probes; those whose label is not enrolled are the impostors.
             With ``finder``, uncropped photos: every face the finder finds
             in a photo counts, with the photo's label (the faces
             :meth:`identify` will name), and a photo without one adds none.
+            Default: the gallery, one person left out at a time (at least
+            two people enrolled).
         labels : (m,) array-like or None
             Their labels (an ImageSet brings its own).
         far : float, default 0.01
-            False-accept rate to allow, in ``[0, 1)``.
+            False-accept rate to allow, in ``[0, 1)``. With ``m``
+            impostors at most ``floor(far m)`` are accepted: a rate below
+            ``1 / m`` accepts none of them.
 
         Returns
         -------
@@ -479,6 +498,11 @@ class OpenSetMixin:
         if not (isinstance(far, Real) and 0.0 <= far < 1.0):
             raise ValueError(f"far must lie in [0, 1), got {far!r}")
         check_fitted(self, "gallery_")
+        if images is None:
+            if labels is not None:
+                raise ValueError("labels were given without images: pass the images they label")
+            self.threshold = calibrated_threshold(self.gallery_as_strangers(), far)
+            return self.threshold
         faces = self._from_photos(
             images, labels, labelled=True, every_face=True, min_images=int(self.finder is None)
         )  # photos may show none
@@ -486,11 +510,63 @@ class OpenSetMixin:
         if not impostor.any():
             raise ValueError(
                 "calibration needs impostor probes: images (with a finder, faces "
-                "found in photos) of people who are not enrolled"
+                "found in photos) of people who are not enrolled, or none at all to "
+                "calibrate on the enrolled people themselves"
             )
         _, decision = self._decide(self._codes(faces[impostor]))
         self.threshold = calibrated_threshold(decision, far)
         return self.threshold
+
+    def gallery_as_strangers(self):
+        """Each enrolled image's decision as a stranger's: against everyone else enrolled.
+
+        Leave one person out: the image is matched as :meth:`decide` matches
+        a probe (its ``k`` nearest images voting, the distance or its
+        ``score_norm``), with every image of its own person left out. Those
+        decisions are the impostor distances of people photographed as the
+        enrolled are, which :meth:`calibrate_threshold` reads without images.
+        ``"znorm"``'s statistics are the gallery's own, so an image also
+        counts among the impostors of the person it is matched with.
+
+        Returns
+        -------
+        (n,) ndarray
+            One decision per enrolled image, in ``gallery_`` order.
+        """
+        check_fitted(self, "gallery_")
+        labels, classes = self.gallery_labels_, self.classes_
+        own = np.searchsorted(classes, labels)
+        others = len(labels) - np.bincount(own, minlength=len(classes)).max()
+        smallest = {None: 2, "znorm": 2, "tnorm": 4}[self.score_norm]
+        if len(classes) < smallest or others < self.k:
+            raise ValueError(
+                f"calibrating on the gallery needs at least {smallest} enrolled people and, "
+                f"for each, {self.k} (k) images of the others; got {len(classes)} people: "
+                "enrol more people, or calibrate on images of strangers"
+            )
+        # each row's other classes, in class order: its own column taken out
+        other_classes = np.stack([np.delete(np.arange(len(classes)), c) for c in own])
+        decisions = np.empty(len(labels))
+        for rows in gen_batches(len(labels), _GALLERY_ROWS):
+            distances = self._pairwise_codes(self.gallery_[rows], self.gallery_)
+            distances[labels[rows, None] == labels[None]] = np.inf
+            nearest = np.argsort(distances, axis=1, kind="stable")[:, : self.k]
+            named = self._voted(labels[nearest])
+            if self.score_norm is None:
+                decisions[rows] = np.take_along_axis(distances, nearest[:, :1], axis=1)[:, 0]
+                continue
+            columns = other_classes[rows]
+            scores = np.take_along_axis(
+                class_distances(distances, labels, classes), columns, axis=1
+            )
+            if self.score_norm == "znorm":
+                statistics = self.score_statistics_[columns]
+                scores = (scores - statistics[..., 0]) / statistics[..., 1]
+            else:
+                scores = normalized(scores, "tnorm")
+            at = np.argmax(columns == np.searchsorted(classes, named)[:, None], axis=1)
+            decisions[rows] = scores[np.arange(len(at)), at]
+        return decisions
 
 
 def _vote(labels):

@@ -727,3 +727,42 @@ def test_recognise_people_from_a_zip_of_their_photos(imm):
     at.sidebar.file_uploader(key="gallery-zip").upload("one.zip", single.getvalue()).run()
     assert not at.exception
     assert any("needs at least two photos" in e.value for e in at.error)
+
+
+def test_a_zip_of_five_people_or_more_calibrates_on_them(imm):
+    """With five people or more enrolled from photos, the default threshold is calibrated on
+    them, each a stranger to the others, at 1% (rounded down to the slider's hundredths):
+    before, it was the identity model's own decision, which named an IMM stranger as one of
+    the enrolled (IMM's studio photos look alike to a model trained on news photos)."""
+    import zipfile
+
+    import eigenvision as ev
+    from eigenvision.openset import calibrated_threshold
+
+    def photo(name):
+        return (imm.images[list(imm.names).index(f"{name}.jpg")] * 255).astype("uint8")
+
+    people = [f"{p:02d}" for p in range(1, 7)]
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as zipped:
+        for person in people:
+            for i in (1, 2):
+                zipped.writestr(f"{person}/{i}.png", _png(photo(f"{person}_0{i}")))
+    at = _app("Recognise")
+    at.sidebar.radio(key="gallery").set_value("photos of my own (zip)").run()
+    at.sidebar.file_uploader(key="gallery-zip").upload("people.zip", archive.getvalue()).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    finder, model = ev.faces.photos.default_finder(), ev.default_identity_model()
+    rec = ev.Recognizer(method="plda", feature=model, finder=finder)
+    rec.fit([photo(f"{person}_0{i}") for person in people for i in (1, 2)], np.repeat(people, 2))
+    expected = np.floor(100 * calibrated_threshold(rec.gallery_as_strangers(), 0.01)) / 100
+    stranger = photo("10_01")
+    at.file_uploader(key="recognise-photo").upload("stranger.png", _png(stranger)).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    slider = at.slider(key="photo-threshold")
+    assert slider.value == pytest.approx(expected) and expected < -model.threshold_
+    assert "Calibrated on the 6 enrolled people" in slider.help
+    captions = [image.caption for element in at.get("image") for image in element.proto.imgs]
+    assert [c for c in captions if c] and all(
+        c.startswith(f"{ev.UNKNOWN} (") for c in captions if c
+    ), captions

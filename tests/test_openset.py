@@ -103,3 +103,52 @@ def test_unknown_score_norm_is_refused():
     images, labels = _people()
     with pytest.raises(ValueError, match="score_norm"):
         ev.Recognizer(4, score_norm="snorm").fit(images, labels)
+
+
+@pytest.mark.parametrize(
+    ("k", "score_norm"), [(1, None), (3, None), (1, "znorm"), (1, "tnorm"), (3, "tnorm")]
+)
+def test_the_gallery_calibrates_as_its_own_strangers(k, score_norm):
+    """gallery_as_strangers: each enrolled image decided as a probe is (the k nearest vote,
+    the voted person's normalised distance) with its own person's images left out, against a
+    loop over the codes; calibrate_threshold() without images sets the threshold from those
+    decisions, accepting at most floor(far n) of them."""
+    images, labels = _people()
+    rec = ev.Recognizer(4, k=k, score_norm=score_norm).fit(images, labels)
+    codes = rec.feature_.transform(images)
+    raw = np.sqrt(((codes[:, None] - codes[None]) ** 2).sum(-1))
+    people = np.arange(7)
+    nearest = np.stack([raw[:, labels == c].min(1) for c in people], axis=1)
+    z_stats = [(nearest[labels != c, c].mean(), nearest[labels != c, c].std()) for c in people]
+    expected = []
+    for i in range(len(labels)):
+        others = np.flatnonzero(labels != labels[i])
+        order = others[np.argsort(raw[i, others], kind="stable")][:k]
+        votes = np.bincount(labels[order], minlength=7)
+        named = next(label for label in labels[order] if votes[label] == votes.max())
+        if score_norm is None:
+            expected.append(raw[i, order[0]])
+        elif score_norm == "znorm":
+            expected.append((nearest[i, named] - z_stats[named][0]) / z_stats[named][1])
+        else:
+            cohort = np.delete(nearest[i], [labels[i], named])
+            expected.append((nearest[i, named] - cohort.mean()) / cohort.std())
+    decisions = rec.gallery_as_strangers()
+    np.testing.assert_allclose(decisions, expected, rtol=1e-5)  # the gallery keeps float32 codes
+    threshold = rec.calibrate_threshold(far=0.1)
+    assert threshold == rec.threshold
+    assert np.sum(decisions <= threshold) == int(np.floor(0.1 * len(labels)))
+
+
+def test_calibrating_on_the_gallery_needs_people_to_leave_out():
+    images, labels = _people(n_people=3)
+    alone = ev.Recognizer(2).fit(images[labels == 0], labels[labels == 0])
+    with pytest.raises(ValueError, match="at least 2 enrolled people"):
+        alone.calibrate_threshold()
+    with pytest.raises(ValueError, match="at least 4 enrolled people"):
+        ev.Recognizer(2, score_norm="tnorm").fit(images, labels).calibrate_threshold()
+    two = ev.Recognizer(2).fit(images[labels < 2], labels[labels < 2])
+    with pytest.raises(ValueError, match="labels were given without images"):
+        two.calibrate_threshold(labels=labels[:3])
+    with pytest.raises(ValueError, match=r"5 \(k\) images of the others"):
+        ev.Recognizer(2, k=5).fit(images[labels < 2], labels[labels < 2]).calibrate_threshold()

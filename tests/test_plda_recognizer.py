@@ -88,6 +88,16 @@ def test_plda_recognizer_verifies_enrols_and_calibrates_without_refitting(backgr
     threshold = rec.calibrate_threshold(probes[strangers], probe_labels[strangers], far=0.1)
     assert np.mean(rec.predict(probes[strangers]) != ev.UNKNOWN) <= 0.1
     assert threshold == rec.threshold
+    # without strangers: each enrolled person a stranger to the others, by the same ratio
+    codes = model.encode(
+        np.concatenate([gallery[enrolled], gallery[gallery_labels == newcomer][:1]])
+    )
+    ratios = model.pairwise_log_odds(codes, codes)
+    ratios[rec.gallery_labels_[:, None] == rec.gallery_labels_[None]] = -np.inf
+    as_strangers = -ratios.max(axis=1)
+    np.testing.assert_allclose(rec.gallery_as_strangers(), as_strangers, rtol=1e-5)
+    assert as_strangers.min() - 1e-6 < rec.calibrate_threshold(far=0.0) < as_strangers.min()
+    rec.threshold = threshold
     copy = clone(rec)
     assert copy.feature is model
     path = ev.save(rec, tmp_path / "plda.npz")

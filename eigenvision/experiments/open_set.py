@@ -10,6 +10,9 @@ people, images 1-5 train, 6-10 test, settings by cross-validation on 1-5),
 and verification of same/different pairs of people 21-40 by models trained
 on people 1-20. IMM (12 people, crops aligned on the eyes) follows the same
 protocol with people 1-6 enrolled, 7-9 calibrating and 10-12 impostors.
+Each threshold is also calibrated without the calibration people, on the
+enrolled images themselves, each person left out in turn as a stranger to
+the others (:meth:`~eigenvision.Recognizer.calibrate_threshold` without images).
 
 ``plda``: the shipped identity model as the background
 (:func:`~eigenvision.default_identity_model`, trained on LFW: no AT&T or IMM
@@ -189,7 +192,12 @@ def scores(rec, probes: ImageSet, *, map_score=False):
 
 
 def open_set(rec, enrolled, calibration, genuine, impostors, *, map_score=False):
-    """The open-set numbers of a fitted recognizer: ROC, calibrated operating point, rank-1."""
+    """The open-set numbers of a fitted recognizer: ROC, calibrated operating point, rank-1.
+
+    Calibrated twice, each for :data:`FARS`' first rate: on the calibration people
+    (``calibrated_*``) and on the enrolled people as each other's strangers
+    (``gallery_calibrated_*``, :meth:`~eigenvision.Recognizer.gallery_as_strangers`).
+    """
     genuine_score, named = scores(rec, genuine, map_score=map_score)
     correct = named == genuine.labels
     impostor_score, _ = scores(rec, impostors, map_score=map_score)
@@ -201,6 +209,10 @@ def open_set(rec, enrolled, calibration, genuine, impostors, *, map_score=False)
         "calibrated_far": float(np.mean(impostor_score >= threshold)),
         "curve": (far, dir_),
     }
+    if not map_score:  # the enrolled as each other's strangers: no calibration people
+        threshold = threshold_at(-rec.gallery_as_strangers(), FARS[0])
+        result["gallery_calibrated_tar"] = float(np.mean((genuine_score >= threshold) & correct))
+        result["gallery_calibrated_far"] = float(np.mean(impostor_score >= threshold))
     for target in FARS:
         result[f"tar_at_far_{target:g}"] = rate_at(far, dir_, target)
     result["auc"] = auc(
@@ -263,6 +275,11 @@ def protocol(
             far, dir_ = row.pop("curve")
             curves[f"{name} (TAR@1% {100 * row['tar_at_far_0.01']:.0f}%)"] = (far, dir_)
             marks[f"{name} calibrated"] = (row["calibrated_far"], row["calibrated_tar"])
+            if "gallery_calibrated_far" in row:
+                marks[f"{name} calibrated on the enrolled"] = (
+                    row["gallery_calibrated_far"],
+                    row["gallery_calibrated_tar"],
+                )
             row.update(settings=dict(params), cross_validation=cv_rate)
             table[name] = row
         # the same settings, the decision normalised (plda's ratio takes no normalisation)
