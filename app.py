@@ -400,6 +400,8 @@ def photo_gallery() -> ev.Recognizer | None:
         )
         return None
     recognizer.fit(np.stack(crops), labels)
+    if len(recognizer.classes_) >= GALLERY_CALIBRATION_PEOPLE:
+        recognizer.centre_on_gallery()  # the enrolled photos' conditions are the probes'
     recognizer.set_params(finder=finder)  # probes are photos, cut as the faces above
     st.session_state["gallery-model"] = (key, recognizer)
     return recognizer

@@ -178,6 +178,10 @@ def _cmd_train(args) -> int:
         model.check_component_count(images, option="--n-components")
         model.fit(images)
         trained_on = f"{len(images)} images"
+    centred = ""
+    if model.method == "plda" and len(model.classes_) >= GALLERY_CALIBRATION_PEOPLE:
+        model.centre_on_gallery()  # the enrolled photos' conditions are the probes'
+        centred = ", the identity model centred on them"
     calibrated = (
         "; every face gets the nearest name (--unknown FOLDER, or "
         f"{GALLERY_CALIBRATION_PEOPLE} people or more, sets a threshold)"
@@ -206,7 +210,7 @@ def _cmd_train(args) -> int:
     )
     print(
         f"trained {model.method} ({feature}) on "
-        f"{trained_on} of {len(model.classes_)} classes{calibrated}; saved {args.output}"
+        f"{trained_on} of {len(model.classes_)} classes{centred}{calibrated}; saved {args.output}"
     )
     return 0
 

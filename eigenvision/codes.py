@@ -17,10 +17,11 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.utils import get_tags
 
+from ._base import check_fitted
 from .bayesian import BayesianSpace
 from .eigenspace import Eigenspace
 from .fisher import FisherSpace
-from .identity import IdentityModel
+from .identity import IdentityModel, centred_on
 from .neighbors import METRICS, check_metric, squared_distances
 from .views import resized, view_count, virtual_views
 
@@ -279,6 +280,31 @@ class CodesMixin:
             statistics = self._gallery_statistics() if gallery else None
             return -self.feature.pairwise_log_odds(codes_a, codes_b, statistics_b=statistics)
         return self._metric_distance(np.sqrt(squared_distances(codes_a, codes_b)))
+
+    def centre_on_gallery(self):
+        """Centre the identity model's codes on the enrolled faces (``method="plda"``).
+
+        The enrolled faces stand in for the photos to come:
+        ``feature`` becomes :func:`~eigenvision.identity.centred_on` of it by
+        the gallery's codes (nothing is encoded again) and the gallery's codes
+        move with it, so the recognizer answers as one fitted with the centred
+        model would. Faces enrolled later are encoded by the centred model.
+        With a few people, centring centres on them: enrol many first.
+
+        Returns
+        -------
+        self
+        """
+        if self.method != "plda":
+            raise ValueError(
+                f"centre_on_gallery centres the identity model of method='plda', not "
+                f"method={self.method!r}"
+            )
+        check_fitted(self, "gallery_")
+        gallery = np.asarray(self.gallery_, dtype=np.float64)
+        self.feature = centred_on(self.feature, codes=gallery)
+        self.gallery_ = (gallery - gallery.mean(axis=0)).astype(self.gallery_.dtype)
+        return self
 
     def _gallery_statistics(self):
         """The identity model's cohort statistics of ``gallery_``, kept between queries.

@@ -1534,7 +1534,7 @@ def half_precision(model):
     return halved
 
 
-def centred_on(model, crops):
+def centred_on(model, crops=None, *, codes=None):
     """A copy of an identity model whose codes are centred on faces of another kind of photo.
 
     Unsupervised mean adaptation, as speaker verification moves an
@@ -1557,6 +1557,9 @@ def centred_on(model, crops):
         gallery, a set of strangers), cut for the model
         (:func:`~eigenvision.faces.compare.model_crop`); ``n >= 2``. Faces of
         one or two people would centre the codes on those people.
+    codes : (n, r) ndarray, optional
+        Instead of ``crops``, their codes (``model.encode(crops)``, e.g. a
+        :class:`~eigenvision.Recognizer`'s ``gallery_``): nothing is encoded again.
 
     Returns
     -------
@@ -1575,20 +1578,33 @@ def centred_on(model, crops):
             "centred_on needs a model with length_norm=True: its codes are centred after "
             "the length normalisation"
         )
-    crops = np.asarray(crops)
-    if crops.ndim != 3 or len(crops) < 2:
+    if (crops is None) == (codes is None):
+        raise ValueError("centred_on takes the faces' crops or their codes, one of the two")
+    if codes is None:
+        crops = np.asarray(crops)
+        if crops.ndim != 3 or len(crops) < 2:
+            raise ValueError(
+                f"crops must be an (n, H, W) stack of at least 2 faces of many people, got "
+                f"shape {crops.shape}"
+            )
+        codes = model.encode(crops)
+    plda = model.plda_
+    blocks = plda.models_.values() if isinstance(plda, PLDAFusion) else [plda]
+    width = sum(len(block.code_mean_) for block in blocks)
+    codes = np.asarray(codes, dtype=np.float64)
+    if codes.shape[1:] != (width,) or len(codes) < 2 or not np.all(np.isfinite(codes)):
         raise ValueError(
-            f"crops must be an (n, H, W) stack of at least 2 faces of many people, got shape "
-            f"{crops.shape}"
+            f"codes must be an (n, {width}) array of at least 2 finite codes of this model "
+            f"(model.encode(crops)), got shape {codes.shape}"
         )
-    shift = model.encode(crops).mean(axis=0)
+    shift = codes.mean(axis=0)
 
     def moved(block, part):
         block = copy.copy(block)
         block.code_mean_ = block.code_mean_ + part
         return block
 
-    plda, adapted = model.plda_, copy.copy(model)
+    adapted = copy.copy(model)
     if isinstance(plda, PLDAFusion):
         cuts = plda._cuts(len(shift), "codes")
         adapted.plda_ = copy.copy(plda)

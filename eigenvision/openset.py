@@ -44,9 +44,11 @@ __all__ = [
 #: The label a probe farther than the threshold from everyone enrolled gets.
 UNKNOWN = "unknown"
 
-#: The fewest enrolled people from which the command line (``train`` without ``--unknown``)
-#: and the app calibrate the threshold on the gallery itself (each person a stranger to the
-#: others, :meth:`OpenSetMixin.gallery_as_strangers`) by default.
+#: The fewest enrolled people from which the command line (``train``) and the app centre
+#: the identity model on the gallery (``method="plda"``,
+#: :meth:`~eigenvision.Recognizer.centre_on_gallery`) and, without strangers, calibrate the
+#: threshold on it (each person a stranger to the others,
+#: :meth:`OpenSetMixin.gallery_as_strangers`) by default.
 GALLERY_CALIBRATION_PEOPLE = 5
 
 #: Enrolled images matched at once by :meth:`OpenSetMixin.gallery_as_strangers` (bounds the

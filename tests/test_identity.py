@@ -802,6 +802,10 @@ def test_centred_on_moves_every_code_and_the_cohort_by_the_new_faces_mean(rng, m
     np.testing.assert_array_equal(
         [block.code_mean_ for block in model.plda_.models_.values()], fitted_means
     )  # the model adapted from is left as it was
+    # the faces' codes instead of the faces: the same model, nothing encoded again
+    by_codes = centred_on(model, codes=model.plda_.encode(domain))
+    np.testing.assert_allclose(by_codes.plda_.encode(X[20:30]), codes, atol=1e-12)
+    np.testing.assert_array_equal(by_codes.cohort_coordinates_, adapted.cohort_coordinates_)
 
 
 def test_centred_on_refuses_what_it_cannot_centre(rng):
@@ -814,6 +818,13 @@ def test_centred_on_refuses_what_it_cannot_centre(rng):
         model.encode(np.zeros((0, 24, 24)))
     with pytest.raises(TypeError, match="centred_on takes an IdentityModel"):
         centred_on(model.plda_, np.zeros((3, 24, 24)))
+    with pytest.raises(ValueError, match="crops or their codes, one of the two"):
+        centred_on(model)
+    with pytest.raises(ValueError, match="crops or their codes, one of the two"):
+        centred_on(model, np.zeros((3, 24, 24)), codes=np.zeros((3, 8)))
+    for codes in (np.zeros((3, 7)), np.zeros((1, 8)), np.full((3, 8), np.nan)):
+        with pytest.raises(ValueError, match=r"an \(n, 8\) array of at least 2 finite codes"):
+            centred_on(model, codes=codes)
     plain = _two_descriptions(pca_components=6, n_components=2, length_norm=False, cohort_size=0)
     plain.fit_descriptors(X, y)
     with pytest.raises(ValueError, match="length_norm=True"):

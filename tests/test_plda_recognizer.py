@@ -143,8 +143,26 @@ def test_plda_recognizer_on_photos_with_the_shipped_models(imm, tmp_path, capsys
     saved = tmp_path / "plda.npz"
     train = ["-q", "train", str(tmp_path / "train"), "--photos", "--method", "plda"]
     assert main([*train, "-o", str(saved)]) == 0
-    assert "plda (the shipped identity model) on 3 photos" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "plda (the shipped identity model) on 3 photos" in out and "centred" not in out
     assert ev.load(saved).feature.shape == model.shape
+    # five people: the model centred on them and the threshold calibrated on them, as the
+    # Recognizer's own methods do on the faces enrolled above
+    for p in people[3:]:
+        folder = tmp_path / "train" / f"p{p}"
+        folder.mkdir(parents=True)
+        Image.fromarray((photo(p, 1) * 255).astype(np.uint8)).save(folder / "a.png")
+    assert main([*train, "-o", str(saved)]) == 0
+    out = capsys.readouterr().out
+    assert "the identity model centred on them" in out and "as strangers to each other" in out
+    loaded = ev.load(saved)
+    np.testing.assert_allclose(loaded.gallery_.mean(axis=0), 0, atol=1e-6)
+    by_hand = ev.Recognizer(method="plda", feature=model, finder=ev.default_finder())
+    by_hand.fit(*ev.load_photos(tmp_path / "train")[:2]).centre_on_gallery()  # the same files
+    assert loaded.threshold == pytest.approx(by_hand.calibrate_threshold(), rel=1e-4)
+    np.testing.assert_allclose(
+        loaded.kneighbors(probes[:2], k=2)[0], by_hand.kneighbors(probes[:2], k=2)[0], rtol=1e-4
+    )
 
 
 def test_plda_recognizer_keeps_its_gallerys_cohort_statistics_between_queries(background):
@@ -206,3 +224,30 @@ def test_plda_recognizer_keeps_its_gallerys_cohort_statistics_between_queries(ba
     with pytest.raises(ValueError, match="statistics_b must be"):
         codes = rec.gallery_
         model.pairwise_log_odds(codes[:2], codes, statistics_b=(np.zeros(3), np.ones(3)))
+
+
+def test_centring_on_the_gallery_answers_as_enrolling_with_the_centred_model(background):
+    """centre_on_gallery: the recognizer centres its identity model on its enrolled codes and
+    moves them along, and then answers (distances, leave-one-person-out calibration) as a
+    recognizer enrolled with centred_on(model, gallery crops) from the start; the model it
+    was given is left as it was, and other methods are refused by name."""
+    from eigenvision.identity import centred_on
+
+    model, images, labels = background
+    (gallery, gallery_labels), (probes, _) = _split(images, labels, 3)
+    means = [block.code_mean_.copy() for block in model.plda_.models_.values()]
+    rec = ev.Recognizer(method="plda", feature=model).fit(gallery, gallery_labels)
+    before = rec.kneighbors(probes[:5], k=3)[0]
+    assert rec.centre_on_gallery() is rec and rec.feature is not model
+    reference = ev.Recognizer(method="plda", feature=centred_on(model, gallery))
+    reference.fit(gallery, gallery_labels)
+    np.testing.assert_allclose(rec.gallery_, reference.gallery_, atol=1e-5)
+    after = rec.kneighbors(probes[:5], k=3)[0]
+    np.testing.assert_allclose(after, reference.kneighbors(probes[:5], k=3)[0], rtol=1e-4)
+    assert np.abs(after - before).max() > 1e-3  # the codes did move
+    np.testing.assert_allclose(
+        rec.gallery_as_strangers(), reference.gallery_as_strangers(), rtol=1e-4
+    )
+    np.testing.assert_array_equal([b.code_mean_ for b in model.plda_.models_.values()], means)
+    with pytest.raises(ValueError, match="method='plda', not method='eigenfaces'"):
+        ev.Recognizer(2).fit(gallery, gallery_labels).centre_on_gallery()
