@@ -614,9 +614,10 @@ def unknown_beyond(
     """The default distance beyond which a face is unknown, and what it means: the model's
     calibrated threshold; for the identity model (plda), the one calibrated on the enrolled
     people as strangers to each other (:meth:`~eigenvision.Recognizer.gallery_as_strangers`)
-    with enough of them, else its own decision; for the others, the one that accepts 95% of
-    the held-out images of the enrolled people, else the gallery's calibration, else (an
-    uploaded model without either) the model's closed set, every face named.
+    with enough of them, else its own decision; for the others (their features are fitted to
+    the enrolled people, who look farther apart than strangers), the one that accepts 95% of
+    the held-out images of the enrolled people, else (an uploaded model without them) the
+    model's closed set, every face named.
 
     A stranger was named before: the default was the median of the probe's own ``distances``,
     so the one face of a photo always got a name. The identity model's own decision, the
@@ -624,8 +625,7 @@ def unknown_beyond(
     if recognizer.threshold is not None:
         return float(recognizer.threshold), "The model's threshold (calibrated on strangers)."
     people = len(recognizer.classes_)
-    by_gallery = people >= GALLERY_CALIBRATION_PEOPLE
-    if by_gallery and (recognizer.method == "plda" or probes is None or not len(probes)):
+    if recognizer.method == "plda" and people >= GALLERY_CALIBRATION_PEOPLE:
         threshold = calibrated_threshold(recognizer.gallery_as_strangers(), GALLERY_FAR)
         return (
             float(np.floor(100 * threshold) / 100),  # rounded down: no more strangers let in

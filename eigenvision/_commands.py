@@ -178,13 +178,15 @@ def _cmd_train(args) -> int:
         model.check_component_count(images, option="--n-components")
         model.fit(images)
         trained_on = f"{len(images)} images"
+    # a model trained on other people (plda) reads the enrolled people's own conditions and
+    # strangers from them; every other feature is fitted to them
+    by_gallery = model.method == "plda" and len(model.classes_) >= GALLERY_CALIBRATION_PEOPLE
     centred = ""
-    if model.method == "plda" and len(model.classes_) >= GALLERY_CALIBRATION_PEOPLE:
-        model.centre_on_gallery()  # the enrolled photos' conditions are the probes'
+    if by_gallery:
+        model.centre_on_gallery()
         centred = ", the identity model centred on them"
-    calibrated = (
-        "; every face gets the nearest name (--unknown FOLDER, or "
-        f"{GALLERY_CALIBRATION_PEOPLE} people or more, sets a threshold)"
+    calibrated = "; every face gets the nearest name (--unknown FOLDER sets a threshold" + (
+        f", as do {GALLERY_CALIBRATION_PEOPLE} people or more)" if model.method == "plda" else ")"
     )
     if unknown is not None:
         threshold = model.calibrate_threshold(*unknown, far=args.far)
@@ -194,7 +196,7 @@ def _cmd_train(args) -> int:
         )
     elif args.closed_set:
         calibrated = "; every face gets the nearest name (--closed-set)"
-    elif len(model.classes_) >= GALLERY_CALIBRATION_PEOPLE:
+    elif by_gallery:
         threshold = model.calibrate_threshold(far=args.far)
         calibrated = (
             f"; unknown beyond distance {threshold:.4g} (false-accept rate {args.far:g}, "
@@ -615,16 +617,17 @@ def _options_train(parser):
         "--unknown",
         metavar="FOLDER",
         help="images (photos, with --photos) of people not in SOURCE, one "
-        "sub-folder each: sets the distance beyond which a face is unknown (default: "
-        "calibrated on SOURCE's people as strangers to each other)",
+        "sub-folder each: sets the distance beyond which a face is unknown (default: none; "
+        f"method plda with {GALLERY_CALIBRATION_PEOPLE} people or more: calibrated on SOURCE's "
+        "people as strangers to each other)",
     )
     parser.add_argument(
         "--far",
         type=rate,
         default=0.01,
-        help="the share of strangers to accept: of --unknown's people, or without it of the "
-        f"enrolled people as strangers to each other ({GALLERY_CALIBRATION_PEOPLE} or more; "
-        "default 0.01)",
+        help="the share of strangers to accept: of --unknown's people, or without it (method "
+        f"plda, {GALLERY_CALIBRATION_PEOPLE} people or more) of the enrolled people as "
+        "strangers to each other (default 0.01)",
     )
     parser.add_argument(
         "--closed-set",

@@ -48,7 +48,7 @@ UNKNOWN = "unknown"
 #: the identity model on the gallery (``method="plda"``,
 #: :meth:`~eigenvision.Recognizer.centre_on_gallery`) and, without strangers, calibrate the
 #: threshold on it (each person a stranger to the others,
-#: :meth:`OpenSetMixin.gallery_as_strangers`) by default.
+#: :meth:`OpenSetMixin.gallery_as_strangers`) by default, for ``"plda"`` alone.
 GALLERY_CALIBRATION_PEOPLE = 5
 
 #: Enrolled images matched at once by :meth:`OpenSetMixin.gallery_as_strangers` (bounds the
@@ -474,6 +474,8 @@ class OpenSetMixin:
         Without images the enrolled people stand in for them, each one a
         stranger to the others (:meth:`gallery_as_strangers`): photographed
         as the probes will be, which strangers from elsewhere seldom are.
+        Only for ``method="plda"``: every other method fits its feature to
+        the enrolled people, who then look farther apart than strangers.
         Returns the threshold.
 
         Parameters
@@ -483,8 +485,8 @@ class OpenSetMixin:
             With ``finder``, uncropped photos: every face the finder finds
             in a photo counts, with the photo's label (the faces
             :meth:`identify` will name), and a photo without one adds none.
-            Default: the gallery, one person left out at a time (at least
-            two people enrolled).
+            Default (``method="plda"``): the gallery, one person left out at a
+            time (at least two people enrolled).
         labels : (m,) array-like or None
             Their labels (an ImageSet brings its own).
         far : float, default 0.01
@@ -503,6 +505,13 @@ class OpenSetMixin:
         if images is None:
             if labels is not None:
                 raise ValueError("labels were given without images: pass the images they label")
+            if self.method != "plda":
+                raise ValueError(
+                    f"method={self.method!r} fits its feature to the enrolled people, who then "
+                    "look farther apart than strangers do: calibrating on them lets strangers "
+                    "in. Pass images of strangers, or use method='plda' (a model trained on "
+                    "other people), which calibrates on the enrolled people without images"
+                )
             self.threshold = calibrated_threshold(self.gallery_as_strangers(), far)
             return self.threshold
         faces = self._from_photos(
@@ -528,7 +537,10 @@ class OpenSetMixin:
         decisions are the impostor distances of people photographed as the
         enrolled are, which :meth:`calibrate_threshold` reads without images.
         ``"znorm"``'s statistics are the gallery's own, so an image also
-        counts among the impostors of the person it is matched with.
+        counts among the impostors of the person it is matched with. A
+        feature fitted to the enrolled people (every method but ``"plda"``)
+        sets them farther apart than strangers: their decisions are then no
+        stranger's.
 
         Returns
         -------

@@ -111,8 +111,8 @@ def test_unknown_score_norm_is_refused():
 def test_the_gallery_calibrates_as_its_own_strangers(k, score_norm):
     """gallery_as_strangers: each enrolled image decided as a probe is (the k nearest vote,
     the voted person's normalised distance) with its own person's images left out, against a
-    loop over the codes; calibrate_threshold() without images sets the threshold from those
-    decisions, accepting at most floor(far n) of them."""
+    loop over the codes. calibrate_threshold() without images refuses a feature fitted to
+    the enrolled people (the open_set experiment: they look farther apart than strangers)."""
     images, labels = _people()
     rec = ev.Recognizer(4, k=k, score_norm=score_norm).fit(images, labels)
     codes = rec.feature_.transform(images)
@@ -135,20 +135,20 @@ def test_the_gallery_calibrates_as_its_own_strangers(k, score_norm):
             expected.append((nearest[i, named] - cohort.mean()) / cohort.std())
     decisions = rec.gallery_as_strangers()
     np.testing.assert_allclose(decisions, expected, rtol=1e-5)  # the gallery keeps float32 codes
-    threshold = rec.calibrate_threshold(far=0.1)
-    assert threshold == rec.threshold
-    assert np.sum(decisions <= threshold) == int(np.floor(0.1 * len(labels)))
+    with pytest.raises(ValueError, match="fits its feature to the enrolled people"):
+        rec.calibrate_threshold(far=0.1)
+    assert rec.threshold is None
 
 
 def test_calibrating_on_the_gallery_needs_people_to_leave_out():
     images, labels = _people(n_people=3)
     alone = ev.Recognizer(2).fit(images[labels == 0], labels[labels == 0])
     with pytest.raises(ValueError, match="at least 2 enrolled people"):
-        alone.calibrate_threshold()
+        alone.gallery_as_strangers()
     with pytest.raises(ValueError, match="at least 4 enrolled people"):
-        ev.Recognizer(2, score_norm="tnorm").fit(images, labels).calibrate_threshold()
+        ev.Recognizer(2, score_norm="tnorm").fit(images, labels).gallery_as_strangers()
     two = ev.Recognizer(2).fit(images[labels < 2], labels[labels < 2])
     with pytest.raises(ValueError, match="labels were given without images"):
         two.calibrate_threshold(labels=labels[:3])
     with pytest.raises(ValueError, match=r"5 \(k\) images of the others"):
-        ev.Recognizer(2, k=5).fit(images[labels < 2], labels[labels < 2]).calibrate_threshold()
+        ev.Recognizer(2, k=5).fit(images[labels < 2], labels[labels < 2]).gallery_as_strangers()

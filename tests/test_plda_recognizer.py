@@ -163,6 +163,8 @@ def test_plda_recognizer_on_photos_with_the_shipped_models(imm, tmp_path, capsys
     np.testing.assert_allclose(
         loaded.kneighbors(probes[:2], k=2)[0], by_hand.kneighbors(probes[:2], k=2)[0], rtol=1e-4
     )
+    assert main([*train, "-o", str(saved), "--closed-set"]) == 0
+    assert "(--closed-set)" in capsys.readouterr().out and ev.load(saved).threshold is None
 
 
 def test_plda_recognizer_keeps_its_gallerys_cohort_statistics_between_queries(background):
