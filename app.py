@@ -603,7 +603,7 @@ def threshold_slider(
     """The "unknown beyond distance" slider, from its default (:func:`unknown_beyond`) over the
     probes' distances; below 0 too where distances are (minus the identity model's scores, plda)."""
     default, meaning = unknown_beyond(recognizer, probes, distances)
-    low = min(0.0, 2 * float(distances.min()), default)
+    low = min(0.0, 2 * float(distances.min()), 2 * default)  # a negative default: room below
     high = max(0.0, 2 * float(distances.max()), default) + 1e-6
     return st.slider("Unknown beyond distance", low, high, default, key=key, help=meaning)
 
