@@ -558,8 +558,6 @@ class OpenSetMixin:
                 f"for each, {self.k} (k) images of the others; got {len(classes)} people: "
                 "enrol more people, or calibrate on images of strangers"
             )
-        # each row's other classes, in class order: its own column taken out
-        other_classes = np.stack([np.delete(np.arange(len(classes)), c) for c in own])
         decisions = np.empty(len(labels))
         for rows in gen_batches(len(labels), _GALLERY_ROWS):
             distances = self._pairwise_codes(self.gallery_[rows], self.gallery_)
@@ -569,7 +567,9 @@ class OpenSetMixin:
             if self.score_norm is None:
                 decisions[rows] = np.take_along_axis(distances, nearest[:, :1], axis=1)[:, 0]
                 continue
-            columns = other_classes[rows]
+            # each row's other classes, in class order: its own column taken out
+            columns = np.arange(len(classes) - 1)[None]
+            columns = columns + (columns >= own[rows, None])
             scores = np.take_along_axis(
                 class_distances(distances, labels, classes), columns, axis=1
             )
