@@ -189,10 +189,11 @@ def _cmd_train(args) -> int:
         f", as do {GALLERY_CALIBRATION_PEOPLE} people or more)" if model.method == "plda" else ")"
     )
     if unknown is not None:
-        threshold = model.calibrate_threshold(*unknown, far=args.far)
+        threshold = model.calibrate_threshold(*unknown, far=args.far, enrolled=by_gallery)
         calibrated = (
             f"; unknown beyond distance {threshold:.4g} (false-accept rate {args.far:g} of "
-            "--unknown's people)"
+            "--unknown's people"
+            + (" and of the enrolled as strangers to each other)" if by_gallery else ")")
         )
     elif args.closed_set:
         calibrated = "; every face gets the nearest name (--closed-set)"
@@ -617,9 +618,9 @@ def _options_train(parser):
         "--unknown",
         metavar="FOLDER",
         help="images (photos, with --photos) of people not in SOURCE, one "
-        "sub-folder each: sets the distance beyond which a face is unknown (default: none; "
-        f"method plda with {GALLERY_CALIBRATION_PEOPLE} people or more: calibrated on SOURCE's "
-        "people as strangers to each other)",
+        "sub-folder each: sets the distance beyond which a face is unknown (method plda with "
+        f"{GALLERY_CALIBRATION_PEOPLE} people or more: with SOURCE's people as strangers to "
+        "each other, and without --unknown from those alone; otherwise default: none)",
     )
     parser.add_argument(
         "--far",

@@ -466,7 +466,9 @@ class OpenSetMixin:
             )
         return None if self.threshold is None else float(self.threshold)
 
-    def calibrate_threshold(self, images=None, labels=None, *, far: float = 0.01) -> float:
+    def calibrate_threshold(
+        self, images=None, labels=None, *, far: float = 0.01, enrolled=None
+    ) -> float:
         """Set ``threshold`` so that at most ``far`` of impostor probes are accepted.
 
         Impostors are probes whose label is not enrolled; the distance the
@@ -493,6 +495,11 @@ class OpenSetMixin:
             False-accept rate to allow, in ``[0, 1)``. With ``m``
             impostors at most ``floor(far m)`` are accepted: a rate below
             ``1 / m`` accepts none of them.
+        enrolled : bool, optional
+            Count the enrolled people as strangers to each other too
+            (``method="plda"``): with images of a few strangers, more
+            impostors photographed as the probes are. Default: True without
+            images, False with them.
 
         Returns
         -------
@@ -502,30 +509,32 @@ class OpenSetMixin:
         if not (isinstance(far, Real) and 0.0 <= far < 1.0):
             raise ValueError(f"far must lie in [0, 1), got {far!r}")
         check_fitted(self, "gallery_")
-        if images is None:
-            if labels is not None:
-                raise ValueError("labels were given without images: pass the images they label")
-            if self.method != "plda":
-                raise ValueError(
-                    f"method={self.method!r} fits its feature to the enrolled people, who then "
-                    "look farther apart than strangers do: calibrating on them lets strangers "
-                    "in. Pass images of strangers, or use method='plda' (a model trained on "
-                    "other people), which calibrates on the enrolled people without images"
-                )
-            self.threshold = calibrated_threshold(self.gallery_as_strangers(), far)
-            return self.threshold
-        faces = self._from_photos(
-            images, labels, labelled=True, every_face=True, min_images=int(self.finder is None)
-        )  # photos may show none
-        impostor = ~np.isin(faces.labels, self.gallery_labels_)
-        if not impostor.any():
+        enrolled = images is None if enrolled is None else bool(enrolled)
+        if images is None and not enrolled:
+            raise ValueError("calibration needs images of strangers, or enrolled=True")
+        if images is None and labels is not None:
+            raise ValueError("labels were given without images: pass the images they label")
+        if enrolled and self.method != "plda":
             raise ValueError(
-                "calibration needs impostor probes: images (with a finder, faces "
-                "found in photos) of people who are not enrolled, or none at all to "
-                "calibrate on the enrolled people themselves"
+                f"method={self.method!r} fits its feature to the enrolled people, who then "
+                "look farther apart than strangers do: calibrating on them lets strangers "
+                "in. Pass images of strangers, or use method='plda' (a model trained on "
+                "other people), which calibrates on the enrolled people without images"
             )
-        _, decision = self._decide(self._codes(faces[impostor]))
-        self.threshold = calibrated_threshold(decision, far)
+        decisions = [self.gallery_as_strangers()] if enrolled else []
+        if images is not None:
+            faces = self._from_photos(
+                images, labels, labelled=True, every_face=True, min_images=int(self.finder is None)
+            )  # photos may show none
+            impostor = ~np.isin(faces.labels, self.gallery_labels_)
+            if not impostor.any():
+                raise ValueError(
+                    "calibration needs impostor probes: images (with a finder, faces "
+                    "found in photos) of people who are not enrolled, or none at all to "
+                    "calibrate on the enrolled people themselves (method='plda')"
+                )
+            decisions.append(self._decide(self._codes(faces[impostor]))[1])
+        self.threshold = calibrated_threshold(np.concatenate(decisions), far)
         return self.threshold
 
     def gallery_as_strangers(self):

@@ -137,6 +137,8 @@ def test_the_gallery_calibrates_as_its_own_strangers(k, score_norm):
     np.testing.assert_allclose(decisions, expected, rtol=1e-5)  # the gallery keeps float32 codes
     with pytest.raises(ValueError, match="fits its feature to the enrolled people"):
         rec.calibrate_threshold(far=0.1)
+    with pytest.raises(ValueError, match="fits its feature to the enrolled people"):
+        rec.calibrate_threshold(images[:2], labels[:2] + 10, enrolled=True)
     assert rec.threshold is None
 
 

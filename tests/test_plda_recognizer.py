@@ -97,6 +97,15 @@ def test_plda_recognizer_verifies_enrols_and_calibrates_without_refitting(backgr
     as_strangers = -ratios.max(axis=1)
     np.testing.assert_allclose(rec.gallery_as_strangers(), as_strangers, rtol=1e-5)
     assert as_strangers.min() - 1e-6 < rec.calibrate_threshold(far=0.0) < as_strangers.min()
+    # both: the strangers' decisions and the enrolled people's, pooled
+    pooled = rec.calibrate_threshold(
+        probes[strangers], probe_labels[strangers], far=0.1, enrolled=True
+    )
+    decisions = np.concatenate([as_strangers, rec.decide(probes[strangers])[1]])
+    assert np.sum(decisions <= pooled) == int(np.floor(0.1 * len(decisions)))
+    assert pooled < np.sort(decisions)[int(np.floor(0.1 * len(decisions)))]
+    with pytest.raises(ValueError, match="images of strangers, or enrolled=True"):
+        rec.calibrate_threshold(enrolled=False)
     rec.threshold = threshold
     copy = clone(rec)
     assert copy.feature is model
@@ -163,6 +172,15 @@ def test_plda_recognizer_on_photos_with_the_shipped_models(imm, tmp_path, capsys
     np.testing.assert_allclose(
         loaded.kneighbors(probes[:2], k=2)[0], by_hand.kneighbors(probes[:2], k=2)[0], rtol=1e-4
     )
+    for p in (7, 8):  # strangers: pooled with the enrolled people as each other's
+        folder = tmp_path / "strangers" / f"s{p}"
+        folder.mkdir(parents=True)
+        Image.fromarray((photo(p, 1) * 255).astype(np.uint8)).save(folder / "a.png")
+    assert main([*train, "-o", str(saved), "--unknown", str(tmp_path / "strangers")]) == 0
+    assert "--unknown's people and of the enrolled as strangers" in capsys.readouterr().out
+    strangers = ev.load_photos(tmp_path / "strangers")[:2]
+    pooled = by_hand.calibrate_threshold(*strangers, enrolled=True)
+    assert ev.load(saved).threshold == pytest.approx(pooled, rel=1e-4)
     assert main([*train, "-o", str(saved), "--closed-set"]) == 0
     assert "(--closed-set)" in capsys.readouterr().out and ev.load(saved).threshold is None
 

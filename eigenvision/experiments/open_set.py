@@ -16,7 +16,7 @@ the others (:meth:`~eigenvision.Recognizer.gallery_as_strangers`): what
 :meth:`~eigenvision.Recognizer.calibrate_threshold` does without images for
 ``plda``, whose model is trained on other people; the other methods fit
 their features to the enrolled people, and the figures mark it for ``plda``
-alone.
+alone; and on both, pooled (``calibrate_threshold(..., enrolled=True)``).
 
 ``plda``: the shipped identity model as the background
 (:func:`~eigenvision.default_identity_model`, trained on LFW: no AT&T or IMM
@@ -198,15 +198,17 @@ def scores(rec, probes: ImageSet, *, map_score=False):
 def open_set(rec, enrolled, calibration, genuine, impostors, *, map_score=False):
     """The open-set numbers of a fitted recognizer: ROC, calibrated operating point, rank-1.
 
-    Calibrated twice, each for :data:`FARS`' first rate: on the calibration people
-    (``calibrated_*``) and on the enrolled people as each other's strangers
-    (``gallery_calibrated_*``, :meth:`~eigenvision.Recognizer.gallery_as_strangers`).
+    Calibrated three times, each for :data:`FARS`' first rate: on the calibration people
+    (``calibrated_*``), on the enrolled people as each other's strangers
+    (``gallery_calibrated_*``, :meth:`~eigenvision.Recognizer.gallery_as_strangers`) and on
+    both (``pooled_calibrated_*``).
     """
     genuine_score, named = scores(rec, genuine, map_score=map_score)
     correct = named == genuine.labels
     impostor_score, _ = scores(rec, impostors, map_score=map_score)
     far, dir_, _ = open_set_roc(genuine_score, correct, impostor_score)
-    threshold = threshold_at(scores(rec, calibration, map_score=map_score)[0], FARS[0])
+    calibration_score = scores(rec, calibration, map_score=map_score)[0]
+    threshold = threshold_at(calibration_score, FARS[0])
     result = {
         "rank1": float(correct.mean()),
         "calibrated_tar": float(np.mean((genuine_score >= threshold) & correct)),
@@ -214,9 +216,15 @@ def open_set(rec, enrolled, calibration, genuine, impostors, *, map_score=False)
         "curve": (far, dir_),
     }
     if not map_score:  # the enrolled as each other's strangers: no calibration people
-        threshold = threshold_at(-rec.gallery_as_strangers(), FARS[0])
-        result["gallery_calibrated_tar"] = float(np.mean((genuine_score >= threshold) & correct))
-        result["gallery_calibrated_far"] = float(np.mean(impostor_score >= threshold))
+        enrolled_scores = -rec.gallery_as_strangers()
+        for name, calibration_scores in (
+            ("gallery", enrolled_scores),
+            ("pooled", np.concatenate([enrolled_scores, calibration_score])),
+        ):
+            threshold = threshold_at(calibration_scores, FARS[0])
+            accepted = genuine_score >= threshold
+            result[f"{name}_calibrated_tar"] = float(np.mean(accepted & correct))
+            result[f"{name}_calibrated_far"] = float(np.mean(impostor_score >= threshold))
     for target in FARS:
         result[f"tar_at_far_{target:g}"] = rate_at(far, dir_, target)
     result["auc"] = auc(
@@ -280,10 +288,11 @@ def protocol(
             curves[f"{name} (TAR@1% {100 * row['tar_at_far_0.01']:.0f}%)"] = (far, dir_)
             marks[f"{name} calibrated"] = (row["calibrated_far"], row["calibrated_tar"])
             if method in IDENTITIES:  # the others' features are fitted to the enrolled
-                marks[f"{name} calibrated on the enrolled"] = (
-                    row["gallery_calibrated_far"],
-                    row["gallery_calibrated_tar"],
-                )
+                for route, label in (("gallery", "on the enrolled"), ("pooled", "on both")):
+                    marks[f"{name} calibrated {label}"] = (
+                        row[f"{route}_calibrated_far"],
+                        row[f"{route}_calibrated_tar"],
+                    )
             row.update(settings=dict(params), cross_validation=cv_rate)
             table[name] = row
         # the same settings, the decision normalised (plda's ratio takes no normalisation)
