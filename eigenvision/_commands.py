@@ -152,6 +152,10 @@ def _recognizer(args, n_images, **options):
 
 
 def _cmd_train(args) -> int:
+    if args.closed_set and args.unknown is not None:
+        raise ValueError(
+            "--closed-set names every face and --unknown sets a threshold: give one of them"
+        )
     shape = tuple(args.shape) if args.shape else None
     # read first: a bad folder fails before the training's minutes
     unknown = (

@@ -394,6 +394,9 @@ def test_train_without_unknown_people_keeps_a_fitted_feature_in_the_closed_set(t
     out = capsys.readouterr().out
     assert "6 classes; every face gets the nearest name (--unknown FOLDER sets a threshold)" in out
     assert ev.load(model).threshold is None
+    model.unlink()
+    assert main([*train, "--closed-set", "--unknown", str(tmp_path / "people")]) == 2
+    assert "give one of them" in capsys.readouterr().err and not model.exists()
 
 
 def test_a_model_of_face_crops_refuses_a_whole_photo(tmp_path, capsys):
