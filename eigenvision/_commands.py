@@ -622,9 +622,9 @@ def _options_train(parser):
         "--unknown",
         metavar="FOLDER",
         help="images (photos, with --photos) of people not in SOURCE, one "
-        "sub-folder each: sets the distance beyond which a face is unknown (method plda with "
-        f"{GALLERY_CALIBRATION_PEOPLE} people or more: with SOURCE's people as strangers to "
-        "each other, and without --unknown from those alone; otherwise default: none)",
+        "sub-folder each: they set the distance beyond which a face is unknown (default: "
+        f"none; method plda with {GALLERY_CALIBRATION_PEOPLE} people or more: SOURCE's people, "
+        "as strangers to each other, set it too, and alone without --unknown)",
     )
     parser.add_argument(
         "--far",
