@@ -21,7 +21,11 @@ from eigenvision.codes import allowed_metrics
 from eigenvision.faces.compare import compare_crops, model_crop
 from eigenvision.faces.crops import face_thumbnail
 from eigenvision.faces.groups import MIN_SET, SET_CUT, faces_of_photo, group_crops
-from eigenvision.openset import GALLERY_CALIBRATION_PEOPLE, calibrated_threshold
+from eigenvision.openset import (
+    GALLERY_CALIBRATION_PEOPLE,
+    calibrated_threshold,
+    reads_its_gallery,
+)
 from eigenvision.search import pyramid_scales
 
 #: The share of strangers the Recognise page's default threshold lets in, when calibrated on the
@@ -400,7 +404,7 @@ def photo_gallery() -> ev.Recognizer | None:
         )
         return None
     recognizer.fit(np.stack(crops), labels)
-    if len(recognizer.classes_) >= GALLERY_CALIBRATION_PEOPLE:
+    if reads_its_gallery(recognizer):
         recognizer.centre_on_gallery()  # the enrolled photos' conditions are the probes'
     recognizer.set_params(finder=finder)  # probes are photos, cut as the faces above
     st.session_state["gallery-model"] = (key, recognizer)
@@ -624,13 +628,13 @@ def unknown_beyond(
     default for plda galleries before, accepted nearly every studio stranger."""
     if recognizer.threshold is not None:
         return float(recognizer.threshold), "The model's threshold (calibrated on strangers)."
-    people = len(recognizer.classes_)
-    if recognizer.method == "plda" and people >= GALLERY_CALIBRATION_PEOPLE:
+    if reads_its_gallery(recognizer):
         threshold = calibrated_threshold(recognizer.gallery_as_strangers(), GALLERY_FAR)
         return (
             float(np.floor(100 * threshold) / 100),  # rounded down: no more strangers let in
-            f"Calibrated on the {people} enrolled people, each a stranger to the others: "
-            f"about {GALLERY_FAR:.0%} of strangers photographed as they are get a name.",
+            f"Calibrated on the {len(recognizer.classes_)} enrolled people, each a stranger "
+            f"to the others: about {GALLERY_FAR:.0%} of strangers photographed as they are "
+            "get a name.",
         )
     if recognizer.method == "plda":
         decision = -recognizer.feature.threshold_  # rounded up: the slider must reach it

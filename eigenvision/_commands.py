@@ -33,7 +33,7 @@ from .faces.features import FeatureDetector
 from .faces.groups import MIN_SET, SET_CUT, cluster_faces
 from .faces.photos import DEFAULT_FINDER, build_finder, default_finder, fit_eye_regressor
 from .io import image_entries, load_image, load_image_set, load_photos
-from .openset import GALLERY_CALIBRATION_PEOPLE
+from .openset import GALLERY_CALIBRATION_PEOPLE, reads_its_gallery
 from .persist import load, save
 from .plot import faces as plot_faces
 from .plot import save_figure
@@ -184,7 +184,7 @@ def _cmd_train(args) -> int:
         trained_on = f"{len(images)} images"
     # a model trained on other people (plda) reads the enrolled people's own conditions and
     # strangers from them; every other feature is fitted to them
-    by_gallery = model.method == "plda" and len(model.classes_) >= GALLERY_CALIBRATION_PEOPLE
+    by_gallery = reads_its_gallery(model)
     centred = ""
     if by_gallery:
         model.centre_on_gallery()

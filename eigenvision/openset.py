@@ -30,6 +30,7 @@ __all__ = [
     "OpenSetMixin",
     "UNKNOWN",
     "GALLERY_CALIBRATION_PEOPLE",
+    "reads_its_gallery",
     "SCORE_NORMS",
     "Verification",
     "class_distances",
@@ -50,6 +51,14 @@ UNKNOWN = "unknown"
 #: threshold on it (each person a stranger to the others,
 #: :meth:`OpenSetMixin.gallery_as_strangers`) by default, for ``"plda"`` alone.
 GALLERY_CALIBRATION_PEOPLE = 5
+
+
+def reads_its_gallery(recognizer) -> bool:
+    """Whether the command line and the app centre ``recognizer`` on its gallery and calibrate
+    it there by default: ``method="plda"`` (a model of other people) with at least
+    :data:`GALLERY_CALIBRATION_PEOPLE` people enrolled."""
+    return recognizer.method == "plda" and len(recognizer.classes_) >= GALLERY_CALIBRATION_PEOPLE
+
 
 #: Enrolled images matched at once by :meth:`OpenSetMixin.gallery_as_strangers` (bounds the
 #: (rows, n) distances held).

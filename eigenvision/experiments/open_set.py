@@ -217,11 +217,11 @@ def open_set(rec, enrolled, calibration, genuine, impostors, *, map_score=False)
     }
     if not map_score:  # the enrolled as each other's strangers: no calibration people
         enrolled_scores = -rec.gallery_as_strangers()
-        for name, calibration_scores in (
+        for name, pool in (
             ("gallery", enrolled_scores),
             ("pooled", np.concatenate([enrolled_scores, calibration_score])),
         ):
-            threshold = threshold_at(calibration_scores, FARS[0])
+            threshold = threshold_at(pool, FARS[0])
             accepted = genuine_score >= threshold
             result[f"{name}_calibrated_tar"] = float(np.mean(accepted & correct))
             result[f"{name}_calibrated_far"] = float(np.mean(impostor_score >= threshold))
