@@ -404,8 +404,9 @@ def photo_gallery() -> ev.Recognizer | None:
         )
         return None
     recognizer.fit(np.stack(crops), labels)
-    if reads_its_gallery(recognizer):
+    if reads_its_gallery(recognizer):  # as `eigenvision train --photos`: the download keeps it
         recognizer.centre_on_gallery()  # the enrolled photos' conditions are the probes'
+        recognizer.calibrate_threshold(far=GALLERY_FAR)
     recognizer.set_params(finder=finder)  # probes are photos, cut as the faces above
     st.session_state["gallery-model"] = (key, recognizer)
     return recognizer
@@ -627,7 +628,11 @@ def unknown_beyond(
     so the one face of a photo always got a name. The identity model's own decision, the
     default for plda galleries before, accepted nearly every studio stranger."""
     if recognizer.threshold is not None:
-        return float(recognizer.threshold), "The model's threshold (calibrated on strangers)."
+        return float(recognizer.threshold), (
+            "The model's calibrated threshold: on strangers, or (plda, "
+            f"{GALLERY_CALIBRATION_PEOPLE} people or more) on the enrolled people as strangers "
+            f"to each other, about {GALLERY_FAR:.0%} of strangers let in."
+        )
     if reads_its_gallery(recognizer):
         threshold = calibrated_threshold(recognizer.gallery_as_strangers(), GALLERY_FAR)
         return (
