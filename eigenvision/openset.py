@@ -56,7 +56,17 @@ GALLERY_CALIBRATION_PEOPLE = 5
 def reads_its_gallery(recognizer) -> bool:
     """Whether the command line and the app centre ``recognizer`` on its gallery and calibrate
     it there by default: ``method="plda"`` (a model of other people) with at least
-    :data:`GALLERY_CALIBRATION_PEOPLE` people enrolled."""
+    :data:`GALLERY_CALIBRATION_PEOPLE` people enrolled.
+
+    Parameters
+    ----------
+    recognizer : Recognizer
+        Fitted.
+
+    Returns
+    -------
+    bool
+    """
     return recognizer.method == "plda" and len(recognizer.classes_) >= GALLERY_CALIBRATION_PEOPLE
 
 
