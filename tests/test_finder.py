@@ -858,7 +858,10 @@ def test_the_feature_checks_add_the_located_features_log_probabilities(finder, m
     reported are the placer's (eye patches with the brows, ``PLACEMENT_EYE_PATCH``), located
     once, in the candidate's box (the window moved onto the face: no second search in the box
     of the eyes found, as ``place`` makes for a box of uncertain scale), the eyes then averaged
-    with the eye regressor's refinement of them."""
+    with the eye regressor's refinement of them. (The shipped finder fuses that score with its
+    appearance check, ``test_appearance``: here the checks alone.)"""
+    finder = copy.copy(finder)
+    finder.appearance_fusion_ = None
     image = photos.sample_picture("astronaut")
     seen = []
     assert finder.placer_ is not finder.locator_

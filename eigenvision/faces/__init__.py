@@ -7,6 +7,7 @@ module                 stage
 ``decision``           stage 2: face or not (distances to face and non-face clusters)
 ``refine``             stage 3: candidates moved to the decision's best window nearby
 ``features``           stage 4: eyes, nose and mouth (eigenfeatures), the eye-pair check
+``appearance``         stage 4: HOG of each face kept, fused with the decision and the check
 ``eyes``               stage 5: the placed eyes refined by cascaded regression
 ``locate``             where a face's features are: the search under a shape prior
 ``geometry``           the face box, the detection window, the eye frame
@@ -24,6 +25,7 @@ import lazy_loader as lazy
 __getattr__, __dir__, __all__ = lazy.attach(
     __name__,
     submodules=[
+        "appearance",
         "candidates",
         "compare",
         "crops",

@@ -21,10 +21,12 @@ from sklearn.cluster import KMeans
 from sklearn.linear_model import LogisticRegression
 from sklearn.neural_network import MLPClassifier
 
+from .._base import check_fitted
 from .._base import progress as show_progress
 from ..detection import standardized_correlations
 from ..eigenspace import Eigenspace
 from ..normalize import equalize_windows, unit_norm
+from .geometry import face_windows_at
 
 __all__ = [
     "log_distances",
@@ -36,6 +38,7 @@ __all__ = [
     "decision_windows",
     "mine_nonfaces",
     "NETWORK",
+    "DecidingMixin",
 ]
 
 #: The perceptron's weights (:func:`fit_network`), each held by the finder as ``network_<name>_``.
@@ -310,3 +313,50 @@ def mine_nonfaces(backgrounds, pools, cut, *, per_image, decide=None, progress=F
         order = rng.permutation(len(windows)) if decide is None else np.argsort(-decide(windows))
         found.append(windows[order[:per_image]])
     return np.concatenate(found) if found else None
+
+
+class DecidingMixin:
+    """The decision of :class:`~eigenvision.FaceFinder`: its windows, their distances, the
+    perceptron's log-odds.
+
+    Reads the finder's ``iod``, ``antialias``, ``equalize`` and its fitted clusters and
+    perceptron (``face_clusters_``, ``nonface_clusters_``, ``network_*_``).
+    """
+
+    def _windows(self, image, candidates):
+        """The candidates' face windows cut from ``image`` (an ndarray or
+        :class:`~eigenvision.faces.geometry.HalfOctaves`) on their eyes, from antialiased
+        reductions with ``antialias`` (as cut: :meth:`decision_function` normalises them)."""
+        eyes = [(left, right) for left, right, _ in candidates]
+        return face_windows_at(image, eyes, iod=self.iod, antialias=self.antialias)
+
+    def _normalized(self, windows):
+        """Windows as the decision sees them (:func:`decision_windows`)."""
+        return decision_windows(windows, equalize=self.equalize)
+
+    def _describe(self, windows):
+        """``log`` DFFS and DIFS of normalised windows to every face and non-face cluster."""
+        spaces = [*self.face_clusters_.values(), *self.nonface_clusters_.values()]
+        return log_distances(windows.reshape(len(windows), -1), spaces)
+
+    def _scored(self, image, candidates):
+        """The decision's log-odds of the candidates' windows in ``image``."""
+        return self.decision_function(self._windows(image, candidates))
+
+    def decision_function(self, windows):
+        """Log-odds that windows are faces.
+
+        Parameters
+        ----------
+        windows : (n, h, w) ndarray
+            Face windows of ``window_`` shape, as cut from a photo
+            (:func:`~eigenvision.faces.geometry.face_windows_at`; any grey levels): each is
+            normalised here (:func:`~eigenvision.faces.decision.decision_windows`).
+
+        Returns
+        -------
+        (n,) ndarray
+        """
+        check_fitted(self, "network_hidden_weights_")
+        network = {name: getattr(self, f"network_{name}_") for name in NETWORK}
+        return network_log_odds(self._describe(self._normalized(windows)), network)

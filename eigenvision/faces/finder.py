@@ -10,7 +10,9 @@ the wild, in four stages, each a module of its own:
 3. :mod:`~eigenvision.faces.refine`: the best candidates moved to the
    decision's best window nearby;
 4. :mod:`~eigenvision.faces.features`: eyes, nose and mouth located inside
-   each face kept, which checks it and places its features.
+   each face kept, which checks it and places its features; and
+   :mod:`~eigenvision.faces.appearance`: a linear classifier on HOG of the
+   face, fused with the decision and the check.
 
 :func:`~eigenvision.find_faces` runs the finder that ships in the project's
 ``data/`` (:mod:`eigenvision.faces.photos`). The user guide's page on faces
@@ -28,29 +30,25 @@ from sklearn.base import BaseEstimator
 
 from .._base import check_fitted
 from .._spec import Param, State, check_params
+from .appearance import AppearanceMixin
 from .candidates import (
     Prefilter,
     find_candidates,
     reduced,
     search_space,
 )
-from .decision import (
-    NETWORK,
-    decision_windows,
-    log_distances,
-    network_log_odds,
-)
+from .decision import DecidingMixin
 from .eyes import PlacingMixin
 from .features import feature_check
-from .geometry import (
-    HalfOctaves,
-    face_box,
-    face_windows_at,
-)
+from .geometry import HalfOctaves, face_box
 from .refine import REFINEMENT, distinct, refine
 from .training import FinderTrainingMixin
 
-__all__ = ["Face", "FaceFinder"]
+__all__ = ["Face", "FaceFinder", "EXAMINED"]
+
+#: Candidates a finder with an appearance check examines at most in a photo (more when
+#: ``find`` is asked for more faces).
+EXAMINED = 50
 
 
 @dataclass(frozen=True)
@@ -115,7 +113,7 @@ class Face:
         )
 
 
-class FaceFinder(FinderTrainingMixin, PlacingMixin, BaseEstimator):
+class FaceFinder(FinderTrainingMixin, DecidingMixin, AppearanceMixin, PlacingMixin, BaseEstimator):
     """Find faces in photographs with eigenspaces (the stages of :mod:`eigenvision.faces`).
 
     Parameters
@@ -178,6 +176,12 @@ class FaceFinder(FinderTrainingMixin, PlacingMixin, BaseEstimator):
         the decision alone).
     feature_weight : float, default 16.0
         The same check for the located nose and mouth.
+    appearance_gate : float, default -1.0
+        With an appearance check fitted (:meth:`fit_appearance`): the
+        decision's log-odds from which a candidate reaches it (the
+        decision's likeliest candidate always does). The face's score is
+        then the fusion of the checked decision and the appearance
+        (:mod:`~eigenvision.faces.appearance`).
     augment : tuple of float, default (-8.0, 0.0, 8.0)
         Tilts (degrees) of the training windows.
     negatives_per_image : int, default 200
@@ -252,6 +256,7 @@ class FaceFinder(FinderTrainingMixin, PlacingMixin, BaseEstimator):
         "n_refined": 0,
         "tilted_scale": 1.0,
         "prefilter_recall": None,
+        "appearance_gate": -1.0,
     }
 
     #: Each parameter's kind and range (:func:`~eigenvision._spec.check_params`).
@@ -272,6 +277,7 @@ class FaceFinder(FinderTrainingMixin, PlacingMixin, BaseEstimator):
         "candidate_overlap": Param("real", 0, 1, open_low=True),
         "eye_weight": Param("real", 0, 1000),
         "feature_weight": Param("real", 0, 1000),
+        "appearance_gate": Param("real", -100, 100),
         "augment": Param("reals", -45, 45, max_length=9),
         "negatives_per_image": Param("int", 1, 10_000),
         "n_clusters": Param("int", 1, 64),
@@ -302,6 +308,9 @@ class FaceFinder(FinderTrainingMixin, PlacingMixin, BaseEstimator):
         "prefilter_bias_": State("real", optional=True),
         "prefilter_cut_": State("real", optional=True),
         "eye_regressor_": State("model", optional=True),
+        "appearance_weights_": State(shape=("a",), optional=True),
+        "appearance_bias_": State("real", optional=True),
+        "appearance_fusion_": State(shape=(3,), optional=True),
     }
 
     def __init__(
@@ -323,6 +332,7 @@ class FaceFinder(FinderTrainingMixin, PlacingMixin, BaseEstimator):
         candidate_overlap=0.5,
         eye_weight=16.0,
         feature_weight=16.0,
+        appearance_gate=-1.0,
         augment=(-8.0, 0.0, 8.0),
         negatives_per_image=200,
         n_clusters=6,
@@ -348,6 +358,7 @@ class FaceFinder(FinderTrainingMixin, PlacingMixin, BaseEstimator):
         self.candidate_overlap = candidate_overlap
         self.eye_weight = eye_weight
         self.feature_weight = feature_weight
+        self.appearance_gate = appearance_gate
         self.augment = augment
         self.negatives_per_image = negatives_per_image
         self.n_clusters = n_clusters
@@ -396,44 +407,6 @@ class FaceFinder(FinderTrainingMixin, PlacingMixin, BaseEstimator):
             prefilter=self._prefilter(),
         )
 
-    def _windows(self, image, candidates):
-        """The candidates' face windows cut from ``image`` (an ndarray or
-        :class:`~eigenvision.faces.geometry.HalfOctaves`) on their eyes, from antialiased
-        reductions with ``antialias`` (as cut: :meth:`decision_function` normalises them)."""
-        eyes = [(left, right) for left, right, _ in candidates]
-        return face_windows_at(image, eyes, iod=self.iod, antialias=self.antialias)
-
-    def _normalized(self, windows):
-        """Windows as the decision sees them (:func:`decision_windows`)."""
-        return decision_windows(windows, equalize=self.equalize)
-
-    def _describe(self, windows):
-        """``log`` DFFS and DIFS of normalised windows to every face and non-face cluster."""
-        spaces = [*self.face_clusters_.values(), *self.nonface_clusters_.values()]
-        return log_distances(windows.reshape(len(windows), -1), spaces)
-
-    def _scored(self, image, candidates):
-        """The decision's log-odds of the candidates' windows in ``image``."""
-        return self.decision_function(self._windows(image, candidates))
-
-    def decision_function(self, windows):
-        """Log-odds that windows are faces.
-
-        Parameters
-        ----------
-        windows : (n, h, w) ndarray
-            Face windows of ``window_`` shape, as cut from a photo
-            (:func:`~eigenvision.faces.geometry.face_windows_at`; any grey levels): each is
-            normalised here (:func:`~eigenvision.faces.decision.decision_windows`).
-
-        Returns
-        -------
-        (n,) ndarray
-        """
-        check_fitted(self, "network_hidden_weights_")
-        network = {name: getattr(self, f"network_{name}_") for name in NETWORK}
-        return network_log_odds(self._describe(self._normalized(windows)), network)
-
     def find(self, image, *, threshold=None, max_faces=50, return_likeliest=False):
         """Every face in a photo, most confident first.
 
@@ -448,10 +421,12 @@ class FaceFinder(FinderTrainingMixin, PlacingMixin, BaseEstimator):
         return_likeliest : bool, default False
             Also return the probability of the likeliest candidate, reported
             or not (None when the photo gives none): why a photo shows no
-            face, without searching it again at threshold 0. Candidates the
-            decision puts under the threshold count with the decision's
-            probability, which the eye-pair and nose-and-mouth checks could
-            only lower: then it is an upper bound.
+            face, without searching it again at threshold 0. Without an
+            appearance check, candidates the decision puts under the
+            threshold count with the decision's probability, which the
+            eye-pair and nose-and-mouth checks could only lower: then it is
+            an upper bound. With one (the shipped finder), the likeliest of
+            the candidates examined (``appearance_gate``).
 
         Returns
         -------
@@ -469,47 +444,77 @@ class FaceFinder(FinderTrainingMixin, PlacingMixin, BaseEstimator):
         faces, likeliest = self._search(image, threshold, max_faces)
         return (faces, likeliest) if return_likeliest else faces
 
-    def _search(self, image, threshold, max_faces):
-        """:meth:`find`'s faces and the likeliest candidate's probability (or None)."""
-        small, scale = reduced(image, self.max_side)
+    def _reduced(self, image):
+        """``image`` reduced to at most ``max_side`` pixels, and the scale it was reduced by."""
+        return reduced(image, self.max_side)
+
+    def _examined(self, small, keep, max_faces, *, best=False):
+        """The candidates the search examines in a reduced photo, placed by every round of
+        :func:`~eigenvision.faces.refine.refine` and distinct, with their decision's log-odds;
+        and the log-odds of the candidates not examined.
+
+        ``keep(scores)`` says which candidates (by the decision's log-odds) are examined;
+        ``best``: the decision's likeliest one is, whatever ``keep`` says.
+        """
+        nothing = [], np.zeros(0), np.zeros(0)
         if small.shape[0] < self.window_[0] or small.shape[1] < self.window_[1]:
-            return [], None
+            return nothing
         reductions = HalfOctaves(small)  # the pyramid's, and the windows are cut from them
         candidates = self._candidates(reductions, self.n_candidates)
         if not candidates:
-            return [], None
+            return nothing
         photo = reductions if self.antialias else small
         scores = self._scored(photo, candidates)
         if self.n_refined:
-            best = np.argsort(-scores)[: self.n_refined]
-            chosen = [candidates[i] for i in best]
+            moving = np.argsort(-scores)[: self.n_refined]
+            chosen = [candidates[i] for i in moving]
             moved, moved_scores = refine(
-                self._scored, photo, chosen, scores[best], rounds=REFINEMENT[:1]
+                self._scored, photo, chosen, scores[moving], rounds=REFINEMENT[:1]
             )
             # The best of 27 windows scores higher than any one, on clutter as on faces; the
             # mean with the window's own score halves that gain.
-            scores[best] = (scores[best] + moved_scores) / 2
-            for i, candidate in zip(best, moved, strict=True):
+            scores[moving] = (scores[moving] + moved_scores) / 2
+            for i, candidate in zip(moving, moved, strict=True):
                 candidates[i] = candidate
-        probability = expit(scores)
-        order = [i for i in np.argsort(-scores) if probability[i] >= threshold]
+        kept = np.asarray(keep(scores), dtype=bool)
+        if best:
+            kept[np.argmax(scores)] = True
+        order = [i for i in np.argsort(-scores) if kept[i]]
         chosen = [order[k] for k in distinct(candidates, scores, order, max_faces)]
         # Placed by all three rounds, ranked by the score before them (ranked by their score,
         # clutter gains as much as faces).
         refined, _ = refine(self._scored, photo, [candidates[i] for i in chosen], scores[chosen])
-        kept = distinct(refined, scores[chosen], range(len(chosen)), max_faces)
-        checked = [(refined[k], self._checked(small, refined[k], scores[chosen[k]])) for k in kept]
-        # The eye-pair check only lowers a score: the candidates under the threshold need none
-        # (their decision's probability bounds the likeliest from above).
-        unchecked = probability[probability < threshold]
-        likeliest = np.max(np.concatenate([expit([s for _, s in checked]), unchecked]))
+        examined = distinct(refined, scores[chosen], range(len(chosen)), max_faces)
+        return [refined[k] for k in examined], scores[chosen][examined], scores[~kept]
+
+    def _search(self, image, threshold, max_faces):
+        """:meth:`find`'s faces and the likeliest candidate's probability (or None)."""
+        small, scale = self._reduced(image)
+        if self._appearance_fitted():
+            # as many examined whatever max_faces: the fusion, not the decision, ranks them
+            candidates, scores, _ = self._examined(
+                small, lambda s: s >= self.appearance_gate, max(max_faces, EXAMINED), best=True
+            )
+            checked = self._appearance_scored(small, candidates, scores, threshold)
+            unexamined = np.zeros(0)
+        else:
+            candidates, scores, unexamined = self._examined(
+                small, lambda s: expit(s) >= threshold, max_faces
+            )
+            # The eye-pair check only lowers a score: the candidates under the threshold need
+            # none (their decision's probability bounds the likeliest from above).
+            checked = [self._checked(small, c, s) for c, s in zip(candidates, scores, strict=True)]
+        if not candidates and not len(unexamined):
+            return [], None
+        likeliest = np.max(np.concatenate([expit(checked), expit(unexamined)]))
         # Only the faces reported are placed (one locate each): most checked candidates fail.
-        faces = [
-            self._face(small, candidate, s, scale)
-            for candidate, s in checked
-            if float(expit(s)) >= threshold
+        reported = [
+            i
+            for i in np.argsort(-np.asarray(checked), kind="stable")
+            if expit(checked[i]) >= threshold
         ]
-        return sorted(faces, key=lambda face: -face.score), float(likeliest)
+        faces = [self._face(small, candidates[i], checked[i], scale) for i in reported[:max_faces]]
+        return faces, float(likeliest)
 
     def _checked(self, small, candidate, score):
         """A candidate's ``score`` after the eye-pair and nose-and-mouth checks (the locator's

@@ -9,6 +9,7 @@ that made the shipped finder from the datasets (``eigenvision build-models``).
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -246,6 +247,68 @@ def _helen_backgrounds(root, photo_ids, limit):
     return found
 
 
+class _Photos(Sequence):
+    """Photos loaded one at a time as a loop reaches them: ``load(item)`` for each item."""
+
+    def __init__(self, items, load):
+        self.items, self.load = list(items), load
+
+    def __len__(self):
+        return len(self.items)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return _Photos(self.items[index], self.load)
+        return self.load(self.items[index])
+
+
+def _appearance_photos(root, train_ids):
+    """The annotated photos the appearance check learns from (:meth:`FaceFinder.fit_appearance`),
+    all of training people: for its linear score, 700 LFW photos (every 5th), the first 250 HELEN
+    training photos with one annotated face and the backgrounds without a face
+    (:data:`BACKGROUNDS`); for the fusion, 600 other LFW photos and the other HELEN photos.
+
+    Each photo is ``(image, centre, iod, others)``, loaded as it is reached."""
+    people, _ = lfw_split(person for person, _ in datasets.lfw_files(root))
+    lfw = [path for person, path in datasets.lfw_files(root) if person in people]
+    counts = Counter(photo for photo, _, _ in datasets.helen_files(root))
+    helen = [
+        (image_path, pts_path)
+        for photo, image_path, pts_path in datasets.helen_files(root)
+        if photo in train_ids and counts[photo] == 1
+    ]
+    eyes = np.asarray(datasets.LFW_EYES, dtype=float)
+    x, y, w, h = face_box(*eyes)
+    lfw_face = ((x + (w - 1) / 2, y + (h - 1) / 2), float(np.linalg.norm(eyes[1] - eyes[0])))
+
+    def lfw_photo(path):  # people behind the one named are not annotated: None
+        return load_image(path), *lfw_face, None
+
+    def helen_photo(paths):
+        image, points = datasets.load_helen_photo(*paths, max_side=640)
+        marks = datasets.face_landmarks(points)
+        iod = float(np.linalg.norm(marks["right_eye"] - marks["left_eye"]))
+        return image, points.mean(axis=0), iod, datasets.helen_other_faces(paths[0], image.shape)
+
+    def background(name):
+        return sample_picture(name), None, None, ()
+
+    return (
+        _Photos(
+            [("lfw", p) for p in lfw[::5][:700]]
+            + [("helen", p) for p in helen[:250]]
+            + [("background", name) for name in BACKGROUNDS],
+            lambda item: {"lfw": lfw_photo, "helen": helen_photo, "background": background}[
+                item[0]
+            ](item[1]),
+        ),
+        _Photos(
+            [("lfw", p) for p in lfw[2::5][:600]] + [("helen", p) for p in helen[250:]],
+            lambda item: lfw_photo(item[1]) if item[0] == "lfw" else helen_photo(item[1]),
+        ),
+    )
+
+
 def sample_picture(name: str) -> np.ndarray:
     """One of scikit-image's sample pictures, grey, float in [0, 1].
 
@@ -328,6 +391,7 @@ def build_finder(root=None, *, n_backgrounds=250, n_lfw=3000, progress=False) ->
     defaults = FaceFinder().get_params()
     finder.set_params(**{name: defaults[name] for name in mining})
     finder.eye_regressor_ = fit_eye_regressor(helen=helen, progress=progress)
+    finder.fit_appearance(*_appearance_photos(root, train_ids), progress=progress)
     finder.threshold = calibrate_threshold(
         finder,
         [f for f in files if f[0] in test_ids][-60:],

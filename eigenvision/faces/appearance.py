@@ -1,0 +1,267 @@
+"""Stage 4 of the photo pipeline: the appearance check, a linear classifier on HOG of the face.
+
+The decision (stage 2) sees a small window of the face, histogram-equalised,
+through its distances to clusters of faces and non-faces: glasses, beards,
+fringes and side light move a face's window away from every face cluster,
+and the decision rejects it. The appearance check looks again at each
+candidate the decision does not rule out: the face cut on the candidate's
+eyes to :data:`APPEARANCE_SHAPE` pixels, described by its histograms of
+oriented gradients (Dalal & Triggs 2005, ``skimage.feature.hog``), scored by
+a linear support vector machine trained on the candidates of training photos
+(faces against the clutter the earlier stages let through). A logistic
+regression fitted on other training photos fuses that score with the
+decision's and the eye-pair check's (:func:`fit_fusion`), and the fused
+log-odds is the face's score: since the eye-pair check only lowers a score,
+the fusion without it bounds the score from above, and a candidate under the
+threshold by that bound is never located.
+
+References
+----------
+N. Dalal and B. Triggs (2005), Histograms of oriented gradients for human
+detection, CVPR. K.-K. Sung and T. Poggio (1998), Example-based learning for
+view-based human face detection, IEEE TPAMI 20(1) (the bootstrapped
+non-faces the classifier is trained on).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import logit
+from skimage.feature import hog
+from sklearn.linear_model import LogisticRegression
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import LinearSVC
+
+from .._base import progress as show_progress
+from ..evaluate import face_found, finds_a_face_of
+from .crops import align_face
+from .geometry import face_box
+
+__all__ = [
+    "APPEARANCE_SHAPE",
+    "APPEARANCE_EYES",
+    "APPEARANCE_CELL",
+    "appearance_crops",
+    "appearance_features",
+    "AppearanceMixin",
+    "appearance_svm",
+    "fit_fusion",
+    "labelled_candidates",
+]
+
+#: The crop the appearance check reads, (height, width) pixels: brow to chin.
+APPEARANCE_SHAPE = (56, 48)
+
+#: Where the candidate's eyes land in that crop, as fractions of its width and height.
+APPEARANCE_EYES = ((0.3, 0.35), (0.7, 0.35))
+
+#: HOG's cell, pixels (blocks of 2 x 2 cells, 9 orientations).
+APPEARANCE_CELL = 6
+
+
+def appearance_crops(image, candidates) -> np.ndarray:
+    """The candidates' faces cut on their eyes to :data:`APPEARANCE_SHAPE`.
+
+    Parameters
+    ----------
+    image : (H, W) ndarray
+        The photo searched (grey).
+    candidates : sequence of (left_eye, right_eye, ...)
+
+    Returns
+    -------
+    (n, 56, 48) ndarray of float32
+    """
+    crops = np.empty((len(candidates), *APPEARANCE_SHAPE), dtype=np.float32)
+    for crop, candidate in zip(crops, candidates, strict=True):
+        crop[...] = align_face(
+            image, candidate[:2], shape=APPEARANCE_SHAPE, eye_positions=APPEARANCE_EYES
+        )
+    return crops
+
+
+def appearance_features(crops) -> np.ndarray:
+    """HOG of each crop (``skimage.feature.hog``: 9 orientations, :data:`APPEARANCE_CELL`-pixel
+    cells, blocks of 2 x 2 cells normalised by L2-Hys, square-rooted grey levels).
+
+    Parameters
+    ----------
+    crops : (n, 56, 48) ndarray
+
+    Returns
+    -------
+    (n, d) ndarray
+    """
+    options = {
+        "orientations": 9,
+        "pixels_per_cell": (APPEARANCE_CELL, APPEARANCE_CELL),
+        "cells_per_block": (2, 2),
+        "transform_sqrt": True,
+    }
+    crops = np.asarray(crops, dtype=float).reshape(-1, *APPEARANCE_SHAPE)
+    if not len(crops):
+        return np.zeros((0, hog(np.zeros(APPEARANCE_SHAPE), **options).size))
+    return np.stack([hog(crop, **options) for crop in crops]).reshape(len(crops), -1)
+
+
+def appearance_svm(faces, nonfaces, *, C=0.01):
+    """The appearance check's linear score: a linear SVM on standardised HOG, as one map.
+
+    Parameters
+    ----------
+    faces, nonfaces : (n, 56, 48) ndarray
+        Crops (:func:`appearance_crops`) of candidates that are faces, and of
+        candidates that are not.
+    C : float, default 0.01
+        The SVM's regularisation (:class:`sklearn.svm.LinearSVC`).
+
+    Returns
+    -------
+    weights : (d,) ndarray
+    bias : float
+        ``appearance_features(crops) @ weights + bias`` is the SVM's decision
+        value (the standardisation folded in).
+    """
+    if len(faces) == 0 or len(nonfaces) == 0:
+        raise ValueError(
+            f"appearance_svm needs crops of faces and of non-faces, got {len(faces)} and "
+            f"{len(nonfaces)}"
+        )
+    X = appearance_features(np.concatenate([faces, nonfaces]))
+    y = np.r_[np.ones(len(faces)), np.zeros(len(nonfaces))]
+    scaler = StandardScaler().fit(X)
+    svm = LinearSVC(C=C, max_iter=20_000).fit(scaler.transform(X), y)
+    weights = svm.coef_[0] / scaler.scale_
+    return weights, float(svm.intercept_[0] - weights @ scaler.mean_)
+
+
+def fit_fusion(checked, appearance, labels) -> np.ndarray:
+    """The face's log-odds from the checked decision and the appearance score (logistic regression).
+
+    Parameters
+    ----------
+    checked : (n,) array_like
+        The candidates' decision log-odds after the eye-pair check
+        (:func:`~eigenvision.faces.features.feature_check`).
+    appearance : (n,) array_like
+        Their appearance scores.
+    labels : (n,) array_like of bool
+        Face or not.
+
+    Returns
+    -------
+    (3,) ndarray
+        ``(a, b, c)``: the score is ``a checked + b appearance + c``.
+    """
+    X = np.column_stack([checked, appearance]).astype(float)
+    labels = np.asarray(labels, dtype=bool)
+    if labels.all() or not labels.any():
+        raise ValueError("fit_fusion needs candidates that are faces and candidates that are not")
+    fusion = LogisticRegression().fit(X, labels)
+    if fusion.coef_[0, 0] <= 0:
+        raise ValueError(
+            "fit_fusion: the decision's weight came out non-positive; the checked scores do not "
+            "tell these faces from these non-faces (more photos?)"
+        )
+    return np.r_[fusion.coef_[0], fusion.intercept_]
+
+
+def labelled_candidates(finder, photos, *, progress=False, desc="candidates"):
+    """Every candidate the finder's search examines in annotated photos, with what it is.
+
+    Parameters
+    ----------
+    finder : FaceFinder
+        Fitted up to its decision and eye-pair check.
+    photos : iterable of (image, centre, iod, others)
+        Each photo (grey), its annotated face's centre ``(x, y)`` and
+        inter-ocular distance (``centre`` None: a photo without a face), and
+        the boxes of the faces it holds unannotated (``None``: its other
+        candidates are neither faces nor non-faces, as in LFW, where people
+        stand behind the one named).
+    progress : bool, default False
+    desc : str
+
+    Returns
+    -------
+    decision : (n,) ndarray
+        The decision's log-odds.
+    checked : (n,) ndarray
+        After the eye-pair check.
+    crops : (n, 56, 48) ndarray
+    labels : (n,) ndarray of bool
+        The candidates that find the annotated face.
+    """
+    decision, checked, crops, labels = [], [], [], []
+    for image, centre, iod, others in show_progress(photos, desc=desc, enabled=progress):
+        small, scale = finder._reduced(image)
+        candidates, scores, _ = finder._examined(small, lambda s: s >= finder.appearance_gate, 50)
+        for candidate, score in zip(candidates, scores, strict=True):
+            back = [(np.asarray(p) + 0.5) / scale[::-1] - 0.5 for p in candidate[:2]]
+            box = face_box(*back)
+            face = centre is not None and face_found(box, centre, iod)
+            if not face and (others is None or finds_a_face_of(box, others)):
+                continue
+            decision.append(score)
+            checked.append(finder._checked(small, candidate, score))
+            crops.append(appearance_crops(small, [candidate])[0])
+            labels.append(face)
+    crops = np.asarray(crops, dtype=np.float32).reshape(-1, *APPEARANCE_SHAPE)
+    return np.asarray(decision), np.asarray(checked), crops, np.asarray(labels, dtype=bool)
+
+
+class AppearanceMixin:
+    """The appearance check of :class:`~eigenvision.FaceFinder`: its fit and its scores.
+
+    Reads the finder's search (``_reduced``, ``_examined``, ``_checked``) and
+    ``appearance_gate``.
+    """
+
+    def fit_appearance(self, photos, fusion_photos, *, progress=False):
+        """Fit the appearance check on annotated photos (the rest of the finder fitted).
+
+        The linear score is trained on the candidates of ``photos``
+        (:func:`appearance_svm`), the fusion of the scores on those of
+        ``fusion_photos`` (:func:`fit_fusion`): other photos, so the fusion
+        weighs the linear score as it scores faces it was not trained on.
+
+        Parameters
+        ----------
+        photos, fusion_photos : iterable of (image, centre, iod, others)
+            As :func:`labelled_candidates` reads them.
+        progress : bool, default False
+
+        Returns
+        -------
+        self
+        """
+        _, _, crops, faces = labelled_candidates(self, photos, progress=progress, desc="appearance")
+        weights, bias = appearance_svm(crops[faces], crops[~faces])
+        self.appearance_weights_, self.appearance_bias_ = weights, bias
+        _, checked, crops, faces = labelled_candidates(
+            self, fusion_photos, progress=progress, desc="fusion"
+        )
+        self.appearance_fusion_ = fit_fusion(checked, self._appearance(crops), faces)
+        return self
+
+    def _appearance_fitted(self):
+        return getattr(self, "appearance_fusion_", None) is not None
+
+    def _appearance(self, crops):
+        """The linear score of :func:`appearance_crops`' crops."""
+        return appearance_features(crops) @ self.appearance_weights_ + self.appearance_bias_
+
+    def _appearance_scored(self, small, candidates, scores, threshold):
+        """The candidates' face log-odds: the fusion of the checked decision and the appearance.
+
+        The eye-pair check (a locate, the dearest step) runs only where the fusion without it,
+        an upper bound, reaches ``threshold`` (a probability).
+        """
+        if not candidates:
+            return np.zeros(0)
+        a, b, c = self.appearance_fusion_
+        seen = b * self._appearance(appearance_crops(small, candidates)) + c
+        fused = a * np.asarray(scores, dtype=float) + seen
+        for i in np.flatnonzero(fused >= logit(threshold)):
+            fused[i] = a * self._checked(small, candidates[i], scores[i]) + seen[i]
+        return fused
