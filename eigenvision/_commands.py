@@ -31,7 +31,13 @@ from .faces.compare import build_identity_model, compare_faces, default_identity
 from .faces.crops import face_thumbnail
 from .faces.features import FeatureDetector
 from .faces.groups import MIN_SET, SET_CUT, cluster_faces
-from .faces.photos import DEFAULT_FINDER, build_finder, default_finder, fit_eye_regressor
+from .faces.photos import (
+    DEFAULT_FINDER,
+    build_finder,
+    default_finder,
+    fit_appearance_check,
+    fit_eye_regressor,
+)
 from .io import image_entries, load_image, load_image_set, load_photos
 from .openset import GALLERY_CALIBRATION_PEOPLE, reads_its_gallery
 from .persist import load, save
@@ -498,6 +504,16 @@ def _cmd_build_models(args) -> int:
         save(finder, saved)
         print(f"fitted the eye refinement on HELEN's training faces; saved {saved}")
         return 0
+    if args.appearance:
+        saved = out / "face_finder.npz"
+        finder = default_finder(saved if saved.exists() else None)
+        fit_appearance_check(finder, progress=not args.quiet)
+        save(finder, saved)
+        print(
+            f"fitted the appearance check on the training people's photos, threshold "
+            f"{finder.threshold:g}; saved {saved}"
+        )
+        return 0
     finder = build_finder(n_backgrounds=args.backgrounds, progress=not args.quiet)
     save(finder, out / "face_finder.npz")
     print(
@@ -747,6 +763,12 @@ def _options_build_models(parser):
         "--eyes",
         action="store_true",
         help="refit only the finder's eye refinement (HELEN's training faces) and save the finder",
+    )
+    parser.add_argument(
+        "--appearance",
+        action="store_true",
+        help="refit only the finder's appearance check and threshold (HELEN and LFW training "
+        "photos, about 25 min) and save the finder",
     )
 
 

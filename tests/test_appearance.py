@@ -80,7 +80,9 @@ def test_the_appearance_score_is_the_standardised_linear_svm(rng):
     weights, bias = appearance.appearance_svm(faces, nonfaces, C=0.05)
     X = appearance.appearance_features(np.concatenate([faces, nonfaces]))
     y = np.r_[np.ones(40), np.zeros(60)]
-    svm = make_pipeline(StandardScaler(), LinearSVC(C=0.05, max_iter=20_000)).fit(X, y)
+    svm = make_pipeline(StandardScaler(), LinearSVC(C=0.05, max_iter=20_000, random_state=0)).fit(
+        X, y
+    )
     np.testing.assert_allclose(X @ weights + bias, svm.decision_function(X), atol=1e-9)
     with pytest.raises(ValueError, match="faces and of non-faces"):
         appearance.appearance_svm(faces, nonfaces[:0])
@@ -134,7 +136,11 @@ def test_the_face_score_fuses_the_checked_decision_and_the_appearance(
             small, candidate[:2], shape=(56, 48), eye_positions=((0.3, 0.35), (0.7, 0.35))
         )
         features = hog(
-            crop, orientations=9, pixels_per_cell=(6, 6), cells_per_block=(2, 2), transform_sqrt=True
+            crop,
+            orientations=9,
+            pixels_per_cell=(6, 6),
+            cells_per_block=(2, 2),
+            transform_sqrt=True,
         )
         seen_score = b * (features @ finder.appearance_weights_ + finder.appearance_bias_) + c
         bound = a * score + seen_score

@@ -685,7 +685,7 @@ def test_cli_detect_prints_the_likeliest_below_its_threshold(tmp_path, capsys, m
 def test_the_likeliest_is_what_a_search_at_threshold_0_puts_first(finder):
     image = photos.sample_picture("astronaut")
     faces, likeliest = finder.find(image, return_likeliest=True)
-    assert faces == finder.find(image) and len(faces) == 1
+    assert faces == finder.find(image) and faces[0].box[1] < 150  # her face, first
     assert likeliest == pytest.approx(
         finder.find(image, threshold=0.0, max_faces=1)[0].confidence, rel=1e-12
     )

@@ -130,7 +130,7 @@ def appearance_svm(faces, nonfaces, *, C=0.01):
     X = appearance_features(np.concatenate([faces, nonfaces]))
     y = np.r_[np.ones(len(faces)), np.zeros(len(nonfaces))]
     scaler = StandardScaler().fit(X)
-    svm = LinearSVC(C=C, max_iter=20_000).fit(scaler.transform(X), y)
+    svm = LinearSVC(C=C, max_iter=20_000, random_state=0).fit(scaler.transform(X), y)
     weights = svm.coef_[0] / scaler.scale_
     return weights, float(svm.intercept_[0] - weights @ scaler.mean_)
 
