@@ -1,8 +1,9 @@
-"""The finder's appearance check: HOG of the candidate's face, fused with the decision (issue 41)."""
+"""The finder's appearance check: HOG of a candidate's face fused with the decision (issue 41)."""
 
 from __future__ import annotations
 
 import copy
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -198,3 +199,53 @@ def test_faces_the_finder_missed_before_the_appearance_check_are_found(finder):
             found[which] += any(evaluate.face_found(box, centre, iod) for box in boxes)
     assert found["before"] == 0
     assert found["now"] >= 12, found
+
+
+def test_the_appearance_check_learns_from_training_people_alone():
+    """The recipe (``build-models``): every LFW photo of a training person (:func:`lfw_split`),
+    every HELEN photo of the training split, the linear score's photos apart from the
+    fusion's."""
+    require_dataset_folder("lfw_train")
+    files = ev.datasets.helen_files()
+    train_ids, _ = photos.helen_split(photo for photo, _, _ in files)
+    people, _ = photos.lfw_split(person for person, _ in ev.datasets.lfw_files())
+    linear, fusion = photos._appearance_photos(None, train_ids)
+    per_photo = Counter(photo for photo, _, _ in files)
+    single = sum(per_photo[photo] == 1 for photo, _, _ in files if photo in train_ids)
+    assert (len(linear), len(fusion)) == (700 + 250 + len(photos.BACKGROUNDS), 600 + single - 250)
+    seen = set()
+    for part in (linear, fusion):
+        items = set()
+        for kind, item in part.items:
+            if kind == "lfw":
+                assert item.parent.name in people
+            elif kind == "helen":
+                assert any(item[0] == image for photo, image, _ in files if photo in train_ids)
+            items.add(str(item))
+        assert not items & seen
+        seen |= items
+    image, centre, iod, others = fusion[0]
+    assert others is None and image.shape[:2] == (150, 150) and 20 < iod < 30
+    image, centre, iod, others = linear[-1]
+    assert centre is None and others == ()
+
+
+def test_build_models_appearance_refits_the_check_of_the_saved_finder(
+    finder, tmp_path, monkeypatch, capsys
+):
+    from eigenvision import _commands
+    from eigenvision.cli import main
+
+    ev.save(finder, tmp_path / "face_finder.npz")
+    calls = []
+
+    def fit(found, progress):
+        calls.append(found)
+        found.threshold = 0.123
+        return found
+
+    monkeypatch.setattr(_commands, "fit_appearance_check", fit)
+    assert main(["-q", "build-models", "--appearance", "-o", str(tmp_path)]) == 0
+    assert len(calls) == 1 and calls[0].appearance_fusion_ is not None
+    assert ev.load(tmp_path / "face_finder.npz").threshold == 0.123
+    assert "threshold 0.123" in capsys.readouterr().out
