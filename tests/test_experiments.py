@@ -120,11 +120,10 @@ def test_feature_detection_roc_over_the_whole_photo(tmp_path, imm):
 def test_wild_detection_eye_confidence_roc_against_sklearn(tmp_path):
     """The locator's eye confidence against its hits and misses (e <= 0.10), recomputed here from
     the locator on the true boxes, its AUC by scikit-learn (three photos: two hits, one miss)."""
-    from skimage import data
 
+    from eigenvision.faces import photos
     from eigenvision.faces.geometry import face_box
     from eigenvision.faces.photos import default_finder, helen_split
-    from eigenvision.normalize import to_gray
 
     files = require_helen_files()
     results = _run("wild_detection", tmp_path, "--limit", "3", "--lfw", "6")
@@ -162,7 +161,8 @@ def test_wild_detection_eye_confidence_roc_against_sklearn(tmp_path):
     pictures = results["non_face_pictures"]
     detectors = 5 if "dlib HOG" in results["median_seconds"] else 4
     assert len(pictures) == 13 and all(len(counts) == detectors for counts in pictures.values())
-    shown, likeliest = finder.find(to_gray(data.immunohistochemistry()), return_likeliest=True)
+    picture = photos.sample_picture("immunohistochemistry")  # float64, as the experiment's
+    shown, likeliest = finder.find(picture, return_likeliest=True)
     assert pictures["immunohistochemistry"]["eigenvision"] == len(shown)
     assert pictures["immunohistochemistry"]["eigenvision likeliest"] == pytest.approx(likeliest)
     for name, count in results["non_face_pictures_showing_a_face"].items():
