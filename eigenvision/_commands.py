@@ -768,7 +768,7 @@ def _options_build_models(parser):
         "--appearance",
         action="store_true",
         help="refit only the finder's appearance check and threshold (HELEN and LFW training "
-        "photos, about 25 min) and save the finder",
+        "photos) and save the finder",
     )
 
 

@@ -18,7 +18,6 @@ from sklearn.svm import LinearSVC
 import eigenvision as ev
 from eigenvision import evaluate
 from eigenvision.faces import appearance, photos
-from eigenvision.faces.geometry import face_box
 
 #: LFW photos of held-out people (the seeded draw's photos 501-800, which `wild_detection` does
 #: not report) where the finder before the appearance check found no face at its threshold:
@@ -187,9 +186,7 @@ def test_faces_the_finder_missed_before_the_appearance_check_are_found(finder):
     and the eye-pair check put under the threshold."""
     require_dataset_folder("lfw_train")
     paths = {path.stem: path for _, path in ev.datasets.lfw_files()}
-    eyes = np.asarray(ev.datasets.LFW_EYES)
-    x, y, w, h = face_box(*eyes)
-    centre, iod = (x + (w - 1) / 2, y + (h - 1) / 2), float(np.linalg.norm(eyes[1] - eyes[0]))
+    centre, iod = photos.lfw_face()
     before = _without_appearance(finder)
     found = {"before": 0, "now": 0}
     for name in MISSED_BEFORE:
@@ -216,11 +213,12 @@ def test_the_appearance_check_learns_from_training_people_alone():
     seen = set()
     for part in (linear, fusion):
         items = set()
-        for kind, item in part.items:
-            if kind == "lfw":
+        for load in part.loads:
+            (item, *_) = load.args
+            if load.func.__name__ == "lfw_photo":
                 assert item.parent.name in people
-            elif kind == "helen":
-                assert any(item[0] == image for photo, image, _ in files if photo in train_ids)
+            elif load.func is photos.annotated_helen_photo:
+                assert any(item == image for photo, image, _ in files if photo in train_ids)
             items.add(str(item))
         assert not items & seen
         seen |= items

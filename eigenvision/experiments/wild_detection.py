@@ -38,7 +38,7 @@ import numpy as np
 
 from .. import datasets, evaluate
 from ..faces.geometry import FACE_WINDOW, face_box
-from ..faces.photos import default_finder, helen_split, lfw_split, sample_picture
+from ..faces.photos import default_finder, helen_split, lfw_face, lfw_split, sample_picture
 from ..io import load_image
 from ..plot import image_grid, rate_curves, roc, sample_data_folder
 from . import _dlib
@@ -339,10 +339,7 @@ def _lfw_recall(finder, haar, hog, min_size, args):
     _, people = lfw_split(person for person, _ in files)
     files = [path for person, path in files if person in people]
     chosen = np.random.default_rng(args.seed).permutation(len(files))[: args.lfw]
-    eyes = np.asarray(datasets.LFW_EYES, dtype=float)
-    iod = float(np.linalg.norm(eyes[1] - eyes[0]))
-    x, y, w, h = face_box(*eyes)
-    centre = (x + (w - 1) / 2, y + (h - 1) / 2)
+    centre, iod = lfw_face()
     detectors = {"eigenvision": lambda im: [(f.box, f.score) for f in finder.find(im)]}
     if haar is not None:
         detectors["OpenCV Haar"] = lambda im: _haar_faces(haar, im, min_size)

@@ -41,6 +41,7 @@ __all__ = [
     "APPEARANCE_SHAPE",
     "APPEARANCE_EYES",
     "APPEARANCE_CELL",
+    "EXAMINED",
     "appearance_crops",
     "appearance_features",
     "AppearanceMixin",
@@ -54,6 +55,10 @@ APPEARANCE_SHAPE = (56, 48)
 
 #: Where the candidate's eyes land in that crop, as fractions of its width and height.
 APPEARANCE_EYES = ((0.3, 0.35), (0.7, 0.35))
+
+#: Candidates a finder with an appearance check examines at most in a photo (more when
+#: ``find`` is asked for more faces), in its search as in its training.
+EXAMINED = 50
 
 #: HOG's cell, pixels (blocks of 2 x 2 cells, 9 orientations).
 APPEARANCE_CELL = 6
@@ -195,7 +200,9 @@ def labelled_candidates(finder, photos, *, progress=False, desc="candidates"):
     decision, checked, crops, labels = [], [], [], []
     for image, centre, iod, others in show_progress(photos, desc=desc, enabled=progress):
         small, scale = finder._reduced(image)
-        candidates, scores, _ = finder._examined(small, lambda s: s >= finder.appearance_gate, 50)
+        candidates, scores, _ = finder._examined(
+            small, lambda s: s >= finder.appearance_gate, EXAMINED
+        )
         for candidate, score in zip(candidates, scores, strict=True):
             back = [(np.asarray(p) + 0.5) / scale[::-1] - 0.5 for p in candidate[:2]]
             box = face_box(*back)

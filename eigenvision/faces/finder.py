@@ -30,7 +30,7 @@ from sklearn.base import BaseEstimator
 
 from .._base import check_fitted
 from .._spec import Param, State, check_params
-from .appearance import AppearanceMixin
+from .appearance import EXAMINED, AppearanceMixin
 from .candidates import (
     Prefilter,
     find_candidates,
@@ -44,11 +44,7 @@ from .geometry import HalfOctaves, face_box
 from .refine import REFINEMENT, distinct, refine
 from .training import FinderTrainingMixin
 
-__all__ = ["Face", "FaceFinder", "EXAMINED"]
-
-#: Candidates a finder with an appearance check examines at most in a photo (more when
-#: ``find`` is asked for more faces).
-EXAMINED = 50
+__all__ = ["Face", "FaceFinder"]
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -42,6 +43,8 @@ __all__ = [
     "sample_picture",
     "calibrate_threshold",
     "fit_appearance_check",
+    "annotated_helen_photo",
+    "lfw_face",
 ]
 
 #: Where the trained finder ships: the project's top-level ``data/``.
@@ -248,19 +251,59 @@ def _helen_backgrounds(root, photo_ids, limit):
     return found
 
 
-class _Photos(Sequence):
-    """Photos loaded one at a time as a loop reaches them: ``load(item)`` for each item."""
+def annotated_helen_photo(image_path, pts_path, *, max_side=640):
+    """A HELEN photo with what a detection is counted against
+    (:func:`~eigenvision.evaluate.hits_and_alarms`).
 
-    def __init__(self, items, load):
-        self.items, self.load = list(items), load
+    Parameters
+    ----------
+    image_path, pts_path : path-like
+        As :func:`~eigenvision.datasets.helen_files` gives them.
+    max_side : int, default 640
+
+    Returns
+    -------
+    image : (H, W) ndarray
+    centre : (2,) ndarray
+        The annotated face's landmarks' centre.
+    iod : float
+        Its inter-ocular distance.
+    others : (n, 4) ndarray
+        The faces it holds unannotated (:func:`~eigenvision.datasets.helen_other_faces`).
+    """
+    image, points = datasets.load_helen_photo(image_path, pts_path, max_side=max_side)
+    marks = datasets.face_landmarks(points)
+    iod = float(np.linalg.norm(marks["right_eye"] - marks["left_eye"]))
+    return image, points.mean(axis=0), iod, datasets.helen_other_faces(image_path, image.shape)
+
+
+def lfw_face():
+    """Where an LFW photo's face is: the centre of the face box of
+    :data:`~eigenvision.datasets.LFW_EYES` and their distance.
+
+    Returns
+    -------
+    centre : (float, float)
+    iod : float
+    """
+    eyes = np.asarray(datasets.LFW_EYES, dtype=float)
+    x, y, w, h = face_box(*eyes)
+    return (x + (w - 1) / 2, y + (h - 1) / 2), float(np.linalg.norm(eyes[1] - eyes[0]))
+
+
+class _Photos(Sequence):
+    """Photos loaded one at a time as a loop reaches them (each item a call that loads one)."""
+
+    def __init__(self, loads):
+        self.loads = list(loads)
 
     def __len__(self):
-        return len(self.items)
+        return len(self.loads)
 
     def __getitem__(self, index):
         if isinstance(index, slice):
-            return _Photos(self.items[index], self.load)
-        return self.load(self.items[index])
+            return _Photos(self.loads[index])
+        return self.loads[index]()
 
 
 def _appearance_photos(root, train_ids):
@@ -274,40 +317,20 @@ def _appearance_photos(root, train_ids):
     lfw = [path for person, path in datasets.lfw_files(root) if person in people]
     counts = Counter(photo for photo, _, _ in datasets.helen_files(root))
     helen = [
-        (image_path, pts_path)
+        partial(annotated_helen_photo, image_path, pts_path)
         for photo, image_path, pts_path in datasets.helen_files(root)
         if photo in train_ids and counts[photo] == 1
     ]
-    eyes = np.asarray(datasets.LFW_EYES, dtype=float)
-    x, y, w, h = face_box(*eyes)
-    lfw_face = ((x + (w - 1) / 2, y + (h - 1) / 2), float(np.linalg.norm(eyes[1] - eyes[0])))
 
     def lfw_photo(path):  # people behind the one named are not annotated: None
-        return load_image(path), *lfw_face, None
-
-    def helen_photo(paths):
-        image, points = datasets.load_helen_photo(*paths, max_side=640)
-        marks = datasets.face_landmarks(points)
-        iod = float(np.linalg.norm(marks["right_eye"] - marks["left_eye"]))
-        return image, points.mean(axis=0), iod, datasets.helen_other_faces(paths[0], image.shape)
+        return load_image(path), *lfw_face(), None
 
     def background(name):
         return sample_picture(name), None, None, ()
 
-    return (
-        _Photos(
-            [("lfw", p) for p in lfw[::5][:700]]
-            + [("helen", p) for p in helen[:250]]
-            + [("background", name) for name in BACKGROUNDS],
-            lambda item: {"lfw": lfw_photo, "helen": helen_photo, "background": background}[
-                item[0]
-            ](item[1]),
-        ),
-        _Photos(
-            [("lfw", p) for p in lfw[2::5][:600]] + [("helen", p) for p in helen[250:]],
-            lambda item: lfw_photo(item[1]) if item[0] == "lfw" else helen_photo(item[1]),
-        ),
-    )
+    linear = [partial(lfw_photo, path) for path in lfw[::5][:700]] + helen[:250]
+    fusion = [partial(lfw_photo, path) for path in lfw[2::5][:600]] + helen[250:]
+    return _Photos(linear + [partial(background, name) for name in BACKGROUNDS]), _Photos(fusion)
 
 
 def sample_picture(name: str) -> np.ndarray:
@@ -400,10 +423,9 @@ def fit_appearance_check(finder, root=None, *, progress=False):
     """The shipped finder's appearance check and threshold, on a finder fitted up to its eyes.
 
     :meth:`~eigenvision.FaceFinder.fit_appearance` on annotated photos of the
-    training people (:func:`helen_split`, :func:`lfw_split`; about 25 minutes
-    on one core), then the threshold that gives :data:`SHIPPED_FALSE_ALARMS`
-    false alarms per photo on the last 60 held-out HELEN photos
-    (:func:`calibrate_threshold`).
+    training people (:func:`helen_split`, :func:`lfw_split`), then the
+    threshold that gives :data:`SHIPPED_FALSE_ALARMS` false alarms per photo
+    on the last 60 held-out HELEN photos (:func:`calibrate_threshold`).
 
     Parameters
     ----------
@@ -481,12 +503,9 @@ def calibrate_threshold(finder, files, *, false_alarms=0.5, max_side=640, progre
     """
     alarms = []
     for _, image_path, pts_path in show_progress(files, desc="calibrating", enabled=progress):
-        image, points = datasets.load_helen_photo(image_path, pts_path, max_side=max_side)
-        marks = datasets.face_landmarks(points)
-        iod = float(np.linalg.norm(marks["right_eye"] - marks["left_eye"]))
-        others = datasets.helen_other_faces(image_path, image.shape)
+        image, centre, iod, others = annotated_helen_photo(image_path, pts_path, max_side=max_side)
         found = [(face.box, face.score) for face in finder.find(image, threshold=0.0)]
-        alarms += hits_and_alarms(found, points.mean(axis=0), iod, others)[1]
+        alarms += hits_and_alarms(found, centre, iod, others)[1]
     alarms = np.sort(alarms)[::-1]
     allowed = int(false_alarms * len(files))
     if allowed >= len(alarms):
