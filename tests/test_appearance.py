@@ -247,3 +247,19 @@ def test_build_models_appearance_refits_the_check_of_the_saved_finder(
     assert len(calls) == 1 and calls[0].appearance_fusion_ is not None
     assert ev.load(tmp_path / "face_finder.npz").threshold == 0.123
     assert "threshold 0.123" in capsys.readouterr().out
+
+
+def test_the_linear_score_learns_from_candidates_without_locating_them(finder, monkeypatch):
+    """fit_appearance's linear score reads crops and labels alone: no eye-pair check (a locate a
+    candidate) for its photos; the same candidates, crops and labels as with the check."""
+    image = photos.sample_picture("astronaut")
+    face = finder.find(image)[0]
+    photo = [(image, (face.box[0] + face.box[2] / 2, face.box[1] + face.box[3] / 2), face.iod, ())]
+    with_check = appearance.labelled_candidates(finder, photo)
+    calls = []
+    monkeypatch.setattr(finder, "_checked", lambda *args: calls.append(args))
+    decision, checked, crops, labels = appearance.labelled_candidates(finder, photo, check=False)
+    assert not calls and np.isnan(checked).all() and labels.any() and not labels.all()
+    np.testing.assert_array_equal(decision, with_check[0])
+    np.testing.assert_array_equal(crops, with_check[2])
+    np.testing.assert_array_equal(labels, with_check[3])

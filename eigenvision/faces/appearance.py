@@ -171,7 +171,7 @@ def fit_fusion(checked, appearance, labels) -> np.ndarray:
     return np.r_[fusion.coef_[0], fusion.intercept_]
 
 
-def labelled_candidates(finder, photos, *, progress=False, desc="candidates"):
+def labelled_candidates(finder, photos, *, check=True, progress=False, desc="candidates"):
     """Every candidate the finder's search examines in annotated photos, with what it is.
 
     Parameters
@@ -184,6 +184,8 @@ def labelled_candidates(finder, photos, *, progress=False, desc="candidates"):
         the boxes of the faces it holds unannotated (``None``: its other
         candidates are neither faces nor non-faces, as in LFW, where people
         stand behind the one named).
+    check : bool, default True
+        Run the eye-pair check (a locate a candidate); False: ``checked`` is NaN.
     progress : bool, default False
     desc : str
 
@@ -210,7 +212,7 @@ def labelled_candidates(finder, photos, *, progress=False, desc="candidates"):
             if not face and (others is None or finds_a_face_of(box, others)):
                 continue
             decision.append(score)
-            checked.append(finder._checked(small, candidate, score))
+            checked.append(finder._checked(small, candidate, score) if check else np.nan)
             crops.append(appearance_crops(small, [candidate])[0])
             labels.append(face)
     crops = np.asarray(crops, dtype=np.float32).reshape(-1, *APPEARANCE_SHAPE)
@@ -242,7 +244,9 @@ class AppearanceMixin:
         -------
         self
         """
-        _, _, crops, faces = labelled_candidates(self, photos, progress=progress, desc="appearance")
+        _, _, crops, faces = labelled_candidates(
+            self, photos, check=False, progress=progress, desc="appearance"
+        )
         weights, bias = appearance_svm(crops[faces], crops[~faces])
         self.appearance_weights_, self.appearance_bias_ = weights, bias
         _, checked, crops, faces = labelled_candidates(
