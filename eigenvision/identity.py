@@ -38,7 +38,15 @@ from .descriptors import DESCRIPTORS, FaceDescriptionMixin
 from .eigenspace import Eigenspace
 from .fisher import discriminant_directions
 
-__all__ = ["PLDA", "JointBayesian", "PLDAFusion", "IdentityModel", "half_precision", "centred_on"]
+__all__ = [
+    "PLDA",
+    "JointBayesian",
+    "PLDAFusion",
+    "IdentityModel",
+    "half_precision",
+    "quantized",
+    "centred_on",
+]
 
 _LOG_2PI = np.log(2 * np.pi)
 _BLOCK_ROWS = 1024  # rows of a pairwise score matrix whose temporaries are made at a time
@@ -83,7 +91,55 @@ class _PairScores:
         return self.pairwise_log_odds(a, a if B is None else self.encode(B))
 
 
-class PLDA(_PairScores, SupervisedSubspaceModel):
+class _PairFormMixin:
+    """PLDA's pair ratio made from its fitted covariances: the axes where it is a sum
+    (:func:`diagonal_pair_scoring`, made once) and the ``(r, r)`` forms of the ratio."""
+
+    def _pair_form(self):
+        """:func:`diagonal_pair_scoring` of the fitted covariances in ``pair_basis_``, made once
+        per set of them (files from before the basis: the basis made here, not kept)."""
+        check_fitted(self, "identity_loadings_")
+        fitted = (self.identity_loadings_, self.within_covariance_)
+        fitted += (getattr(self, "pair_basis_", None),)
+        kept = getattr(self, "_pair_form_memo", None)
+        if kept is None or any(a is not b for a, b in zip(kept[0], fitted, strict=True)):
+            kept = (fitted, diagonal_pair_scoring(*fitted))
+            self._pair_form_memo = kept
+        return kept[1]
+
+    @property
+    def quadratic_(self):
+        """``Q`` of the pair ratio, ``(r, r)``: ``V diag(q) V^T`` (:class:`PairForm`)."""
+        form = self._pair_form()
+        return (form.basis * form.quadratic) @ form.basis.T
+
+    @property
+    def cross_(self):
+        """``C`` of the pair ratio, ``(r, r)``: ``V diag(c) V^T`` (:class:`PairForm`)."""
+        form = self._pair_form()
+        return (form.basis * form.cross) @ form.basis.T
+
+    @property
+    def offset_(self):
+        """The pair ratio's constant (:func:`diagonal_pair_scoring`)."""
+        return self._pair_form().offset
+
+    # Model files written before the ratio was made from the covariances hold its forms: they
+    # are what the covariances give, made again when read.
+    @quadratic_.setter
+    def quadratic_(self, value):
+        pass
+
+    @cross_.setter
+    def cross_(self, value):
+        pass
+
+    @offset_.setter
+    def offset_(self, value):
+        pass
+
+
+class PLDA(_PairFormMixin, _PairScores, SupervisedSubspaceModel):
     """Probabilistic linear discriminant analysis (Prince & Elder 2007; Ioffe 2006).
 
     Parameters
@@ -129,7 +185,10 @@ class PLDA(_PairScores, SupervisedSubspaceModel):
     step_ : (r, d) ndarray or None
         In a :meth:`compact` model, the PCA and LDA steps as one map: a code
         in the model's ``r`` dimensions is ``step_ @ (x - mean_)`` before the
-        length normalisation. None in a model as fitted.
+        length normalisation. None in a model as fitted. 8-bit integers in a
+        :func:`quantized` model, the map being ``step_ * step_scale_[:, None]``.
+    step_scale_ : (r,) ndarray or None
+        The scale of each row of an 8-bit ``step_``; None for a float map.
     mean_ : (d,) ndarray
     components_ : (p, d) ndarray
         ``transform``'s linear map: the posterior mean of the identity variable
@@ -212,7 +271,8 @@ class PLDA(_PairScores, SupervisedSubspaceModel):
         **INPUT_STATE,
         "pca_": State("model", optional=True),
         "lda_": State(shape=("s", "r"), optional=True),
-        "step_": State(shape=("r", "d"), optional=True),
+        "step_": State(dtypes="fi", shape=("r", "d"), optional=True),  # int8: quantized
+        "step_scale_": State(shape=("r",), optional=True, low=0),
         "mean_": State(shape=("d",)),
         "identity_loadings_": State(shape=("r", "p")),
         "within_covariance_": State(shape=("r", "r")),
@@ -220,7 +280,7 @@ class PLDA(_PairScores, SupervisedSubspaceModel):
         "code_mean_": State(shape=("r",), optional=True),
         "log_likelihood_": State("reals"),
         "n_iter_": State("int", low=0),
-        "classes_": State(dtypes="biufU", shape=("c",), optional=True),  # None: half_precision
+        "classes_": State(dtypes="biufU", shape=("c",), optional=True),  # None: shipped forms
         "n_components_": State("int", dim="p"),
     }
 
@@ -326,49 +386,6 @@ class PLDA(_PairScores, SupervisedSubspaceModel):
         # model files written before it was made on demand hold it
         self._components = value
 
-    def _pair_form(self):
-        """:func:`diagonal_pair_scoring` of the fitted covariances in ``pair_basis_``, made once
-        per set of them (files from before the basis: the basis made here, not kept)."""
-        check_fitted(self, "identity_loadings_")
-        fitted = (self.identity_loadings_, self.within_covariance_)
-        fitted += (getattr(self, "pair_basis_", None),)
-        kept = getattr(self, "_pair_form_memo", None)
-        if kept is None or any(a is not b for a, b in zip(kept[0], fitted, strict=True)):
-            kept = (fitted, diagonal_pair_scoring(*fitted))
-            self._pair_form_memo = kept
-        return kept[1]
-
-    @property
-    def quadratic_(self):
-        """``Q`` of the pair ratio, ``(r, r)``: ``V diag(q) V^T`` (:class:`PairForm`)."""
-        form = self._pair_form()
-        return (form.basis * form.quadratic) @ form.basis.T
-
-    @property
-    def cross_(self):
-        """``C`` of the pair ratio, ``(r, r)``: ``V diag(c) V^T`` (:class:`PairForm`)."""
-        form = self._pair_form()
-        return (form.basis * form.cross) @ form.basis.T
-
-    @property
-    def offset_(self):
-        """The pair ratio's constant (:func:`diagonal_pair_scoring`)."""
-        return self._pair_form().offset
-
-    # Model files written before the ratio was made from the covariances hold its forms: they
-    # are what the covariances give, made again when read.
-    @quadratic_.setter
-    def quadratic_(self, value):
-        pass
-
-    @cross_.setter
-    def cross_(self, value):
-        pass
-
-    @offset_.setter
-    def offset_(self, value):
-        pass
-
     def pair_coordinates(self, codes):
         """Codes where the pair ratio is a sum over axes: ``u = V^T a``, ``(n, r)`` -> ``(n, p)``.
 
@@ -390,7 +407,7 @@ class PLDA(_PairScores, SupervisedSubspaceModel):
         """The ``(r, d)`` float64 map from a centred row to its code in the model's steps: the
         PCA step's components (whitened with ``length_norm``), through the LDA step if any."""
         if getattr(self, "step_", None) is not None:
-            return self.step_.astype(np.float64)
+            return _stored(self.step_, getattr(self, "step_scale_", None), np.float64, axis=1)
         step = self.pca_.components_.astype(np.float64)
         if self.pca_.whiten:
             step = step / np.sqrt(self.pca_.explained_variance_)[:, None]
@@ -1038,7 +1055,96 @@ def _factor_step(covariance, factor, noise):
     return new_factor, np.maximum(new_noise, 1e-12 * np.trace(covariance) / len(covariance))
 
 
-class IdentityModel(FaceDescriptionMixin, BaseEstimator):
+class _CohortScoresMixin:
+    """:class:`IdentityModel`'s scores of codes: PLDA's ratio, normalised against the cohort
+    (adaptive symmetric normalisation) when the model has one."""
+
+    def pairwise_log_odds(self, codes_a, codes_b, *, statistics_b=None):
+        """The score of one person for every pair of codes (:meth:`encode`).
+
+        PLDA's log-likelihood ratio, normalised against the cohort when the
+        model has one (``cohort_size``).
+
+        Parameters
+        ----------
+        codes_a : (m, r) ndarray
+        codes_b : (n, r) ndarray
+        statistics_b : (mean, std) of (n,) ndarrays, optional
+            :meth:`cohort_statistics` of ``codes_b`` when the caller keeps
+            them (a gallery scored against query after query); computed here
+            when not given.
+
+        Returns
+        -------
+        (m, n) ndarray
+        """
+        check_fitted(self, "plda_")
+        plda, cohort = self.plda_, _cohort_of(self)
+        u = plda.pair_coordinates(codes_a)
+        v = u if codes_b is codes_a else plda.pair_coordinates(codes_b)
+        scores = plda.pairwise_log_odds(u, v, coordinates=True)
+        if cohort is None:  # None in files from before the cohort
+            return scores
+        if statistics_b is None:
+            statistics_b = _cohort_statistics(plda, v, cohort, self.cohort_top)
+        elif any(np.shape(part) != (len(codes_b),) for part in statistics_b):
+            raise ValueError(
+                f"statistics_b must be the (mean, std) of the {len(codes_b)} codes_b, one value "
+                "per code each (cohort_statistics(codes_b))"
+            )
+        # a set against itself (pairwise_scores, the calibration, a gallery's own score
+        # normalisation): its statistics once
+        mean_a, std_a = (
+            statistics_b
+            if codes_a is codes_b
+            else _cohort_statistics(plda, u, cohort, self.cohort_top)
+        )
+        return _symmetric_normalized(scores, (mean_a[:, None], std_a[:, None]), statistics_b)
+
+    def paired_log_odds(self, codes_a, codes_b):
+        """:meth:`pairwise_log_odds` of the pairs ``(codes_a[i], codes_b[i])`` only.
+
+        Parameters
+        ----------
+        codes_a, codes_b : (n, r) ndarray
+            Paired row by row.
+
+        Returns
+        -------
+        (n,) ndarray
+        """
+        check_fitted(self, "plda_")
+        plda, cohort = self.plda_, _cohort_of(self)
+        u, v = plda.pair_coordinates(codes_a), plda.pair_coordinates(codes_b)
+        scores = plda.paired_log_odds(u, v, coordinates=True)
+        if cohort is None:
+            return scores
+        return _symmetric_normalized(
+            scores,
+            _cohort_statistics(plda, u, cohort, self.cohort_top),
+            _cohort_statistics(plda, v, cohort, self.cohort_top),
+        )
+
+    def cohort_statistics(self, codes):
+        """Mean and standard deviation of each face's ``cohort_top`` best ratios against the cohort.
+
+        Parameters
+        ----------
+        codes : (n, r) ndarray
+
+        Returns
+        -------
+        mean, std : (n,) ndarray
+        """
+        check_fitted(self, "plda_")
+        cohort = _cohort_of(self)
+        if cohort is None:
+            raise NotFittedError("this IdentityModel has no cohort: its scores are not normalised")
+        coordinates = self.plda_.pair_coordinates(codes)
+        return _cohort_statistics(self.plda_, coordinates, cohort, self.cohort_top)
+
+
+class IdentityModel(_CohortScoresMixin, FaceDescriptionMixin, BaseEstimator):
     """Faces in, "same person?" out: descriptors, a PLDA identity subspace and a calibration.
 
     Aligned face crops (:func:`~eigenvision.align_face` at ``shape``) are
@@ -1131,7 +1237,10 @@ class IdentityModel(FaceDescriptionMixin, BaseEstimator):
     cohort_coordinates_ : (cohort_size, p) ndarray of float32 or None
         The cohort's faces in PLDA's pair coordinates (:meth:`PLDA.pair_coordinates`
         of their codes, where a ratio needs nothing else of them); None
-        without normalisation.
+        without normalisation. 8-bit integers in a :func:`quantized` model,
+        the coordinates being ``cohort_coordinates_ * cohort_scale_``.
+    cohort_scale_ : (p,) ndarray or None
+        The scale of each axis of an 8-bit ``cohort_coordinates_``; None otherwise.
     cohort_ : (cohort_size, r) ndarray of float32 or None
         The cohort's codes, in files written before ``cohort_coordinates_``
         (read as it); None in models fitted now.
@@ -1181,7 +1290,10 @@ class IdentityModel(FaceDescriptionMixin, BaseEstimator):
         "plda_": State("model"),
         "calibration_": State(shape=(2,)),
         "threshold_": State("real"),
-        "cohort_coordinates_": State(shape=("c", "p"), optional=True),
+        "cohort_coordinates_": State(
+            dtypes="fi", shape=("c", "p"), optional=True
+        ),  # int8: quantized
+        "cohort_scale_": State(shape=("p",), optional=True, low=0),
         "cohort_": State(shape=("c", "r"), optional=True),  # files from before the coordinates
     }
 
@@ -1377,90 +1489,6 @@ class IdentityModel(FaceDescriptionMixin, BaseEstimator):
             ]
         )
 
-    def pairwise_log_odds(self, codes_a, codes_b, *, statistics_b=None):
-        """The score of one person for every pair of codes (:meth:`encode`).
-
-        PLDA's log-likelihood ratio, normalised against the cohort when the
-        model has one (``cohort_size``).
-
-        Parameters
-        ----------
-        codes_a : (m, r) ndarray
-        codes_b : (n, r) ndarray
-        statistics_b : (mean, std) of (n,) ndarrays, optional
-            :meth:`cohort_statistics` of ``codes_b`` when the caller keeps
-            them (a gallery scored against query after query); computed here
-            when not given.
-
-        Returns
-        -------
-        (m, n) ndarray
-        """
-        check_fitted(self, "plda_")
-        plda, cohort = self.plda_, _cohort_of(self)
-        u = plda.pair_coordinates(codes_a)
-        v = u if codes_b is codes_a else plda.pair_coordinates(codes_b)
-        scores = plda.pairwise_log_odds(u, v, coordinates=True)
-        if cohort is None:  # None in files from before the cohort
-            return scores
-        if statistics_b is None:
-            statistics_b = _cohort_statistics(plda, v, cohort, self.cohort_top)
-        elif any(np.shape(part) != (len(codes_b),) for part in statistics_b):
-            raise ValueError(
-                f"statistics_b must be the (mean, std) of the {len(codes_b)} codes_b, one value "
-                "per code each (cohort_statistics(codes_b))"
-            )
-        # a set against itself (pairwise_scores, the calibration, a gallery's own score
-        # normalisation): its statistics once
-        mean_a, std_a = (
-            statistics_b
-            if codes_a is codes_b
-            else _cohort_statistics(plda, u, cohort, self.cohort_top)
-        )
-        return _symmetric_normalized(scores, (mean_a[:, None], std_a[:, None]), statistics_b)
-
-    def paired_log_odds(self, codes_a, codes_b):
-        """:meth:`pairwise_log_odds` of the pairs ``(codes_a[i], codes_b[i])`` only.
-
-        Parameters
-        ----------
-        codes_a, codes_b : (n, r) ndarray
-            Paired row by row.
-
-        Returns
-        -------
-        (n,) ndarray
-        """
-        check_fitted(self, "plda_")
-        plda, cohort = self.plda_, _cohort_of(self)
-        u, v = plda.pair_coordinates(codes_a), plda.pair_coordinates(codes_b)
-        scores = plda.paired_log_odds(u, v, coordinates=True)
-        if cohort is None:
-            return scores
-        return _symmetric_normalized(
-            scores,
-            _cohort_statistics(plda, u, cohort, self.cohort_top),
-            _cohort_statistics(plda, v, cohort, self.cohort_top),
-        )
-
-    def cohort_statistics(self, codes):
-        """Mean and standard deviation of each face's ``cohort_top`` best ratios against the cohort.
-
-        Parameters
-        ----------
-        codes : (n, r) ndarray
-
-        Returns
-        -------
-        mean, std : (n,) ndarray
-        """
-        check_fitted(self, "plda_")
-        cohort = _cohort_of(self)
-        if cohort is None:
-            raise NotFittedError("this IdentityModel has no cohort: its scores are not normalised")
-        coordinates = self.plda_.pair_coordinates(codes)
-        return _cohort_statistics(self.plda_, coordinates, cohort, self.cohort_top)
-
     def score_pairs(self, crops_a, crops_b):
         """The score of one person for each pair of crops (see :meth:`pairwise_log_odds`).
 
@@ -1491,7 +1519,7 @@ class IdentityModel(FaceDescriptionMixin, BaseEstimator):
 
 
 def half_precision(model):
-    """A copy of a fitted identity model whose large maps are kept in float16: the form to ship.
+    """A copy of a fitted identity model whose large maps are kept in float16.
 
     Each description's map to its codes (a compact PLDA's ``step_``, ``(r, d)``)
     and the cohort's pair coordinates (``cohort_coordinates_``) are rounded
@@ -1500,7 +1528,7 @@ def half_precision(model):
     reads) is left out. The rest (covariances, loadings, bases, the
     calibration) is kept as it is. Codes and ratios move by the round-off
     of float16, a relative ``2**-11`` in each weight; the calibration is
-    the fitted model's.
+    the fitted model's. :func:`quantized` keeps the maps in 8 bits.
 
     Parameters
     ----------
@@ -1511,27 +1539,113 @@ def half_precision(model):
     -------
     Same type as ``model``
     """
+    return _shipped_form(model, "half_precision", _half_precision_plda, _half_precision_cohort)
+
+
+def quantized(model):
+    """A copy of a fitted identity model whose large maps are kept in 8 bits: the form to ship.
+
+    Each description's map to its codes (a compact PLDA's ``step_``, ``(r, d)``)
+    is kept as 8-bit integers with one scale per row (``step_scale_``), the
+    largest weight of a row at +-127 (symmetric per-channel quantisation,
+    as Jacob et al. 2018 keep a layer's weights); the cohort's pair
+    coordinates likewise with one scale per axis (``cohort_scale_``). Both
+    are computed in float32 or wider, made once. The covariances, loadings
+    and pair basis are kept in float32, each PLDA's copy of the training
+    people's names (``classes_``, which scoring never reads) is left out,
+    and the calibration is the fitted model's. A weight moves by at most
+    half its row's step (``step_scale_ / 2``), the codes and ratios by the
+    sum of those moves.
+
+    Parameters
+    ----------
+    model : IdentityModel, PLDAFusion or PLDA
+        Fitted (in any of these forms); a PLDA with PCA and LDA steps is made
+        :meth:`~PLDA.compact` first.
+
+    Returns
+    -------
+    Same type as ``model``
+
+    References
+    ----------
+    B. Jacob, S. Kligys, B. Chen et al. (2018), Quantization and training of
+    neural networks for efficient integer-arithmetic-only inference, CVPR.
+    """
+    return _shipped_form(model, "quantized", _quantized_plda, _quantized_cohort)
+
+
+def _shipped_form(model, name, plda_form, cohort_form):
+    """``model`` with each PLDA block in ``plda_form`` and the cohort in ``cohort_form``."""
     if isinstance(model, IdentityModel):
         check_fitted(model, "plda_")
-        halved = copy.copy(model)
-        halved.plda_ = half_precision(model.plda_)
+        shipped = copy.copy(model)
+        shipped.plda_ = _shipped_form(model.plda_, name, plda_form, cohort_form)
         if getattr(model, "cohort_coordinates_", None) is not None:
-            halved.cohort_coordinates_ = model.cohort_coordinates_.astype(np.float16)
-        return halved
+            shipped.cohort_coordinates_, shipped.cohort_scale_ = cohort_form(_cohort_of(model))
+        return shipped
     if isinstance(model, PLDAFusion):
         check_fitted(model, "models_")
-        halved = copy.copy(model)
-        halved.models_ = {name: half_precision(block) for name, block in model.models_.items()}
-        return halved
+        shipped = copy.copy(model)
+        shipped.models_ = {
+            key: _shipped_form(block, name, plda_form, cohort_form)
+            for key, block in model.models_.items()
+        }
+        return shipped
     if not isinstance(model, PLDA):
         raise TypeError(
-            f"half_precision takes an IdentityModel, PLDAFusion or PLDA, got {type(model).__name__}"
+            f"{name} takes an IdentityModel, PLDAFusion or PLDA, got {type(model).__name__}"
         )
-    halved = model.compact()  # a copy
-    halved.step_ = halved.step_.astype(np.float16)
-    halved.classes_ = None
-    halved._components = None  # made again from the rounded map
-    return halved
+    shipped = model.compact()  # a copy
+    shipped.step_, shipped.step_scale_ = plda_form(shipped)
+    shipped.classes_ = None
+    shipped._components = None  # made again from the stored map
+    return shipped
+
+
+def _half_precision_plda(plda):
+    """A compact PLDA's ``(step_, step_scale_)`` in float16."""
+    return plda._step_map().astype(np.float16), None
+
+
+def _half_precision_cohort(cohort):
+    """The cohort's ``(cohort_coordinates_, cohort_scale_)`` in float16."""
+    return np.asarray(cohort).astype(np.float16), None
+
+
+def _quantized_plda(plda):
+    """A compact PLDA's ``(step_, step_scale_)`` in 8 bits, one scale per row; its covariances,
+    loadings and pair basis made float32 in place (``plda`` is a copy)."""
+    for name in ("identity_loadings_", "within_covariance_", "pair_basis_"):
+        value = getattr(plda, name, None)
+        if value is not None:
+            setattr(plda, name, value.astype(np.float32))
+    return _eight_bits(plda._step_map(), axis=1)
+
+
+def _quantized_cohort(cohort):
+    """The cohort's ``(cohort_coordinates_, cohort_scale_)`` in 8 bits, one scale per axis."""
+    return _eight_bits(cohort, axis=0)
+
+
+def _eight_bits(values, axis):
+    """``values`` as int8 ``q`` and a float32 ``scale`` per slice along ``axis`` (1: per row, 0:
+    per column), ``q * scale`` nearest ``values`` with each slice's largest magnitude at 127 (an
+    all-zero slice: scale 1)."""
+    values = np.asarray(values, dtype=np.float64)
+    scale = np.abs(values).max(axis=axis, keepdims=True) / 127
+    scale[scale == 0] = 1.0
+    integers = np.rint(values / scale).astype(np.int8)
+    return integers, scale.squeeze(axis).astype(np.float32)
+
+
+def _stored(values, scale, dtype, axis):
+    """An array kept in a shipped form, in ``dtype``: 8-bit ``values`` times their ``scale`` (one
+    per slice along ``axis``, as :func:`_eight_bits` made it), or float ``values`` as they are."""
+    computed = values.astype(dtype)
+    if scale is not None:
+        computed *= np.expand_dims(scale.astype(dtype), axis)
+    return computed
 
 
 def centred_on(model, crops=None, *, codes=None):
@@ -1619,27 +1733,39 @@ def centred_on(model, crops=None, *, codes=None):
         dtype = np.float32 if cohort.dtype == np.float64 else cohort.dtype  # as fit keeps them
         cohort = cohort.astype(np.float64) - plda.pair_coordinates(shift[None])
         adapted.cohort_coordinates_, adapted.cohort_ = cohort.astype(dtype), None
+        adapted.cohort_scale_ = None  # a quantized cohort is kept moved in float32
     return adapted
 
 
 def _computed_step(plda):
-    """A compact PLDA's ``step_`` as computed with: a :func:`half_precision` map in its
-    mean's dtype, float32 or wider (numpy has no fast float16 arithmetic), made once per map."""
-    step = plda.step_
-    if step.dtype != np.float16:
+    """A compact PLDA's ``step_`` as computed with: a :func:`half_precision` or :func:`quantized`
+    map in its mean's dtype, float32 or wider (numpy has no fast float16 or int8 arithmetic),
+    made once per map."""
+    step, scale = plda.step_, getattr(plda, "step_scale_", None)
+    if step.dtype.kind == "f" and step.dtype.itemsize >= 4 and scale is None:
         return step
     kept = getattr(plda, "_computed_step_memo", None)
-    if kept is None or kept[0] is not step:
-        kept = (step, step.astype(np.promote_types(plda.mean_.dtype, np.float32)))
+    if kept is None or kept[0] is not step or kept[1] is not scale:
+        dtype = np.promote_types(plda.mean_.dtype, np.float32)
+        kept = (step, scale, _stored(step, scale, dtype, axis=1))
         plda._computed_step_memo = kept
-    return kept[1]
+    return kept[2]
 
 
 def _cohort_of(model):
     """An :class:`IdentityModel`'s cohort in PLDA's pair coordinates, or None:
-    ``cohort_coordinates_``, or made from the codes files written before it hold (``cohort_``)."""
-    if getattr(model, "cohort_coordinates_", None) is not None:
-        return model.cohort_coordinates_
+    ``cohort_coordinates_`` (a :func:`quantized` one in float32, made once), or made from the
+    codes files written before it hold (``cohort_``)."""
+    cohort = getattr(model, "cohort_coordinates_", None)
+    if cohort is not None:
+        scale = getattr(model, "cohort_scale_", None)
+        if scale is None:
+            return cohort
+        kept = getattr(model, "_cohort_memo", None)
+        if kept is None or kept[0] is not cohort or kept[1] is not scale:
+            kept = (cohort, scale, _stored(cohort, scale, np.float32, axis=0))
+            model._cohort_memo = kept
+        return kept[2]
     codes = getattr(model, "cohort_", None)
     return None if codes is None else model.plda_.pair_coordinates(codes)
 

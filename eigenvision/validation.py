@@ -130,6 +130,7 @@ def _check_plda(model):
             f"the file holds {'both' if step is not None else 'neither'}"
         )
     lda = getattr(model, "lda_", None)
+    _check_eight_bits(model, name, "step_", "step_scale_")
     if step is not None:
         if lda is not None:
             raise ValueError(f"{name}.step_ holds the LDA step already; lda_ must be None")
@@ -145,14 +146,32 @@ def _check_plda(model):
         )
 
 
+def _check_eight_bits(model, name, member, scale_member):
+    """An integer ``member`` is int8 with its ``scale_member``
+    (:func:`~eigenvision.identity.quantized`); a float one has none."""
+    values, scale = getattr(model, member, None), getattr(model, scale_member, None)
+    if values is None or values.dtype.kind == "f":
+        if scale is not None:
+            raise ValueError(f"{name}.{scale_member} scales an 8-bit {member}, the file's is float")
+        return
+    if values.dtype != np.int8 or scale is None:
+        raise ValueError(
+            f"{name}.{member} is {values.dtype}: integers must be int8 with their "
+            f"{scale_member} (eigenvision.identity.quantized writes both); the file is damaged"
+        )
+
+
 def _check_pair_basis(model, name):
     """A kept ``pair_basis_`` makes both covariances diagonal, ``V^T S_w V = I`` and ``V^T S_b V``
     diagonal (:func:`~eigenvision.identity.diagonal_pair_scoring` reads only ``psi`` from it)."""
     basis = getattr(model, "pair_basis_", None)
     if basis is None:
         return
-    within = basis.T @ model.within_covariance_ @ basis
-    projected = model.identity_loadings_.T @ basis  # V^T S_b V = projected^T projected
+    basis = basis.astype(np.float64)  # a quantized model keeps them in float32
+    within = basis.T @ model.within_covariance_.astype(np.float64) @ basis
+    projected = (
+        model.identity_loadings_.astype(np.float64).T @ basis
+    )  # V^T S_b V = projected^T projected
     between = projected.T @ projected
     off = between - np.diag(np.diag(between))
     scale = max(1.0, float(np.abs(between).max()))
@@ -192,6 +211,7 @@ def _check_identity_model(model):
             + (f" of {len(model.plda_.models_)}" if fused else "")
         )
     check_state(model.plda_)
+    _check_eight_bits(model, "IdentityModel", "cohort_coordinates_", "cohort_scale_")
     widths = {
         "cohort_": (_code_width(model), "codes"),
         "cohort_coordinates_": (_code_width(model, axis=1), "pair coordinates"),

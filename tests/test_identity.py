@@ -9,7 +9,7 @@ from scipy.stats import multivariate_normal
 from sklearn.base import clone
 
 import eigenvision as ev
-from eigenvision.identity import centred_on, half_precision, log_likelihood
+from eigenvision.identity import centred_on, half_precision, log_likelihood, quantized
 
 #: One description of a crop, one PLDA model: descriptor rows of any width fit.
 ONE_DESCRIPTION = {"descriptor": "daisy", "illumination": True}
@@ -721,11 +721,7 @@ def test_half_precision_rounds_the_large_maps_and_scores_as_rounded(rng, tmp_pat
     blocks' copies of the training names; its codes are those of the rounded map computed in
     float32 (checked by hand), its ratios within float16's round-off of the fitted model's,
     the fitted model is left as it was, and a saved copy scores exactly as the copy."""
-    model = _two_descriptions(
-        pca_components=6, lda_components=4, n_components=2, cohort_size=20, cohort_top=5
-    )
-    X, y, _, _ = _people(rng, n_people=40, d=sum(model.description_widths()))
-    model.fit_descriptors(X, y)
+    model, X, _ = _fitted_with_cohort(rng)
     halved = half_precision(model)
     blocks, fitted = list(halved.plda_.models_.values()), list(model.plda_.models_.values())
     assert [block.step_.dtype for block in blocks] == [np.float16, np.float16]
@@ -762,6 +758,103 @@ def test_half_precision_compacts_a_plda_and_refuses_other_models(rng):
     np.testing.assert_allclose(halved.transform(X[:4]), plda.transform(X[:4]), rtol=0, atol=1e-2)
     with pytest.raises(TypeError, match="half_precision takes an IdentityModel"):
         half_precision(ev.Eigenspace(2).fit(X))
+
+
+def _as_stored(model, quantised):
+    """``model`` with its maps and cohort replaced by ``quantised``'s, multiplied out by hand in
+    float64: what the 8-bit form should score as."""
+    by_hand = copy.deepcopy(model)
+    pairs = zip(by_hand.plda_.models_.values(), quantised.plda_.models_.values(), strict=True)
+    for block, small in pairs:
+        block.step_ = small.step_.astype(np.float64) * small.step_scale_.astype(np.float64)[:, None]
+    scale = quantised.cohort_scale_.astype(np.float64)
+    by_hand.cohort_coordinates_ = quantised.cohort_coordinates_.astype(np.float64) * scale
+    return by_hand
+
+
+def test_quantized_keeps_the_maps_in_eight_bits_and_scores_as_stored(rng, tmp_path):
+    """``quantized`` keeps each description's map with one scale per row and the cohort with
+    one per axis, each value within half a step of the fitted model's and each slice's largest
+    at 127; it scores as the stored integers multiplied out by hand, leaves the fitted model as
+    it was, and its saved copy scores exactly as the copy in a file half of float16's."""
+    model, X, _ = _fitted_with_cohort(rng)
+    small = quantized(model)
+    blocks, fitted = list(small.plda_.models_.values()), list(model.plda_.models_.values())
+    for block, full in zip(blocks, fitted, strict=True):
+        assert block.step_.dtype == np.int8 and block.step_scale_.shape == (4,)
+        assert block.classes_ is None and block.within_covariance_.dtype == np.float32
+        step = block.step_scale_.astype(np.float64)[:, None]
+        assert np.all(np.abs(block.step_ * step - full.step_) <= step / 2 * (1 + 1e-6))
+        np.testing.assert_array_equal(np.abs(block.step_).max(axis=1), 127)
+    cohort, scale = small.cohort_coordinates_, small.cohort_scale_.astype(np.float64)
+    assert cohort.dtype == np.int8 and scale.shape == (4,)
+    assert np.all(np.abs(cohort * scale - model.cohort_coordinates_) <= scale / 2 * (1 + 1e-6))
+    assert fitted[0].step_.dtype == np.float64 and model.cohort_coordinates_.dtype == np.float32
+
+    by_hand = _as_stored(model, small)
+    codes, expected = small.plda_.encode(X[:10]), by_hand.plda_.encode(X[:10])
+    np.testing.assert_allclose(codes, expected, rtol=1e-6, atol=1e-9)
+    scores = small.pairwise_log_odds(codes, codes)
+    np.testing.assert_allclose(scores, by_hand.pairwise_log_odds(expected, expected), atol=1e-5)
+    full = model.plda_.encode(X[:10])
+    assert (
+        0 < np.abs(scores - model.pairwise_log_odds(full, full)).max() <= 0.1 * np.abs(scores).max()
+    )
+
+    path = ev.save(small, tmp_path / "small.npz")
+    loaded = ev.load(path)
+    np.testing.assert_array_equal(
+        loaded.pairwise_log_odds(loaded.plda_.encode(X[:10]), codes), scores
+    )
+    halved = half_precision(loaded)  # and back: the 8-bit values in float16
+    assert halved.cohort_scale_ is None and halved.plda_.models_["block0"].step_scale_ is None
+    np.testing.assert_allclose(halved.plda_.encode(X[:10]), codes, atol=2e-2)
+
+
+def test_quantized_model_files_are_checked_and_shrink_the_shipped_model(rng, tmp_path):
+    """An 8-bit map or cohort without its scale, a scale beside a float one, and integers other
+    than int8 are refused by name when loaded; the shipped identity model is the 8-bit form."""
+    X, y, _, _ = _people(rng, n_people=20, d=8)
+    plda = quantized(ev.PLDA(n_components=2, pca_components=5).fit(X, y))
+    assert plda.pca_ is None and plda.step_.dtype == np.int8
+    ev.load(ev.save(plda, tmp_path / "fine.npz"))
+    tampered = (
+        ("step_scale_", None, "step_ is int8: integers must be int8 with their step_scale_"),
+        ("step_", plda.step_.astype(np.int16), "step_ is int16"),
+        ("step_", plda.step_.astype(np.float32), "step_scale_ scales an 8-bit step_"),
+    )
+    for name, value, message in tampered:
+        broken = copy.copy(plda)
+        setattr(broken, name, value)
+        with pytest.raises(ev.ModelFileError, match=message):
+            ev.load(ev.save(broken, tmp_path / f"{name}.npz"))
+    with pytest.raises(TypeError, match="quantized takes an IdentityModel"):
+        quantized(ev.Eigenspace(2).fit(X))
+
+    shipped = ev.default_identity_model()
+    assert shipped.cohort_coordinates_.dtype == np.int8
+    assert {block.step_.dtype for block in shipped.plda_.models_.values()} == {np.dtype(np.int8)}
+    assert ev.faces.compare.DEFAULT_IDENTITY.stat().st_size < 5_000_000
+
+
+def test_centred_on_a_quantized_model_is_the_centred_stored_model(rng):
+    """Centring an 8-bit model moves its cohort as the stored values multiplied out, kept in
+    float32 without a scale."""
+    model, X, _ = _fitted_with_cohort(rng)
+    small = quantized(model)
+    codes = small.plda_.encode(X[:30])
+    adapted, expected = (
+        centred_on(small, codes=codes),
+        centred_on(_as_stored(model, small), codes=codes),
+    )
+    assert adapted.cohort_scale_ is None and adapted.cohort_coordinates_.dtype == np.float32
+    np.testing.assert_allclose(adapted.cohort_coordinates_, expected.cohort_coordinates_, atol=1e-5)
+    moved = adapted.plda_.encode(X[30:])
+    np.testing.assert_allclose(
+        adapted.pairwise_log_odds(moved, moved),
+        expected.pairwise_log_odds(expected.plda_.encode(X[30:]), expected.plda_.encode(X[30:])),
+        atol=1e-4,
+    )
 
 
 def _fitted_with_cohort(rng):

@@ -18,7 +18,7 @@ import numpy as np
 from .. import datasets
 from .._base import progress as show_progress
 from .._errors import EigenvisionError, NoFaceError
-from ..identity import IdentityModel, half_precision
+from ..identity import IdentityModel, quantized
 from ..io import load_image
 from ..openset import Verification
 from ..persist import load
@@ -204,7 +204,7 @@ def lfw_eyes(images, finder, *, progress=False):
 def build_identity_model(root=None, *, eyes=None, progress=False, **options) -> IdentityModel:
     """The recipe of the shipped identity model: LFW's View 1 training people, eyes placed by the
     shipped finder, crops aligned on them, an :class:`~eigenvision.IdentityModel` fitted and
-    kept in :func:`~eigenvision.identity.half_precision`.
+    kept in 8 bits (:func:`~eigenvision.identity.quantized`).
 
     Parameters
     ----------
@@ -220,7 +220,7 @@ def build_identity_model(root=None, *, eyes=None, progress=False, **options) -> 
     Returns
     -------
     IdentityModel
-        Its large maps in float16.
+        Its large maps in 8 bits.
     """
     lfw = datasets.load_lfw(root)
     if eyes is None:
@@ -229,7 +229,7 @@ def build_identity_model(root=None, *, eyes=None, progress=False, **options) -> 
     crops = np.stack(
         [model_crop(image, pair, model) for image, pair in zip(lfw.images, eyes, strict=True)]
     )
-    return half_precision(model.fit(crops, lfw.labels))
+    return quantized(model.fit(crops, lfw.labels))
 
 
 def model_crop(photo, face, model):
