@@ -830,6 +830,10 @@ def test_quantized_model_files_are_checked_and_shrink_the_shipped_model(rng, tmp
             ev.load(ev.save(broken, tmp_path / f"{name}.npz"))
     with pytest.raises(TypeError, match="quantized takes an IdentityModel"):
         quantized(ev.Eigenspace(2).fit(X))
+    model = quantized(_fitted_with_cohort(rng)[0])
+    model.cohort_scale_ = None
+    with pytest.raises(ev.ModelFileError, match="cohort_coordinates_ is int8: integers must"):
+        ev.load(ev.save(model, tmp_path / "cohort.npz"))
 
     shipped = ev.default_identity_model()
     assert shipped.cohort_coordinates_.dtype == np.int8
