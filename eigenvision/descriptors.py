@@ -16,6 +16,7 @@ from skimage.feature import daisy, hog, local_binary_pattern
 from skimage.transform import rescale
 
 from . import normalize
+from ._parallel import n_threads, run_on_row_parts
 from ._spec import Param, check_params
 
 __all__ = [
@@ -31,6 +32,9 @@ __all__ = [
 DESCRIPTORS = ("pixels", "lbp", "hog", "lbp+hog", "daisy", "lbp+hog+daisy")
 
 _CELLS = Param("int", 2, 64)
+#: Crops a thread describes at least: under twice this many, :meth:`FaceDescriptionMixin.describe`
+#: runs on the calling thread (a crop takes tens of milliseconds, a thread's start far less).
+_CROPS_PER_THREAD = 8
 
 
 def lbp_histograms(image, *, cells=(8, 8), radii=(1, 2), points=8):
@@ -217,7 +221,11 @@ class FaceDescriptionMixin:
                 f"shape {crops.shape}; cut them with "
                 f"align_face(photo, face, shape={tuple(self.shape)})"
             )
-        return np.concatenate(self._described(crops), axis=1)
+        parts = max(1, min(n_threads(), len(crops) // _CROPS_PER_THREAD))
+        # scikit-image's descriptors and scipy's filters release the GIL: the crops in parts
+        return run_on_row_parts(
+            lambda rows: np.concatenate(self._described(crops[rows]), axis=1), len(crops), parts
+        )
 
     def _described(self, crops):
         """Each description's rows of checked crops, in :meth:`descriptions` order."""

@@ -86,6 +86,37 @@ def test_daisy_descriptors_are_the_roots_of_scikit_images_dense_histograms(rng):
     np.testing.assert_array_equal(every, np.hstack([face_descriptors(crops, kind="lbp+hog"), rows]))
 
 
+def test_describe_splits_many_crops_between_threads_and_gives_each_crops_own_rows(rng, monkeypatch):
+    """From 16 crops on ``describe`` runs in parts on the threads (two here); every row is the
+    one the crop gets described alone, and under 16 crops the calling thread does it all."""
+    import eigenvision.descriptors as descriptors
+
+    model = ev.IdentityModel(
+        shape=(40, 36),
+        descriptor=("lbp+hog", "daisy"),
+        illumination=(True, False),
+        descriptor_scales=((1.0,), (1.0,)),
+        lbp_cells=(2, 2),
+        hog_cell=8,
+    )
+    crops = rng.random((17, 40, 36))
+    parts = []
+    split = descriptors.run_on_row_parts
+
+    def counted(function, n_rows, n_parts):
+        parts.append(n_parts)
+        return split(function, n_rows, n_parts)
+
+    monkeypatch.setattr(descriptors, "run_on_row_parts", counted)
+    monkeypatch.setattr(descriptors, "n_threads", lambda: 2)
+    rows = model.describe(crops)
+    alone = np.stack([model.describe(crop) for crop in crops[:, None]])[:, 0]
+    np.testing.assert_array_equal(rows, alone)
+    assert parts == [2] + [1] * len(crops)  # one crop: under a part's worth, on this thread
+    model.describe(crops[:15])
+    assert parts[-1] == 1
+
+
 def test_the_identity_model_verifies_people_it_never_saw(att, tmp_path):
     """Fitted on AT&T people 1-30 (its calibration on a tenth of them), it tells same from
     different among people 31-40 with an AUC above 0.95 (PLDA's ratio, and the score
