@@ -949,3 +949,31 @@ def test_centred_on_a_model_from_before_the_cohort_coordinates(rng, monkeypatch)
     np.testing.assert_allclose(
         before.pairwise_log_odds(codes, codes), now.pairwise_log_odds(codes, codes), atol=1e-3
     )
+
+
+def test_the_identity_recipe_fits_on_lfw_people_and_returns_the_eight_bit_form(tmp_path):
+    """``build_identity_model`` (``eigenvision build-models --identity``) on a small copy of
+    ``lfw_train``: the model is fitted on the photos cut on the eyes given, in the 8-bit form
+    the shipped file has, and scores two photos of one person above two of two people."""
+    from conftest import require_dataset_folder
+
+    from eigenvision.faces.compare import build_identity_model
+
+    source = require_dataset_folder("lfw_train")
+    root = tmp_path / "lfw_train"
+    (root / "images").mkdir(parents=True)
+    (root / "pairsDevTrain.txt").write_text("0\n")
+    people = [p for p in sorted((source / "images").iterdir()) if len(list(p.glob("*.jpg"))) >= 4]
+    for person in people[:24]:
+        (root / "images" / person.name).mkdir()
+        for photo in sorted(person.glob("*.jpg"))[:4]:
+            (root / "images" / person.name / photo.name).symlink_to(photo)
+    lfw = ev.datasets.load_lfw(root)
+    eyes = np.broadcast_to(np.asarray(ev.datasets.LFW_EYES), (len(lfw), 2, 2))
+    options = dict(pca_components=30, lda_components=12, n_components=6, cohort_size=8)
+    model = build_identity_model(root, eyes=eyes, cohort_top=4, calibration_share=0.2, **options)
+    assert isinstance(model, ev.IdentityModel) and model.cohort_coordinates_.dtype == np.int8
+    assert {block.step_.dtype for block in model.plda_.models_.values()} == {np.dtype(np.int8)}
+    crops = np.stack([ev.faces.compare.model_crop(image, eyes[0], model) for image in lfw.images])
+    same, other = model.score_pairs(crops[[0, 4]], crops[[1, 8]])
+    assert np.isfinite([same, other]).all() and same > other
