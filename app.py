@@ -20,7 +20,13 @@ from eigenvision._base import BoundedCache, counted, format_below
 from eigenvision.codes import allowed_metrics
 from eigenvision.faces.compare import compare_crops, model_crop
 from eigenvision.faces.crops import face_thumbnail
-from eigenvision.faces.groups import MIN_SET, SET_CUT, faces_of_photo, group_crops
+from eigenvision.faces.groups import (
+    MIN_SET,
+    SET_CUT,
+    faces_of_photo,
+    group_crops,
+    grouping_summary,
+)
 from eigenvision.openset import (
     GALLERY_CALIBRATION_PEOPLE,
     calibrated_threshold,
@@ -987,10 +993,7 @@ def group_page() -> None:
     labels = group_crops(crops, identity_model(), threshold=threshold, adapt=adapt)
     groups = [[owners[i] for i in np.flatnonzero(labels == g)] for g in range(labels.max() + 1)]
     alone = [group for group in groups if len(group) == 1]
-    st.subheader(
-        f"{counted(len(owners), 'face')} in {counted(len(photos), 'photo')}: "
-        f"{counted(len(groups), 'person', 'people')} ({len(alone)} seen once)"
-    )
+    st.subheader(grouping_summary(groups, [name.rsplit("/", 1)[-1] for name, _ in photos]))
     for number, group in enumerate(groups[:30], start=1):
         if len(group) == 1:
             break
@@ -1001,7 +1004,7 @@ def group_page() -> None:
             caption=[photos[i][0].rsplit("/", 1)[-1] for i, _ in group],
         )
     if alone:
-        st.markdown(f"**Seen once**: {len(alone)} faces")
+        st.markdown(f"**Seen once**: {counted(len(alone), 'face')}")
         st.image(
             [face_thumbnail(photos[group[0][0]][1], group[0][1]) for group in alone[:60]],
             width=64,

@@ -24,13 +24,13 @@ from PIL import Image
 
 from . import datasets, evaluate
 from ._argtypes import count, finite, probability, rate
-from ._base import counted, format_below, progress
+from ._base import format_below, progress
 from ._version import __version__
 from .experiments import EXPERIMENTS
 from .faces.compare import build_identity_model, compare_faces, default_identity_model
 from .faces.crops import face_thumbnail
 from .faces.features import FeatureDetector
-from .faces.groups import MIN_SET, SET_CUT, cluster_faces
+from .faces.groups import MIN_SET, SET_CUT, cluster_faces, grouping_summary
 from .faces.photos import (
     DEFAULT_FINDER,
     build_finder,
@@ -880,11 +880,8 @@ def _cmd_cluster(args) -> int:
     if args.json:
         print(json.dumps(report, indent=2, allow_nan=False))
     else:
-        faces = sum(len(group) for group in groups)
-        alone = sum(len(group) == 1 for group in groups)
         print(
-            f"{counted(faces, 'face')} in {counted(len(paths), 'photo')}: "
-            f"{counted(len(groups), 'person', 'people')} ({alone} seen once)"
+            grouping_summary(groups, [path.name for path in paths])
             + (f"; written to {args.output}" if args.output else "")
         )
         for entry in report[:20]:

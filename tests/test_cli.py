@@ -5,6 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import require_dataset_folder
+from PIL import Image
 
 import eigenvision as ev
 from eigenvision.cli import main
@@ -515,7 +516,28 @@ def test_cluster_counts_one_person_in_the_singular(tmp_path, capsys):
     photos.mkdir()
     shutil.copy(lfw / "Tony_Blair" / "Tony_Blair_0001.jpg", photos)
     assert main(["-q", "cluster", str(photos)]) == 0
-    assert "1 face in 1 photo: 1 person (1 seen once)" in capsys.readouterr().out
+    assert "1 face in 1 photo: 1 person (1 seen once)\n" in capsys.readouterr().out
+
+
+def test_cluster_names_the_photos_where_no_face_was_found(tmp_path, capsys):
+    """Regression: "2 faces in 3 photos" left the user to guess which photo had none; the line
+    now names it (the CLI's and the app's Group page's summary, grouping_summary)."""
+    import shutil
+
+    from eigenvision.faces.groups import grouping_summary
+
+    lfw = require_dataset_folder("lfw_train") / "images"
+    photos = tmp_path / "photos"
+    photos.mkdir()
+    for name in ("Tony_Blair_0001.jpg", "Tony_Blair_0002.jpg"):
+        shutil.copy(lfw / "Tony_Blair" / name, photos)
+    Image.fromarray(np.full((120, 160), 128, dtype=np.uint8)).save(photos / "wall.jpg")
+    assert main(["-q", "cluster", str(photos)]) == 0
+    line = capsys.readouterr().out.splitlines()[0]
+    assert line.startswith("2 faces in 3 photos: ")
+    assert line.endswith("; no face found in 1 photo (wall.jpg)")
+    many = grouping_summary([[(0, None)]], [f"p{i}.jpg" for i in range(8)])
+    assert many.endswith("; no face found in 7 photos (p1.jpg, p2.jpg, p3.jpg, p4.jpg, p5.jpg ...)")
 
 
 def test_build_models_names_each_description_s_plda_rank():

@@ -18,6 +18,7 @@ import warnings
 import numpy as np
 from PIL import Image
 
+from .._base import counted
 from .._base import progress as show_progress
 from .._errors import ImageLoadError
 from .._spec import Param
@@ -26,7 +27,14 @@ from ..dask_engine import _dask, shared
 from ..identity import _CROPS_AT_ONCE  # crops described at a time as the photos come
 from .compare import _photo, finder_and_model, model_crop
 
-__all__ = ["cluster_faces", "group_crops", "faces_of_photo", "SET_CUT", "MIN_SET"]
+__all__ = [
+    "cluster_faces",
+    "group_crops",
+    "faces_of_photo",
+    "grouping_summary",
+    "SET_CUT",
+    "MIN_SET",
+]
 
 #: The default cut of set-normalised scores: a pair must stand this many standard deviations
 #: above the set's typical pair (chosen on LFW people held out of the model; CHANGELOG).
@@ -245,3 +253,35 @@ def _group_codes(codes, model, *, threshold, adapt):
             f"threshold is a probability here (under {MIN_SET} faces or adapt=False), got {cut}"
         )
     return average_linkage(1 - model.probability(scores), 1 - cut)
+
+
+def grouping_summary(groups, names):
+    """One line on a grouping: its faces, photos and people, and the photos where none was found.
+
+    What ``eigenvision cluster`` prints and the app's Group page heads its
+    groups with: a photo whose face the finder missed is named, not left to
+    be guessed from the counts.
+
+    Parameters
+    ----------
+    groups : list of list of (int, Face)
+        :func:`cluster_faces`' groups: each face's photo index and the face.
+    names : sequence of str
+        The photos' names, in the order the indices count.
+
+    Returns
+    -------
+    str
+    """
+    faces = sum(len(group) for group in groups)
+    alone = sum(len(group) == 1 for group in groups)
+    seen = {index for group in groups for index, _ in group}
+    faceless = [name for index, name in enumerate(names) if index not in seen]
+    line = (
+        f"{counted(faces, 'face')} in {counted(len(names), 'photo')}: "
+        f"{counted(len(groups), 'person', 'people')} ({alone} seen once)"
+    )
+    if faceless:
+        shown = ", ".join(faceless[:5]) + (" ..." if len(faceless) > 5 else "")
+        line += f"; no face found in {counted(len(faceless), 'photo')} ({shown})"
+    return line
