@@ -27,6 +27,57 @@ def flatten_images(X):
     return X, None
 
 
+def kept_on(owner, name, inputs, make):
+    """``make()``, kept on ``owner`` (attribute ``name``) while its inputs stay the same objects.
+
+    For values derived from a fitted model's arrays (a map multiplied out, a
+    basis solved): they are made again when an input is replaced (a refit,
+    a loaded file, a copy given another array), never checked element by
+    element. Numbers count as the same when equal.
+
+    Parameters
+    ----------
+    owner : object
+        Where the value is kept.
+    name : str
+        The attribute that keeps it (a private one).
+    inputs : tuple
+        What the value is made from.
+    make : callable
+        ``make() -> value``.
+
+    Returns
+    -------
+    object
+        The kept value, or ``make()``'s.
+
+    Examples
+    --------
+    >>> class Model:
+    ...     pass
+    >>> model, weights = Model(), np.ones(3)
+    >>> kept_on(model, "_total", (weights,), lambda: float(weights.sum()))
+    3.0
+    >>> kept_on(model, "_total", (weights,), lambda: -1.0)  # the same array: kept
+    3.0
+    >>> kept_on(model, "_total", (np.ones(3),), lambda: -1.0)  # another array: made again
+    -1.0
+    """
+    kept = getattr(owner, name, None)
+    if kept is None or len(kept[0]) != len(inputs) or not all(map(_same, kept[0], inputs)):
+        kept = (tuple(inputs), make())
+        setattr(owner, name, kept)
+    return kept[1]
+
+
+def _same(a, b) -> bool:
+    """The same object, or equal numbers."""
+    if a is b:
+        return True
+    numbers = (int, float, np.integer, np.floating)
+    return isinstance(a, numbers) and isinstance(b, numbers) and a == b
+
+
 def is_dask_array(X) -> bool:
     """True for a ``dask.array.Array`` (checked without importing dask)."""
     return type(X).__module__.startswith("dask.array")

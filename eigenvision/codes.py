@@ -17,7 +17,7 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.utils import get_tags
 
-from ._base import check_fitted
+from ._base import check_fitted, kept_on
 from .bayesian import BayesianSpace
 from .eigenspace import Eigenspace
 from .fisher import FisherSpace
@@ -317,16 +317,13 @@ class CodesMixin:
         cohort = (getattr(model, "cohort_coordinates_", None), getattr(model, "cohort_", None))
         if all(part is None for part in cohort):
             return None
-        arrays, top = (self.gallery_, model.plda_, *cohort), model.cohort_top
-        kept = getattr(self, "_gallery_statistics_memo", None)
-        if (
-            kept is None
-            or kept[1] != top
-            or any(a is not b for a, b in zip(kept[0], arrays, strict=True))
-        ):
-            kept = (arrays, top, model.cohort_statistics(self.gallery_))
-            self._gallery_statistics_memo = kept
-        return kept[2]
+        inputs = (self.gallery_, model.plda_, *cohort, getattr(model, "cohort_scale_", None))
+        return kept_on(
+            self,
+            "_gallery_statistics_memo",
+            (*inputs, model.cohort_top),
+            lambda: model.cohort_statistics(self.gallery_),
+        )
 
     def _metric_distance(self, euclidean):
         """Distances between metric-normalised codes, in the metric's own units."""

@@ -33,7 +33,7 @@ DESCRIPTORS = ("pixels", "lbp", "hog", "lbp+hog", "daisy", "lbp+hog+daisy")
 
 _CELLS = Param("int", 2, 64)
 #: Crops a thread describes at least: under twice this many, :meth:`FaceDescriptionMixin.describe`
-#: runs on the calling thread (a crop takes tens of milliseconds, a thread's start far less).
+#: runs on the calling thread (describing a crop costs far more than handing it to a thread).
 _CROPS_PER_THREAD = 8
 
 
@@ -222,7 +222,7 @@ class FaceDescriptionMixin:
                 f"align_face(photo, face, shape={tuple(self.shape)})"
             )
         parts = max(1, min(n_threads(), len(crops) // _CROPS_PER_THREAD))
-        # scikit-image's descriptors and scipy's filters release the GIL: the crops in parts
+        # the crops in parts, one per core: the descriptors' filtering runs outside the GIL
         return run_on_row_parts(
             lambda rows: np.concatenate(self._described(crops[rows]), axis=1), len(crops), parts
         )

@@ -22,6 +22,7 @@ estimates of the latent variables and carries no such guarantee).
 from __future__ import annotations
 
 import copy
+from functools import partial
 from typing import NamedTuple
 
 import numpy as np
@@ -31,7 +32,7 @@ from sklearn.base import BaseEstimator
 from sklearn.linear_model import LogisticRegression
 from sklearn.utils import gen_batches
 
-from ._base import SupervisedSubspaceModel, check_fitted
+from ._base import SupervisedSubspaceModel, check_fitted, kept_on
 from ._errors import NotFittedError
 from ._spec import INPUT_STATE, Param, State, check_params
 from .descriptors import DESCRIPTORS, FaceDescriptionMixin
@@ -101,11 +102,7 @@ class _PairFormMixin:
         check_fitted(self, "identity_loadings_")
         fitted = (self.identity_loadings_, self.within_covariance_)
         fitted += (getattr(self, "pair_basis_", None),)
-        kept = getattr(self, "_pair_form_memo", None)
-        if kept is None or any(a is not b for a, b in zip(kept[0], fitted, strict=True)):
-            kept = (fitted, diagonal_pair_scoring(*fitted))
-            self._pair_form_memo = kept
-        return kept[1]
+        return kept_on(self, "_pair_form_memo", fitted, lambda: diagonal_pair_scoring(*fitted))
 
     @property
     def quadratic_(self):
@@ -271,7 +268,7 @@ class PLDA(_PairFormMixin, _PairScores, SupervisedSubspaceModel):
         **INPUT_STATE,
         "pca_": State("model", optional=True),
         "lda_": State(shape=("s", "r"), optional=True),
-        "step_": State(dtypes="fi", shape=("r", "d"), optional=True),  # int8: quantized
+        "step_": State(dtypes="fi", shape=("r", "d"), optional=True),  # int8 in a quantized one
         "step_scale_": State(shape=("r",), optional=True, low=0),
         "mean_": State(shape=("d",)),
         "identity_loadings_": State(shape=("r", "p")),
@@ -1290,9 +1287,8 @@ class IdentityModel(_CohortScoresMixin, FaceDescriptionMixin, BaseEstimator):
         "plda_": State("model"),
         "calibration_": State(shape=(2,)),
         "threshold_": State("real"),
-        "cohort_coordinates_": State(
-            dtypes="fi", shape=("c", "p"), optional=True
-        ),  # int8: quantized
+        # int8 in a quantized model, with its scales
+        "cohort_coordinates_": State(dtypes="fi", shape=("c", "p"), optional=True),
         "cohort_scale_": State(shape=("p",), optional=True, low=0),
         "cohort_": State(shape=("c", "r"), optional=True),  # files from before the coordinates
     }
@@ -1539,7 +1535,7 @@ def half_precision(model):
     -------
     Same type as ``model``
     """
-    return _shipped_form(model, "half_precision", _half_precision_plda, _half_precision_cohort)
+    return _shipped_form(model, "half_precision", _float16, _float16)
 
 
 def quantized(model):
@@ -1572,23 +1568,32 @@ def quantized(model):
     B. Jacob, S. Kligys, B. Chen et al. (2018), Quantization and training of
     neural networks for efficient integer-arithmetic-only inference, CVPR.
     """
-    return _shipped_form(model, "quantized", _quantized_plda, _quantized_cohort)
+    return _shipped_form(
+        model,
+        "quantized",
+        partial(_eight_bits, axis=1),
+        partial(_eight_bits, axis=0),
+        parameters=np.float32,
+    )
 
 
-def _shipped_form(model, name, plda_form, cohort_form):
-    """``model`` with each PLDA block in ``plda_form`` and the cohort in ``cohort_form``."""
+def _shipped_form(model, name, store_map, store_cohort, *, parameters=None):
+    """``model`` with each PLDA block's map kept by ``store_map`` and the cohort by
+    ``store_cohort`` (each ``array -> (values, scale or None)``), and the blocks' covariances,
+    loadings and pair basis in the dtype ``parameters`` (None: as they are)."""
+    forms = (name, store_map, store_cohort)
     if isinstance(model, IdentityModel):
         check_fitted(model, "plda_")
         shipped = copy.copy(model)
-        shipped.plda_ = _shipped_form(model.plda_, name, plda_form, cohort_form)
+        shipped.plda_ = _shipped_form(model.plda_, *forms, parameters=parameters)
         if getattr(model, "cohort_coordinates_", None) is not None:
-            shipped.cohort_coordinates_, shipped.cohort_scale_ = cohort_form(_cohort_of(model))
+            shipped.cohort_coordinates_, shipped.cohort_scale_ = store_cohort(_cohort_of(model))
         return shipped
     if isinstance(model, PLDAFusion):
         check_fitted(model, "models_")
         shipped = copy.copy(model)
         shipped.models_ = {
-            key: _shipped_form(block, name, plda_form, cohort_form)
+            key: _shipped_form(block, *forms, parameters=parameters)
             for key, block in model.models_.items()
         }
         return shipped
@@ -1597,35 +1602,19 @@ def _shipped_form(model, name, plda_form, cohort_form):
             f"{name} takes an IdentityModel, PLDAFusion or PLDA, got {type(model).__name__}"
         )
     shipped = model.compact()  # a copy
-    shipped.step_, shipped.step_scale_ = plda_form(shipped)
+    shipped.step_, shipped.step_scale_ = store_map(shipped._step_map())
+    for member in ("identity_loadings_", "within_covariance_", "pair_basis_"):
+        value = getattr(shipped, member, None)
+        if parameters is not None and value is not None:
+            setattr(shipped, member, value.astype(parameters))
     shipped.classes_ = None
     shipped._components = None  # made again from the stored map
     return shipped
 
 
-def _half_precision_plda(plda):
-    """A compact PLDA's ``(step_, step_scale_)`` in float16."""
-    return plda._step_map().astype(np.float16), None
-
-
-def _half_precision_cohort(cohort):
-    """The cohort's ``(cohort_coordinates_, cohort_scale_)`` in float16."""
-    return np.asarray(cohort).astype(np.float16), None
-
-
-def _quantized_plda(plda):
-    """A compact PLDA's ``(step_, step_scale_)`` in 8 bits, one scale per row; its covariances,
-    loadings and pair basis made float32 in place (``plda`` is a copy)."""
-    for name in ("identity_loadings_", "within_covariance_", "pair_basis_"):
-        value = getattr(plda, name, None)
-        if value is not None:
-            setattr(plda, name, value.astype(np.float32))
-    return _eight_bits(plda._step_map(), axis=1)
-
-
-def _quantized_cohort(cohort):
-    """The cohort's ``(cohort_coordinates_, cohort_scale_)`` in 8 bits, one scale per axis."""
-    return _eight_bits(cohort, axis=0)
+def _float16(values):
+    """``values`` kept in float16, without a scale: ``(values, None)``."""
+    return np.asarray(values).astype(np.float16), None
 
 
 def _eight_bits(values, axis):
@@ -1744,12 +1733,10 @@ def _computed_step(plda):
     step, scale = plda.step_, getattr(plda, "step_scale_", None)
     if step.dtype.kind == "f" and step.dtype.itemsize >= 4 and scale is None:
         return step
-    kept = getattr(plda, "_computed_step_memo", None)
-    if kept is None or kept[0] is not step or kept[1] is not scale:
-        dtype = np.promote_types(plda.mean_.dtype, np.float32)
-        kept = (step, scale, _stored(step, scale, dtype, axis=1))
-        plda._computed_step_memo = kept
-    return kept[2]
+    dtype = np.promote_types(plda.mean_.dtype, np.float32)
+    return kept_on(
+        plda, "_computed_step_memo", (step, scale), lambda: _stored(step, scale, dtype, axis=1)
+    )
 
 
 def _cohort_of(model):
@@ -1761,11 +1748,12 @@ def _cohort_of(model):
         scale = getattr(model, "cohort_scale_", None)
         if scale is None:
             return cohort
-        kept = getattr(model, "_cohort_memo", None)
-        if kept is None or kept[0] is not cohort or kept[1] is not scale:
-            kept = (cohort, scale, _stored(cohort, scale, np.float32, axis=0))
-            model._cohort_memo = kept
-        return kept[2]
+        return kept_on(
+            model,
+            "_cohort_memo",
+            (cohort, scale),
+            lambda: _stored(cohort, scale, np.float32, axis=0),
+        )
     codes = getattr(model, "cohort_", None)
     return None if codes is None else model.plda_.pair_coordinates(codes)
 

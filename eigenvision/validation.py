@@ -169,9 +169,8 @@ def _check_pair_basis(model, name):
         return
     basis = basis.astype(np.float64)  # a quantized model keeps them in float32
     within = basis.T @ model.within_covariance_.astype(np.float64) @ basis
-    projected = (
-        model.identity_loadings_.astype(np.float64).T @ basis
-    )  # V^T S_b V = projected^T projected
+    # V^T S_b V = projected^T projected
+    projected = model.identity_loadings_.astype(np.float64).T @ basis
     between = projected.T @ projected
     off = between - np.diag(np.diag(between))
     scale = max(1.0, float(np.abs(between).max()))
