@@ -41,6 +41,7 @@ __getattr__, _, _lazy_names = lazy.attach(
         ],
         "bayesian": ["BayesianSpace"],
         "cluster": ["cluster"],
+        "descriptors": ["FisherVectors"],
         "detection": ["detect", "dffs_map", "difs_map", "likelihood_map"],
         "eigenspace": ["Eigenspace"],
         "faces.compare": ["compare_faces", "default_identity_model"],

@@ -6,24 +6,36 @@ a grid of histograms of uniform local binary patterns at several radii
 (Dalal & Triggs 2005) and dense DAISY gradient histograms (Tola, Lepetit &
 Fua 2010, a dense SIFT), each computed by scikit-image, square-rooted (their
 Hellinger map: histograms compared by the Euclidean distance of their roots)
-and concatenated.
+and concatenated. :class:`FisherVectors` encodes a crop's local DAISY
+descriptors, with where they are, by their Gaussian mixture's Fisher vector
+(Perronnin, Sanchez & Mensink 2010; Simonyan et al. 2013's Fisher vector faces).
 """
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
+from scipy.special import logsumexp
 from skimage.feature import daisy, hog, local_binary_pattern
 from skimage.transform import rescale
+from sklearn.base import BaseEstimator
+from sklearn.decomposition import PCA
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.mixture import GaussianMixture
 
 from . import normalize
+from ._base import check_fitted
 from ._parallel import n_threads, run_on_row_parts
-from ._spec import Param, check_params
+from ._spec import Param, State, check_params
 
 __all__ = [
     "lbp_histograms",
     "hog_descriptor",
     "daisy_descriptor",
     "face_descriptors",
+    "local_daisy",
+    "FisherVectors",
     "FaceDescriptionMixin",
     "DESCRIPTORS",
 ]
@@ -147,6 +159,318 @@ def daisy_descriptor(image, *, step=8, radius=15):
         normalization="l1",
     )
     return described.ravel()
+
+
+def local_daisy(image, *, step=4, radius=10, scales=(1.0, 0.7), mirror=True, location_weight=4.0):
+    """A crop's dense DAISY descriptors, square-rooted, each with where it is.
+
+    Parameters
+    ----------
+    image : (H, W) ndarray
+        An aligned face.
+    step : int, default 4
+        Grid spacing, pixels (of each scale).
+    radius : int, default 10
+        Radius of DAISY's outer ring, pixels.
+    scales : sequence of float, default (1.0, 0.7)
+        The crop is described at each of these sizes.
+    mirror : bool, default True
+        Also describe the mirror image, each of its points placed where it
+        lies on the crop (its ``x`` negated): a mirrored patch beside the
+        patch itself, as a face's two halves are alike.
+    location_weight : float, default 4.0
+        The point's ``x`` and ``y`` (from -0.5 to 0.5 across the crop) and
+        its scale (less the scales' mean) are appended times this.
+
+    Returns
+    -------
+    (m, 107) ndarray of float32
+        104 square-rooted DAISY values, then ``x``, ``y`` and the scale.
+
+    References
+    ----------
+    J. Sanchez, F. Perronnin, T. Mensink and J. Verbeek (2013), Image
+    classification with the Fisher vector: theory and practice, IJCV 105
+    (descriptors augmented with their location).
+    """
+    image = np.asarray(image, dtype=np.float64)
+    middle = float(np.mean(scales))
+    rows = []
+    for scale in scales:
+        scaled = image if scale == 1.0 else _rescaled(image, scale)
+        for flipped in (False, True) if mirror else (False,):
+            described = daisy(
+                scaled[:, ::-1] if flipped else scaled,
+                step=step,
+                radius=radius,
+                rings=2,
+                histograms=6,
+                orientations=8,
+                normalization="l1",
+            )
+            p, q, width = described.shape
+            y, x = np.mgrid[0:p, 0:q]
+            x = (x + 0.5) / q - 0.5
+            where = np.column_stack(
+                [-x.ravel() if flipped else x.ravel(), (y + 0.5).ravel() / p - 0.5]
+            )
+            where = np.column_stack([where, np.full(p * q, scale - middle)]) * location_weight
+            rows.append(np.column_stack([np.sqrt(described.reshape(p * q, width)), where]))
+    return np.concatenate(rows).astype(np.float32)
+
+
+class FisherVectors(BaseEstimator):
+    """Fisher vectors of aligned faces: local DAISY descriptors encoded by a Gaussian mixture.
+
+    Each crop's local descriptors (:func:`local_daisy`: DAISY values reduced
+    by a whitening PCA to ``n_components``, with the point's location and
+    scale) are soft-assigned to the ``n_clusters`` diagonal Gaussians of a
+    mixture fitted on training faces; the crop is described by the mean
+    gradient of their log-likelihood with respect to each Gaussian's mean
+    and deviation (the improved Fisher vector: normalised by the Fisher
+    information, signed square root, unit length). Faces are then compared
+    as wholes of many local parts, wherever those parts moved a little,
+    which a grid of histograms cannot do.
+
+    Parameters
+    ----------
+    n_clusters : int, default 128
+        Gaussians of the mixture.
+    n_components : int, default 64
+        DAISY values kept by the whitening PCA.
+    step, radius, scales, mirror, location_weight
+        Of :func:`local_daisy`.
+    sample_size : int, default 250_000
+        Local descriptors (drawn from all the crops given to :meth:`fit`) the
+        mixture is fitted on.
+    max_iter : int, default 40
+        EM iterations of the mixture (scikit-learn's ``GaussianMixture``).
+    seed : int, default 0
+
+    Attributes
+    ----------
+    pca_mean_ : (104,) ndarray
+    pca_map_ : (n_components, 104) ndarray
+        The whitening PCA: ``(d - pca_mean_) @ pca_map_.T``.
+    means_, variances_ : (n_clusters, n_components + 3) ndarray
+    weights_ : (n_clusters,) ndarray
+
+    References
+    ----------
+    F. Perronnin, J. Sanchez and T. Mensink (2010), Improving the Fisher
+    kernel for large-scale image classification, ECCV. K. Simonyan, O. M.
+    Parkhi, A. Vedaldi and A. Zisserman (2013), Fisher vector faces in the
+    wild, BMVC.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from eigenvision.descriptors import FisherVectors
+    >>> crops = np.random.default_rng(0).random((4, 48, 40))
+    >>> encoder = FisherVectors(n_clusters=2, n_components=8, sample_size=500).fit(crops)
+    >>> encoder.transform(crops).shape  # 2 x 2 Gaussians x (8 + 3) values
+    (4, 44)
+    """
+
+    _params = {
+        "n_clusters": Param("int", 1, 4096),
+        "n_components": Param("int", 1, 104),
+        "step": Param("int", 1, 64),
+        "radius": Param("int", 1, 64),
+        "scales": Param("reals", 0.1, 4, max_length=8),
+        "mirror": Param("bool"),
+        "location_weight": Param("real", 0, 1e3),
+        "sample_size": Param("int", 1, 100_000_000),
+        "max_iter": Param("int", 1, 10_000),
+        "seed": Param("int", 0, 2**32 - 1),
+    }
+
+    _state = {
+        "pca_mean_": State(shape=(104,)),
+        "pca_map_": State(shape=("c", 104)),
+        "means_": State(shape=("k", "d")),
+        "variances_": State(shape=("k", "d"), low=0),
+        "weights_": State(shape=("k",), low=0),
+    }
+
+    def __init__(
+        self,
+        *,
+        n_clusters=128,
+        n_components=64,
+        step=4,
+        radius=10,
+        scales=(1.0, 0.7),
+        mirror=True,
+        location_weight=4.0,
+        sample_size=250_000,
+        max_iter=40,
+        seed=0,
+    ):
+        self.n_clusters = n_clusters
+        self.n_components = n_components
+        self.step = step
+        self.radius = radius
+        self.scales = scales
+        self.mirror = mirror
+        self.location_weight = location_weight
+        self.sample_size = sample_size
+        self.max_iter = max_iter
+        self.seed = seed
+
+    def check_parameters(self):
+        """Raise ``ValueError`` naming a parameter outside ``_params`` (``fit``, ``load`` call it).
+
+        Returns
+        -------
+        None
+        """
+        check_params(self)
+
+    def _local(self, crop):
+        return local_daisy(
+            crop,
+            step=self.step,
+            radius=self.radius,
+            scales=tuple(self.scales),
+            mirror=self.mirror,
+            location_weight=self.location_weight,
+        )
+
+    def fit(self, crops):
+        """Fit the whitening PCA and the mixture on the crops' local descriptors.
+
+        Parameters
+        ----------
+        crops : (n, H, W) ndarray
+            Aligned faces (a few hundred of many people will do).
+
+        Returns
+        -------
+        self
+        """
+        self.check_parameters()
+        crops = _checked_crops(crops)
+        local = np.concatenate(
+            run_on_row_parts(
+                lambda rows: np.stack([self._local(crops[i]) for i in rows]),
+                len(crops),
+                max(1, min(n_threads(), len(crops) // _CROPS_PER_THREAD)),
+            )
+        )
+        if len(local) <= self.n_clusters or local.shape[0] <= self.n_components:
+            raise ValueError(
+                f"FisherVectors: {len(local)} local descriptors cannot fit {self.n_clusters} "
+                f"Gaussians of {self.n_components} components; give more or larger crops"
+            )
+        rng = np.random.default_rng(self.seed)
+        if len(local) > self.sample_size:
+            local = local[rng.choice(len(local), self.sample_size, replace=False)]
+        pca = PCA(self.n_components, whiten=True, random_state=self.seed).fit(local[:, :104])
+        self.pca_mean_ = pca.mean_.astype(np.float64)
+        self.pca_map_ = pca.components_ / np.sqrt(pca.explained_variance_)[:, None]
+        mixture = GaussianMixture(
+            self.n_clusters,
+            covariance_type="diag",
+            max_iter=self.max_iter,
+            reg_covar=1e-3,
+            random_state=self.seed,
+        )
+        with warnings.catch_warnings():  # max_iter is a budget: the mixture as it stands then
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            mixture.fit(self._projected(local))
+        self.means_, self.variances_ = mixture.means_, mixture.covariances_
+        self.weights_ = mixture.weights_
+        return self
+
+    def _projected(self, local):
+        """Local descriptors as the mixture reads them: whitened DAISY values, the location."""
+        daisy_part = (local[:, :104] - self.pca_mean_) @ self.pca_map_.T
+        return np.column_stack([daisy_part, local[:, 104:]])
+
+    def posteriors(self, points):
+        """Each point's probability of coming from each Gaussian of the mixture.
+
+        Parameters
+        ----------
+        points : (m, n_components + 3) ndarray
+            Projected local descriptors.
+
+        Returns
+        -------
+        (m, n_clusters) ndarray
+            Rows sum to 1 (scikit-learn's ``GaussianMixture.predict_proba``).
+        """
+        check_fitted(self, "means_")
+        precision = 1.0 / self.variances_
+        log_density = -0.5 * (
+            (points * points) @ precision.T
+            - 2.0 * points @ (self.means_ * precision).T
+            + np.sum(self.means_**2 * precision, axis=1)
+            + np.sum(np.log(2.0 * np.pi * self.variances_), axis=1)
+        )
+        log_density += np.log(self.weights_)
+        return np.exp(log_density - logsumexp(log_density, axis=1, keepdims=True))
+
+    def encode_points(self, points):
+        """The Fisher vector of one crop's projected local descriptors.
+
+        Parameters
+        ----------
+        points : (m, n_components + 3) ndarray
+
+        Returns
+        -------
+        (2 * n_clusters * (n_components + 3),) ndarray
+            The gradients for the means, then for the deviations; signed
+            square root, unit length.
+        """
+        gamma = self.posteriors(points)
+        m = len(points)
+        deviation = np.sqrt(self.variances_)
+        counts = gamma.sum(axis=0)[:, None]
+        first = gamma.T @ points
+        second = gamma.T @ (points * points)
+        for_means = (first - counts * self.means_) / deviation
+        for_means /= m * np.sqrt(self.weights_)[:, None]
+        spread = second - 2.0 * self.means_ * first + counts * self.means_**2
+        for_deviations = (spread / self.variances_ - counts) / (
+            m * np.sqrt(2.0 * self.weights_)[:, None]
+        )
+        vector = np.concatenate([for_means.ravel(), for_deviations.ravel()])
+        vector = np.sign(vector) * np.sqrt(np.abs(vector))
+        return vector / max(np.linalg.norm(vector), 1e-12)
+
+    def transform(self, crops):
+        """Fisher vectors of aligned crops.
+
+        Parameters
+        ----------
+        crops : (n, H, W) ndarray
+
+        Returns
+        -------
+        (n, 2 * n_clusters * (n_components + 3)) ndarray of float32
+        """
+        check_fitted(self, "means_")
+        crops = _checked_crops(crops)
+        return run_on_row_parts(
+            lambda rows: np.stack(
+                [self.encode_points(self._projected(self._local(crops[i]))) for i in rows]
+            ).astype(np.float32),
+            len(crops),
+            max(1, min(n_threads(), len(crops) // _CROPS_PER_THREAD)),
+        )
+
+
+def _checked_crops(crops):
+    crops = np.asarray(crops, dtype=np.float64)
+    if crops.ndim != 3 or len(crops) == 0 or not np.isfinite(crops).all():
+        raise ValueError(
+            f"crops must be a non-empty (n, H, W) stack of finite aligned faces, got shape "
+            f"{crops.shape}"
+        )
+    return crops
 
 
 def face_descriptors(crops, *, kind="lbp+hog", cells=(8, 8), radii=(1, 2), hog_cell=8):

@@ -22,6 +22,7 @@ from ._files import atomic_write
 from ._spec import MissingMemberError, check_declared_state
 from ._version import __version__
 from .bayesian import BayesianSpace
+from .descriptors import FisherVectors
 from .eigenspace import Eigenspace
 from .faces.eyes import EyeRegressor
 from .faces.features import FeatureDetector
@@ -55,6 +56,7 @@ _MODELS = {
         FeatureDetector,
         FaceFinder,
         EyeRegressor,
+        FisherVectors,
     )
 }
 _ALLOWED_KINDS = "biufU"  # bool, integers, floats, fixed-width unicode; never objects
