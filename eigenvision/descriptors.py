@@ -26,6 +26,7 @@ from sklearn.mixture import GaussianMixture
 
 from . import normalize
 from ._base import check_fitted
+from ._errors import NotFittedError
 from ._parallel import n_threads, run_on_row_parts
 from ._spec import Param, State, check_params
 
@@ -38,10 +39,16 @@ __all__ = [
     "FisherVectors",
     "FaceDescriptionMixin",
     "DESCRIPTORS",
+    "IDENTITY_DESCRIPTORS",
 ]
 
 #: The descriptors :func:`face_descriptors` knows.
 DESCRIPTORS = ("pixels", "lbp", "hog", "lbp+hog", "daisy", "lbp+hog+daisy")
+#: The descriptions an :class:`~eigenvision.IdentityModel` knows: :data:`DESCRIPTORS` and
+#: ``"fisher"``, :class:`FisherVectors` fitted with the model.
+IDENTITY_DESCRIPTORS = (*DESCRIPTORS, "fisher")
+#: Crops a model's :class:`FisherVectors` mixture is fitted on, at most.
+FISHER_SAMPLE = 600
 
 _CELLS = Param("int", 2, 64)
 #: Crops a thread describes at least: under twice this many, :meth:`FaceDescriptionMixin.describe`
@@ -522,7 +529,8 @@ class FaceDescriptionMixin:
     per description, side by side.
 
     Reads the model's ``shape``, ``descriptor``, ``illumination``, ``descriptor_scales``,
-    ``lbp_cells``, ``lbp_radii``, ``hog_cell`` and ``mirror``.
+    ``lbp_cells``, ``lbp_radii``, ``hog_cell``, ``fisher_clusters``, ``seed`` and ``mirror``;
+    :meth:`_fit_fisher` sets ``fisher_``.
     """
 
     def describe(self, crops):
@@ -574,6 +582,9 @@ class FaceDescriptionMixin:
 
         blocks = []
         for kind, normalised, scales in self.descriptions():
+            if kind == "fisher":  # a mirror image and its scales are the encoder's own
+                blocks.append(self._fisher_encoder().transform(crops_at(normalised, 1)))
+                continue
             parts = []
             for scale in scales:
                 scaled = crops_at(normalised, scale)
@@ -584,6 +595,33 @@ class FaceDescriptionMixin:
                 parts.append(described)
             blocks.append(np.concatenate(parts, axis=1))
         return blocks
+
+    def _fisher_encoder(self):
+        encoder = getattr(self, "fisher_", None)
+        if encoder is None:
+            raise NotFittedError(
+                "the 'fisher' description is learned from faces: fit the IdentityModel "
+                "(fit(crops, labels)) before describing crops with it"
+            )
+        return encoder
+
+    def _fit_fisher(self, crops):
+        """``fisher_``: a :class:`FisherVectors` fitted on up to :data:`FISHER_SAMPLE` of
+        ``crops`` (drawn by ``seed``) where a description is ``"fisher"``, else None."""
+        self.fisher_ = None
+        lit = [normalised for kind, normalised, _ in self.descriptions() if kind == "fisher"]
+        if not lit:
+            return
+        if len(set(lit)) > 1:
+            raise ValueError(
+                "IdentityModel: the 'fisher' description may be given once (one mixture)"
+            )
+        rng = np.random.default_rng(self.seed)
+        chosen = np.sort(rng.permutation(len(crops))[:FISHER_SAMPLE])
+        sample = np.asarray(crops[chosen], dtype=np.float64)
+        if lit[0]:
+            sample = np.stack([normalize.illumination(crop) for crop in sample])
+        self.fisher_ = FisherVectors(n_clusters=self.fisher_clusters, seed=self.seed).fit(sample)
 
     def descriptions(self):
         """Each description of a crop, one PLDA model each: its descriptor, whether it

@@ -35,7 +35,7 @@ from sklearn.utils import gen_batches
 from ._base import SupervisedSubspaceModel, check_fitted, kept_on
 from ._errors import NotFittedError
 from ._spec import INPUT_STATE, Param, State, check_params
-from .descriptors import DESCRIPTORS, FaceDescriptionMixin
+from .descriptors import IDENTITY_DESCRIPTORS, FaceDescriptionMixin
 from .eigenspace import Eigenspace
 from .fisher import discriminant_directions
 
@@ -1164,9 +1164,13 @@ class IdentityModel(_CohortScoresMixin, FaceDescriptionMixin, BaseEstimator):
     descriptor : str or tuple of str, default ("daisy", "daisy", "lbp+hog")
         What describes a crop (:func:`~eigenvision.descriptors.face_descriptors`:
         ``"pixels"``, ``"lbp"``, ``"hog"``, ``"lbp+hog"``, ``"daisy"`` or
-        ``"lbp+hog+daisy"``). A tuple describes each crop several times, each
-        description with a PLDA model of its own, and a pair's ratio is the
-        sum of theirs (:class:`PLDAFusion`); see :meth:`descriptions`.
+        ``"lbp+hog+daisy"``), or ``"fisher"``: the Fisher vector of the crop's
+        local DAISY descriptors (:class:`~eigenvision.descriptors.FisherVectors`,
+        its mixture fitted by :meth:`fit` on a sample of the crops, kept as
+        ``fisher_``; its own scales and mirror image). A tuple describes each
+        crop several times, each description with a PLDA model of its own,
+        and a pair's ratio is the sum of theirs (:class:`PLDAFusion`); see
+        :meth:`descriptions`.
     lbp_cells : (rows, cols), default (10, 8)
         The grid of LBP histograms (:func:`~eigenvision.descriptors.lbp_histograms`;
         descriptors with ``"lbp"``).
@@ -1175,6 +1179,8 @@ class IdentityModel(_CohortScoresMixin, FaceDescriptionMixin, BaseEstimator):
     hog_cell : int, default 12
         HOG's cell side, pixels (:func:`~eigenvision.descriptors.hog_descriptor`;
         descriptors with ``"hog"``).
+    fisher_clusters : int, default 128
+        Gaussians of the ``"fisher"`` description's mixture.
     descriptor_scales : sequence of float, a tuple of them, or None, default None
         The crop is described at each of these sizes (relative to ``shape``;
         scikit-image's ``rescale`` with its anti-aliasing), the descriptors
@@ -1238,6 +1244,8 @@ class IdentityModel(_CohortScoresMixin, FaceDescriptionMixin, BaseEstimator):
         the coordinates being ``cohort_coordinates_ * cohort_scale_``.
     cohort_scale_ : (p,) ndarray or None
         The scale of each axis of an 8-bit ``cohort_coordinates_``; None otherwise.
+    fisher_ : FisherVectors or None
+        The ``"fisher"`` description's encoder; None without one.
     cohort_ : (cohort_size, r) ndarray of float32 or None
         The cohort's codes, in files written before ``cohort_coordinates_``
         (read as it); None in models fitted now.
@@ -1253,10 +1261,11 @@ class IdentityModel(_CohortScoresMixin, FaceDescriptionMixin, BaseEstimator):
     _params = {
         "shape": Param("shape", 16, 512),
         "eye_positions": Param("any"),
-        "descriptor": Param("choice", choices=DESCRIPTORS, sequence=True, max_length=8),
+        "descriptor": Param("choice", choices=IDENTITY_DESCRIPTORS, sequence=True, max_length=8),
         "lbp_cells": Param("shape", 2, 64),
         "lbp_radii": Param("reals", 1, 16, max_length=8),
         "hog_cell": Param("int", 2, 64),
+        "fisher_clusters": Param("int", 1, 4096),
         "descriptor_scales": Param("reals", 0.1, 4, max_length=8, sequence=True, optional=True),
         "illumination": Param("bool", also=("both",), sequence=True, max_length=8),
         "mirror": Param("bool"),
@@ -1277,6 +1286,7 @@ class IdentityModel(_CohortScoresMixin, FaceDescriptionMixin, BaseEstimator):
         "lbp_cells": (8, 8),
         "lbp_radii": (1, 2),
         "hog_cell": 8,
+        "fisher_clusters": 128,
         "descriptor_scales": (1.0,),
         "cohort_size": 0,
         "length_norm": False,
@@ -1291,6 +1301,8 @@ class IdentityModel(_CohortScoresMixin, FaceDescriptionMixin, BaseEstimator):
         "cohort_coordinates_": State(dtypes="fi", shape=("c", "p"), optional=True),
         "cohort_scale_": State(shape=("p",), optional=True, low=0),
         "cohort_": State(shape=("c", "r"), optional=True),  # files from before the coordinates
+        # the "fisher" description's mixture; None or absent without one
+        "fisher_": State("model", optional=True),
     }
 
     def __init__(
@@ -1302,6 +1314,7 @@ class IdentityModel(_CohortScoresMixin, FaceDescriptionMixin, BaseEstimator):
         lbp_cells=(10, 8),
         lbp_radii=(1, 2, 3),
         hog_cell=12,
+        fisher_clusters=128,
         descriptor_scales=None,
         illumination=(True, False, True),
         mirror=True,
@@ -1320,6 +1333,7 @@ class IdentityModel(_CohortScoresMixin, FaceDescriptionMixin, BaseEstimator):
         self.lbp_cells = lbp_cells
         self.lbp_radii = lbp_radii
         self.hog_cell = hog_cell
+        self.fisher_clusters = fisher_clusters
         self.descriptor_scales = descriptor_scales
         self.illumination = illumination
         self.mirror = mirror
@@ -1347,6 +1361,7 @@ class IdentityModel(_CohortScoresMixin, FaceDescriptionMixin, BaseEstimator):
         self
         """
         check_params(self)
+        self._fit_fisher(crops)
         return self.fit_descriptors(self.describe(crops), labels)
 
     def fit_descriptors(self, X, labels):

@@ -115,3 +115,38 @@ def test_fisher_vectors_refuse_what_they_cannot_encode(encoder_and_crops):
         encoder.transform(bad)
     with pytest.raises(ValueError, match="cannot fit 4096 Gaussians"):
         FisherVectors(n_clusters=4096).fit(np.random.default_rng(0).random((1, 40, 36)))
+
+
+def test_an_identity_model_with_a_fisher_description(att, tmp_path):
+    """IdentityModel(descriptor=(..., "fisher")) fits its mixture on the crops it learns
+    from, describes each crop by that Fisher vector beside the other descriptions (so the
+    fused ratio adds a PLDA model of the vectors), tells AT&T people 31-40 apart, and is
+    saved and loaded with its encoder; describing before fitting says what to do."""
+    crops = att.images[:, ::2, ::2]
+    people = np.unique(att.labels)
+    train = np.isin(att.labels, people[:30])
+    options = dict(shape=crops.shape[1:], pca_components=60, n_components=20, cohort_size=0)
+    options["illumination"] = True
+    model = ev.IdentityModel(descriptor=("lbp+hog", "fisher"), fisher_clusters=4, **options)
+    with pytest.raises(ev.NotFittedError, match="'fisher' description is learned"):
+        model.describe(crops[:2])
+    model.fit(crops[train], att.labels[train])
+    assert isinstance(model.fisher_, FisherVectors) and model.fisher_.n_clusters == 4
+    described = model.describe(crops[~train][:3])
+    np.testing.assert_allclose(
+        described[:, -model.description_widths()[1] :],
+        model.fisher_.transform(
+            np.stack([ev.normalize.illumination(c) for c in crops[~train][:3]])
+        ),
+        atol=1e-6,
+    )
+    rows, cols = np.triu_indices(100, 1)
+    labels = att.labels[~train]
+    scores = model.pairwise_scores(crops[~train])[rows, cols]
+    assert ev.evaluate.auc(*ev.evaluate.roc_curve(labels[rows] == labels[cols], scores)[:2]) > 0.95
+    loaded = ev.load(ev.save(model, tmp_path / "identity.npz"))
+    np.testing.assert_array_equal(
+        loaded.pairwise_scores(crops[~train][:4]), model.pairwise_scores(crops[~train][:4])
+    )
+    plain = ev.IdentityModel(descriptor="lbp+hog", **options).fit(crops[train], att.labels[train])
+    assert plain.fisher_ is None
