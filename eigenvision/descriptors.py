@@ -325,15 +325,6 @@ class FisherVectors(BaseEstimator):
         self.max_iter = max_iter
         self.seed = seed
 
-    def check_parameters(self):
-        """Raise ``ValueError`` naming a parameter outside ``_params`` (``fit``, ``load`` call it).
-
-        Returns
-        -------
-        None
-        """
-        check_params(self)
-
     def _local(self, crop):
         return local_daisy(
             crop,
@@ -356,7 +347,7 @@ class FisherVectors(BaseEstimator):
         -------
         self
         """
-        self.check_parameters()
+        check_params(self)
         crops = _checked_crops(crops)
         local = np.concatenate(
             run_on_row_parts(

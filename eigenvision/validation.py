@@ -15,6 +15,7 @@ import numpy as np
 
 from ._spec import check_declared_state, check_params
 from .bayesian import BayesianSpace
+from .descriptors import FisherVectors
 from .eigenspace import Eigenspace
 from .faces.features import FeatureDetector
 from .faces.finder import FaceFinder
@@ -76,6 +77,8 @@ def check_state(model) -> None:
         _check_plda_fusion(model)
     if isinstance(model, PLDA):
         _check_plda(model)
+    if isinstance(model, FisherVectors):
+        _check_fisher_vectors(model)
 
 
 def _shape(value, name, length=None):
@@ -210,6 +213,7 @@ def _check_identity_model(model):
             + (f" of {len(model.plda_.models_)}" if fused else "")
         )
     check_state(model.plda_)
+    _check_fisher_description(model)
     _check_eight_bits(model, "IdentityModel", "cohort_coordinates_", "cohort_scale_")
     widths = {
         "cohort_": (_code_width(model), "codes"),
@@ -222,6 +226,46 @@ def _check_identity_model(model):
                 f"IdentityModel.{name} must hold {what} as wide as PLDA's ({width}), "
                 f"got {cohort.shape[1]} columns"
             )
+
+
+def _check_fisher_description(model):
+    """An identity model has a fitted ``fisher_`` of ``fisher_clusters`` Gaussians exactly
+    when one of its descriptions is ``"fisher"``."""
+    wanted = any(kind == "fisher" for kind, _, _ in model.descriptions())
+    encoder = getattr(model, "fisher_", None)
+    if wanted != (encoder is not None):
+        raise ValueError(
+            "IdentityModel.fisher_ must be a fitted FisherVectors exactly when a description "
+            f"is 'fisher' (descriptor={model.descriptor!r}), got {type(encoder).__name__}"
+        )
+    if encoder is None:
+        return
+    if not isinstance(encoder, FisherVectors):
+        raise ValueError(f"IdentityModel.fisher_ must be a FisherVectors, got {type(encoder)}")
+    check_state(encoder)
+    if encoder.n_clusters != model.fisher_clusters:
+        raise ValueError(
+            f"IdentityModel.fisher_ has {encoder.n_clusters} Gaussians, its fisher_clusters "
+            f"says {model.fisher_clusters}"
+        )
+
+
+def _check_fisher_vectors(model):
+    """The PCA's and the mixture's shapes agree with each other and the parameters; the
+    weights are a distribution and the variances positive."""
+    kept, width = model.pca_map_.shape[0], model.means_.shape[1]
+    if kept != model.n_components or width != kept + 3:
+        raise ValueError(
+            f"FisherVectors: pca_map_ must have n_components ({model.n_components}) rows and "
+            f"the means that many columns and 3 more; got {kept} rows and {width} columns"
+        )
+    if len(model.means_) != model.n_clusters or len(model.weights_) != model.n_clusters:
+        raise ValueError(
+            f"FisherVectors: means_, variances_ and weights_ must hold n_clusters "
+            f"({model.n_clusters}) Gaussians, got {len(model.means_)} and {len(model.weights_)}"
+        )
+    if not (np.all(model.variances_ > 0) and abs(float(model.weights_.sum()) - 1.0) < 1e-6):
+        raise ValueError("FisherVectors: variances_ must be positive and weights_ sum to 1")
 
 
 def _code_width(identity, axis=0):

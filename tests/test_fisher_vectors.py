@@ -150,3 +150,22 @@ def test_an_identity_model_with_a_fisher_description(att, tmp_path):
     )
     plain = ev.IdentityModel(descriptor="lbp+hog", **options).fit(crops[train], att.labels[train])
     assert plain.fisher_ is None
+
+
+def test_a_tampered_fisher_vectors_model_is_refused(encoder_and_crops):
+    """What ``ev.load`` checks of a file's members beyond their declared shapes: the mixture
+    must read the PCA's outputs and 3 more values, and its weights be a distribution."""
+    import copy
+
+    from eigenvision.validation import check_state
+
+    encoder, _ = encoder_and_crops
+    check_state(encoder)
+    narrow = copy.copy(encoder)
+    narrow.means_, narrow.variances_ = encoder.means_[:, :-1], encoder.variances_[:, :-1]
+    with pytest.raises(ValueError, match="3 more"):
+        check_state(narrow)
+    skewed = copy.copy(encoder)
+    skewed.weights_ = encoder.weights_ * 2
+    with pytest.raises(ValueError, match="weights_ sum to 1"):
+        check_state(skewed)
