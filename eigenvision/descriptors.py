@@ -201,6 +201,7 @@ def local_daisy(image, *, step=4, radius=10, scales=(1.0, 0.7), mirror=True, loc
     (descriptors augmented with their location).
     """
     image = np.asarray(image, dtype=np.float64)
+    _check_daisy_size(image.shape, radius, scales)
     middle = float(np.mean(scales))
     rows = []
     for scale in scales:
@@ -458,6 +459,16 @@ class FisherVectors(BaseEstimator):
             ).astype(np.float32),
             len(crops),
             max(1, min(n_threads(), len(crops) // _CROPS_PER_THREAD)),
+        )
+
+
+def _check_daisy_size(shape, radius, scales):
+    """DAISY needs a ring of ``radius`` around its points in the crop at every scale."""
+    needed = int(np.ceil((2 * radius + 1) / min(scales)))
+    if len(shape) != 2 or min(shape) < needed:
+        raise ValueError(
+            f"a crop of shape {tuple(shape)} is too small for DAISY's radius {radius} at scale "
+            f"{min(scales)}: give crops at least {needed} pixels a side, or a smaller radius"
         )
 
 

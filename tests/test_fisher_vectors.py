@@ -113,6 +113,8 @@ def test_fisher_vectors_refuse_what_they_cannot_encode(encoder_and_crops):
     bad[0, 3, 3] = np.nan
     with pytest.raises(ValueError, match="finite"):
         encoder.transform(bad)
+    with pytest.raises(ValueError, match="too small for DAISY's radius 10 at scale 0.7"):
+        FisherVectors(n_clusters=2, n_components=4).fit(np.zeros((3, 20, 20)))
     with pytest.raises(ValueError, match="cannot fit 4096 Gaussians"):
         FisherVectors(n_clusters=4096).fit(np.random.default_rng(0).random((1, 40, 36)))
 
