@@ -354,7 +354,7 @@ class FisherVectors(BaseEstimator):
             run_on_row_parts(
                 lambda rows: np.stack([self._local(crops[i]) for i in rows]),
                 len(crops),
-                max(1, min(n_threads(), len(crops) // _CROPS_PER_THREAD)),
+                _parts(len(crops)),
             )
         )
         if len(local) <= self.n_clusters or local.shape[0] <= self.n_components:
@@ -458,8 +458,13 @@ class FisherVectors(BaseEstimator):
                 [self.encode_points(self._projected(self._local(crops[i]))) for i in rows]
             ).astype(np.float32),
             len(crops),
-            max(1, min(n_threads(), len(crops) // _CROPS_PER_THREAD)),
+            _parts(len(crops)),
         )
+
+
+def _parts(count):
+    """How many parts ``count`` crops are described in, one per core (:data:`_CROPS_PER_THREAD`)."""
+    return max(1, min(n_threads(), count // _CROPS_PER_THREAD))
 
 
 def _check_daisy_size(shape, radius, scales):
@@ -555,7 +560,7 @@ class FaceDescriptionMixin:
                 f"shape {crops.shape}; cut them with "
                 f"align_face(photo, face, shape={tuple(self.shape)})"
             )
-        parts = max(1, min(n_threads(), len(crops) // _CROPS_PER_THREAD))
+        parts = _parts(len(crops))
         # the crops in parts, one per core: the descriptors' filtering runs outside the GIL
         return run_on_row_parts(
             lambda rows: np.concatenate(self._described(crops[rows]), axis=1), len(crops), parts
