@@ -49,6 +49,9 @@ DESCRIPTORS = ("pixels", "lbp", "hog", "lbp+hog", "daisy", "lbp+hog+daisy")
 IDENTITY_DESCRIPTORS = (*DESCRIPTORS, "fisher")
 #: Crops a model's :class:`FisherVectors` mixture is fitted on, at most.
 FISHER_SAMPLE = 600
+#: Values of one DAISY descriptor as :func:`local_daisy` computes it (2 rings of 6 histograms
+#: and the centre's, 8 orientations each).
+DAISY_WIDTH = (1 + 2 * 6) * 8
 
 _CELLS = Param("int", 2, 64)
 #: Crops a thread describes at least: under twice this many, :meth:`FaceDescriptionMixin.describe`
@@ -148,7 +151,7 @@ def daisy_descriptor(image, *, step=8, radius=15):
 
     Returns
     -------
-    (P * Q * 104,) ndarray of float64
+    (P * Q * DAISY_WIDTH,) ndarray of float64
         ``P x Q`` grid points at least ``radius`` from the border.
 
     References
@@ -192,7 +195,7 @@ def local_daisy(image, *, step=4, radius=10, scales=(1.0, 0.7), mirror=True, loc
     Returns
     -------
     (m, 107) ndarray of float32
-        104 square-rooted DAISY values, then ``x``, ``y`` and the scale.
+        :data:`DAISY_WIDTH` square-rooted DAISY values, then ``x``, ``y`` and the scale.
 
     References
     ----------
@@ -249,16 +252,16 @@ class FisherVectors(BaseEstimator):
     step, radius, scales, mirror, location_weight
         Of :func:`local_daisy`.
     sample_size : int, default 250_000
-        Local descriptors (drawn from all the crops given to :meth:`fit`) the
-        mixture is fitted on.
+        Local descriptors the mixture is fitted on, drawn at random, an equal
+        share from each crop given to :meth:`fit`.
     max_iter : int, default 40
         EM iterations of the mixture (scikit-learn's ``GaussianMixture``).
     seed : int, default 0
 
     Attributes
     ----------
-    pca_mean_ : (104,) ndarray
-    pca_map_ : (n_components, 104) ndarray
+    pca_mean_ : (DAISY_WIDTH,) ndarray
+    pca_map_ : (n_components, DAISY_WIDTH) ndarray
         The whitening PCA: ``(d - pca_mean_) @ pca_map_.T``.
     means_, variances_ : (n_clusters, n_components + 3) ndarray
     weights_ : (n_clusters,) ndarray
@@ -282,7 +285,7 @@ class FisherVectors(BaseEstimator):
 
     _params = {
         "n_clusters": Param("int", 1, 4096),
-        "n_components": Param("int", 1, 104),
+        "n_components": Param("int", 1, DAISY_WIDTH),
         "step": Param("int", 1, 64),
         "radius": Param("int", 1, 64),
         "scales": Param("reals", 0.1, 4, max_length=8),
@@ -294,8 +297,8 @@ class FisherVectors(BaseEstimator):
     }
 
     _state = {
-        "pca_mean_": State(shape=(104,)),
-        "pca_map_": State(shape=("c", 104)),
+        "pca_mean_": State(shape=(DAISY_WIDTH,)),
+        "pca_map_": State(shape=("c", DAISY_WIDTH)),
         "means_": State(shape=("k", "d")),
         "variances_": State(shape=("k", "d"), low=0),
         "weights_": State(shape=("k",), low=0),
@@ -350,22 +353,31 @@ class FisherVectors(BaseEstimator):
         """
         check_params(self)
         crops = _checked_crops(crops)
-        local = np.concatenate(
-            run_on_row_parts(
-                lambda rows: np.stack([self._local(crops[i]) for i in rows]),
-                len(crops),
-                _parts(len(crops)),
-            )
-        )
-        if len(local) <= self.n_clusters or local.shape[0] <= self.n_components:
+        # an equal share of the sample from each crop, drawn as it is described: the crops'
+        # descriptors together would take hundreds of megabytes
+        share = -(-self.sample_size // len(crops))
+
+        def drawn(rows):
+            parts = []
+            for i in rows:
+                local = self._local(crops[i])
+                if len(local) > share:
+                    rng = np.random.default_rng([self.seed, i])
+                    local = local[np.sort(rng.choice(len(local), share, replace=False))]
+                parts.append(local)
+            return np.concatenate(parts)
+
+        local = run_on_row_parts(drawn, len(crops), _parts(len(crops)))
+        if len(local) <= self.n_clusters:
             raise ValueError(
                 f"FisherVectors: {len(local)} local descriptors cannot fit {self.n_clusters} "
-                f"Gaussians of {self.n_components} components; give more or larger crops"
+                f"Gaussians; give more or larger crops"
             )
-        rng = np.random.default_rng(self.seed)
         if len(local) > self.sample_size:
-            local = local[rng.choice(len(local), self.sample_size, replace=False)]
-        pca = PCA(self.n_components, whiten=True, random_state=self.seed).fit(local[:, :104])
+            rng = np.random.default_rng(self.seed)
+            local = local[np.sort(rng.choice(len(local), self.sample_size, replace=False))]
+        pca = PCA(self.n_components, whiten=True, random_state=self.seed)
+        pca.fit(local[:, :DAISY_WIDTH])
         self.pca_mean_ = pca.mean_.astype(np.float64)
         self.pca_map_ = pca.components_ / np.sqrt(pca.explained_variance_)[:, None]
         mixture = GaussianMixture(
@@ -384,8 +396,8 @@ class FisherVectors(BaseEstimator):
 
     def _projected(self, local):
         """Local descriptors as the mixture reads them: whitened DAISY values, the location."""
-        daisy_part = (local[:, :104] - self.pca_mean_) @ self.pca_map_.T
-        return np.column_stack([daisy_part, local[:, 104:]])
+        daisy_part = (local[:, :DAISY_WIDTH] - self.pca_mean_) @ self.pca_map_.T
+        return np.column_stack([daisy_part, local[:, DAISY_WIDTH:]])
 
     def posteriors(self, points):
         """Each point's probability of coming from each Gaussian of the mixture.
@@ -537,7 +549,7 @@ class FaceDescriptionMixin:
 
     Reads the model's ``shape``, ``descriptor``, ``illumination``, ``descriptor_scales``,
     ``lbp_cells``, ``lbp_radii``, ``hog_cell``, ``fisher_clusters``, ``seed`` and ``mirror``;
-    :meth:`_fit_fisher` sets ``fisher_``.
+    :meth:`fit_description` sets ``fisher_``.
     """
 
     def describe(self, crops):
@@ -612,13 +624,28 @@ class FaceDescriptionMixin:
             )
         return encoder
 
-    def _fit_fisher(self, crops):
-        """``fisher_``: a :class:`FisherVectors` fitted on up to :data:`FISHER_SAMPLE` of
-        ``crops`` (drawn by ``seed``) where a description is ``"fisher"``, else None."""
+    def fit_description(self, crops):
+        """Learn what the descriptions learn from faces: the ``"fisher"`` description's mixture.
+
+        ``fisher_`` becomes a :class:`FisherVectors` fitted on up to
+        :data:`FISHER_SAMPLE` of ``crops`` (drawn by ``seed``) where a
+        description is ``"fisher"``, else None. :meth:`fit` calls it; call it
+        alone to :meth:`describe` crops before fitting the rest on them (e.g.
+        to describe a set once and fit many models on parts of it).
+
+        Parameters
+        ----------
+        crops : (n, H, W) ndarray
+            Aligned faces at ``shape``, of many people.
+
+        Returns
+        -------
+        self
+        """
         self.fisher_ = None
         lit = [normalised for kind, normalised, _ in self.descriptions() if kind == "fisher"]
         if not lit:
-            return
+            return self
         if len(set(lit)) > 1:
             raise ValueError(
                 "IdentityModel: the 'fisher' description may be given once (one mixture)"
@@ -629,6 +656,7 @@ class FaceDescriptionMixin:
         if lit[0]:
             sample = np.stack([normalize.illumination(crop) for crop in sample])
         self.fisher_ = FisherVectors(n_clusters=self.fisher_clusters, seed=self.seed).fit(sample)
+        return self
 
     def descriptions(self):
         """Each description of a crop, one PLDA model each: its descriptor, whether it
@@ -700,7 +728,8 @@ def _check_pairing(name, count, other, expected):
     if count != expected:
         raise ValueError(
             f"IdentityModel: {name} must pair with the {other}s item by item, got {count} "
-            f"items for {expected} {other}s"
+            f"items for {expected} {other}s; give it one item per {other}, or one value for "
+            "them all"
         )
 
 

@@ -1145,10 +1145,12 @@ class IdentityModel(_CohortScoresMixin, FaceDescriptionMixin, BaseEstimator):
     """Faces in, "same person?" out: descriptors, a PLDA identity subspace and a calibration.
 
     Aligned face crops (:func:`~eigenvision.align_face` at ``shape``) are
-    described three times (:func:`~eigenvision.descriptors.face_descriptors`):
+    described four times (:func:`~eigenvision.descriptors.face_descriptors`):
     by dense DAISY gradient histograms once normalised for illumination (Tan
-    & Triggs 2010) and once as they are, and by LBP histograms and HOG of the
-    normalised crop. Pairs are compared by the log-likelihood ratio of a
+    & Triggs 2010) and once as they are, by LBP histograms and HOG of the
+    normalised crop, and by the Fisher vector of the normalised crop's local
+    DAISY descriptors (:class:`~eigenvision.descriptors.FisherVectors`, its
+    Gaussian mixture learnt by :meth:`fit`). Pairs are compared by the log-likelihood ratio of a
     :class:`PLDA` model of each description, summed (:class:`PLDAFusion`); a
     logistic calibration, fitted on people held out of the PLDA fit, turns
     the ratio into ``P(same person)``.
@@ -1161,7 +1163,7 @@ class IdentityModel(_CohortScoresMixin, FaceDescriptionMixin, BaseEstimator):
         Where :func:`~eigenvision.align_face` puts the eyes, as fractions of
         the crop's width and height: the default crop is three eye distances
         wide, the hair line and jaw inside it.
-    descriptor : str or tuple of str, default ("daisy", "daisy", "lbp+hog")
+    descriptor : str or tuple of str, default ("daisy", "daisy", "lbp+hog", "fisher")
         What describes a crop (:func:`~eigenvision.descriptors.face_descriptors`:
         ``"pixels"``, ``"lbp"``, ``"hog"``, ``"lbp+hog"``, ``"daisy"`` or
         ``"lbp+hog+daisy"``), or ``"fisher"``: the Fisher vector of the crop's
@@ -1188,7 +1190,7 @@ class IdentityModel(_CohortScoresMixin, FaceDescriptionMixin, BaseEstimator):
         larger share of a smaller crop. A tuple of sequences gives each
         description its own (:meth:`descriptions`). None: DAISY at 0.7 of
         the crop, the other descriptors at its full size.
-    illumination : bool, "both" or tuple of bool, default (True, False, True)
+    illumination : bool, "both" or tuple of bool, default (True, False, True, True)
         Tan & Triggs' normalisation before the descriptors
         (:func:`~eigenvision.normalize.illumination`), for all descriptions
         or, a tuple, for each ``descriptor`` in turn; ``"both"``: each
@@ -1310,13 +1312,13 @@ class IdentityModel(_CohortScoresMixin, FaceDescriptionMixin, BaseEstimator):
         *,
         shape=(120, 104),
         eye_positions=IDENTITY_EYE_POSITIONS,
-        descriptor=("daisy", "daisy", "lbp+hog"),
+        descriptor=("daisy", "daisy", "lbp+hog", "fisher"),
         lbp_cells=(10, 8),
         lbp_radii=(1, 2, 3),
         hog_cell=12,
         fisher_clusters=128,
         descriptor_scales=None,
-        illumination=(True, False, True),
+        illumination=(True, False, True, True),
         mirror=True,
         length_norm=True,
         pca_components=500,
@@ -1361,11 +1363,14 @@ class IdentityModel(_CohortScoresMixin, FaceDescriptionMixin, BaseEstimator):
         self
         """
         check_params(self)
-        self._fit_fisher(crops)
+        self.fit_description(crops)
         return self.fit_descriptors(self.describe(crops), labels)
 
     def fit_descriptors(self, X, labels):
         """:meth:`fit` on descriptor rows already computed by :meth:`describe`.
+
+        A learned description (``"fisher"``) must be learned first
+        (:meth:`fit_description`); it is kept as it is.
 
         Parameters
         ----------

@@ -17,6 +17,11 @@ from eigenvision import datasets
 
 IN_CI = os.environ.get("CI", "").lower() == "true"
 _WORKSPACE_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+#: IdentityModel's descriptions without the learnt one (the Fisher vectors' mixture takes
+#: minutes to fit and encode): for tests of what does not depend on the description.
+UNLEARNT_DESCRIPTIONS = dict(
+    descriptor=("daisy", "daisy", "lbp+hog"), illumination=(True, False, True)
+)
 if not os.environ.get(datasets.DATA_ENV) and _WORKSPACE_DATA.is_dir():
     os.environ[datasets.DATA_ENV] = str(_WORKSPACE_DATA)
 

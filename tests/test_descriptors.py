@@ -4,6 +4,7 @@ import json
 
 import numpy as np
 import pytest
+from conftest import UNLEARNT_DESCRIPTIONS
 from PIL import Image
 from skimage.feature import daisy, hog, local_binary_pattern
 
@@ -124,7 +125,9 @@ def test_the_identity_model_verifies_people_it_never_saw(att, tmp_path):
     where the probability is one half; a pair's score is its entry of the pairwise scores."""
     people = np.unique(att.labels)
     train = np.isin(att.labels, people[:30])
-    model = ev.IdentityModel(shape=(112, 92), pca_components=100, n_components=25)
+    model = ev.IdentityModel(
+        shape=(112, 92), pca_components=100, n_components=25, **UNLEARNT_DESCRIPTIONS
+    )
     model.fit(att.images[train], att.labels[train])
     test_images, test_labels = att.images[~train], att.labels[~train]
     rows, cols = np.triu_indices(len(test_images), 1)

@@ -154,6 +154,52 @@ def test_an_identity_model_with_a_fisher_description(att, tmp_path):
     assert plain.fisher_ is None
 
 
+def test_fit_draws_its_sample_crop_by_crop(monkeypatch):
+    """Regression: fit kept every local descriptor of every crop before drawing its sample
+    (hundreds of megabytes for a model's 600 crops); now each crop gives an equal share as it
+    is described (at most ``sample_size / n`` each), and the mixture sees ``sample_size``."""
+    from eigenvision import descriptors
+
+    crops = np.random.default_rng(0).random((6, 40, 36))
+    held, seen = [], []
+    original = descriptors.run_on_row_parts
+
+    def holding(*args):
+        result = original(*args)
+        held.append(len(result))
+        return result
+
+    class Recording(GaussianMixture):
+        def fit(self, X, y=None):
+            seen.append(X)
+            return super().fit(X, y)
+
+    monkeypatch.setattr(descriptors, "run_on_row_parts", holding)
+    monkeypatch.setattr(descriptors, "GaussianMixture", Recording)
+    per_crop = len(local_daisy(crops[0], scales=(1.0, 0.8)))
+    FisherVectors(n_clusters=2, n_components=4, scales=(1.0, 0.8), sample_size=60).fit(crops)
+    assert per_crop > 10 and held == [60]  # 10 of each crop's points, not 6 x per_crop
+    points = seen[0]
+    assert points.shape == (60, 4 + 3)
+
+
+def test_fit_description_then_fit_descriptors_is_fit(att):
+    """Describing a set once (``fit_description``, ``describe``) and fitting on its rows gives
+    the model ``fit`` gives, to the digit."""
+    crops = att.images[:120, ::2, ::2]
+    options = dict(shape=crops.shape[1:], pca_components=30, n_components=10, cohort_size=0)
+    options.update(descriptor=("lbp+hog", "fisher"), illumination=True, fisher_clusters=2)
+    whole = ev.IdentityModel(**options).fit(crops, att.labels[:120])
+    learnt = ev.IdentityModel(**options).fit_description(crops)
+    parts = learnt.fit_descriptors(learnt.describe(crops), att.labels[:120])
+    np.testing.assert_array_equal(parts.fisher_.means_, whole.fisher_.means_)
+    np.testing.assert_array_equal(
+        parts.pairwise_scores(crops[:6]), whole.pairwise_scores(crops[:6])
+    )
+    plain = ev.IdentityModel(**{**options, "descriptor": "lbp+hog"})
+    assert plain.fit_description(crops) is plain and plain.fisher_ is None
+
+
 def test_a_tampered_fisher_vectors_model_is_refused(encoder_and_crops):
     """What ``ev.load`` checks of a file's members beyond their declared shapes: the mixture
     must read the PCA's outputs and 3 more values, and its weights be a distribution."""

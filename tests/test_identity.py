@@ -369,21 +369,23 @@ def test_descriptor_scales_describe_the_crop_rescaled_and_concatenate(rng):
 
 def test_descriptions_pair_descriptors_illumination_and_scales_item_by_item():
     """descriptor, illumination and descriptor_scales pair item by item; "both" doubles each
-    descriptor; the default describes DAISY normalised and not at 0.7 of the crop, and LBP +
-    HOG of the normalised crop at full size, side by side."""
+    descriptor; the default describes DAISY normalised and not at 0.7 of the crop, LBP + HOG
+    of the normalised crop at full size and the normalised crop's Fisher vector, side by
+    side."""
     crops = np.random.default_rng(1).random((2, 120, 104))
-    model = ev.IdentityModel()
+    model = ev.IdentityModel(fisher_clusters=2)
     assert model.descriptions() == [
         ("daisy", True, (0.7,)),
         ("daisy", False, (0.7,)),
         ("lbp+hog", True, (1.0,)),
+        ("fisher", True, (1.0,)),
     ]
-    blocks = [
-        ev.IdentityModel(descriptor=kind, illumination=lit, descriptor_scales=scales).describe(
-            crops
-        )
-        for kind, lit, scales in model.descriptions()
-    ]
+    model.fit_description(crops)
+    blocks = []
+    for kind, lit, scales in model.descriptions():
+        alone = ev.IdentityModel(descriptor=kind, illumination=lit, descriptor_scales=scales)
+        alone.fisher_ = model.fisher_
+        blocks.append(alone.describe(crops))
     np.testing.assert_array_equal(model.describe(crops), np.hstack(blocks))
     assert model.description_widths() == [block.shape[1] for block in blocks]
     both = ev.IdentityModel(descriptor="daisy", illumination="both", descriptor_scales=(0.7, 1.0))
@@ -391,8 +393,11 @@ def test_descriptions_pair_descriptors_illumination_and_scales_item_by_item():
     assert ev.IdentityModel(
         descriptor=("lbp", "hog"), illumination=False, descriptor_scales=((1.0,), (0.5, 1.0))
     ).descriptions() == [("lbp", False, (1.0,)), ("hog", False, (0.5, 1.0))]
-    with pytest.raises(ValueError, match="illumination must pair with the descriptors"):
+    with pytest.raises(ValueError, match="illumination must pair.*one item per descriptor"):
         ev.IdentityModel(descriptor=("lbp", "hog"), illumination=(True,) * 3).descriptions()
+    # three descriptors beside the four-item default illumination: the message says the fix
+    with pytest.raises(ValueError, match="got 4 items for 3 descriptors; give it one item"):
+        ev.IdentityModel(descriptor=("daisy", "daisy", "lbp+hog")).descriptions()
     # Regression: illumination=True, the former way to ask for one normalised description,
     # described DAISY twice with the three-description default (its evidence counted twice)
     with pytest.raises(ValueError, match=r"description \('daisy', True, \(0.7,\)\) comes twice"):
@@ -971,8 +976,10 @@ def test_the_identity_recipe_fits_on_lfw_people_and_returns_the_eight_bit_form(t
     lfw = ev.datasets.load_lfw(root)
     eyes = np.broadcast_to(np.asarray(ev.datasets.LFW_EYES), (len(lfw), 2, 2))
     options = dict(pca_components=30, lda_components=12, n_components=6, cohort_size=8)
+    options.update(fisher_clusters=4)
     model = build_identity_model(root, eyes=eyes, cohort_top=4, calibration_share=0.2, **options)
     assert isinstance(model, ev.IdentityModel) and model.cohort_coordinates_.dtype == np.int8
+    assert isinstance(model.fisher_, ev.FisherVectors)  # the recipe's learnt description
     assert {block.step_.dtype for block in model.plda_.models_.values()} == {np.dtype(np.int8)}
     crops = np.stack([ev.faces.compare.model_crop(image, eyes[0], model) for image in lfw.images])
     same, other = model.score_pairs(crops[[0, 4]], crops[[1, 8]])

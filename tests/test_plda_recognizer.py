@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from conftest import UNLEARNT_DESCRIPTIONS
 from sklearn.base import clone
 
 import eigenvision as ev
@@ -12,7 +13,9 @@ def background(att):
     """An identity model of AT&T people 1-30 (at AT&T's 112 x 92), and people 31-40."""
     people = np.array([int(label[1:]) for label in att.labels])
     train = people <= 30
-    model = ev.IdentityModel(shape=(112, 92), pca_components=60, n_components=20)
+    model = ev.IdentityModel(
+        shape=(112, 92), pca_components=60, n_components=20, **UNLEARNT_DESCRIPTIONS
+    )
     model.fit(att.images[train], att.labels[train])
     return model, att.images[~train], att.labels[~train]
 
