@@ -3,9 +3,10 @@
 ``IdentityModel.describe`` (what ``encode``, ``fit``, ``compare_faces`` and
 ``cluster_faces`` call) runs scikit-image's descriptors (DAISY, LBP, HOG, each
 of the crop and its mirror image, and the Fisher vectors of local DAISY
-descriptors) over the crops in parts, one per core, from 16 crops on. Side by side, interleaved in one process on the same crops: the
-threaded call, and the same descriptors on the calling thread alone (the
-crops described in turn, as before). The crops: the shipped model's cuts of
+descriptors) over the crops in parts, one per core, from 16 crops on. Side
+by side, interleaved in one process on the same crops: the threaded call,
+and the same descriptors on the calling thread alone (the crops described
+in turn, as before). The crops: the shipped model's cuts of
 LFW photos on LFW's typical eyes (``$EIGENVISION_DATA``), or of scikit-image's
 astronaut shifted pixel by pixel when the dataset is missing. The two must
 agree exactly.
@@ -24,7 +25,7 @@ from _timing import interleaved_medians, run_meta
 
 import eigenvision as ev
 from eigenvision import DatasetNotFoundError, datasets
-from eigenvision._parallel import _marked, n_threads
+from eigenvision._parallel import _marked, n_threads, single_threaded_blas
 from eigenvision.faces.compare import model_crop
 from eigenvision.faces.photos import sample_picture
 
@@ -46,6 +47,13 @@ def crops_of(model, count):
     return np.stack(crops), f"the first {count} LFW photos"
 
 
+def one_thread(call):
+    """``call()`` as a part of parallel work runs: BLAS on one thread, and what it would run
+    in parallel (the Fisher vectors) in turn."""
+    with single_threaded_blas():
+        return _marked(call)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="benchmarks/out/describe")
@@ -57,8 +65,7 @@ def main(argv=None):
     model.describe(crops[:2])  # imports and first-call costs out of the timings
     runs = {
         "describe, in parts on the cores": lambda: model.describe(crops),
-        # marked as parallel work: what it calls in parallel (the Fisher vectors) runs in turn
-        "the same descriptors on one thread": lambda: _marked(
+        "the same descriptors on one thread": lambda: one_thread(
             lambda: np.concatenate(model._described(crops.astype(np.float64)), axis=1)
         ),
     }
