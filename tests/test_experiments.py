@@ -496,3 +496,44 @@ def test_clustering_scores_equal_scikit_learns(tmp_path, att):
     assert row["ari"] == pytest.approx(adjusted_rand_score(digits.labels, labels), abs=1e-12)
     assert row["groups"] == 10
     assert set(results["att_people_21_40"]) >= {"PLDA, even odds (not told)", "pixels, told 20"}
+
+
+def test_lfw_verification_learns_each_halfs_mixture_from_people_outside_its_pairs(monkeypatch):
+    """Each half of the folds gets a Fisher-vector mixture fitted on crops of people in none
+    of that half's test pairs (first or second person), and its folds read the crops described
+    with that mixture; the two halves' descriptions differ only in the learnt block."""
+    import functools
+    from types import SimpleNamespace
+
+    from eigenvision import descriptors
+    from eigenvision.experiments import lfw_verification
+
+    monkeypatch.setattr(descriptors, "FISHER_SAMPLE", 6)
+    small = functools.partial(lfw_verification.IdentityModel, fisher_clusters=2)
+    monkeypatch.setattr(lfw_verification, "IdentityModel", small)
+    crops = np.random.default_rng(0).random((24, 120, 104))
+    crops[:, 0, 0] = np.arange(24)  # which crop the mixture saw
+    labels = np.repeat(np.arange(12), 2)
+    a_rows, b_rows = np.array([0, 4, 12, 16]), np.array([1, 8, 13, 20])
+    pair_fold = np.array([0, 1, 2, 3])  # folds 0-1 test people 0, 2, 4; folds 2-3 6, 8, 10
+    seen = []
+    learn = descriptors.FaceDescriptionMixin.fit_description
+
+    def spying(model, given):
+        seen.append(set(np.rint(given[:, 0, 0]).astype(int)))
+        return learn(model, given)
+
+    monkeypatch.setattr(descriptors.FaceDescriptionMixin, "fit_description", spying)
+    args = SimpleNamespace(folds=4)
+    learnt, seconds = lfw_verification._learnt_by_half(
+        crops, labels, a_rows, b_rows, pair_fold, args
+    )
+    assert seconds > 0 and len(seen) == 2
+    assert {labels[i] for i in seen[0]}.isdisjoint({0, 2, 4})
+    assert {labels[i] for i in seen[1]}.isdisjoint({6, 8, 10})
+    assert learnt[0] is learnt[1] and learnt[2] is learnt[3] and learnt[0] is not learnt[2]
+    (first, x), (second, y) = learnt[0], learnt[2]
+    assert first.fisher_ is not second.fisher_ and x.shape == y.shape
+    fisher = first.description_widths()[-1]
+    np.testing.assert_array_equal(x[:, :-fisher], y[:, :-fisher])
+    assert not np.allclose(x[:, -fisher:], y[:, -fisher:])
