@@ -49,9 +49,11 @@ DESCRIPTORS = ("pixels", "lbp", "hog", "lbp+hog", "daisy", "lbp+hog+daisy")
 IDENTITY_DESCRIPTORS = (*DESCRIPTORS, "fisher")
 #: Crops a model's :class:`FisherVectors` mixture is fitted on, at most.
 FISHER_SAMPLE = 600
-#: Values of one DAISY descriptor as :func:`local_daisy` computes it (2 rings of 6 histograms
-#: and the centre's, 8 orientations each).
-DAISY_WIDTH = (1 + 2 * 6) * 8
+#: scikit-image's ``daisy`` layout of :func:`daisy_descriptor` and :func:`local_daisy`: rings
+#: of histograms around each point, histograms per ring, orientation bins per histogram.
+_DAISY_RINGS, _DAISY_HISTOGRAMS, _DAISY_ORIENTATIONS = 2, 6, 8
+#: Values of one DAISY descriptor: the histogram at the point and those of its rings.
+DAISY_WIDTH = (1 + _DAISY_RINGS * _DAISY_HISTOGRAMS) * _DAISY_ORIENTATIONS
 
 _CELLS = Param("int", 2, 64)
 #: Crops a thread describes at least: under twice this many, :meth:`FaceDescriptionMixin.describe`
@@ -159,16 +161,20 @@ def daisy_descriptor(image, *, step=8, radius=15):
     E. Tola, V. Lepetit and P. Fua (2010), DAISY: an efficient dense descriptor
     applied to wide-baseline stereo, IEEE TPAMI 32(5).
     """
-    described = daisy(
-        np.asarray(image, dtype=np.float64),
+    return _dense_daisy(np.asarray(image, dtype=np.float64), step, radius).ravel()
+
+
+def _dense_daisy(image, step, radius):
+    """scikit-image's DAISY of ``image`` in this module's layout: ``(P, Q, DAISY_WIDTH)``."""
+    return daisy(
+        image,
         step=step,
         radius=radius,
-        rings=2,
-        histograms=6,
-        orientations=8,
+        rings=_DAISY_RINGS,
+        histograms=_DAISY_HISTOGRAMS,
+        orientations=_DAISY_ORIENTATIONS,
         normalization="l1",
     )
-    return described.ravel()
 
 
 def local_daisy(image, *, step=4, radius=10, scales=(1.0, 0.7), mirror=True, location_weight=4.0):
@@ -210,15 +216,7 @@ def local_daisy(image, *, step=4, radius=10, scales=(1.0, 0.7), mirror=True, loc
     for scale in scales:
         scaled = image if scale == 1.0 else _rescaled(image, scale)
         for flipped in (False, True) if mirror else (False,):
-            described = daisy(
-                scaled[:, ::-1] if flipped else scaled,
-                step=step,
-                radius=radius,
-                rings=2,
-                histograms=6,
-                orientations=8,
-                normalization="l1",
-            )
+            described = _dense_daisy(scaled[:, ::-1] if flipped else scaled, step, radius)
             p, q, width = described.shape
             y, x = np.mgrid[0:p, 0:q]
             x = (x + 0.5) / q - 0.5
