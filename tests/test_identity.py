@@ -958,11 +958,12 @@ def test_centred_on_a_model_from_before_the_cohort_coordinates(rng, monkeypatch)
 
 
 def test_the_identity_recipe_fits_on_lfw_people_and_returns_the_eight_bit_form(
-    tmp_path, monkeypatch
+    tmp_path, monkeypatch, capsys
 ):
     """``build_identity_model`` (``eigenvision build-models --identity``) on a small copy of
     ``lfw_train``: the model is fitted on the photos cut on the eyes given, in the 8-bit form
-    the shipped file has, and scores two photos of one person above two of two people."""
+    the shipped file has, and scores two photos of one person above two of two people; it shows
+    its progress while it describes the faces."""
     from conftest import require_dataset_folder
 
     from eigenvision.faces.compare import build_identity_model
@@ -981,7 +982,11 @@ def test_the_identity_recipe_fits_on_lfw_people_and_returns_the_eight_bit_form(
     options = dict(pca_components=30, lda_components=12, n_components=6, cohort_size=8)
     options.update(fisher_clusters=4)
     monkeypatch.setattr(ev.descriptors, "FISHER_SAMPLE", 24)  # the mixture's crops: seconds
-    model = build_identity_model(root, eyes=eyes, cohort_top=4, calibration_share=0.2, **options)
+    model = build_identity_model(
+        root, eyes=eyes, progress=True, cohort_top=4, calibration_share=0.2, **options
+    )
+    # regression: after the eyes, the build (tens of minutes on lfw_train) showed nothing
+    assert "describing faces" in capsys.readouterr().err
     assert isinstance(model, ev.IdentityModel) and model.cohort_coordinates_.dtype == np.int8
     assert isinstance(model.fisher_, ev.FisherVectors)  # the recipe's learnt description
     assert {block.step_.dtype for block in model.plda_.models_.values()} == {np.dtype(np.int8)}

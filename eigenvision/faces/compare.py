@@ -43,6 +43,8 @@ DEFAULT_IDENTITY = Path(__file__).resolve().parents[2] / "data" / "identity_mode
 
 #: Typical eye centres of LFW's 150 x 150 photos: where the placer starts.
 LFW_EYES = datasets.LFW_EYES
+#: Crops :func:`build_identity_model` describes per step of its progress bar.
+_DESCRIBED_AT_ONCE = 256
 
 
 def default_identity_model(path=None) -> IdentityModel:
@@ -214,6 +216,8 @@ def build_identity_model(root=None, *, eyes=None, progress=False, **options) -> 
         The eyes of :func:`~eigenvision.datasets.load_lfw`'s photos, in its order
         (default placed here by :func:`lfw_eyes`, minutes).
     progress : bool, default False
+        Show the eyes being placed and the faces being described (a bar on a terminal, lines
+        in a log).
     **options
         :class:`~eigenvision.IdentityModel`'s parameters.
 
@@ -229,7 +233,16 @@ def build_identity_model(root=None, *, eyes=None, progress=False, **options) -> 
     crops = np.stack(
         [model_crop(image, pair, model) for image, pair in zip(lfw.images, eyes, strict=True)]
     )
-    return quantized(model.fit(crops, lfw.labels))
+    # fit's three steps, the description (most of the time) in blocks a progress bar can follow
+    model.fit_description(crops)
+    blocks = range(0, len(crops), _DESCRIBED_AT_ONCE)
+    described = np.concatenate(
+        [
+            model.describe(crops[start : start + _DESCRIBED_AT_ONCE])
+            for start in show_progress(blocks, desc="describing faces", enabled=progress)
+        ]
+    )
+    return quantized(model.fit_descriptors(described, lfw.labels))
 
 
 def model_crop(photo, face, model):
