@@ -34,16 +34,19 @@ from sklearn.svm import LinearSVC
 
 from .._base import progress as show_progress
 from ..evaluate import face_found, finds_a_face_of
-from .crops import align_face
+from ..transform import as_float_image, eye_transform, warp
 from .geometry import face_box
 
 __all__ = [
     "APPEARANCE_SHAPE",
     "APPEARANCE_EYES",
     "APPEARANCE_CELL",
+    "APPEARANCE_OFFSETS",
+    "OFFSET_MARGIN",
     "EXAMINED",
     "appearance_crops",
     "appearance_features",
+    "offset_eyes",
     "AppearanceMixin",
     "appearance_svm",
     "fit_fusion",
@@ -63,9 +66,26 @@ EXAMINED = 50
 #: HOG's cell, pixels (blocks of 2 x 2 cells, 9 orientations).
 APPEARANCE_CELL = 6
 
+#: Where the appearance check looks around a candidate (:func:`offset_eyes`): ``(scale, along,
+#: across)``, the eye pair scaled about its midpoint and moved along and across the eye line, in
+#: eye distances. The check reads the best of these crops, as a sliding-window detector reads
+#: the best window near a face; :meth:`~AppearanceMixin.fit_appearance`'s default.
+APPEARANCE_OFFSETS = tuple(
+    (scale, along, across)
+    for scale in (0.9, 1.0, 1.1)
+    for along in (-0.1, 0.0, 0.1)
+    for across in (-0.1, 0.0, 0.1)
+)
+
+#: A search reads a candidate's offsets only where its own crop's fused log-odds come this close
+#: to the threshold (chosen on the fusion's training candidates; the user guide gives the
+#: measurement).
+OFFSET_MARGIN = 3.0
+
 
 def appearance_crops(image, candidates) -> np.ndarray:
-    """The candidates' faces cut on their eyes to :data:`APPEARANCE_SHAPE`.
+    """The candidates' faces cut on their eyes to :data:`APPEARANCE_SHAPE`
+    (:func:`~eigenvision.align_face`, antialiased).
 
     Parameters
     ----------
@@ -78,11 +98,46 @@ def appearance_crops(image, candidates) -> np.ndarray:
     (n, 56, 48) ndarray of float32
     """
     crops = np.empty((len(candidates), *APPEARANCE_SHAPE), dtype=np.float32)
+    image = as_float_image(image)  # once: align_face checks the whole photo at every call
     for crop, candidate in zip(crops, candidates, strict=True):
-        crop[...] = align_face(
-            image, candidate[:2], shape=APPEARANCE_SHAPE, eye_positions=APPEARANCE_EYES
-        )
+        eyes = eye_transform(*candidate[:2], shape=APPEARANCE_SHAPE, eye_positions=APPEARANCE_EYES)
+        crop[...] = warp(image, eyes, APPEARANCE_SHAPE)
     return crops
+
+
+def offset_eyes(candidates, offsets) -> np.ndarray:
+    """Each candidate's eye pair at each offset: scaled about its midpoint, then moved along
+    and across the eye line.
+
+    Parameters
+    ----------
+    candidates : sequence of (left_eye, right_eye, ...)
+    offsets : (k, 3) array-like
+        ``(scale, along, across)`` rows (:data:`APPEARANCE_OFFSETS`); ``along`` and
+        ``across`` in eye distances, ``across`` towards the mouth.
+
+    Returns
+    -------
+    (n * k, 2, 2) ndarray
+        ``[left, right]`` of the first candidate at every offset, then the next.
+
+    Examples
+    --------
+    >>> offset_eyes([((10.0, 20.0), (30.0, 20.0))], [(1.0, 0.0, 0.0), (0.5, 0.1, 0.2)])
+    array([[[10., 20.],
+            [30., 20.]],
+    <BLANKLINE>
+           [[17., 24.],
+            [27., 24.]]])
+    """
+    offsets = np.asarray(offsets, dtype=float).reshape(-1, 3)
+    eyes = np.array([candidate[:2] for candidate in candidates], dtype=float).reshape(-1, 2, 2)
+    middle = eyes.mean(axis=1)[:, None, :]
+    half = (eyes[:, 1] - eyes[:, 0])[:, None, :] / 2
+    across = np.stack([-half[..., 1], half[..., 0]], axis=-1)  # the eye line turned a right angle
+    moved = middle + 2 * (offsets[:, 1, None] * half + offsets[:, 2, None] * across)
+    scaled = offsets[:, 0, None] * half
+    return np.stack([moved - scaled, moved + scaled], axis=2).reshape(-1, 2, 2)
 
 
 def appearance_features(crops) -> np.ndarray:
@@ -171,7 +226,9 @@ def fit_fusion(checked, appearance, labels) -> np.ndarray:
     return np.r_[fusion.coef_[0], fusion.intercept_]
 
 
-def labelled_candidates(finder, photos, *, check=True, progress=False, desc="candidates"):
+def labelled_candidates(
+    finder, photos, *, check=True, scored=False, progress=False, desc="candidates"
+):
     """Every candidate the finder's search examines in annotated photos, with what it is.
 
     Parameters
@@ -186,6 +243,9 @@ def labelled_candidates(finder, photos, *, check=True, progress=False, desc="can
         stand behind the one named).
     check : bool, default True
         Run the eye-pair check (a locate a candidate); False: ``checked`` is NaN.
+    scored : bool, default False
+        Return the finder's appearance score of each candidate (its fitted
+        linear score, the best over its offsets) instead of its crop.
     progress : bool, default False
     desc : str
 
@@ -196,6 +256,7 @@ def labelled_candidates(finder, photos, *, check=True, progress=False, desc="can
     checked : (n,) ndarray
         After the eye-pair check.
     crops : (n, 56, 48) ndarray
+        Cut on the candidates' own eyes; with ``scored``, the ``(n,)`` appearance scores.
     labels : (n,) ndarray of bool
         The candidates that find the annotated face.
     """
@@ -205,17 +266,25 @@ def labelled_candidates(finder, photos, *, check=True, progress=False, desc="can
         candidates, scores, _ = finder._examined(
             small, lambda s: s >= finder.appearance_gate, EXAMINED
         )
+        kept = []
         for candidate, score in zip(candidates, scores, strict=True):
             back = [(np.asarray(p) + 0.5) / scale[::-1] - 0.5 for p in candidate[:2]]
             box = face_box(*back)
             face = centre is not None and face_found(box, centre, iod)
             if not face and (others is None or finds_a_face_of(box, others)):
                 continue
+            kept.append(candidate)
             decision.append(score)
             checked.append(finder._checked(small, candidate, score) if check else np.nan)
-            crops.append(appearance_crops(small, [candidate])[0])
             labels.append(face)
-    crops = np.asarray(crops, dtype=np.float32).reshape(-1, *APPEARANCE_SHAPE)
+        if kept:
+            crops.append(
+                finder._best_appearance(small, kept) if scored else appearance_crops(small, kept)
+            )
+    if scored:
+        crops = np.concatenate(crops) if crops else np.zeros(0)
+    else:
+        crops = np.concatenate(crops) if crops else np.zeros((0, *APPEARANCE_SHAPE), np.float32)
     return np.asarray(decision), np.asarray(checked), crops, np.asarray(labels, dtype=bool)
 
 
@@ -226,33 +295,45 @@ class AppearanceMixin:
     ``appearance_gate``.
     """
 
-    def fit_appearance(self, photos, fusion_photos, *, progress=False):
+    def fit_appearance(self, photos, fusion_photos, *, offsets=APPEARANCE_OFFSETS, progress=False):
         """Fit the appearance check on annotated photos (the rest of the finder fitted).
 
         The linear score is trained on the candidates of ``photos``
-        (:func:`appearance_svm`), the fusion of the scores on those of
-        ``fusion_photos`` (:func:`fit_fusion`): other photos, so the fusion
-        weighs the linear score as it scores faces it was not trained on.
+        (:func:`appearance_svm`), cut on their own eyes; a candidate's
+        appearance is then the best linear score of its crops at ``offsets``
+        (:func:`offset_eyes`). The fusion of the scores is fitted on the
+        candidates of ``fusion_photos`` (:func:`fit_fusion`): other photos, so
+        the fusion weighs the appearance as it scores faces the linear score
+        was not trained on.
 
         Parameters
         ----------
         photos, fusion_photos : iterable of (image, centre, iod, others)
             As :func:`labelled_candidates` reads them.
+        offsets : (k, 3) array-like, default APPEARANCE_OFFSETS
+            ``(scale, along, across)`` rows; ``[(1, 0, 0)]``: the candidate alone.
         progress : bool, default False
 
         Returns
         -------
         self
         """
+        offsets = np.array(offsets, dtype=float).reshape(-1, 3)
+        if not len(offsets) or not np.isfinite(offsets).all() or (offsets[:, 0] <= 0).any():
+            raise ValueError(
+                f"offsets must be (scale, along, across) rows, finite, with scales > 0, got "
+                f"{offsets.tolist()}; e.g. [(1.0, 0.0, 0.0)] for the candidate alone"
+            )
         _, _, crops, faces = labelled_candidates(
             self, photos, check=False, progress=progress, desc="appearance"
         )
         weights, bias = appearance_svm(crops[faces], crops[~faces])
         self.appearance_weights_, self.appearance_bias_ = weights, bias
-        _, checked, crops, faces = labelled_candidates(
-            self, fusion_photos, progress=progress, desc="fusion"
+        self.appearance_offsets_ = offsets
+        _, checked, seen, faces = labelled_candidates(
+            self, fusion_photos, scored=True, progress=progress, desc="fusion"
         )
-        self.appearance_fusion_ = fit_fusion(checked, self._appearance(crops), faces)
+        self.appearance_fusion_ = fit_fusion(checked, seen, faces)
         return self
 
     def _appearance_fitted(self):
@@ -262,17 +343,35 @@ class AppearanceMixin:
         """The linear score of :func:`appearance_crops`' crops."""
         return appearance_features(crops) @ self.appearance_weights_ + self.appearance_bias_
 
+    def _best_appearance(self, small, candidates):
+        """Each candidate's appearance: the best linear score of its crops at the check's offsets
+        (``appearance_offsets_``; a finder file without them reads the candidate alone)."""
+        offsets = getattr(self, "appearance_offsets_", None)
+        if offsets is None:
+            return self._appearance(appearance_crops(small, candidates))
+        moved = offset_eyes(candidates, offsets)
+        return self._appearance(appearance_crops(small, moved)).reshape(len(candidates), -1).max(1)
+
     def _appearance_scored(self, small, candidates, scores, threshold):
         """The candidates' face log-odds: the fusion of the checked decision and the appearance.
 
-        The eye-pair check (a locate, the dearest step) runs only where the fusion without it,
-        an upper bound, reaches ``threshold`` (a probability).
+        Each candidate is first read on its own crop; the offsets' crops are read only where
+        that fusion comes within :data:`OFFSET_MARGIN` of ``threshold`` (a probability), the
+        others keep that lower bound: far under the threshold, they stay under it. The
+        eye-pair check (a locate, the dearest step) runs only where the fusion without it, an
+        upper bound, reaches ``threshold``.
         """
         if not candidates:
             return np.zeros(0)
         a, b, c = self.appearance_fusion_
+        scores = np.asarray(scores, dtype=float)
         seen = b * self._appearance(appearance_crops(small, candidates)) + c
-        fused = a * np.asarray(scores, dtype=float) + seen
+        if getattr(self, "appearance_offsets_", None) is not None:
+            near = np.flatnonzero(a * scores + seen >= logit(threshold) - OFFSET_MARGIN)
+            if len(near):
+                best = self._best_appearance(small, [candidates[i] for i in near])
+                seen[near] = b * best + c
+        fused = a * scores + seen
         for i in np.flatnonzero(fused >= logit(threshold)):
             fused[i] = a * self._checked(small, candidates[i], scores[i]) + seen[i]
         return fused

@@ -307,6 +307,7 @@ class FaceFinder(FinderTrainingMixin, DecidingMixin, AppearanceMixin, PlacingMix
         "appearance_weights_": State(shape=("a",), optional=True),
         "appearance_bias_": State("real", optional=True),
         "appearance_fusion_": State(shape=(3,), optional=True),
+        "appearance_offsets_": State(shape=("o", 3), optional=True),
     }
 
     def __init__(
