@@ -263,7 +263,25 @@ def _recognize_photos(model, args) -> list:
     return results
 
 
+def _image_paths(items) -> list:
+    """The image files named on the command line, each folder among them replaced by the images
+    it holds (and its sub-folders'), in natural order."""
+    paths = []
+    for item in items:
+        if not Path(item).is_dir():
+            paths.append(item)
+            continue
+        inside = [str(path) for _, path in image_entries(item)]
+        if not inside:
+            raise ValueError(
+                f"{item}: a folder without images; name image files or folders of them"
+            )
+        paths += inside
+    return paths
+
+
 def _cmd_recognize(args) -> int:
+    args.images = _image_paths(args.images)
     model = _load_model(args.model, Recognizer)
     if args.threshold is not None:
         model.threshold = args.threshold
@@ -401,6 +419,7 @@ def _cmd_features(args) -> int:
 
 
 def _cmd_locate(args) -> int:
+    args.images = _image_paths(args.images)
     detector = _load_model(args.model, FeatureDetector)
     report = {}
     for path in progress(args.images, desc="locating", enabled=not args.quiet):
@@ -429,6 +448,7 @@ def _cmd_locate(args) -> int:
 
 
 def _cmd_detect(args) -> int:
+    args.images = _image_paths(args.images)
     finder = default_finder(args.model)
     report = []
     for path in progress(args.images, desc="finding faces", enabled=not args.quiet):
@@ -665,7 +685,9 @@ def _options_recognize(parser):
     """The options of ``eigenvision recognize``."""
     parser.add_argument("model", help="model file from 'eigenvision train'")
     parser.add_argument(
-        "images", nargs="+", help="image files (photos, every face named, for --photos models)"
+        "images",
+        nargs="+",
+        help="image files or folders of them (photos, every face named, for --photos models)",
     )
     parser.add_argument(
         "--top", type=count(1), default=5, help="nearest matches to list (default: %(default)s)"
@@ -723,7 +745,9 @@ def _options_features(parser):
 def _options_locate(parser):
     """The options of ``eigenvision locate``."""
     parser.add_argument("model", help="model file from 'eigenvision features'")
-    parser.add_argument("images", nargs="+", help="face images (brows to chin, or use --box)")
+    parser.add_argument(
+        "images", nargs="+", help="face images or folders of them (brows to chin, or use --box)"
+    )
     parser.add_argument(
         "--box",
         type=finite,
@@ -736,7 +760,7 @@ def _options_locate(parser):
 
 def _options_detect(parser):
     """The options of ``eigenvision detect``."""
-    parser.add_argument("images", nargs="+", help="photo files")
+    parser.add_argument("images", nargs="+", help="photo files or folders of them")
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.add_argument("--draw", metavar="OUT.png", help="draw the faces found into this file")
     parser.add_argument("--threshold", type=probability, help="smallest probability of a face")

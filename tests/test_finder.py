@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -680,6 +681,41 @@ def test_cli_detect_prints_the_likeliest_below_its_threshold(tmp_path, capsys, m
     Image.fromarray(np.full((64, 64), 128, dtype=np.uint8)).save(path)
     assert main(["-q", "detect", str(path), "--threshold", "1.0"]) == 0
     assert "the likeliest has p 0.99996 at most, below the threshold 1:" in capsys.readouterr().out
+
+
+def test_cli_detect_reads_the_photos_of_a_folder(tmp_path, capsys, monkeypatch):
+    """Regression: `eigenvision detect photos/` stopped with "is a folder, not an image file; use
+    load_image_set" (a function of the Python API); a folder stands for the images it holds."""
+    import json
+
+    from PIL import Image
+
+    from eigenvision.cli import main
+
+    searched = []
+    monkeypatch.setattr(
+        ev.FaceFinder,
+        "find",
+        lambda self, image, **kwargs: searched.append(image.shape) or ([], 0.1),
+    )
+    folder = tmp_path / "photos"
+    (folder / "more").mkdir(parents=True)
+    for name, side in (("10.png", 40), ("2.png", 30), ("more/1.png", 20)):
+        Image.fromarray(np.full((side, side), 128, dtype=np.uint8)).save(folder / name)
+    single = tmp_path / "single.png"
+    Image.fromarray(np.full((50, 50), 9, dtype=np.uint8)).save(single)
+    assert main(["-q", "detect", str(folder), str(single), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert [Path(item["image"]).name for item in report] == [
+        "2.png",
+        "10.png",
+        "1.png",
+        "single.png",
+    ]
+    assert [shape[0] for shape in searched] == [30, 40, 20, 50]
+    (tmp_path / "empty").mkdir()
+    assert main(["-q", "detect", str(tmp_path / "empty")]) != 0
+    assert "a folder without images; name image files or folders of them" in capsys.readouterr().err
 
 
 def test_the_likeliest_is_what_a_search_at_threshold_0_puts_first(finder):
