@@ -14,7 +14,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from PIL import Image
-from scipy.ndimage import gaussian_filter
+from scipy.ndimage import gaussian_filter, map_coordinates
 from skimage.transform import SimilarityTransform
 from skimage.transform import warp as _skimage_warp
 
@@ -30,6 +30,7 @@ __all__ = [
     "eye_transform",
     "align",
     "warp",
+    "warp_many",
     "rotated",
     "resize_points",
 ]
@@ -322,6 +323,66 @@ def warp(image: np.ndarray, transform, shape, *, antialias: bool = True) -> np.n
         image, transform = _prefiltered(image, transform, shape)
     out = _skimage_warp(image, transform.inverse, output_shape=shape, order=1, mode="edge")
     return out.astype(dtype, copy=False)
+
+
+def warp_many(image: np.ndarray, transforms, shape) -> np.ndarray:
+    """:func:`warp` (antialiased) of one image through many similarity transforms, the image
+    smoothed once for all that shrink it alike.
+
+    Crops of one face at nearby places and scales read the same part of the photo: each
+    scale's part is smoothed once, over the bounds of every crop at that scale, where
+    :func:`warp` smooths a part for each crop. The pixels a crop reads lie as far inside the
+    part as :func:`warp` keeps them, and one bilinear resampling
+    (:func:`scipy.ndimage.map_coordinates`) cuts them all: the crops are :func:`warp`'s to
+    round-off. Shrinking
+    beyond :data:`_BLOCKS_BEYOND`, where the blocks averaged depend on the part's corner, each
+    crop is warped alone.
+
+    Parameters
+    ----------
+    image : (H, W) ndarray
+        Float.
+    transforms : sequence of skimage.transform.SimilarityTransform
+        Each from input to output ``(x, y)``.
+    shape : (H, W)
+
+    Returns
+    -------
+    (n, H, W) ndarray
+        ``image``'s dtype.
+    """
+    shape = check_shape(shape)
+    transforms = list(transforms)
+    out = np.empty((len(transforms), *shape), dtype=image.dtype)
+    factors = np.array([1 / t.scale for t in transforms])
+    for factor in np.unique(factors):
+        chosen = np.flatnonzero(factors == factor)
+        if factor <= 1 or factor > _BLOCKS_BEYOND or len(chosen) == 1:
+            for i in chosen:
+                out[i] = warp(image, transforms[i], shape)
+            continue
+        sigma = (factor - 1) / 2
+        height, width = shape
+        box = [[0, 0], [width - 1, 0], [0, height - 1], [width - 1, height - 1]]
+        corners = np.concatenate([transforms[i].inverse(box) for i in chosen])
+        reach = int(np.ceil(4 * sigma)) + 2  # as _prefiltered keeps them
+        bounds = []
+        for axis, size in ((0, image.shape[1]), (1, image.shape[0])):
+            low, high = np.clip([corners[:, axis].min(), corners[:, axis].max()], 0, size - 1)
+            bounds.append(
+                (max(int(np.floor(low)) - reach, 0), min(int(np.ceil(high)) + reach + 1, size))
+            )
+        (x0, x1), (y0, y1) = bounds
+        part = gaussian_filter(image[y0:y1, x0:x1], sigma, mode="nearest", output=np.float64)
+        # every crop's pixels back in the part, bilinear in one call (edges repeated)
+        inverse = np.stack([np.linalg.inv(transforms[i].params) for i in chosen])
+        rows, cols = np.mgrid[0:height, 0:width].astype(np.float64)
+        x = inverse[:, 0, 0, None, None] * cols + inverse[:, 0, 1, None, None] * rows
+        y = inverse[:, 1, 0, None, None] * cols + inverse[:, 1, 1, None, None] * rows
+        x += inverse[:, 0, 2, None, None] - x0
+        y += inverse[:, 1, 2, None, None] - y0
+        out[chosen] = map_coordinates(part, [y, x], order=1, mode="nearest")
+    return out
 
 
 #: Beyond this shrinking ``s``, :func:`align` first averages blocks of ``floor(s / 4)``

@@ -105,6 +105,28 @@ def test_align_smooths_only_the_part_it_reads(eyes, rng):
     )
 
 
+def test_warp_many_equals_a_warp_each(rng):
+    """Crops of one photo at shared scales (smoothed once), one enlarged, one shrunk beyond the
+    blocks' threshold, one at the photo's edge, one alone at its scale: each is warp()'s."""
+    image, shape = rng.random((300, 400)), (56, 48)
+    eyes = []
+    for scale in (1.0, 1.1):  # two groups of four crops, each group one shrinking
+        for dx, dy in ((0, 0), (3, -2), (-4, 5), (180, 120)):
+            middle = np.array([150.0 + dx, 120.0 + dy])
+            half = scale * np.array([30.0, 4.0])
+            eyes.append((middle - half, middle + half))
+    eyes.append(((5.0, 3.0), (40.0, 8.0)))  # at the corner
+    eyes.append(((100.0, 100.0), (106.0, 101.0)))  # smaller than the crop: enlarged
+    eyes.append(((20.0, 150.0), (380.0, 170.0)))  # 20x the crop: blocks averaged
+    transforms = [
+        tf.eye_transform(*pair, shape=shape, eye_positions=((0.3, 0.35), (0.7, 0.35)))
+        for pair in eyes
+    ]
+    expected = np.stack([tf.warp(image, transform, shape) for transform in transforms])
+    np.testing.assert_allclose(tf.warp_many(image, transforms, shape), expected, atol=1e-12)
+    assert tf.warp_many(image, [], shape).shape == (0, *shape)
+
+
 def test_align_averages_blocks_of_a_much_larger_face(rng):
     """Shrinking more than 8x, blocks of floor(s / 4) pixels are averaged before the Gaussian
     (its kernel grew with s: 5 s for a face of 2,000 pixels): by 12, close to scikit-image's

@@ -33,7 +33,7 @@ from sklearn.svm import LinearSVC
 
 from .._base import progress as show_progress
 from ..evaluate import face_found, finds_a_face_of
-from ..transform import as_float_image, eye_transform, warp
+from ..transform import as_float_image, eye_transform, warp_many
 from .geometry import face_box
 
 __all__ = [
@@ -84,7 +84,8 @@ OFFSET_MARGIN = 3.0
 
 def appearance_crops(image, candidates) -> np.ndarray:
     """The candidates' faces cut on their eyes to :data:`APPEARANCE_SHAPE`
-    (:func:`~eigenvision.align_face`, antialiased).
+    (:func:`~eigenvision.align_face`, antialiased; crops that shrink the photo alike smoothed
+    once, :func:`~eigenvision.transform.warp_many`).
 
     Parameters
     ----------
@@ -96,12 +97,13 @@ def appearance_crops(image, candidates) -> np.ndarray:
     -------
     (n, 56, 48) ndarray of float32
     """
-    crops = np.empty((len(candidates), *APPEARANCE_SHAPE), dtype=np.float32)
     image = as_float_image(image)  # once: align_face checks the whole photo at every call
-    for crop, candidate in zip(crops, candidates, strict=True):
-        eyes = eye_transform(*candidate[:2], shape=APPEARANCE_SHAPE, eye_positions=APPEARANCE_EYES)
-        crop[...] = warp(image, eyes, APPEARANCE_SHAPE)
-    return crops
+    transforms = [
+        eye_transform(*candidate[:2], shape=APPEARANCE_SHAPE, eye_positions=APPEARANCE_EYES)
+        for candidate in candidates
+    ]
+    crops = warp_many(image, transforms, APPEARANCE_SHAPE).astype(np.float32, copy=False)
+    return crops.reshape(len(candidates), *APPEARANCE_SHAPE)
 
 
 def offset_eyes(candidates, offsets) -> np.ndarray:
