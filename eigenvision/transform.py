@@ -365,14 +365,7 @@ def warp_many(image: np.ndarray, transforms, shape) -> np.ndarray:
         height, width = shape
         box = [[0, 0], [width - 1, 0], [0, height - 1], [width - 1, height - 1]]
         corners = np.concatenate([transforms[i].inverse(box) for i in chosen])
-        reach = int(np.ceil(4 * sigma)) + 2  # as _prefiltered keeps them
-        bounds = []
-        for axis, size in ((0, image.shape[1]), (1, image.shape[0])):
-            low, high = np.clip([corners[:, axis].min(), corners[:, axis].max()], 0, size - 1)
-            bounds.append(
-                (max(int(np.floor(low)) - reach, 0), min(int(np.ceil(high)) + reach + 1, size))
-            )
-        (x0, x1), (y0, y1) = bounds
+        (x0, x1), (y0, y1) = _read_bounds(corners, int(np.ceil(4 * sigma)) + 2, image.shape)
         part = gaussian_filter(image[y0:y1, x0:x1], sigma, mode="nearest", output=np.float64)
         # every crop's pixels back in the part, bilinear in one call (edges repeated)
         inverse = np.stack([np.linalg.inv(transforms[i].params) for i in chosen])
@@ -406,15 +399,7 @@ def _prefiltered(image, transform, shape):
     sigma = (factor / block - 1) / 2
     height, width = shape
     corners = transform.inverse([[0, 0], [width - 1, 0], [0, height - 1], [width - 1, height - 1]])
-    # bilinear reads the next pixel; gaussian_filter's kernel reaches 4 sigma
-    reach = block * (int(np.ceil(4 * sigma)) + 2)
-    bounds = []
-    for axis, size in ((0, image.shape[1]), (1, image.shape[0])):
-        low, high = np.clip([corners[:, axis].min(), corners[:, axis].max()], 0, size - 1)
-        bounds.append(
-            (max(int(np.floor(low)) - reach, 0), min(int(np.ceil(high)) + reach + 1, size))
-        )
-    (x0, x1), (y0, y1) = bounds
+    (x0, x1), (y0, y1) = _read_bounds(corners, block * (int(np.ceil(4 * sigma)) + 2), image.shape)
     part = image[y0:y1, x0:x1]
     if block > 1:
         part = _block_means(_block_means(part, block, axis=0), block, axis=1)
@@ -423,6 +408,19 @@ def _prefiltered(image, transform, shape):
     start = np.array([x0, y0]) + (block - 1) / 2
     from_part = np.array([[block, 0.0, start[0]], [0.0, block, start[1]], [0.0, 0.0, 1.0]])
     return part, SimilarityTransform(matrix=transform.params @ from_part)
+
+
+def _read_bounds(corners, reach, shape):
+    """``((x0, x1), (y0, y1))``: the part of an image of ``shape`` that bilinear reads at
+    ``corners`` (``(n, 2)`` input ``(x, y)``) take, ``reach`` pixels wider on every side (a
+    filter's kernel and the next pixel), clipped to the image."""
+    bounds = []
+    for axis, size in ((0, shape[1]), (1, shape[0])):
+        low, high = np.clip([corners[:, axis].min(), corners[:, axis].max()], 0, size - 1)
+        bounds.append(
+            (max(int(np.floor(low)) - reach, 0), min(int(np.ceil(high)) + reach + 1, size))
+        )
+    return tuple(bounds)
 
 
 def _block_means(array, block, axis):
