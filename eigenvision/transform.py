@@ -329,14 +329,13 @@ def warp_many(image: np.ndarray, transforms, shape) -> np.ndarray:
     """:func:`warp` (antialiased) of one image through many similarity transforms, the image
     smoothed once for all that shrink it alike.
 
-    Crops of one face at nearby places and scales read the same part of the photo: each
-    scale's part is smoothed once, over the bounds of every crop at that scale, where
-    :func:`warp` smooths a part for each crop. The pixels a crop reads lie as far inside the
-    part as :func:`warp` keeps them, and one bilinear resampling
-    (:func:`scipy.ndimage.map_coordinates`) cuts them all: the crops are :func:`warp`'s to
-    round-off. Shrinking
-    beyond :data:`_BLOCKS_BEYOND`, where the blocks averaged depend on the part's corner, each
-    crop is warped alone.
+    Crops of one face at nearby places and scales read the same part of the photo: the part
+    the crops of one shrinking read is smoothed once, over the bounds of them all (the crops
+    that enlarge the image read it unsmoothed), where :func:`warp` smooths a part for each
+    crop. The pixels a crop reads lie as far inside the part as :func:`warp` keeps them, and
+    one bilinear resampling (:func:`scipy.ndimage.map_coordinates`) cuts them all: the crops
+    are :func:`warp`'s to round-off. Shrinking beyond :data:`_BLOCKS_BEYOND`, where the blocks
+    averaged depend on the part's corner, each crop is warped alone.
 
     Parameters
     ----------
@@ -351,25 +350,28 @@ def warp_many(image: np.ndarray, transforms, shape) -> np.ndarray:
     (n, H, W) ndarray
         ``image``'s dtype.
     """
-    shape = check_shape(shape)
+    height, width = shape = check_shape(shape)
     transforms = list(transforms)
     out = np.empty((len(transforms), *shape), dtype=image.dtype)
-    factors = np.array([1 / t.scale for t in transforms])
+    # one shrinking to 9 places: the same eye distance computed at other places differs in
+    # its last bits
+    factors = np.round([max(1 / t.scale, 1.0) for t in transforms], 9)
+    box = [[0, 0], [width - 1, 0], [0, height - 1], [width - 1, height - 1]]
+    rows, cols = np.mgrid[0:height, 0:width].astype(np.float64)
     for factor in np.unique(factors):
         chosen = np.flatnonzero(factors == factor)
-        if factor <= 1 or factor > _BLOCKS_BEYOND or len(chosen) == 1:
+        if factor > _BLOCKS_BEYOND:
             for i in chosen:
                 out[i] = warp(image, transforms[i], shape)
             continue
         sigma = (factor - 1) / 2
-        height, width = shape
-        box = [[0, 0], [width - 1, 0], [0, height - 1], [width - 1, height - 1]]
         corners = np.concatenate([transforms[i].inverse(box) for i in chosen])
         (x0, x1), (y0, y1) = _read_bounds(corners, int(np.ceil(4 * sigma)) + 2, image.shape)
-        part = gaussian_filter(image[y0:y1, x0:x1], sigma, mode="nearest", output=np.float64)
+        part = image[y0:y1, x0:x1]
+        if sigma > 0:
+            part = gaussian_filter(part, sigma, mode="nearest", output=np.float64)
         # every crop's pixels back in the part, bilinear in one call (edges repeated)
         inverse = np.stack([np.linalg.inv(transforms[i].params) for i in chosen])
-        rows, cols = np.mgrid[0:height, 0:width].astype(np.float64)
         x = inverse[:, 0, 0, None, None] * cols + inverse[:, 0, 1, None, None] * rows
         y = inverse[:, 1, 0, None, None] * cols + inverse[:, 1, 1, None, None] * rows
         x += inverse[:, 0, 2, None, None] - x0

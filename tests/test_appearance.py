@@ -18,6 +18,7 @@ from sklearn.svm import LinearSVC
 import eigenvision as ev
 from eigenvision import evaluate
 from eigenvision.faces import appearance, photos
+from eigenvision.faces.appearance import EXAMINED
 
 #: LFW photos of held-out people (the seeded draw's photos 501-800, which `wild_detection` does
 #: not report) where the finder before the appearance check found no face at its threshold:
@@ -338,3 +339,21 @@ def test_the_linear_score_learns_from_candidates_without_locating_them(finder, m
     np.testing.assert_array_equal(decision, with_check[0])
     np.testing.assert_array_equal(crops, with_check[2])
     np.testing.assert_array_equal(labels, with_check[3])
+
+
+def test_the_fusion_learns_from_the_best_appearance_of_each_candidate(finder):
+    """fit_appearance's fusion reads each candidate's best linear score over the offsets
+    (labelled_candidates(scored=True)): a loop over the offsets (scikit-image's HOG,
+    align_face), for the same candidates and labels as the crops the linear score learns from."""
+    image = photos.sample_picture("astronaut")
+    face = finder.find(image)[0]
+    photo = [(image, (face.box[0] + face.box[2] / 2, face.box[1] + face.box[3] / 2), face.iod, ())]
+    decision, _, crops, labels = appearance.labelled_candidates(finder, photo, check=False)
+    again, _, seen, same = appearance.labelled_candidates(finder, photo, check=False, scored=True)
+    np.testing.assert_array_equal(again, decision)
+    np.testing.assert_array_equal(same, labels)
+    assert seen.shape == (len(crops),) and labels.any() and not labels.all()
+    small, _ = finder._reduced(image)  # no unannotated faces: every candidate examined is kept
+    candidates, _, _ = finder._examined(small, lambda s: s >= finder.appearance_gate, EXAMINED)
+    expected = [_best_linear_score(finder, small, candidate) for candidate in candidates]
+    np.testing.assert_allclose(seen, expected, atol=1e-5)
