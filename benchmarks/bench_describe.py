@@ -25,7 +25,7 @@ from _timing import interleaved_medians, run_meta
 
 import eigenvision as ev
 from eigenvision import DatasetNotFoundError, datasets
-from eigenvision._parallel import _marked, n_threads, single_threaded_blas
+from eigenvision._parallel import as_one_part, n_threads
 from eigenvision.faces.compare import model_crop
 from eigenvision.faces.photos import sample_picture
 
@@ -47,13 +47,6 @@ def crops_of(model, count):
     return np.stack(crops), f"the first {count} LFW photos"
 
 
-def one_thread(call):
-    """``call()`` as a part of parallel work runs: BLAS on one thread, and what it would run
-    in parallel (the Fisher vectors) in turn."""
-    with single_threaded_blas():
-        return _marked(call)
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="benchmarks/out/describe")
@@ -65,7 +58,7 @@ def main(argv=None):
     model.describe(crops[:2])  # imports and first-call costs out of the timings
     runs = {
         "describe, in parts on the cores": lambda: model.describe(crops),
-        "the same descriptors on one thread": lambda: one_thread(
+        "the same descriptors on one thread": lambda: as_one_part(
             lambda: np.concatenate(model._described(crops.astype(np.float64)), axis=1)
         ),
     }

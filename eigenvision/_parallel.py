@@ -22,6 +22,7 @@ __all__ = [
     "n_threads",
     "run_parallel",
     "run_on_row_parts",
+    "as_one_part",
     "single_threaded_blas",
     "MAP_PARALLEL_PIXELS",
 ]
@@ -130,6 +131,32 @@ def run_on_row_parts(function, n_rows, parts) -> np.ndarray:
 
 
 _inside = threading.local()  # depth: run_parallel calls this thread is running
+
+
+def as_one_part(call):
+    """``call()`` on the calling thread, as :func:`run_parallel` runs each of its parts.
+
+    BLAS on one thread, and parallel work inside ``call`` run in turn on this
+    thread: what one part of parallel work costs, for comparing it with the
+    whole (``benchmarks/bench_describe.py``).
+
+    Parameters
+    ----------
+    call : callable
+        No arguments.
+
+    Returns
+    -------
+    object
+        ``call()``.
+
+    Examples
+    --------
+    >>> as_one_part(lambda: run_parallel([lambda: 1, lambda: 2]))
+    [1, 2]
+    """
+    with single_threaded_blas():
+        return _marked(call)
 
 
 def _marked(call):

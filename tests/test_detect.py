@@ -221,6 +221,28 @@ def test_parallel_work_runs_blas_on_one_thread_and_restores_it():
         assert set(blas_threads()) == {2}
 
 
+def test_one_part_runs_as_a_part_of_parallel_work_does():
+    """as_one_part: BLAS on one thread, parallel work inside it on the calling thread in turn,
+    and BLAS's setting back afterwards (what bench_describe compares the whole with)."""
+    import threading
+
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from eigenvision._parallel import as_one_part, run_parallel
+
+    def blas_threads():
+        return {lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"}
+
+    def part():
+        here = threading.get_ident()
+        inner = run_parallel([threading.get_ident, threading.get_ident, threading.get_ident])
+        return blas_threads(), [ident == here for ident in inner]
+
+    with threadpool_limits(2, user_api="blas"):
+        assert as_one_part(part) == ({1}, [True, True, True])
+        assert blas_threads() == {2}
+
+
 def test_run_parallel_returns_in_order_and_raises():
     from eigenvision._parallel import run_parallel
 
