@@ -22,7 +22,6 @@ from eigenvision.faces.compare import compare_crops, model_crop
 from eigenvision.faces.crops import face_thumbnail
 from eigenvision.faces.groups import (
     MIN_SET,
-    SET_CUT,
     faces_of_photo,
     group_crops,
     grouping_summary,
@@ -964,32 +963,21 @@ def group_page() -> None:
         )
         return
     adapt = len(owners) >= MIN_SET and st.sidebar.checkbox(
-        "Compare faces against the set",
+        "Learn from the set",
         value=True,
         key="group-adapt",
-        help="Normalise the scores against the uploaded faces themselves, so that photos taken "
-        "in one place do not make everyone alike.",
+        help="Learn the pairs of one person and of two from the uploaded faces themselves, so "
+        "that photos taken in one place do not make everyone alike.",
     )
-    if adapt:
-        threshold = st.sidebar.slider(
-            "Merge while a pair stands out by (standard deviations)",
-            0.0,
-            4.0,
-            SET_CUT,
-            0.05,
-            key="group-cut",
-            help="Higher: purer, smaller groups.",
-        )
-    else:
-        threshold = st.sidebar.slider(
-            "Merge while P(same person) is above",
-            0.01,
-            0.99,
-            0.5,
-            0.01,
-            key="group-probability",
-            help="Higher: purer, smaller groups.",
-        )
+    threshold = st.sidebar.slider(
+        "Merge while P(same person) is above",
+        0.01,
+        0.99,
+        0.5,
+        0.01,
+        key="group-probability",
+        help="Higher: purer, smaller groups.",
+    )
     labels = group_crops(crops, identity_model(), threshold=threshold, adapt=adapt)
     groups = [[owners[i] for i in np.flatnonzero(labels == g)] for g in range(labels.max() + 1)]
     alone = [group for group in groups if len(group) == 1]

@@ -30,7 +30,7 @@ from .experiments import EXPERIMENTS
 from .faces.compare import build_identity_model, compare_faces, default_identity_model
 from .faces.crops import face_thumbnail
 from .faces.features import FeatureDetector
-from .faces.groups import MIN_SET, SET_CUT, cluster_faces, grouping_summary
+from .faces.groups import cluster_faces, grouping_summary
 from .faces.photos import (
     DEFAULT_FINDER,
     build_finder,
@@ -847,15 +847,15 @@ def _options_cluster(parser):
     )
     parser.add_argument(
         "--threshold",
-        type=finite,
-        help="where merging stops: standard deviations above the set's typical pair "
-        f"(default {SET_CUT}); a probability with --no-adapt or under {MIN_SET} faces "
-        "(default 0.5). Higher: purer, smaller groups",
+        type=probability,
+        help="where merging stops: the probability that two groups are one person (default "
+        "0.5). Higher: purer, smaller groups",
     )
     parser.add_argument(
         "--no-adapt",
         action="store_true",
-        help="compare faces by the model's calibrated probability alone, not against the set",
+        help="judge pairs by the model's calibrated probability alone, not by the two kinds "
+        "of pairs the photos show",
     )
     parser.add_argument("--model", help="an identity model file (default: the one in data/)")
     parser.add_argument("--finder", help="a face finder file (default: the one in data/)")

@@ -10,13 +10,15 @@ when it is not given, the number of groups.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from scipy import linalg
 from scipy.special import expit
 from sklearn.base import clone
 from sklearn.cluster import AgglomerativeClustering, KMeans, SpectralClustering
 from sklearn.metrics import pairwise_distances
-from sklearn.utils import gen_batches
+from sklearn.mixture import GaussianMixture
 
 from ._base import flatten_images
 from ._spec import Param
@@ -28,7 +30,8 @@ __all__ = [
     "affinity",
     "eigengap_groups",
     "average_linkage",
-    "set_normalized",
+    "pair_mixture",
+    "PairMixture",
     "METHODS",
 ]
 
@@ -38,7 +41,10 @@ METHODS = ("agglomerative", "spectral", "kmeans")
 _METHOD = Param("choice", choices=METHODS)
 _NEIGHBOUR = 7  # the self-tuning affinity's local width: the 7th neighbour's distance
 _GROUPS = Param("int", 1, 100_000, optional=True)
-_BLOCK_ROWS = 1024  # rows of a set's (n, n) scores normalised at a time
+#: How much lower the two-kinds mixture's BIC must be than one Gaussian's: Kass & Raftery
+#: (1995)'s "very strong" evidence.
+_STRONG_EVIDENCE = 10.0
+_MIXTURE_PAIRS = 200_000  # a larger set's mixture is fitted on this many pairs drawn at random
 
 
 def _as_rows(images_or_codes):
@@ -275,61 +281,113 @@ def average_linkage(distances, cut):
     return _by_size(labels)
 
 
-def set_normalized(scores, *, out=None):
-    """Scores normalised against the set they come from (symmetric s-norm, the set as cohort).
+class PairMixture(NamedTuple):
+    """Two kinds of pairs in a set: their scores ``~ weight N(high, variance) + (1 - weight)
+    N(low, variance)`` (:func:`pair_mixture`).
 
-    Each score ``s(a, b)`` becomes ``((s - m_a) / d_a + (s - m_b) / d_b) / 2`` where
-    ``m_a``, ``d_a`` are the mean and standard deviation of ``a``'s scores with
-    every other member of the set. Most pairs of a set of several people are
-    of two people, so the result says how far a pair stands out from the
-    set's typical pair, whatever the conditions that shift every score of
-    the set alike (studio light, one camera).
+    Attributes
+    ----------
+    low, high : float
+        The two kinds' mean scores, ``low < high``.
+    variance : float
+        Their common variance.
+    weight : float
+        The share of the ``high`` kind among the pairs.
+    """
+
+    low: float
+    high: float
+    variance: float
+    weight: float
+
+    def probability(self, scores, *, out=None):
+        """The probability that each pair is of the ``high`` kind, given its score.
+
+        With one variance the log-odds are linear in the score,
+        ``(high - low) / variance * (s - (low + high) / 2) + log(weight / (1 - weight))``:
+        a higher score is never less likely the ``high`` kind.
+
+        Parameters
+        ----------
+        scores : ndarray
+        out : ndarray of float64, optional
+            Where to write the result; may be ``scores`` itself (a set's ``(n, n)``
+            scores, no second matrix as large).
+
+        Returns
+        -------
+        ndarray
+            ``out`` when given.
+        """
+        slope = (self.high - self.low) / self.variance
+        offset = np.log(self.weight / (1 - self.weight)) - slope * (self.low + self.high) / 2
+        out = np.multiply(scores, slope, out=out)
+        out += offset
+        return expit(out, out=out)
+
+
+def pair_mixture(scores, *, seed=0):
+    """The two kinds of pairs of a set, learnt from the set's own pair scores.
+
+    A set of faces of several people holds pairs of one person and pairs of
+    two, whatever the conditions that shift every score alike (one studio,
+    one camera) and whatever the share of each kind (a few people in many
+    photos, many people in a few). A two-component Gaussian mixture with one
+    variance (scikit-learn's ``GaussianMixture``, ``covariance_type="tied"``)
+    fitted to the scores of every pair learns both kinds where they are in
+    this set; :meth:`PairMixture.probability` then gives each pair's
+    probability of the higher kind. Where one Gaussian describes the scores
+    as well (the mixture's BIC not lower by more than 10, Kass & Raftery
+    1995's "very strong" evidence: a set of one person, or of people seen
+    once each) there are no two kinds to learn and None is returned.
 
     Parameters
     ----------
     scores : (n, n) ndarray
-        Symmetric, ``n >= 3``; the diagonal is ignored.
-    out : (n, n) ndarray of float64, optional
-        Where to write the result; may be ``scores`` itself (a large set's
-        scores normalised with no second matrix as large).
+        Symmetric, ``n >= 3``; the diagonal is ignored. Sets of more than 633
+        faces are fitted on 200,000 pairs drawn at random.
+    seed : int, default 0
+        Of that draw.
 
     Returns
     -------
-    (n, n) ndarray
-        ``out`` when given.
+    PairMixture or None
 
     References
     ----------
-    P. Kenny (2010), Bayesian speaker verification with heavy-tailed priors,
-    Odyssey (symmetric score normalisation).
+    R. E. Kass and A. E. Raftery (1995), Bayes factors, Journal of the American
+    Statistical Association 90(430).
     """
-    scores = np.asarray(scores, dtype=np.float64)
+    scores = np.asarray(scores)
     n = len(scores)
-    if n < 3:
-        raise ValueError(f"set normalisation needs at least 3 members, got {n}")
-    if out is None:
-        out = np.empty_like(scores)
-    elif out.shape != scores.shape or out.dtype != np.float64:
-        raise ValueError(f"out must be a float64 array of shape {scores.shape}")
-    # a block of rows at a time: the temporaries stay a block's size, not the set's
-    mean, spread = np.empty(n), np.empty(n)
-    for rows in gen_batches(n, _BLOCK_ROWS):
-        block = scores[rows]
-        others = np.ones(block.shape, dtype=bool)
-        others[np.arange(len(block)), np.arange(n)[rows]] = False
-        row_scores = block[others].reshape(len(block), n - 1)
-        mean[rows], spread[rows] = row_scores.mean(axis=1), row_scores.std(axis=1)
-    spread = np.maximum(spread, 1e-12)
-    for rows in gen_batches(n, _BLOCK_ROWS):
-        block = scores[rows]  # read whole before ``out`` (maybe ``scores``) is written
-        by_row = block - mean[rows, None]
-        by_row /= spread[rows, None]
-        by_column = block - mean
-        by_column /= spread
-        by_row += by_column
-        by_row /= 2
-        out[rows] = by_row
-    return out
+    if scores.shape != (n, n) or n < 3:
+        raise ValueError(f"expected the (n, n) scores of a set of n >= 3, got {scores.shape}")
+    if n * (n - 1) // 2 <= _MIXTURE_PAIRS:
+        pairs = scores[np.triu_indices(n, 1)]
+    else:  # pairs drawn with replacement: a large set's triangle is never copied
+        rng = np.random.default_rng(seed)
+        rows, offsets = rng.integers(0, n, _MIXTURE_PAIRS), rng.integers(1, n, _MIXTURE_PAIRS)
+        pairs = scores[rows, (rows + offsets) % n]
+    pairs = pairs.astype(np.float64).reshape(-1, 1)
+    if not np.all(np.isfinite(pairs)):
+        raise ValueError("the scores must be finite")
+    one = GaussianMixture(1).fit(pairs)
+    # started from the bulk and the top percent: the pairs of one person are the few highest
+    two = GaussianMixture(
+        2,
+        covariance_type="tied",
+        means_init=np.quantile(pairs, [0.25, 0.99]).reshape(2, 1),
+        random_state=seed,
+    ).fit(pairs)
+    if one.bic(pairs) - two.bic(pairs) <= _STRONG_EVIDENCE:
+        return None
+    low, high = np.argsort(two.means_[:, 0])
+    return PairMixture(
+        float(two.means_[low, 0]),
+        float(two.means_[high, 0]),
+        float(two.covariances_.item()),
+        float(two.weights_[high]),
+    )
 
 
 def _by_size(labels):

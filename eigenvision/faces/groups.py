@@ -3,11 +3,12 @@
 The stage after finding: each face is cut as the identity model was trained
 (:func:`~eigenvision.faces.compare.model_crop`), the model scores every pair
 of faces (the normalised log-likelihood ratio of one person), and average-linkage
-clustering merges groups while their faces stay alike. By default the scores
-are first normalised against the set itself
-(:func:`~eigenvision.cluster.set_normalized`), so that conditions that make
-every face of the set look alike (one studio, one camera) do not merge
-everyone.
+clustering merges groups while their faces are likely one person. By default
+that probability is learnt from the set itself
+(:func:`~eigenvision.cluster.pair_mixture`: the set's pairs of one person and
+of two, wherever conditions put their scores and whatever their shares), so
+that conditions that make every face of the set look alike (one studio, one
+camera) do not merge everyone, nor a few people in many photos fall apart.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from .._base import counted
 from .._base import progress as show_progress
 from .._errors import ImageLoadError
 from .._spec import Param
-from ..cluster import METHODS, average_linkage, cluster, set_normalized
+from ..cluster import METHODS, average_linkage, cluster, pair_mixture
 from ..dask_engine import _dask, shared
 from ..identity import _CROPS_AT_ONCE  # crops described at a time as the photos come
 from .compare import _photo, finder_and_model, model_crop
@@ -32,17 +33,14 @@ __all__ = [
     "group_crops",
     "faces_of_photo",
     "grouping_summary",
-    "SET_CUT",
     "MIN_SET",
 ]
 
-#: The default cut of set-normalised scores: a pair must stand this many standard deviations
-#: above the set's typical pair (chosen on LFW people held out of the model; CHANGELOG).
-SET_CUT = 2.0
-#: The fewest faces whose scores are normalised against the set; fewer use the calibration.
+#: The fewest faces whose two kinds of pairs are learnt from the set; fewer use the model's
+#: calibration.
 MIN_SET = 12
 
-_THRESHOLD = Param("real", optional=True)
+_THRESHOLD = Param("real", 0, 1, open_low=True, open_high=True, optional=True)
 _GROUPS = Param("int", 1, 1_000_000, optional=True)
 
 
@@ -78,14 +76,16 @@ def cluster_faces(
     n_people : int, optional
         The number of groups, when known.
     threshold : float, optional
-        ``"agglomerative"`` without ``n_people``: where merging stops. With
-        ``adapt`` (and at least :data:`MIN_SET` faces), how many standard
-        deviations the mean score between two groups must stand above the
-        set's typical pair (default :data:`SET_CUT`); otherwise the mean
-        ``P(same person)`` between them (default 1/2, the model's decision).
-        Higher: purer, smaller groups.
+        ``"agglomerative"`` without ``n_people``: two groups merge while the
+        mean probability that a face of one and a face of the other are one
+        person stays above it (default 1/2, even odds). Higher: purer,
+        smaller groups.
     adapt : bool, default True
-        Normalise the scores against the set (:func:`~eigenvision.cluster.set_normalized`).
+        Learn that probability from the set (:func:`~eigenvision.cluster.pair_mixture`,
+        sets of at least :data:`MIN_SET` faces whose scores show two kinds of
+        pairs); otherwise, and with ``adapt=False``, it is the model's
+        calibrated probability (``model.probability``), fitted on LFW's news
+        photos.
     on_error : {"raise", "skip"}, default "raise"
         A file that cannot be read as a photo: stop with
         :class:`~eigenvision.ImageLoadError`, or leave it out with one warning
@@ -205,7 +205,10 @@ def _check_options(method, n_people, threshold):
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     if not _THRESHOLD.accepts(threshold):
-        raise ValueError(f"threshold must be a finite number, got {threshold!r}")
+        raise ValueError(
+            f"threshold is the probability of one person at which merging stops, in (0, 1), "
+            f"got {threshold!r}"
+        )
     if not _GROUPS.accepts(n_people):
         raise ValueError(f"n_people must be a positive int or None, got {n_people!r}")
 
@@ -239,20 +242,14 @@ def group_crops(crops, model, *, method="agglomerative", n_people=None, threshol
 
 def _group_codes(codes, model, *, threshold, adapt):
     """The agglomerative cut of :func:`group_crops`, from the faces' codes (their encode)."""
+    cut = 0.5 if threshold is None else threshold
     if len(codes) == 1:
         return np.zeros(1, dtype=np.int64)
     scores = model.pairwise_log_odds(codes, codes)
-    if adapt and len(codes) >= MIN_SET:
-        cut = SET_CUT if threshold is None else threshold
-        normalized = set_normalized(scores, out=scores)  # one (n, n) matrix: bounded memory
-        top = normalized.max()  # distances top - score: linkage averages the scores themselves
-        return average_linkage(np.subtract(top, normalized, out=normalized), top - cut)
-    cut = 0.5 if threshold is None else threshold
-    if not 0 < cut < 1:
-        raise ValueError(
-            f"threshold is a probability here (under {MIN_SET} faces or adapt=False), got {cut}"
-        )
-    return average_linkage(1 - model.probability(scores), 1 - cut)
+    mixture = pair_mixture(scores) if adapt and len(codes) >= MIN_SET else None
+    # one (n, n) matrix at a time, written over: bounded memory for a large set
+    same = model.probability(scores) if mixture is None else mixture.probability(scores, out=scores)
+    return average_linkage(np.subtract(1, same, out=same), 1 - cut)
 
 
 def grouping_summary(groups, names):
