@@ -2,15 +2,17 @@
 
 ``cluster_faces`` scores every pair of faces with the identity model
 (PLDA's ratio summed over the descriptions, normalised against the cohort),
-normalises the scores against the set and cuts scikit-learn's average
-linkage. Side by side on the same codes (``--faces`` faces drawn from the shipped
-model's own PLDA, five of each person): the library's path (the cross term a
-block of rows at a time, the rest in place, the linkage on the scores'
-upper triangle), and the same formulae written plainly, as the library did
-before (each description's scores, their sum and the normalisations'
-terms as whole matrices, the linkage on a copy). Reported: the peak of the
-memory numpy allocates (tracemalloc) in units of the ``(n, n)`` score matrix,
-the median time, and whether the groups agree.
+learns the set's two kinds of pairs (``cluster.pair_mixture``: a mixture fitted
+on 200,000 pairs drawn at random), turns each score into the probability of one
+person and cuts scikit-learn's average linkage. Side by side on the same codes
+(``--faces`` faces drawn from the shipped model's own PLDA, five of each
+person): the library's path (the cross term a block of rows at a time, the
+rest in place, the linkage on the scores' upper triangle), and the same
+formulae written plainly (each description's scores, their sum, the
+normalisation's terms and the probabilities as whole matrices, the linkage on
+a copy). Reported: the peak of the memory numpy allocates (tracemalloc) in
+units of the ``(n, n)`` score matrix, the median time, and whether the groups
+agree.
 
 Run:  python benchmarks/bench_grouping.py --out benchmarks/out/grouping
 """
@@ -24,24 +26,22 @@ from pathlib import Path
 
 import numpy as np
 from _timing import interleaved_medians
+from scipy.special import expit
 from sklearn.cluster import AgglomerativeClustering
 from sklearn.metrics import adjusted_rand_score
 
 import eigenvision as ev
-from eigenvision.cluster import average_linkage, set_normalized
-from eigenvision.faces.groups import SET_CUT
+from eigenvision.cluster import pair_mixture
+from eigenvision.faces.groups import _group_codes
 
 
 def library(model, codes):
     """The grouping of ``group_crops`` from the faces' codes."""
-    scores = model.pairwise_log_odds(codes, codes)
-    normalized = set_normalized(scores, out=scores)
-    top = normalized.max()
-    return average_linkage(np.subtract(top, normalized, out=normalized), top - SET_CUT)
+    return _group_codes(codes, model, threshold=None, adapt=True)
 
 
 def plain(model, codes):
-    """The same formulae on whole matrices (the library's code before)."""
+    """The same formulae on whole matrices."""
     blocks = list(model.plda_.models_.values())
     cuts = np.cumsum([0] + [part.identity_loadings_.shape[0] for part in blocks])
     raw = []
@@ -52,15 +52,15 @@ def plain(model, codes):
     raw = sum(raw)
     mean, std = model.cohort_statistics(codes)
     scores = ((raw - mean[:, None]) / std[:, None] + (raw - mean) / std) / 2
-    n = len(scores)
-    rows = scores[~np.eye(n, dtype=bool)].reshape(n, n - 1)
-    m, d = rows.mean(axis=1), np.maximum(rows.std(axis=1), 1e-12)
-    normalized = ((scores - m[:, None]) / d[:, None] + (scores - m) / d) / 2
-    top = normalized.max()
-    distances = np.array(top - normalized)
+    mixture = pair_mixture(scores)
+    slope = (mixture.high - mixture.low) / mixture.variance
+    log_odds = slope * (scores - (mixture.low + mixture.high) / 2) + np.log(
+        mixture.weight / (1 - mixture.weight)
+    )
+    distances = np.array(1 - expit(log_odds))
     np.fill_diagonal(distances, 0.0)
     return AgglomerativeClustering(
-        n_clusters=None, metric="precomputed", linkage="average", distance_threshold=top - SET_CUT
+        n_clusters=None, metric="precomputed", linkage="average", distance_threshold=0.5
     ).fit_predict(distances)
 
 

@@ -45,6 +45,7 @@ _GROUPS = Param("int", 1, 100_000, optional=True)
 #: (1995)'s "very strong" evidence.
 _STRONG_EVIDENCE = 10.0
 _MIXTURE_PAIRS = 200_000  # a larger set's mixture is fitted on this many pairs drawn at random
+_HIGH_STARTS = (0.9, 0.99, 0.999)  # quantiles of the scores the higher kind starts from
 
 
 def _as_rows(images_or_codes):
@@ -372,13 +373,21 @@ def pair_mixture(scores, *, seed=0):
     if not np.all(np.isfinite(pairs)):
         raise ValueError("the scores must be finite")
     one = GaussianMixture(1).fit(pairs)
-    # started from the bulk and the top percent: the pairs of one person are the few highest
-    two = GaussianMixture(
-        2,
-        covariance_type="tied",
-        means_init=np.quantile(pairs, [0.25, 0.99]).reshape(2, 1),
-        random_state=seed,
-    ).fit(pairs)
+    # the pairs of one person are the highest, from a few in a thousand (many people seen a
+    # few times each) to half (two people): started from the bulk and the top 10, 1 and 0.1
+    # percent, the likeliest fit is kept
+    two = max(
+        (
+            GaussianMixture(
+                2,
+                covariance_type="tied",
+                means_init=np.quantile(pairs, [0.25, top]).reshape(2, 1),
+                random_state=seed,
+            ).fit(pairs)
+            for top in _HIGH_STARTS
+        ),
+        key=lambda mixture: mixture.score(pairs),
+    )
     if one.bic(pairs) - two.bic(pairs) <= _STRONG_EVIDENCE:
         return None
     low, high = np.argsort(two.means_[:, 0])
