@@ -643,7 +643,7 @@ def test_group_page_groups_the_faces_of_uploaded_photos_as_cluster_faces_does(tm
     heading = at.subheader[0].value
     assert heading.startswith(f"{faces} faces in {len(photos)} photos: {len(expected)} people")
     assert faces >= 12  # enough to learn from the set
-    at.sidebar.slider(key="group-probability").set_value(0.01).run()  # merge more: fewer people
+    at.sidebar.slider(key="group-learnt").set_value(0.01).run()  # merge more: fewer people
     assert not at.exception and not at.error
     fewer = int(at.subheader[0].value.split(": ")[1].split()[0])
     assert fewer < len(expected)

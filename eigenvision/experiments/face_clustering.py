@@ -40,7 +40,7 @@ from . import _dlib
 from ._common import Run, add_eyes_option, data_env, lfw_crops, parser, steps
 
 NAME = "face_clustering"
-PROBABILITIES = (0.1, 0.3, 0.5, 0.7, 0.8, 0.9, 0.95, 0.99)
+PROBABILITIES = (0.1, 0.2, 0.25, 0.3, 0.4, 0.5, 0.7, 0.8, 0.9, 0.95, 0.99)
 FEW_PEOPLE = (2, 4)  # IMM people grouped alone, 10 photos each
 
 

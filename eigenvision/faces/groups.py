@@ -34,11 +34,17 @@ __all__ = [
     "faces_of_photo",
     "grouping_summary",
     "MIN_SET",
+    "LEARNT_CUT",
 ]
 
 #: The fewest faces whose two kinds of pairs are learnt from the set; fewer use the model's
 #: calibration.
 MIN_SET = 12
+#: Where merging stops by default when the set's two kinds of pairs are learnt: the mean
+#: probability of one person between two groups' faces (chosen on LFW people held out of the
+#: model, CHANGELOG; a person's few unlike photos pull the mean of their group's pairs under
+#: even odds).
+LEARNT_CUT = 0.25
 
 _THRESHOLD = Param("real", 0, 1, open_low=True, open_high=True, optional=True)
 _GROUPS = Param("int", 1, 1_000_000, optional=True)
@@ -78,8 +84,9 @@ def cluster_faces(
     threshold : float, optional
         ``"agglomerative"`` without ``n_people``: two groups merge while the
         mean probability that a face of one and a face of the other are one
-        person stays above it (default 1/2, even odds). Higher: purer,
-        smaller groups.
+        person stays above it (default :data:`LEARNT_CUT` where the
+        probability is learnt from the set, 1/2 by the model's calibration).
+        Higher: purer, smaller groups.
     adapt : bool, default True
         Learn that probability from the set (:func:`~eigenvision.cluster.pair_mixture`,
         sets of at least :data:`MIN_SET` faces whose scores show two kinds of
@@ -242,13 +249,15 @@ def group_crops(crops, model, *, method="agglomerative", n_people=None, threshol
 
 def _group_codes(codes, model, *, threshold, adapt):
     """The agglomerative cut of :func:`group_crops`, from the faces' codes (their encode)."""
-    cut = 0.5 if threshold is None else threshold
     if len(codes) == 1:
         return np.zeros(1, dtype=np.int64)
     scores = model.pairwise_log_odds(codes, codes)
     mixture = pair_mixture(scores) if adapt and len(codes) >= MIN_SET else None
-    # one (n, n) matrix at a time, written over: bounded memory for a large set
-    same = model.probability(scores) if mixture is None else mixture.probability(scores, out=scores)
+    if mixture is None:
+        same, cut = model.probability(scores), 0.5
+    else:  # one (n, n) matrix, written over: bounded memory for a large set
+        same, cut = mixture.probability(scores, out=scores), LEARNT_CUT
+    cut = cut if threshold is None else threshold
     return average_linkage(np.subtract(1, same, out=same), 1 - cut)
 
 
