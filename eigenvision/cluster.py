@@ -45,7 +45,7 @@ _GROUPS = Param("int", 1, 100_000, optional=True)
 #: (1995)'s "very strong" evidence.
 _STRONG_EVIDENCE = 10.0
 _MIXTURE_PAIRS = 200_000  # a larger set's mixture is fitted on this many pairs drawn at random
-_HIGH_STARTS = (0.9, 0.99, 0.999)  # quantiles of the scores the higher kind starts from
+_HIGH_STARTS = (0.9, 0.99, 0.999, 0.9999)  # quantiles the higher kind starts from
 
 
 def _as_rows(images_or_codes):
@@ -373,9 +373,9 @@ def pair_mixture(scores, *, seed=0):
     if not np.all(np.isfinite(pairs)):
         raise ValueError("the scores must be finite")
     one = GaussianMixture(1).fit(pairs)
-    # the pairs of one person are the highest, from a few in a thousand (many people seen a
-    # few times each) to half (two people): started from the bulk and the top 10, 1 and 0.1
-    # percent, the likeliest fit is kept
+    # the pairs of one person are the highest, from one in ten thousand (many people seen a
+    # few times each) to half (two people): started from the bulk and the top 10, 1, 0.1 and
+    # 0.01 percent, the likeliest fit is kept
     two = max(
         (
             GaussianMixture(
