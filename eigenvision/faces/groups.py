@@ -44,7 +44,7 @@ MIN_SET = 12
 #: probability of one person between two groups' faces (chosen on LFW people held out of the
 #: model, CHANGELOG; a person's few unlike photos pull the mean of their group's pairs under
 #: even odds).
-LEARNT_CUT = 0.25
+LEARNT_CUT = 0.2
 
 _THRESHOLD = Param("real", 0, 1, open_low=True, open_high=True, optional=True)
 _GROUPS = Param("int", 1, 1_000_000, optional=True)
