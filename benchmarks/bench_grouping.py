@@ -32,7 +32,7 @@ from sklearn.metrics import adjusted_rand_score
 
 import eigenvision as ev
 from eigenvision.cluster import pair_mixture
-from eigenvision.faces.groups import _group_codes
+from eigenvision.faces.groups import LEARNT_CUT, _group_codes
 
 
 def library(model, codes):
@@ -60,7 +60,7 @@ def plain(model, codes):
     distances = np.array(1 - expit(log_odds))
     np.fill_diagonal(distances, 0.0)
     return AgglomerativeClustering(
-        n_clusters=None, metric="precomputed", linkage="average", distance_threshold=0.5
+        n_clusters=None, metric="precomputed", linkage="average", distance_threshold=1 - LEARNT_CUT
     ).fit_predict(distances)
 
 
