@@ -345,8 +345,8 @@ def pair_mixture(scores, *, seed=0):
     Parameters
     ----------
     scores : (n, n) ndarray
-        Symmetric, ``n >= 3``; the diagonal is ignored. Sets of more than 633
-        faces are fitted on 200,000 pairs drawn at random.
+        Symmetric, ``n >= 3``; the diagonal is ignored. Sets of 633 faces or
+        more (over 200,000 pairs) are fitted on 200,000 pairs drawn at random.
     seed : int, default 0
         Of that draw.
 

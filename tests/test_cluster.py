@@ -141,7 +141,7 @@ def test_pair_mixture_is_scikit_learns_mixture_of_the_set_pairs(rng):
 
 
 def test_pair_mixture_of_a_large_set_learns_from_pairs_drawn_at_random(rng):
-    """A set of more than 633 faces is fitted on 200,000 of its pairs (never the triangle's
+    """A set of 633 faces or more is fitted on 200,000 of its pairs (never the triangle's
     copy): the same two kinds as from every pair, the same draw each time."""
     scores, _ = _two_kinds(rng, 70, 10)  # 700 faces: 244,650 pairs
     pairs = scores[np.triu_indices(len(scores), 1)].reshape(-1, 1)
@@ -177,6 +177,35 @@ def test_grouping_learns_the_set_whatever_its_share_of_pairs_of_one_person(
 
     labels = _group_codes(np.zeros((len(truth), 1)), Scored(), threshold=None, adapt=True)
     assert adjusted_rand_score(truth, labels) == 1.0
+
+
+def test_grouping_cuts_the_mixtures_probability_at_the_default_or_the_threshold(rng):
+    """Where the kinds of pairs overlap the cut matters: the groups are SciPy's average
+    linkage on 1 - scikit-learn's posterior of the higher kind, cut at LEARNT_CUT by default
+    and at ``threshold`` when given (two cuts that group this set differently)."""
+    from eigenvision.faces.groups import LEARNT_CUT, _group_codes
+
+    scores, truth = _two_kinds(rng, 10, 6, spread=5.0)
+
+    class Scored:  # the identity model's two calls, on scores given
+        def pairwise_log_odds(self, a, b):
+            return scores.copy()
+
+        def probability(self, llr):
+            return 1 / (1 + np.exp(-llr))
+
+    n = len(truth)
+    pairs = scores[np.triu_indices(n, 1)].reshape(-1, 1)
+    mixture = _likeliest_mixture(pairs)
+    high = int(np.argmax(mixture.means_[:, 0]))
+    same = mixture.predict_proba(scores.reshape(-1, 1))[:, high].reshape(n, n)
+    found = {}
+    for threshold in (None, 0.7):
+        cut = LEARNT_CUT if threshold is None else threshold
+        found[threshold] = _group_codes(np.zeros((n, 1)), Scored(), threshold=threshold, adapt=True)
+        reference = _reference_groups(1 - same, 1 - cut)
+        assert adjusted_rand_score(reference, found[threshold]) == 1.0
+    assert adjusted_rand_score(found[None], found[0.7]) < 1.0
 
 
 def test_average_linkage_reads_the_upper_triangle_without_copying_it(rng):
@@ -265,9 +294,10 @@ def _labels(groups, n):
 def test_cluster_faces_is_average_linkage_on_the_sets_probability_of_one_person(imm_colour):
     """cluster_faces' groups equal SciPy's average linkage on 1 - the probability of one
     person that scikit-learn's two-component mixture of the set's pair scores gives (its
-    predict_proba), cut at even odds; without adapting, on 1 - the model's calibrated
-    P(same). Every face is in exactly one group, largest group first."""
+    predict_proba), cut at LEARNT_CUT; without adapting, on 1 - the model's calibrated
+    P(same) cut at even odds. Every face is in exactly one group, largest group first."""
     from eigenvision.faces.compare import model_crop
+    from eigenvision.faces.groups import LEARNT_CUT
 
     photos, truth, finder = _imm_photos(imm_colour)
     model = ev.default_identity_model()
@@ -281,7 +311,7 @@ def test_cluster_faces_is_average_linkage_on_the_sets_probability_of_one_person(
     mixture = _likeliest_mixture(pairs)
     high = int(np.argmax(mixture.means_[:, 0]))
     same = mixture.predict_proba(scores.reshape(-1, 1))[:, high].reshape(n, n)
-    reference = _reference_groups(1 - same, 0.5)
+    reference = _reference_groups(1 - same, 1 - LEARNT_CUT)
     assert adjusted_rand_score(reference, _labels(groups, n)) == 1.0
     assert adjusted_rand_score(truth, _labels(groups, n)) == 1.0
     plain = ev.cluster_faces(photos, finder=finder, model=model, adapt=False)

@@ -254,10 +254,10 @@ def _group_codes(codes, model, *, threshold, adapt):
     scores = model.pairwise_log_odds(codes, codes)
     mixture = pair_mixture(scores) if adapt and len(codes) >= MIN_SET else None
     if mixture is None:
-        same, cut = model.probability(scores), 0.5
+        same, default = model.probability(scores), 0.5
     else:  # one (n, n) matrix, written over: bounded memory for a large set
-        same, cut = mixture.probability(scores, out=scores), LEARNT_CUT
-    cut = cut if threshold is None else threshold
+        same, default = mixture.probability(scores, out=scores), LEARNT_CUT
+    cut = default if threshold is None else threshold
     return average_linkage(np.subtract(1, same, out=same), 1 - cut)
 
 
