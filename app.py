@@ -21,6 +21,7 @@ from eigenvision.codes import allowed_metrics
 from eigenvision.faces.compare import compare_crops, model_crop
 from eigenvision.faces.crops import face_thumbnail
 from eigenvision.faces.groups import (
+    CALIBRATED_CUT,
     LEARNT_CUT,
     MIN_SET,
     faces_of_photo,
@@ -974,7 +975,7 @@ def group_page() -> None:
         "Merge while P(same person) is above",
         0.01,
         0.99,
-        LEARNT_CUT if adapt else 0.5,
+        LEARNT_CUT if adapt else CALIBRATED_CUT,
         0.01,
         key="group-learnt" if adapt else "group-probability",
         help="Higher: purer, smaller groups.",

@@ -30,7 +30,7 @@ from .experiments import EXPERIMENTS
 from .faces.compare import build_identity_model, compare_faces, default_identity_model
 from .faces.crops import face_thumbnail
 from .faces.features import FeatureDetector
-from .faces.groups import LEARNT_CUT, cluster_faces, grouping_summary
+from .faces.groups import CALIBRATED_CUT, LEARNT_CUT, cluster_faces, grouping_summary
 from .faces.photos import (
     DEFAULT_FINDER,
     build_finder,
@@ -849,7 +849,8 @@ def _options_cluster(parser):
         "--threshold",
         type=probability,
         help="where merging stops: the probability that two groups are one person (default "
-        f"{LEARNT_CUT} learnt from the photos, 0.5 with --no-adapt). Higher: purer, smaller groups",
+        f"{LEARNT_CUT} learnt from the photos, {CALIBRATED_CUT} with --no-adapt). Higher: purer, "
+        "smaller groups",
     )
     parser.add_argument(
         "--no-adapt",

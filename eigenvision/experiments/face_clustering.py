@@ -36,7 +36,7 @@ from sklearn.metrics import adjusted_rand_score
 from .. import datasets
 from ..evaluate import pair_precision_recall
 from ..faces.compare import model_crop
-from ..faces.groups import LEARNT_CUT, _group_codes, cluster_faces, group_crops
+from ..faces.groups import CALIBRATED_CUT, LEARNT_CUT, _group_codes, cluster_faces, group_crops
 from ..faces.photos import default_finder
 from ..identity import IdentityModel
 from ..plot import rate_curves
@@ -49,7 +49,6 @@ FEW_PEOPLE = (2, 4)  # IMM people grouped alone, 10 photos each
 DRAWS = 12  # random draws of each set's photos
 #: (people, photos of each) of the tuning people's sets; "2-6": 2 to 6 photos each, at random
 SET_SHAPES = ((30, 6), (30, 3), (10, 6), (5, 6), (30, "2-6"))
-CALIBRATED_CUT = 0.5  # the default without learning from the set
 
 
 def _quality(truth, labels):

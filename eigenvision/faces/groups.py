@@ -35,6 +35,7 @@ __all__ = [
     "grouping_summary",
     "MIN_SET",
     "LEARNT_CUT",
+    "CALIBRATED_CUT",
 ]
 
 #: The fewest faces whose two kinds of pairs are learnt from the set; fewer use the model's
@@ -45,6 +46,9 @@ MIN_SET = 12
 #: model, CHANGELOG; a person's few unlike photos pull the mean of their group's pairs under
 #: even odds).
 LEARNT_CUT = 0.2
+#: Where merging stops by default on the model's calibrated probability (``adapt=False``, and
+#: sets too small or too uniform to learn from): even odds.
+CALIBRATED_CUT = 0.5
 
 _THRESHOLD = Param("real", 0, 1, open_low=True, open_high=True, optional=True)
 _GROUPS = Param("int", 1, 1_000_000, optional=True)
@@ -85,8 +89,8 @@ def cluster_faces(
         ``"agglomerative"`` without ``n_people``: two groups merge while the
         mean probability that a face of one and a face of the other are one
         person stays above it (default :data:`LEARNT_CUT` where the
-        probability is learnt from the set, 1/2 by the model's calibration).
-        Higher: purer, smaller groups.
+        probability is learnt from the set, :data:`CALIBRATED_CUT` by the
+        model's calibration). Higher: purer, smaller groups.
     adapt : bool, default True
         Learn that probability from the set (:func:`~eigenvision.cluster.pair_mixture`,
         sets of at least :data:`MIN_SET` faces whose scores show two kinds of
@@ -254,7 +258,7 @@ def _group_codes(codes, model, *, threshold, adapt):
     scores = model.pairwise_log_odds(codes, codes)
     mixture = pair_mixture(scores) if adapt and len(codes) >= MIN_SET else None
     if mixture is None:
-        same, default = model.probability(scores), 0.5
+        same, default = model.probability(scores), CALIBRATED_CUT
     else:  # one (n, n) matrix, written over: bounded memory for a large set
         same, default = mixture.probability(scores, out=scores), LEARNT_CUT
     cut = default if threshold is None else threshold
