@@ -19,10 +19,13 @@ cascade in the same regions; how well the locator's eye confidence (the
 smaller of the two eyes') tells its hits (e <= 0.10) from its misses, as
 an ROC. LFW photos of held-out people (``--lfw``): the face at their
 centre found by each detector at its default (the finder's misses drawn).
-Pictures without a face that no
-detector was trained on (scikit-image's, scikit-learn's and matplotlib's
-sample pictures, :func:`non_face_pictures`): how many show a face, to each
-detector at its default.
+On both sets, the finder's stages in turn: the windows its first test
+scores and keeps (the upright search), and the share of faces still held by
+the candidates of stage 1, by the candidates examined after the decision
+and by those reported (the recall each stage loses). Pictures without a
+face that no detector was trained on (scikit-image's, scikit-learn's and
+matplotlib's sample pictures, :func:`non_face_pictures`): how many show a
+face, to each detector at its default.
 
 Run: ``eigenvision experiment wild_detection [--limit 40]`` (needs
 ``$EIGENVISION_DATA`` with ``helen_train/``; OpenCV from the ``bench`` extra).
@@ -37,10 +40,12 @@ from pathlib import Path
 import numpy as np
 
 from .. import datasets, evaluate
-from ..faces.geometry import FACE_WINDOW, face_box
+from ..faces.candidates import cascade_map, search_space
+from ..faces.geometry import FACE_WINDOW, HalfOctaves, face_box
 from ..faces.photos import default_finder, helen_split, lfw_face, lfw_split, sample_picture
 from ..io import load_image
 from ..plot import image_grid, rate_curves, roc, sample_data_folder
+from ..search import pyramid_scales
 from . import _dlib
 from ._common import Run, data_env, parser, steps
 from .feature_detection_roc import _haar, haar_eyes
@@ -178,6 +183,7 @@ def main(argv=None):
         },
     )
     eye_confidence = []  # the locator's (the checks read it), from the true box
+    stages = []  # the finder's stages on each photo (_stages)
     others = []  # the faces the photos hold unannotated
     min_size = peer_min_sizes(finder)
     for _, image_path, pts_path in steps(files, args, "photos"):
@@ -192,6 +198,9 @@ def main(argv=None):
         finder.find(image)
         seconds["eigenvision"].append(time.perf_counter() - start)
         found["eigenvision"].append([(f.box, f.score) for f in faces])
+        stages.append(
+            _stages(finder, image, faces, lambda box: evaluate.face_found(box, *truths[-1]))
+        )
         if haar is not None:
             start = time.perf_counter()
             found["OpenCV Haar"].append(_haar_faces(haar, image, min_size["OpenCV Haar"]))
@@ -284,14 +293,17 @@ def main(argv=None):
         if hog is not None:
             non_faces[name]["dlib HOG"] = len(_dlib.hog_faces(hog, picture))
     median = {name: float(np.median(s)) for name, s in seconds.items() if s}
-    lfw, misses = _lfw_recall(finder, haar, hog, min_size["OpenCV Haar"], args)
+    lfw_stages = []
+    lfw, misses = _lfw_recall(finder, haar, hog, min_size["OpenCV Haar"], args, lfw_stages)
     if misses:
         run.figure(
             image_grid(misses[:60], ncols=10, suptitle="LFW faces the finder missed"),
             "lfw_misses.png",
         )
+    funnel = {"HELEN": _funnel(stages), "LFW": _funnel(lfw_stages)}
     run.results = {
         "lfw": lfw,
+        "stages": funnel,
         "photos": len(truths),
         "operating_points": points,
         "eigenvision_rate_at_haar_false_alarms": ours_at_haar,
@@ -325,16 +337,20 @@ def main(argv=None):
         f"LFW faces found {100 * lfw_rate:.1f}% of {lfw['photos']}; "
         f"{median['eigenvision'] / median.get('OpenCV Haar', np.nan):.1f}x Haar's time; "
         f"faces on {run.results['non_face_pictures_showing_a_face']['eigenvision']} of "
-        f"{len(non_faces)} pictures without one"
+        f"{len(non_faces)} pictures without one; HELEN faces kept by stage 1 "
+        f"{100 * funnel['HELEN']['in_candidates']:.0f}%, examined "
+        f"{100 * funnel['HELEN']['in_examined']:.0f}% (the first test keeps "
+        f"{100 * funnel['HELEN']['first_test_kept_share']:.2f}% of the upright windows)"
     )
 
 
-def _lfw_recall(finder, haar, hog, min_size, args):
+def _lfw_recall(finder, haar, hog, min_size, args, stages):
     """How many LFW photos of held-out people (:func:`~eigenvision.faces.photos.lfw_split`) show
     their face to each detector at its default: a detection that finds the face of
     :data:`~eigenvision.datasets.LFW_EYES` (:func:`~eigenvision.evaluate.face_found`); the
     others are false alarms. Haar searches from ``min_size`` (:func:`peer_min_sizes`). Returns
-    the results and the photos the finder missed."""
+    the results and the photos the finder missed; each photo's :func:`_stages` are appended to
+    ``stages``."""
     files = datasets.lfw_files()
     _, people = lfw_split(person for person, _ in files)
     files = [path for person, path in files if person in people]
@@ -360,6 +376,10 @@ def _lfw_recall(finder, haar, hog, min_size, args):
             alarms[name] += len(hit) - sum(hit)
             if name == "eigenvision" and not any(hit):
                 misses.append(image)
+        examined = finder.find(image, threshold=0.0)
+        stages.append(
+            _stages(finder, image, examined, lambda box: evaluate.face_found(box, centre, iod))
+        )
     n = len(chosen)
     return {
         "photos": n,
@@ -367,6 +387,62 @@ def _lfw_recall(finder, haar, hog, min_size, args):
         "false_alarms_per_photo": {name: count / n for name, count in alarms.items()},
         "median_seconds": {name: float(np.median(s)) for name, s in seconds.items()},
     }, misses
+
+
+def _stages(finder, image, examined, finds):
+    """What each of the finder's stages keeps of one photo, and whether its face is still there.
+
+    The first test (the prefilter's linear score and its 3 x 3 best, :func:`cascade_map`)
+    counted over the upright search's pyramid; the candidates of stage 1 (their
+    :func:`~eigenvision.face_box`); the candidates examined (``examined``: every face at
+    threshold 0, after the decision's gate and the moves); those reported at the default
+    threshold. ``finds(box)`` says whether a box finds the photo's face."""
+    small, scale = finder._reduced(image)
+    pyramid = HalfOctaves(small)
+    space = search_space(finder.face_space_, finder.search_components)
+    windows = kept = 0
+    for level in pyramid_scales(small.shape, finder.window_, step=finder.step):
+        size = (int(round(small.shape[0] / level)), int(round(small.shape[1] / level)))
+        values = cascade_map(
+            pyramid.resized(size),
+            space,
+            finder._prefilter(),
+            min_contrast=max(finder.min_contrast, 1e-3),
+        )
+        windows += values.size
+        kept += int(np.isfinite(values).sum())
+    candidates = finder._candidates(pyramid, finder.n_candidates)
+    boxes = [
+        face_box(*((np.asarray(eye) + 0.5) / scale[::-1] - 0.5 for eye in c[:2]))
+        for c in candidates
+    ]
+    return {
+        "upright_windows": windows,
+        "first_test_kept": kept,
+        "candidates": len(candidates),
+        "in_candidates": any(finds(box) for box in boxes),
+        "examined": len(examined),
+        "in_examined": any(finds(face.box) for face in examined),
+        "reported": sum(face.confidence >= finder.threshold for face in examined),
+        "in_reported": any(
+            finds(face.box) for face in examined if face.confidence >= finder.threshold
+        ),
+    }
+
+
+def _funnel(stages):
+    """Each stage's share of the photos whose face it still holds, and what it passes a photo."""
+    mean = {key: float(np.mean([s[key] for s in stages])) for key in stages[0]}
+    windows = sum(s["upright_windows"] for s in stages)
+    return {
+        "photos": len(stages),
+        **{key: mean[key] for key in ("in_candidates", "in_examined", "in_reported")},
+        "first_test_kept_share": sum(s["first_test_kept"] for s in stages) / windows,
+        "per_photo": {
+            key: mean[key]
+            for key in ("upright_windows", "first_test_kept", "candidates", "examined", "reported")
+        },
+    }
 
 
 def _count(found, truths, others=None):
