@@ -25,7 +25,7 @@ from eigenvision.faces.groups import (
     LEARNT_CUT,
     MIN_SET,
     faces_of_photo,
-    group_crops,
+    group_codes,
     grouping_summary,
 )
 from eigenvision.openset import (
@@ -914,8 +914,8 @@ def uploaded_photos(uploads) -> list[tuple[str, np.ndarray]]:
 
 
 def found_faces(photos) -> tuple[list, np.ndarray | None]:
-    """Every face of the photos as ``(photo index, Face)`` and its crop for the identity model,
-    found once per upload (the sliders regroup them without searching again)."""
+    """Every face of the photos as ``(photo index, Face)`` and its code in the identity model,
+    found and described once per upload (the sliders regroup them without either again)."""
     digest = hashlib.sha256()
     for _, photo in photos:  # the whole pixels: two uploads alike at the top are not one
         digest.update(repr(photo.shape).encode())
@@ -932,10 +932,13 @@ def found_faces(photos) -> tuple[list, np.ndarray | None]:
         faces, cut, _ = faces_of_photo(photo, finder, model, name=name)
         owners += [(index, face) for face in faces]
         crops += cut
+    codes = None
+    if crops:
+        bar.progress(1.0, text=f"describing {counted(len(crops), 'face')} ...")
+        codes = model.encode(np.stack(crops))
     bar.progress(1.0, text=f"{len(owners)} faces in {len(photos)} photos")
-    crops = np.stack(crops) if crops else None
-    st.session_state["group-faces"] = (key, owners, crops)
-    return owners, crops
+    st.session_state["group-faces"] = (key, owners, codes)
+    return owners, codes
 
 
 def group_page() -> None:
@@ -957,7 +960,7 @@ def group_page() -> None:
     if not photos:
         st.error("None of the uploads could be read as a photo: upload PNG or JPEG photos.")
         return
-    owners, crops = found_faces(photos)
+    owners, codes = found_faces(photos)
     if not owners:
         st.warning(
             "No face was found in these photos. The finder looks for frontal faces at least "
@@ -980,7 +983,7 @@ def group_page() -> None:
         key="group-learnt" if adapt else "group-probability",
         help="Higher: purer, smaller groups.",
     )
-    labels = group_crops(crops, identity_model(), threshold=threshold, adapt=adapt)
+    labels = group_codes(codes, identity_model(), threshold=threshold, adapt=adapt)
     groups = [[owners[i] for i in np.flatnonzero(labels == g)] for g in range(labels.max() + 1)]
     alone = [group for group in groups if len(group) == 1]
     st.subheader(grouping_summary(groups, [name.rsplit("/", 1)[-1] for name, _ in photos]))

@@ -26,18 +26,17 @@ from pathlib import Path
 
 import numpy as np
 from _timing import interleaved_medians
-from scipy.special import expit
 from sklearn.cluster import AgglomerativeClustering
 from sklearn.metrics import adjusted_rand_score
 
 import eigenvision as ev
 from eigenvision.cluster import pair_mixture
-from eigenvision.faces.groups import LEARNT_CUT, _group_codes
+from eigenvision.faces.groups import LEARNT_CUT, group_codes
 
 
 def library(model, codes):
-    """The grouping of ``group_crops`` from the faces' codes."""
-    return _group_codes(codes, model, threshold=None, adapt=True)
+    """The grouping of ``cluster_faces`` from the faces' codes."""
+    return group_codes(codes, model)
 
 
 def plain(model, codes):
@@ -52,12 +51,7 @@ def plain(model, codes):
     raw = sum(raw)
     mean, std = model.cohort_statistics(codes)
     scores = ((raw - mean[:, None]) / std[:, None] + (raw - mean) / std) / 2
-    mixture = pair_mixture(scores)
-    slope = (mixture.high - mixture.low) / mixture.variance
-    log_odds = slope * (scores - (mixture.low + mixture.high) / 2) + np.log(
-        mixture.weight / (1 - mixture.weight)
-    )
-    distances = np.array(1 - expit(log_odds))
+    distances = 1 - pair_mixture(scores).probability(scores)
     np.fill_diagonal(distances, 0.0)
     return AgglomerativeClustering(
         n_clusters=None, metric="precomputed", linkage="average", distance_threshold=1 - LEARNT_CUT

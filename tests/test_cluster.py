@@ -93,6 +93,19 @@ def _two_kinds(rng, n_people, per_person, *, low=-6.0, high=4.0, spread=2.0):
     return scores, truth
 
 
+class _Scored:
+    """The identity model's two calls that grouping codes makes, on scores given."""
+
+    def __init__(self, scores):
+        self.scores = scores
+
+    def pairwise_log_odds(self, a, b):
+        return self.scores.copy()
+
+    def probability(self, llr):
+        return 1 / (1 + np.exp(-llr))
+
+
 def _likeliest_mixture(pairs, seed=0):
     """scikit-learn's tied two-component mixtures of the pair scores started from the bulk and
     the top 10, 1, 0.1 and 0.01 percent: the one of highest likelihood."""
@@ -164,35 +177,32 @@ def test_grouping_learns_the_set_whatever_its_share_of_pairs_of_one_person(
     photos four people in 10 photos each came out as about 35 groups, three in 5 as 15 of one
     face; two in 10 stopped with scikit-learn's InvalidParameterError (a negative distance
     threshold). The set's own two kinds of pairs find the people whatever their share."""
-    from eigenvision.faces.groups import _group_codes
+    from eigenvision.faces.groups import group_codes
 
     scores, truth = _two_kinds(rng, n_people, per_person)
 
-    class Scored:  # the identity model's two calls, on scores given
-        def pairwise_log_odds(self, a, b):
-            return scores.copy()
-
-        def probability(self, llr):
-            return 1 / (1 + np.exp(-llr))
-
-    labels = _group_codes(np.zeros((len(truth), 1)), Scored(), threshold=None, adapt=True)
+    labels = group_codes(np.zeros((len(truth), 1)), _Scored(scores))
     assert adjusted_rand_score(truth, labels) == 1.0
+
+
+def test_group_codes_refuses_no_faces_and_a_threshold_that_is_no_probability(rng):
+    from eigenvision.faces.groups import group_codes
+
+    scores, truth = _two_kinds(rng, 2, 3)
+    with pytest.raises(ValueError, match="no faces to group"):
+        group_codes(np.zeros((0, 1)), _Scored(scores))
+    with pytest.raises(ValueError, match="threshold is the probability of one person"):
+        group_codes(np.zeros((len(truth), 1)), _Scored(scores), threshold=2.0)
+    assert group_codes(np.zeros((1, 1)), _Scored(scores)).tolist() == [0]
 
 
 def test_grouping_cuts_the_mixtures_probability_at_the_default_or_the_threshold(rng):
     """Where the kinds of pairs overlap the cut matters: the groups are SciPy's average
     linkage on 1 - scikit-learn's posterior of the higher kind, cut at LEARNT_CUT by default
     and at ``threshold`` when given (two cuts that group this set differently)."""
-    from eigenvision.faces.groups import LEARNT_CUT, _group_codes
+    from eigenvision.faces.groups import LEARNT_CUT, group_codes
 
     scores, truth = _two_kinds(rng, 10, 6, spread=5.0)
-
-    class Scored:  # the identity model's two calls, on scores given
-        def pairwise_log_odds(self, a, b):
-            return scores.copy()
-
-        def probability(self, llr):
-            return 1 / (1 + np.exp(-llr))
 
     n = len(truth)
     pairs = scores[np.triu_indices(n, 1)].reshape(-1, 1)
@@ -202,7 +212,7 @@ def test_grouping_cuts_the_mixtures_probability_at_the_default_or_the_threshold(
     found = {}
     for threshold in (None, 0.7):
         cut = LEARNT_CUT if threshold is None else threshold
-        found[threshold] = _group_codes(np.zeros((n, 1)), Scored(), threshold=threshold, adapt=True)
+        found[threshold] = group_codes(np.zeros((n, 1)), _Scored(scores), threshold=threshold)
         reference = _reference_groups(1 - same, 1 - cut)
         assert adjusted_rand_score(reference, found[threshold]) == 1.0
     assert adjusted_rand_score(found[None], found[0.7]) < 1.0

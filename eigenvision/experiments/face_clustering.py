@@ -36,7 +36,7 @@ from sklearn.metrics import adjusted_rand_score
 from .. import datasets
 from ..evaluate import pair_precision_recall
 from ..faces.compare import model_crop
-from ..faces.groups import CALIBRATED_CUT, LEARNT_CUT, _group_codes, cluster_faces, group_crops
+from ..faces.groups import CALIBRATED_CUT, LEARNT_CUT, cluster_faces, group_codes, group_crops
 from ..faces.photos import default_finder
 from ..identity import IdentityModel
 from ..plot import rate_curves
@@ -67,7 +67,7 @@ def _sweep(codes, truth, model):
     """Quality at every cut, learnt from the set and by the model's calibration."""
     return {
         adapt_name: {
-            str(p): _quality(truth, _group_codes(codes, model, threshold=p, adapt=adapt))
+            str(p): _quality(truth, group_codes(codes, model, threshold=p, adapt=adapt))
             for p in PROBABILITIES
         }
         for adapt_name, adapt in (("learnt from the set", True), ("probability", False))
@@ -210,9 +210,9 @@ def main(argv=None):
         np.stack([model_crop(im, e, model) for im, e in zip(imm.images, imm_eyes, strict=True)])
     )
     sweeps["IMM"] = _sweep(imm_codes, imm.labels, model)
-    for people in FEW_PEOPLE:
-        few = np.isin(imm.labels, np.unique(imm.labels)[:people])
-        sweeps[f"IMM, {people} people"] = _sweep(imm_codes[few], imm.labels[few], model)
+    for count in FEW_PEOPLE:
+        few = np.isin(imm.labels, np.unique(imm.labels)[:count])
+        sweeps[f"IMM, {count} people"] = _sweep(imm_codes[few], imm.labels[few], model)
     results["sweeps"] = sweeps
     results["tuning_set_shapes"] = shapes
     results["chosen_on_tuning"] = {"learnt from the set": cut, "probability": probability}

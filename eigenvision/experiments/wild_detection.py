@@ -400,15 +400,12 @@ def _stages(finder, image, examined, finds):
     small, scale = finder._reduced(image)
     pyramid = HalfOctaves(small)
     space = search_space(finder.face_space_, finder.search_components)
+    prefilter, gate = finder._prefilter(), max(finder.min_contrast, 1e-3)
     windows = kept = 0
+    # from the window's own size: the smallest face of a finder without min_iod (the shipped)
     for level in pyramid_scales(small.shape, finder.window_, step=finder.step):
         size = (int(round(small.shape[0] / level)), int(round(small.shape[1] / level)))
-        values = cascade_map(
-            pyramid.resized(size),
-            space,
-            finder._prefilter(),
-            min_contrast=max(finder.min_contrast, 1e-3),
-        )
+        values = cascade_map(pyramid.resized(size), space, prefilter, min_contrast=gate)
         windows += values.size
         kept += int(np.isfinite(values).sum())
     candidates = finder._candidates(pyramid, finder.n_candidates)

@@ -31,6 +31,7 @@ from .compare import _photo, finder_and_model, model_crop
 __all__ = [
     "cluster_faces",
     "group_crops",
+    "group_codes",
     "faces_of_photo",
     "grouping_summary",
     "MIN_SET",
@@ -161,7 +162,7 @@ def cluster_faces(
         return []
     if by_codes:
         kept += [model.encode(np.stack(crops))] if crops else []
-        labels = _group_codes(np.concatenate(kept), model, threshold=threshold, adapt=adapt)
+        labels = group_codes(np.concatenate(kept), model, threshold=threshold, adapt=adapt)
     else:
         options = dict(method=method, n_people=n_people, threshold=threshold, adapt=adapt)
         labels = group_crops(np.stack(crops), model, **options)
@@ -227,8 +228,8 @@ def _check_options(method, n_people, threshold):
 def group_crops(crops, model, *, method="agglomerative", n_people=None, threshold=None, adapt=True):
     """Group labels of face crops cut for ``model`` (the clustering of :func:`cluster_faces`).
 
-    For callers that find and cut the faces themselves (once, then group them
-    at several thresholds).
+    For callers that find and cut the faces themselves; to group the same faces
+    again (another threshold), keep their codes and call :func:`group_codes`.
 
     Parameters
     ----------
@@ -248,11 +249,32 @@ def group_crops(crops, model, *, method="agglomerative", n_people=None, threshol
         raise ValueError(f"n_people={n_people} exceeds the {len(crops)} faces found")
     if method != "agglomerative" or n_people is not None:
         return cluster(crops, model=model, method=method, n_clusters=n_people)
-    return _group_codes(model.encode(crops), model, threshold=threshold, adapt=adapt)
+    return group_codes(model.encode(crops), model, threshold=threshold, adapt=adapt)
 
 
-def _group_codes(codes, model, *, threshold, adapt):
-    """The agglomerative cut of :func:`group_crops`, from the faces' codes (their encode)."""
+def group_codes(codes, model, *, threshold=None, adapt=True):
+    """Group labels of faces from their codes: the agglomerative cut of :func:`cluster_faces`.
+
+    Describing a face costs many times grouping it: callers that group the
+    same faces again (another threshold, with or without ``adapt``) encode
+    them once (``model.encode``) and call this.
+
+    Parameters
+    ----------
+    codes : (n, r) ndarray
+        ``model.encode`` of the faces' crops, ``n >= 1``.
+    model : IdentityModel
+    threshold, adapt
+        As :func:`cluster_faces`.
+
+    Returns
+    -------
+    (n,) int ndarray
+        Group labels ``0 .. g - 1`` by decreasing group size.
+    """
+    _check_options("agglomerative", None, threshold)
+    if len(codes) == 0:
+        raise ValueError("no faces to group: codes is empty")
     if len(codes) == 1:
         return np.zeros(1, dtype=np.int64)
     scores = model.pairwise_log_odds(codes, codes)
