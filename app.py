@@ -406,8 +406,9 @@ def photo_gallery() -> ev.Recognizer | None:
         st.warning("Left out: " + "; ".join(left_out[:10]) + (" ..." if len(left_out) > 10 else ""))
     if len(crops) < 2:
         st.error(
-            f"The zip gave {len(crops)} usable photo(s); enrolling needs at least two photos "
-            "with one face each, in folders named after the people (people.zip/Alice/1.jpg)."
+            f"The zip gave {counted(len(crops), 'usable photo')}; enrolling needs at least two "
+            "photos with one face each, in folders named after the people "
+            "(people.zip/Alice/1.jpg)."
         )
         return None
     recognizer.fit(np.stack(crops), labels)
@@ -696,7 +697,7 @@ def name_every_face(
         for label, distance in zip(named, distances, strict=True)
     ]
     known = int(np.sum(distances <= threshold))
-    title = f"{len(found)} face(s): {known} named, {len(found) - known} unknown"
+    title = f"{counted(len(found), 'face')}: {known} named, {len(found) - known} unknown"
     st.pyplot(plot.faces(photo, found, names=names, title=title))
     columns = st.columns(min(len(found), 6))
     for index, crop in enumerate(crops[:6]):

@@ -24,7 +24,7 @@ from PIL import Image
 
 from . import datasets, evaluate
 from ._argtypes import count, finite, probability, rate
-from ._base import format_below, progress
+from ._base import counted, format_below, progress
 from ._version import __version__
 from .experiments import EXPERIMENTS
 from .faces.compare import build_identity_model, compare_faces, default_identity_model
@@ -259,7 +259,10 @@ def _recognize_photos(model, args) -> list:
                 + " ".join(f"{v:.0f}" for v in face["box"])
                 for face in result["faces"]
             )
-            print(f"{result['image']}: {len(result['faces'])} face(s)" + (cells and f": {cells}"))
+            print(
+                f"{result['image']}: {counted(len(result['faces']), 'face')}"
+                + (cells and f": {cells}")
+            )
     return results
 
 
@@ -476,7 +479,7 @@ def _cmd_detect(args) -> int:
                     f"the threshold {threshold:.4g}: a lower --threshold may show it)"
                 )
             )
-            print(f"{path}: {len(found)} face(s)" + (f": {cells}" if found else hint))
+            print(f"{path}: {counted(len(found), 'face')}" + (f": {cells}" if found else hint))
     if args.json:
         print(json.dumps(report, indent=2, allow_nan=False))
     return 0

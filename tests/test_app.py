@@ -496,7 +496,8 @@ def test_a_stranger_in_a_photo_is_unknown_by_default(att, monkeypatch):
     captions = [image.caption for element in at.get("image") for image in element.proto.imgs]
     named = [c for c in captions if c]
     assert named and all(c.startswith(f"{ev.UNKNOWN} (") for c in named), named
-    assert titles[-1] == f"{len(named)} face(s): 0 named, {len(named)} unknown", titles
+    faces = f"{len(named)} face" + ("" if len(named) == 1 else "s")
+    assert titles[-1] == f"{faces}: 0 named, {len(named)} unknown", titles
 
 
 @pytest.fixture(scope="module")

@@ -661,7 +661,7 @@ def test_cli_detect_says_why_a_photo_shows_no_face(tmp_path, capsys, monkeypatch
     Image.fromarray(data.astronaut()).save(path)
     assert main(["-q", "detect", str(path), "--threshold", "1.0"]) == 0
     out = capsys.readouterr().out  # an upper bound: the checks could only lower it
-    assert "0 face(s) (the likeliest has p " in out and "at most" in out
+    assert "0 faces (the likeliest has p " in out and "at most" in out
     # printed with the decimals it takes to read below the threshold (a p of 0.9999 had
     # read "1.000 ... below the threshold 1")
     printed = float(out.split("the likeliest has p ")[1].split()[0])
