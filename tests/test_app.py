@@ -618,7 +618,7 @@ def test_group_page_groups_the_faces_of_uploaded_photos_as_cluster_faces_does(
 ):
     """The Group page (issue 43): photos and a zip of photos in, the faces grouped by person as
     ev.cluster_faces groups them, a photo without a face and a file that is no photo named.
-    Regression: each move of the slider described every face again (about 30 ms a face);
+    Regression: each move of the slider described every face again;
     the faces' codes are kept with the upload."""
     from conftest import require_dataset_folder
 
