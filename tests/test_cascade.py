@@ -138,6 +138,53 @@ def test_the_cascade_scores_its_survivors_only_as_a_loop_would(rng):
     np.testing.assert_allclose(values[rows, cols], expected, rtol=1e-7)
 
 
+@pytest.mark.parametrize("stride, window", [(2, (12, 10)), (2, (13, 11)), (3, (13, 11))])
+def test_strided_linear_scores_are_the_loops_on_the_grid(rng, stride, window):
+    """At stride s the map is the loop's every s-th window in both directions (its polyphase
+    correlation and grid box sums exact), flat windows -inf, even and odd windows alike."""
+    image = rng.random((41, 50))
+    image[:20, :25] = 0.5
+    weights = rng.normal(size=window)
+    expected = _brute_scores(image, weights, 0.7)[::stride, ::stride]
+    scores = linear_score_map(image, weights, 0.7, stride=stride)
+    assert scores.shape == expected.shape
+    np.testing.assert_array_equal(np.isneginf(scores), np.isneginf(expected))
+    assert np.isneginf(scores).sum() > 0
+    finite = np.isfinite(expected)
+    np.testing.assert_allclose(scores[finite], expected[finite], rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("stride", [0, -2, 1.5, True, "2"])
+def test_a_bad_stride_is_named(rng, stride):
+    with pytest.raises(ValueError, match="stride"):
+        linear_score_map(rng.random((20, 20)), rng.normal(size=(5, 5)), stride=stride)
+
+
+def test_the_coarse_to_fine_cascade_moves_grid_survivors_to_their_cells_best(rng):
+    """At stride 2: the grid's windows at least the cut and the best of their 3 x 3 grid
+    neighbours survive, each moved to the best of the 2 x 2 windows of its cell (a loop over
+    windows gives them all), scored as at stride 1; every other window +inf."""
+    space = ev.Eigenspace(4).fit(unit_norm(rng.random((40, 12, 10))))
+    image = rng.random((37, 41))
+    weights = rng.normal(size=(12, 10))
+    linear = _brute_scores(image, weights, 0.2)
+    grid = linear[::2, ::2]
+    cut = np.quantile(grid, 0.7)
+    values = cascade_map(image, space, Prefilter(weights, 0.2, cut, 2.0, 2))
+    peak = grid == ndimage.maximum_filter(grid, 3, mode="nearest")
+    expected = np.full(linear.shape, np.inf)
+    for i, j in zip(*np.nonzero((grid >= cut) & peak), strict=True):
+        cell = linear[2 * i : 2 * i + 2, 2 * j : 2 * j + 2]
+        a, b = np.unravel_index(np.argmax(cell), cell.shape)
+        row, col = 2 * i + a, 2 * j + b
+        dffs = ev.dffs_map(image, space, normalize="window")[row, col]
+        expected[row, col] = 2.0 * np.log(dffs) - linear[row, col]
+    assert 0 < np.isfinite(expected).sum() < 0.1 * expected.size
+    np.testing.assert_array_equal(np.isfinite(values), np.isfinite(expected))
+    finite = np.isfinite(expected)
+    np.testing.assert_allclose(values[finite], expected[finite], rtol=1e-7)
+
+
 def test_the_prefilter_is_scikit_learns_logistic_regression_cut_at_the_recall(rng):
     faces = unit_norm(rng.normal(0.3, 1.0, (300, 8, 6)) + np.linspace(0, 2, 48).reshape(8, 6))
     nonfaces = unit_norm(rng.normal(0.0, 1.0, (900, 8, 6)))

@@ -156,6 +156,9 @@ class FaceFinder(FinderTrainingMixin, DecidingMixin, AppearanceMixin, PlacingMix
     dffs_weight : float, default 1.0
         The candidates' rank: ``dffs_weight log DFFS`` minus the
         discriminant's score (:class:`~eigenvision.faces.candidates.Prefilter`).
+    prefilter_stride : int, default 2
+        The discriminant is first read on a grid of this many pixels, each
+        survivor then moved to its cell's best window (coarse to fine).
     n_refined : int, default 30
         The candidates the decision likes best, moved to the best window
         around them (one coarse round of :func:`~eigenvision.faces.refine.refine`)
@@ -252,6 +255,7 @@ class FaceFinder(FinderTrainingMixin, DecidingMixin, AppearanceMixin, PlacingMix
         "n_refined": 0,
         "tilted_scale": 1.0,
         "prefilter_recall": None,
+        "prefilter_stride": 1,
         "appearance_gate": -1.0,
     }
 
@@ -269,6 +273,7 @@ class FaceFinder(FinderTrainingMixin, DecidingMixin, AppearanceMixin, PlacingMix
         "n_candidates": Param("int", 1, 100_000),
         "prefilter_recall": Param("real", 0, 1, open_low=True, optional=True),
         "dffs_weight": Param("real", 0, 100),
+        "prefilter_stride": Param("int", 1, 8),
         "n_refined": Param("int", 0, 100_000),
         "candidate_overlap": Param("real", 0, 1, open_low=True),
         "eye_weight": Param("real", 0, 1000),
@@ -325,6 +330,7 @@ class FaceFinder(FinderTrainingMixin, DecidingMixin, AppearanceMixin, PlacingMix
         n_candidates=200,
         prefilter_recall=0.99,
         dffs_weight=1.0,
+        prefilter_stride=2,
         n_refined=30,
         candidate_overlap=0.5,
         eye_weight=16.0,
@@ -351,6 +357,7 @@ class FaceFinder(FinderTrainingMixin, DecidingMixin, AppearanceMixin, PlacingMix
         self.n_candidates = n_candidates
         self.prefilter_recall = prefilter_recall
         self.dffs_weight = dffs_weight
+        self.prefilter_stride = prefilter_stride
         self.n_refined = n_refined
         self.candidate_overlap = candidate_overlap
         self.eye_weight = eye_weight
@@ -370,7 +377,11 @@ class FaceFinder(FinderTrainingMixin, DecidingMixin, AppearanceMixin, PlacingMix
         if getattr(self, "prefilter_weights_", None) is None or self.prefilter_recall is None:
             return None
         return Prefilter(
-            self.prefilter_weights_, self.prefilter_bias_, self.prefilter_cut_, self.dffs_weight
+            self.prefilter_weights_,
+            self.prefilter_bias_,
+            self.prefilter_cut_,
+            self.dffs_weight,
+            self.prefilter_stride,
         )
 
     def check_parameters(self):
