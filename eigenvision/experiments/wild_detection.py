@@ -392,8 +392,9 @@ def _lfw_recall(finder, haar, hog, min_size, args, stages):
 def _stages(finder, image, examined, finds):
     """What each of the finder's stages keeps of one photo, and whether its face is still there.
 
-    The first test (the prefilter's linear score and its 3 x 3 best, :func:`cascade_map`)
-    counted over the upright search's pyramid; the candidates of stage 1 (their
+    The first test (the prefilter's linear score on its grid, its 3 x 3 best moved to the best
+    window of its cell, :func:`cascade_map`) counted over the upright search's pyramid: the
+    windows it scores, the windows it keeps of all; the candidates of stage 1 (their
     :func:`~eigenvision.face_box`); the candidates examined (``examined``: every face at
     threshold 0, after the decision's gate and the moves); those reported at the default
     threshold. ``finds(box)`` says whether a box finds the photo's face."""
@@ -401,12 +402,14 @@ def _stages(finder, image, examined, finds):
     pyramid = HalfOctaves(small)
     space = search_space(finder.face_space_, finder.search_components)
     prefilter, gate = finder._prefilter(), max(finder.min_contrast, 1e-3)
-    windows = kept = 0
+    windows = kept = scored = 0
+    stride = prefilter.stride
     # from the window's own size: the smallest face of a finder without min_iod (the shipped)
     for level in pyramid_scales(small.shape, finder.window_, step=finder.step):
         size = (int(round(small.shape[0] / level)), int(round(small.shape[1] / level)))
         values = cascade_map(pyramid.resized(size), space, prefilter, min_contrast=gate)
         windows += values.size
+        scored += ((values.shape[0] - 1) // stride + 1) * ((values.shape[1] - 1) // stride + 1)
         kept += int(np.isfinite(values).sum())
     candidates = finder._candidates(pyramid, finder.n_candidates)
     boxes = [
@@ -415,6 +418,7 @@ def _stages(finder, image, examined, finds):
     ]
     return {
         "upright_windows": windows,
+        "first_test_scored": scored,
         "first_test_kept": kept,
         "candidates": len(candidates),
         "in_candidates": any(finds(box) for box in boxes),
@@ -437,7 +441,14 @@ def _funnel(stages):
         "first_test_kept_share": sum(s["first_test_kept"] for s in stages) / windows,
         "per_photo": {
             key: mean[key]
-            for key in ("upright_windows", "first_test_kept", "candidates", "examined", "reported")
+            for key in (
+                "upright_windows",
+                "first_test_scored",
+                "first_test_kept",
+                "candidates",
+                "examined",
+                "reported",
+            )
         },
     }
 
