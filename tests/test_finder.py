@@ -855,7 +855,8 @@ def test_a_refinement_round_keeps_each_candidates_best_window_of_27(finder):
             assert value == pytest.approx(trial_scores[k], abs=1e-9)
         else:
             np.testing.assert_array_equal(np.r_[new_left, new_right], np.r_[left, right])
-            assert value == score
+            # its own window, scored in the round's batch, may beat it by round-off
+            assert value == pytest.approx(score, abs=1e-9)
         assert new_dffs == dffs
     assert values[-1] == 50.0 and np.sum(values[:-1] > own[:-1]) >= 3  # most moved
 
@@ -1073,7 +1074,8 @@ def test_turned_faces_are_searched_in_a_reduction_and_answered_in_the_photos_pix
     for angle in (20.0, -20.0):
         turned, transform = rotated(image, angle)
         eyes = transform(np.array([face.left_eye, face.right_eye]))
-        search.set_params(rotations=(-angle,), tilted_scale=2.0)
+        # the first test at every window: the candidate placed to the pixel of its level
+        search.set_params(rotations=(-angle,), tilted_scale=2.0, prefilter_stride=1)
         left, right, _ = search._candidates(turned, 50)[0]
         errors = np.hypot(*(np.array([left, right]) - eyes).T) / face.iod
         assert errors.max() < 0.1
