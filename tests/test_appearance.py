@@ -57,10 +57,11 @@ def finder():
 
 def _without_appearance(finder):
     """The shipped finder as it was before the appearance check: the decision and the eye-pair
-    check, at the threshold it shipped with."""
+    check, at the threshold it shipped with, its first test at every window."""
     before = copy.copy(finder)
     before.appearance_fusion_ = None
     before.threshold = 0.8
+    before.prefilter_stride = 1
     return before
 
 
