@@ -324,10 +324,7 @@ def standardized_correlations(image, templates, *, min_contrast=1e-3):
     # a centred image keeps the FFT's error small relative to the window contrast
     shifted = image - float(image.mean())
     sums, squares = _box_sum(shifted, h, w), _box_sum(np.square(shifted), h, w)
-    scale = np.sqrt(np.maximum(squares - sums**2 / n_pixels, 0.0))  # ||x - mean(x)||
-    flat = scale <= min_contrast * np.sqrt(n_pixels)
-    inverse = np.divide(1.0, scale, out=scale, where=~flat)
-    inverse[flat] = 0.0
+    inverse, flat = _inverse_norms(sums, squares, n_pixels, min_contrast)
     # u . (x - mean(x)) = (u - mean(u)) . x: zero-mean templates standardise for free
     correlation = _correlator(
         shifted, templates - templates.mean(axis=(1, 2), keepdims=True), np.zeros(n)
@@ -341,6 +338,33 @@ def standardized_correlations(image, templates, *, min_contrast=1e-3):
 
     _over_maps(image, n, fill)
     return products, flat
+
+
+def _inverse_norms(sums, squares, n_pixels, min_contrast):
+    """``1 / ||x - mean(x)||`` of windows from their sums and sums of squares, and which are flat.
+
+    Parameters
+    ----------
+    sums, squares : ndarray
+        Each window's ``sum(x)`` and ``sum(x^2)`` (any shape, the same); ``squares`` is
+        overwritten.
+    n_pixels : int
+        Pixels of a window.
+    min_contrast : float
+        Windows whose pixel standard deviation is at most this are flat.
+
+    Returns
+    -------
+    inverse : ndarray
+        0 on flat windows.
+    flat : ndarray of bool
+    """
+    scale = np.subtract(squares, sums**2 / n_pixels, out=squares)
+    np.sqrt(np.maximum(scale, 0.0, out=scale), out=scale)  # ||x - mean(x)||
+    flat = scale <= min_contrast * np.sqrt(n_pixels)
+    inverse = np.divide(1.0, scale, out=scale, where=~flat)
+    inverse[flat] = 0.0
+    return inverse, flat
 
 
 def _standardizable(image, window):
@@ -545,7 +569,7 @@ def linear_score_map(image, weights, bias=0.0, *, min_contrast=1e-3, stride=1):
     the weights are split into their s^2 polyphase components (every s-th
     pixel from each offset), whose correlations, summed in the Fourier
     domain, give the grid's scores (one inverse transform of 1 / s^2 the
-    size); the windows' norms come from integral images read on the grid.
+    size); the windows' norms come from box sums of the components.
 
     Parameters
     ----------
@@ -611,12 +635,8 @@ def _strided_correlation(image, weights, stride, min_contrast):
     correlation = fft.irfft2(product, s=fft_shape, workers=1)[:rows, :cols]
     sums = _grid_box_sums(image_phases, h, w, s)[:rows, :cols]
     squares = _grid_box_sums(np.square(image_phases), h, w, s)[:rows, :cols]
-    n_pixels = h * w
-    scale = np.sqrt(np.maximum(squares - sums**2 / n_pixels, 0.0))  # ||x - mean(x)||
-    flat = scale <= min_contrast * np.sqrt(n_pixels)
-    correlation[~flat] /= scale[~flat]
-    correlation[flat] = 0.0
-    return correlation, flat
+    inverse, flat = _inverse_norms(sums, squares, h * w, min_contrast)
+    return np.multiply(correlation, inverse, out=correlation), flat
 
 
 def _grid_box_sums(phases, h, w, stride):
@@ -628,14 +648,10 @@ def _grid_box_sums(phases, h, w, stride):
     for index in range(stride * stride):
         a, b = divmod(index, stride)
         key = (len(range(a, h, stride)), len(range(b, w, stride)))
-        groups[key] = phases[index] + groups[key] if key in groups else phases[index]
-    (first, *rest) = [_box_sum(total, *key) for key, total in groups.items()]
-    rows = min(part.shape[0] for part in (first, *rest))
-    cols = min(part.shape[1] for part in (first, *rest))
-    out = first[:rows, :cols].copy()
-    for part in rest:
-        out += part[:rows, :cols]
-    return out
+        groups[key] = phases[index] + groups.get(key, 0.0)
+    parts = [_box_sum(total, *key) for key, total in groups.items()]
+    rows, cols = np.min([part.shape for part in parts], axis=0)
+    return sum(part[:rows, :cols] for part in parts)
 
 
 def _difs(codes, space):

@@ -409,7 +409,7 @@ def _stages(finder, image, examined, finds):
         size = (int(round(small.shape[0] / level)), int(round(small.shape[1] / level)))
         values = cascade_map(pyramid.resized(size), space, prefilter, min_contrast=gate)
         windows += values.size
-        scored += ((values.shape[0] - 1) // stride + 1) * ((values.shape[1] - 1) // stride + 1)
+        scored += values[::stride, ::stride].size  # the grid's windows
         kept += int(np.isfinite(values).sum())
     candidates = finder._candidates(pyramid, finder.n_candidates)
     boxes = [

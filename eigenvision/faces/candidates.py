@@ -17,7 +17,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 from sklearn.linear_model import LogisticRegression
 
-from ..detection import dffs_map, linear_score_map
+from ..detection import _inverse_norms, dffs_map, linear_score_map
 from ..normalize import to_gray, unit_norm
 from ..search import _minima_table, box_iou, kept_indices, pyramid_scales
 from ..transform import resize, rotated
@@ -127,10 +127,8 @@ def _best_in_cells(windows, prefilter, rows, cols, min_contrast):
     # w . x~ = w . x / ||x - mean(x)|| for zero-mean weights: three sums of each window
     weights = (prefilter.weights - prefilter.weights.mean()).ravel()
     sums, squares = cells.sum(axis=2), np.einsum("nkp,nkp->nk", cells, cells)
-    norms = np.sqrt(np.maximum(squares - sums**2 / (h * w), 0.0))
-    flat = norms <= min_contrast * np.sqrt(h * w)
-    linear = np.divide(cells @ weights, norms, out=np.zeros_like(norms), where=~flat)
-    linear += prefilter.bias
+    inverse, flat = _inverse_norms(sums, squares, h * w, min_contrast)
+    linear = (cells @ weights) * inverse + prefilter.bias
     linear[flat] = -np.inf
     best, survivors = np.argmax(linear, axis=1), np.arange(len(rows))
     at = cell_rows[survivors, best], cell_cols[survivors, best]
