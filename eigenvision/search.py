@@ -21,6 +21,10 @@ from scipy.spatial import cKDTree
 from ._parallel import MAP_PARALLEL_PIXELS, n_threads, run_parallel
 from .transform import resize
 
+#: A whole image's pyramid levels of fewer pixels are scored on one canvas when the map allows it
+#: (:func:`_minima_table`'s ``local_windows``): one call's overhead instead of one a level.
+MOSAIC_LEVEL_PIXELS = 20_000
+
 __all__ = [
     "Detection",
     "pyramid_scales",
@@ -192,6 +196,8 @@ def _minima_table(
     region=None,
     resample=None,
     local_windows=False,
+    stride=1,
+    masked=False,
 ) -> _Minima:
     """:func:`multiscale_minima` as arrays (a photo's stage 1 has thousands: one Detection
     each cost more than finding them).
@@ -204,8 +210,14 @@ def _minima_table(
     makes the level of ``size`` instead of resizing ``image`` (e.g. from a pyramid).
     With ``local_windows`` (``score_map`` scores each window from its own
     pixels) a ``region``'s levels, when small together (``MAP_PARALLEL_PIXELS``),
-    are scored in one call, on a mosaic of them (:func:`_mosaic_minima`): the
-    maps of a few small crops cost the calls' overhead more than their arithmetic.
+    and a whole image's levels under :data:`MOSAIC_LEVEL_PIXELS` are scored in
+    one call, on a mosaic of them (:func:`_mosaic_minima`): the maps of small
+    levels cost the calls' overhead more than their arithmetic. A map that
+    reads its windows on a grid of ``stride`` pixels gets each level at a
+    row of its grid; with ``masked``, ``score_map(canvas, valid)`` is told
+    which of the canvas's windows lie in one level (a map that compares a
+    window with its neighbours, a cascade's, then scores as on each level
+    alone).
     """
     (h, w) = (int(v) for v in window)
     if region is not None:
@@ -225,12 +237,30 @@ def _minima_table(
         if size[0] >= h and size[1] >= w:
             levels.append((scale, crop, x0, y0, size))
 
-    if region is not None and local_windows and levels and radius < h - 1:
-        canvas = sum(size[0] for *_, size in levels) * max(size[1] for *_, size in levels)
-        # larger levels gain nothing from one call, and their maps together would hold
-        # every template's map of the whole canvas at once
-        if canvas <= MAP_PARALLEL_PIXELS:
-            return _mosaic_minima(score_map, (h, w), levels, radius, threshold, region)
+    stacked = functools.partial(
+        _mosaic_minima,
+        score_map,
+        (h, w),
+        radius=radius,
+        threshold=threshold,
+        region=region,
+        resample=resample,
+        stride=stride,
+        masked=masked,
+    )
+    mosaic = []  # the levels scored on one canvas
+    if local_windows and levels and radius < h - 1:
+        if region is not None:
+            canvas = sum(size[0] for *_, size in levels) * max(size[1] for *_, size in levels)
+            # larger levels gain nothing from one call, and their maps together would hold
+            # every template's map of the whole canvas at once
+            if canvas <= MAP_PARALLEL_PIXELS:
+                return stacked(levels)
+        else:
+            small = [level for level in levels if np.prod(level[4]) < MOSAIC_LEVEL_PIXELS]
+            if len(small) > 1:
+                mosaic = small
+                levels = [level for level in levels if np.prod(level[4]) >= MOSAIC_LEVEL_PIXELS]
 
     def search(scale, crop, x0, y0, size):
         if size == crop.shape:
@@ -256,51 +286,73 @@ def _minima_table(
             values[i, j].astype(np.float64),
         )
 
-    if not levels:
-        return _Minima(*(np.zeros(0) for _ in _Minima._fields))
+    work = [functools.partial(search, *level) for level in levels]
     pixels = [size[0] * size[1] for *_, size in levels]
-    threads = min(n_threads(), len(levels)) if sum(pixels) >= MAP_PARALLEL_PIXELS else 1
-    columns = [None] * len(levels)
+    if mosaic:
+        work.append(lambda: tuple(stacked(mosaic)))
+        pixels.append(sum(size[0] * size[1] for *_, size in mosaic))
+    if not work:
+        return _Minima(*(np.zeros(0) for _ in _Minima._fields))
+    threads = min(n_threads(), len(work)) if sum(pixels) >= MAP_PARALLEL_PIXELS else 1
+    columns = [None] * len(work)
 
     def share(indices):
         for index in indices:
-            columns[index] = search(*levels[index])
+            columns[index] = work[index]()
 
     run_parallel(functools.partial(share, part) for part in _balanced(pixels, threads))
     table = _Minima(*(np.concatenate(parts) for parts in zip(*columns, strict=True)))
     return table.take(np.argsort(table.score, kind="stable"))
 
 
-def _mosaic_minima(score_map, window, levels, radius, threshold, region) -> _Minima:
-    """:func:`_minima_table`'s region search with every level in one ``score_map`` call.
+def _mosaic_minima(
+    score_map,
+    window,
+    levels,
+    *,
+    radius,
+    threshold,
+    region,
+    resample=None,
+    stride=1,
+    masked=False,
+) -> _Minima:
+    """:func:`_minima_table`'s search of ``levels`` in one ``score_map`` call.
 
     The resampled levels are stacked one under the other on a canvas as wide
-    as the widest; a window that crosses a level's edge is not one of that
-    level's and is discarded, so a map that scores each window from its own
-    pixels gives each level's values exactly. The rows between two levels'
+    as the widest, each from a row that is a multiple of ``stride``; a window
+    that crosses a level's edge is not one of that level's and is discarded,
+    so a map that scores each window from its own pixels gives each level's
+    values exactly (with ``masked`` the map is told which windows lie in one
+    level: ``score_map(canvas, valid)``). The rows between two levels'
     windows (``h - 1`` of them, more than the minimum filter's radius) keep
     the levels' minima apart.
     """
     h, w = window
-    images = [crop if size == crop.shape else resize(crop, size) for _, crop, _, _, size in levels]
-    tops = np.cumsum([0] + [level.shape[0] for level in images])
-    canvas = np.zeros((tops[-1], max(level.shape[1] for level in images)), dtype=images[0].dtype)
-    for top, level in zip(tops[:-1], images, strict=True):
-        canvas[top : top + level.shape[0], : level.shape[1]] = level
-    values = np.asarray(score_map(canvas), dtype=np.float64)
-    rows, cols = np.indices(values.shape)
-    level = np.searchsorted(tops, rows, side="right") - 1  # the level each window starts in
+    images = [
+        crop if size == crop.shape else resize(crop, size) if resample is None else resample(size)
+        for _, crop, _, _, size in levels
+    ]
     heights = np.array([im.shape[0] for im in images])
     widths = np.array([im.shape[1] for im in images])
+    tops = np.cumsum([0] + [-(-height // stride) * stride for height in heights])
+    canvas = np.zeros((tops[-1], widths.max()), dtype=images[0].dtype)
+    for top, level in zip(tops[:-1], images, strict=True):
+        canvas[top : top + level.shape[0], : level.shape[1]] = level
+    rows, cols = np.indices((canvas.shape[0] - h + 1, canvas.shape[1] - w + 1))
+    level = np.searchsorted(tops, rows, side="right") - 1  # the level each window starts in
+    local_rows = rows - tops[level]
+    valid = (local_rows <= heights[level] - h) & (cols <= widths[level] - w)
+    values = np.asarray(score_map(canvas, valid) if masked else score_map(canvas), dtype=np.float64)
     factor_y = np.array([crop.shape[0] / size[0] for _, crop, _, _, size in levels])[level]
     factor_x = np.array([crop.shape[1] / size[1] for _, crop, _, _, size in levels])[level]
     x0 = np.array([x for _, _, x, _, _ in levels], dtype=float)[level]
     y0 = np.array([y for _, _, _, y, _ in levels], dtype=float)[level]
-    local_rows = rows - tops[level]
-    keep = (local_rows <= heights[level] - h) & (cols <= widths[level] - w) & np.isfinite(values)
+    keep = valid & np.isfinite(values)
     if threshold is not None:
         keep &= values < threshold
-    keep &= _centred_in(region, window, local_rows, cols, (factor_y, factor_x), (y0, x0))
+    if region is not None:
+        keep &= _centred_in(region, window, local_rows, cols, (factor_y, factor_x), (y0, x0))
     i, j = _local_minima(values, keep, radius)
     scales = np.array([scale for scale, *_ in levels], dtype=float)
     table = _Minima(

@@ -185,6 +185,75 @@ def test_the_coarse_to_fine_cascade_moves_grid_survivors_to_their_cells_best(rng
     np.testing.assert_allclose(values[finite], expected[finite], rtol=1e-7)
 
 
+@pytest.mark.parametrize("stride", [1, 2, 3])
+def test_the_cascade_of_images_stacked_and_masked_is_each_images_own(rng, stride):
+    """Two images on one canvas, the windows that cross from one to the other masked: every
+    window of each gets the score the cascade gives it on its image alone (no neighbour or
+    cell move crosses over), masked windows +inf."""
+    space = ev.Eigenspace(4).fit(unit_norm(rng.random((40, 12, 10))))
+    weights = rng.normal(size=(12, 10))
+    top, bottom = rng.random((27, 40)), rng.random((31, 33))
+    prefilter = Prefilter(weights, 0.2, np.quantile(_brute_scores(top, weights, 0.2), 0.6), 2.0)
+    prefilter = prefilter._replace(stride=stride)
+    start = -(-top.shape[0] // stride) * stride  # the bottom image on a row of the grid
+    canvas = np.zeros((start + bottom.shape[0], 40))
+    canvas[: top.shape[0]], canvas[start:, :33] = top, bottom
+    valid = np.zeros((canvas.shape[0] - 11, 40 - 9), dtype=bool)
+    valid[: top.shape[0] - 11], valid[start : start + bottom.shape[0] - 11, : 33 - 9] = True, True
+    values = cascade_map(canvas, space, prefilter, valid=valid)
+    assert np.isinf(values[~valid]).all()
+    for image, at in ((top, 0), (bottom, start)):
+        alone = cascade_map(image, space, prefilter)
+        stacked = values[at : at + alone.shape[0], : alone.shape[1]]
+        np.testing.assert_array_equal(np.isfinite(stacked), np.isfinite(alone))
+        assert np.isfinite(alone).sum() > 3
+        np.testing.assert_allclose(stacked, alone, rtol=1e-9)
+
+
+def test_a_pyramids_small_levels_searched_on_one_canvas_give_each_levels_candidates(
+    rng, monkeypatch
+):
+    """Stage 1 scores a photo's small pyramid levels in one cascade call (a mosaic of them):
+    the same candidates as one call per level, in the same order."""
+    from eigenvision import search
+    from eigenvision.faces import candidates as module
+
+    space = ev.Eigenspace(4).fit(unit_norm(rng.random((40, 12, 10))))
+    weights = rng.normal(size=(12, 10))
+    image = ndimage.gaussian_filter(rng.random((150, 170)), 1.0)
+    cut = np.quantile(_brute_scores(image, weights, 0.0), 0.8)
+    shapes = []
+    mapped = module.cascade_map
+
+    def counted(scaled, *args, **kwargs):
+        shapes.append(scaled.shape)
+        return mapped(scaled, *args, **kwargs)
+
+    monkeypatch.setattr(module, "cascade_map", counted)
+    found = {}
+    for limit in (1, search.MOSAIC_LEVEL_PIXELS):
+        monkeypatch.setattr(search, "MOSAIC_LEVEL_PIXELS", limit)
+        shapes.clear()
+        found[limit] = module.find_candidates(
+            image,
+            space,
+            (12, 10),
+            count=300,
+            rotations=(0.0, 20.0),
+            prefilter=Prefilter(weights, 0.0, cut, 1.0, 2),
+        )
+        found[limit, "calls"] = len(shapes)
+    alone, stacked = found[1], found[search.MOSAIC_LEVEL_PIXELS]
+    assert found[search.MOSAIC_LEVEL_PIXELS, "calls"] < found[1, "calls"] - 10
+    assert len(stacked) == len(alone) > 30
+    np.testing.assert_allclose(
+        [np.concatenate(c[:2]).tolist() + [c[2]] for c in stacked],
+        [np.concatenate(c[:2]).tolist() + [c[2]] for c in alone],
+        rtol=1e-9,
+        atol=1e-9,
+    )
+
+
 def test_the_prefilter_is_scikit_learns_logistic_regression_cut_at_the_recall(rng):
     faces = unit_norm(rng.normal(0.3, 1.0, (300, 8, 6)) + np.linspace(0, 2, 48).reshape(8, 6))
     nonfaces = unit_norm(rng.normal(0.0, 1.0, (900, 8, 6)))

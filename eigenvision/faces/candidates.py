@@ -61,7 +61,7 @@ class Prefilter(NamedTuple):
     stride: int = 1
 
 
-def cascade_map(image, space, prefilter, *, min_contrast=1e-3):
+def cascade_map(image, space, prefilter, *, min_contrast=1e-3, valid=None):
     """The cascade's score of the windows that pass the prefilter, ``+inf`` elsewhere.
 
     Coarse to fine: the windows of a grid of ``prefilter.stride`` pixels are
@@ -84,6 +84,11 @@ def cascade_map(image, space, prefilter, *, min_contrast=1e-3):
     prefilter : Prefilter
     min_contrast : float, default 1e-3
         Flatter windows (pixel standard deviation) fail.
+    valid : (H - h + 1, W - w + 1) ndarray of bool, optional
+        The windows to score (default all); the others fail and are no
+        window's neighbours: the maps of several images stacked on one
+        canvas (:func:`~eigenvision.search.multiscale_minima`) are each
+        image's own.
 
     Returns
     -------
@@ -94,6 +99,8 @@ def cascade_map(image, space, prefilter, *, min_contrast=1e-3):
     scores = linear_score_map(
         image, prefilter.weights, prefilter.bias, min_contrast=min_contrast, stride=stride
     )
+    if valid is not None:
+        scores[~valid[::stride, ::stride]] = -np.inf
     rows, cols = _best_of_neighbours(scores, *np.nonzero(scores >= prefilter.cut))
     windows = sliding_window_view(image, (h, w))
     values = np.full(windows.shape[:2], np.inf)
@@ -102,7 +109,7 @@ def cascade_map(image, space, prefilter, *, min_contrast=1e-3):
         if stride == 1:
             standardised, linear = unit_norm(windows[at]), scores[at]
         else:
-            at, standardised, linear = _best_in_cells(windows, prefilter, *at, min_contrast)
+            at, standardised, linear = _best_in_cells(windows, prefilter, *at, min_contrast, valid)
         # standardised windows: finite and of the space's shape, projected without the checks
         centred = standardised.reshape(len(at[0]), h * w) - space.mean_
         dffs = space._residual_energy(centred, centred @ space.components_.T)
@@ -111,10 +118,10 @@ def cascade_map(image, space, prefilter, *, min_contrast=1e-3):
     return values
 
 
-def _best_in_cells(windows, prefilter, rows, cols, min_contrast):
+def _best_in_cells(windows, prefilter, rows, cols, min_contrast, valid=None):
     """Each grid survivor ``(rows, cols)`` (in grid cells) moved to the window of its cell the
-    prefilter scores highest: ``(rows, cols)`` in pixels, the windows standardised, their
-    scores."""
+    prefilter scores highest (of the ``valid`` ones): ``(rows, cols)`` in pixels, the windows
+    standardised, their scores."""
     stride = int(prefilter.stride)
     (h, w), last = prefilter.weights.shape, np.array(windows.shape[:2]) - 1
     offsets = np.arange(stride)
@@ -130,6 +137,8 @@ def _best_in_cells(windows, prefilter, rows, cols, min_contrast):
     inverse, flat = _inverse_norms(sums, squares, h * w, min_contrast)
     linear = (cells @ weights) * inverse + prefilter.bias
     linear[flat] = -np.inf
+    if valid is not None:
+        linear[~valid[cell_rows, cell_cols]] = -np.inf
     best, survivors = np.argmax(linear, axis=1), np.arange(len(rows))
     at = cell_rows[survivors, best], cell_cols[survivors, best]
     return at, unit_norm(cells[survivors, best].reshape(-1, h, w)), linear[survivors, best]
@@ -297,9 +306,9 @@ def find_candidates(
     # a window of width w holds eyes w / FACE_WINDOW["width"] apart (window_eyes)
     smallest = window[0] * (1.0 if min_iod is None else min_iod * FACE_WINDOW["width"] / window[1])
 
-    def score_map(scaled):
+    def score_map(scaled, valid=None):
         if prefilter is not None:
-            return cascade_map(scaled, space, prefilter, min_contrast=gate)
+            return cascade_map(scaled, space, prefilter, min_contrast=gate, valid=valid)
         return dffs_map(scaled, space, normalize="window", min_contrast=gate)
 
     upright = image if isinstance(image, HalfOctaves) else HalfOctaves(image)
@@ -315,7 +324,16 @@ def find_candidates(
         scales = pyramid_scales(turned.shape, window, step=step, min_size=min_size / factor[0])
         if len(scales) == 0:
             continue
-        minima = _minima_table(pyramid.image, score_map, window, scales, resample=pyramid.resized)
+        minima = _minima_table(
+            pyramid.image,
+            score_map,
+            window,
+            scales,
+            resample=pyramid.resized,
+            local_windows=True,
+            stride=1 if prefilter is None else int(prefilter.stride),
+            masked=True,
+        )
         # thousands of local minima per photo, most of them one clutter seen at several scales
         kept = minima.take(kept_indices(minima, max_count=count, overlap=overlap))
         n = len(kept.score)
