@@ -24,6 +24,9 @@ from .transform import resize
 #: A whole image's pyramid levels of fewer pixels are scored on one canvas when the map allows it
 #: (:func:`_minima_table`'s ``local_windows``): one call's overhead instead of one a level.
 MOSAIC_LEVEL_PIXELS = 20_000
+#: A region's levels are scored on one canvas up to this many pixels together (their maps of
+#: every template are held at once).
+REGION_MOSAIC_PIXELS = 2 * MAP_PARALLEL_PIXELS
 
 __all__ = [
     "Detection",
@@ -209,7 +212,7 @@ def _minima_table(
     other cores idle there. ``resample(size)``, when given (and no ``region``),
     makes the level of ``size`` instead of resizing ``image`` (e.g. from a pyramid).
     With ``local_windows`` (``score_map`` scores each window from its own
-    pixels) a ``region``'s levels, when small together (``MAP_PARALLEL_PIXELS``),
+    pixels) a ``region``'s levels, when small together (:data:`REGION_MOSAIC_PIXELS`),
     and a whole image's levels under :data:`MOSAIC_LEVEL_PIXELS` are scored in
     one call, on a mosaic of them (:func:`_mosaic_minima`): the maps of small
     levels cost the calls' overhead more than their arithmetic. A map that
@@ -254,7 +257,7 @@ def _minima_table(
             canvas = sum(size[0] for *_, size in levels) * max(size[1] for *_, size in levels)
             # larger levels gain nothing from one call, and their maps together would hold
             # every template's map of the whole canvas at once
-            if canvas <= MAP_PARALLEL_PIXELS:
+            if canvas <= REGION_MOSAIC_PIXELS:
                 return stacked(levels)
         else:
             small = [level for level in levels if np.prod(level[4]) < MOSAIC_LEVEL_PIXELS]
