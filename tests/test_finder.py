@@ -46,6 +46,32 @@ def test_the_shipped_finder_finds_the_astronaut_first(finder):
     assert best.confidence >= 0.5 and best.nose is not None
 
 
+def test_a_search_holds_blas_to_one_thread_and_gives_it_back(finder, monkeypatch):
+    """BLAS's own threads shorten none of the search's small products and spin on the cores its
+    threads use: one thread while ``find`` runs, the caller's setting after (and after an
+    error)."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    def blas_threads():
+        return {lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"}
+
+    seen = []
+    search = type(finder)._search
+
+    def watched(self, *args):
+        seen.append(blas_threads())
+        return search(self, *args)
+
+    monkeypatch.setattr(type(finder), "_search", watched)
+    with threadpool_limits(2, user_api="blas"):
+        finder.find(np.zeros((60, 80)))
+        assert seen == [{1}] and blas_threads() == {2}
+        monkeypatch.setattr(type(finder), "_reduced", lambda self, image: 1 / 0)
+        with pytest.raises(ZeroDivisionError):
+            finder.find(np.zeros((60, 80)))
+        assert blas_threads() == {2}
+
+
 @pytest.mark.parametrize("name", ["immunohistochemistry", "colorwheel", "shepp_logan_phantom"])
 def test_no_face_in_pictures_without_faces(name):
     """Sample pictures that were not among the training backgrounds."""

@@ -29,6 +29,7 @@ from scipy.special import expit
 from sklearn.base import BaseEstimator
 
 from .._base import check_fitted
+from .._parallel import single_threaded_blas
 from .._spec import Param, State, check_params
 from .appearance import EXAMINED, AppearanceMixin
 from .candidates import (
@@ -449,7 +450,10 @@ class FaceFinder(FinderTrainingMixin, DecidingMixin, AppearanceMixin, PlacingMix
             raise ValueError(f"threshold must be a probability in [0, 1], got {threshold!r}")
         if isinstance(max_faces, bool) or not isinstance(max_faces, Integral) or max_faces < 1:
             raise ValueError(f"max_faces must be a positive int, got {max_faces!r}")
-        faces, likeliest = self._search(image, threshold, max_faces)
+        # The search's products are small: BLAS's own threads shorten none of them, and spin
+        # on the cores the search's threads use.
+        with single_threaded_blas():
+            faces, likeliest = self._search(image, threshold, max_faces)
         return (faces, likeliest) if return_likeliest else faces
 
     def _reduced(self, image):
