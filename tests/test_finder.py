@@ -568,6 +568,28 @@ def test_windows_cut_at_once_equal_one_by_one(rng):
         face_windows_at(image, [[(1.0, 2.0), (1.0, 2.0)]])
 
 
+def test_a_decision_shared_between_threads_scores_as_one_batch(finder, monkeypatch):
+    """A photo's many candidates are decided in parts on two threads: the same log-odds, in
+    the same order, as each window decided alone."""
+    from eigenvision.faces import decision
+
+    image = ev.normalize.resize(photos.sample_picture("astronaut"), (320, 320))
+    candidates = finder._candidates(image, 200)
+    assert len(candidates) >= decision._PARALLEL_WINDOWS  # in parts
+    parts = []
+    decide = type(finder).decision_function
+    monkeypatch.setattr(
+        type(finder),
+        "decision_function",
+        lambda self, windows: parts.append(len(windows)) or decide(self, windows),
+    )
+    scores = finder._scored(image, candidates)
+    assert len(parts) == 2 and sum(parts) == len(candidates)
+    windows = finder._windows(image, candidates)
+    alone = [decide(finder, window[None])[0] for window in windows[::7]]
+    np.testing.assert_allclose(scores[::7], alone, rtol=1e-10, atol=1e-10)
+
+
 def test_antialiased_windows_average_a_fine_grating_away(rng):
     """Regression: a face many times larger than the window was sampled a pixel here and there.
     A one-pixel grating (0, 1) under eyes 96 pixels apart averages to 0.5 in an antialiased
