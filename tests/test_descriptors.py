@@ -53,6 +53,54 @@ def test_lbp_histograms_are_scikit_images_patterns_counted_cell_by_cell(rng):
     )
 
 
+@pytest.mark.parametrize(
+    "shape, cell, orientations, root",
+    [
+        ((32, 24), 8, 9, False),
+        ((70, 61), 8, 9, False),
+        ((64, 64), 6, 9, True),
+        ((40, 44), 12, 6, False),
+    ],
+)
+def test_hog_of_a_stack_is_scikit_images_image_by_image(rng, shape, cell, orientations, root):
+    """Sides that are not whole cells, other bin counts, square roots; grey levels on the bins'
+    edges (0 and 90 degrees) and flat images; to scikit-image's single-precision cell sums."""
+    from eigenvision.descriptors import hog_descriptors
+
+    images = rng.random((6, *shape))
+    images[1] = np.round(images[1] * 3) / 3
+    images[2] = 0.5
+    images[3] = np.linspace(0, 1, shape[1])
+    expected = [
+        hog(
+            image,
+            orientations=orientations,
+            pixels_per_cell=(cell, cell),
+            cells_per_block=(2, 2),
+            block_norm="L2-Hys",
+            transform_sqrt=root,
+        )
+        for image in images
+    ]
+    got = hog_descriptors(images, cell=cell, orientations=orientations, transform_sqrt=root)
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-7)
+    assert hog_descriptors(images[:0], cell=cell, orientations=orientations).shape == (
+        0,
+        len(expected[0]),
+    )
+
+
+def test_hog_refuses_images_it_cannot_describe(rng):
+    from eigenvision.descriptors import hog_descriptor, hog_descriptors
+
+    with pytest.raises(ValueError, match="2 x 2 cells"):
+        hog_descriptors(rng.random((2, 15, 40)), cell=8)
+    with pytest.raises(ValueError, match=r"\(n, H, W\)"):
+        hog_descriptors(rng.random((15, 40)))
+    with pytest.raises(ValueError, match="grey"):
+        hog_descriptor(rng.random((20, 20, 3)))
+
+
 def test_face_descriptors_are_the_roots_of_scikit_images_histograms(rng):
     crops = rng.random((3, 32, 24))
     hogs = face_descriptors(crops, kind="hog")

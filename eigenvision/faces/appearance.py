@@ -32,6 +32,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import LinearSVC
 
 from .._base import progress as show_progress
+from ..descriptors import hog_descriptors
 from ..evaluate import face_found, finds_a_face_of
 from ..transform import as_float_image, eye_transform, warp_many
 from .geometry import face_box
@@ -144,12 +145,7 @@ def offset_eyes(candidates, offsets) -> np.ndarray:
 def appearance_features(crops) -> np.ndarray:
     """HOG of each crop, as ``skimage.feature.hog`` (9 orientations, :data:`APPEARANCE_CELL`-pixel
     cells, blocks of 2 x 2 cells normalised by L2-Hys, square-rooted grey levels), computed for
-    all crops at once.
-
-    scikit-image describes one image a call and normalises its blocks one by one in Python; a
-    search describes hundreds of crops a photo. The same steps on the whole stack: central
-    differences (zero on the border rows and columns), each pixel's magnitude counted in the
-    bin of its unsigned orientation, the cells' means, the blocks' L2-Hys.
+    all crops at once (:func:`~eigenvision.descriptors.hog_descriptors`).
 
     Parameters
     ----------
@@ -158,36 +154,10 @@ def appearance_features(crops) -> np.ndarray:
     Returns
     -------
     (n, d) ndarray
-        scikit-image's rows to 1e-7: its cells' sums are kept in single precision, these in
-        double.
+        scikit-image's rows to 1e-7.
     """
-    crops = np.sqrt(np.asarray(crops, dtype=float).reshape(-1, *APPEARANCE_SHAPE))
-    g_row, g_col = np.zeros_like(crops), np.zeros_like(crops)
-    g_row[:, 1:-1, :] = crops[:, 2:, :] - crops[:, :-2, :]
-    g_col[:, :, 1:-1] = crops[:, :, 2:] - crops[:, :, :-2]
-    cell, bins = APPEARANCE_CELL, 9
-    rows, cols = (side // cell for side in APPEARANCE_SHAPE)
-    magnitude = np.hypot(g_col, g_row)[:, : rows * cell, : cols * cell]
-    orientation = (np.rad2deg(np.arctan2(g_row, g_col)) % 180)[:, : rows * cell, : cols * cell]
-    # bin i holds 180 i / 9 <= orientation < 180 (i + 1) / 9, as scikit-image compares them
-    which = np.searchsorted((180.0 / bins) * np.arange(bins), orientation, side="right") - 1
-    row_cell = np.arange(rows * cell)[:, None] // cell
-    col_cell = np.arange(cols * cell)[None, :] // cell
-    where = ((np.arange(len(crops))[:, None, None] * rows + row_cell) * cols + col_cell) * bins
-    cells = (
-        np.bincount(
-            (where + which).ravel(), magnitude.ravel(), minlength=len(crops) * rows * cols * bins
-        ).reshape(len(crops), rows, cols, bins)
-        / cell**2
-    )
-    blocks = np.stack(
-        [cells[:, :-1, :-1], cells[:, :-1, 1:], cells[:, 1:, :-1], cells[:, 1:, 1:]], axis=3
-    ).reshape(len(crops), rows - 1, cols - 1, 2, 2, bins)
-    eps = 1e-5
-    blocks = blocks / np.sqrt(np.sum(blocks**2, axis=(3, 4, 5), keepdims=True) + eps**2)
-    blocks = np.minimum(blocks, 0.2)
-    blocks = blocks / np.sqrt(np.sum(blocks**2, axis=(3, 4, 5), keepdims=True) + eps**2)
-    return blocks.reshape(len(crops), (rows - 1) * (cols - 1) * 4 * bins)
+    crops = np.asarray(crops, dtype=float).reshape(-1, *APPEARANCE_SHAPE)
+    return hog_descriptors(crops, cell=APPEARANCE_CELL, transform_sqrt=True)
 
 
 def appearance_svm(faces, nonfaces, *, C=0.01):
