@@ -1,10 +1,11 @@
-"""Descriptors of aligned faces: local binary patterns, HOG and DAISY, scikit-image's.
+"""Descriptors of aligned faces: local binary patterns, HOG and DAISY, as scikit-image has them.
 
 The front end of the identity models (:class:`~eigenvision.IdentityModel`):
 a grid of histograms of uniform local binary patterns at several radii
 (Ahonen, Hadid & Pietikainen 2006), histograms of oriented gradients
 (Dalal & Triggs 2005) and dense DAISY gradient histograms (Tola, Lepetit &
-Fua 2010, a dense SIFT), each computed by scikit-image, square-rooted (their
+Fua 2010, a dense SIFT), each computed by scikit-image (HOG by
+:func:`hog_descriptors`, scikit-image's steps on a whole stack), square-rooted (their
 Hellinger map: histograms compared by the Euclidean distance of their roots)
 and concatenated. :class:`FisherVectors` encodes a crop's local DAISY
 descriptors, with where they are, by their Gaussian mixture's Fisher vector
