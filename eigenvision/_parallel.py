@@ -170,7 +170,12 @@ def _marked(call):
 
 @functools.cache
 def _blas_controller():
-    """The BLAS libraries loaded (numpy's among them), found once (finding them is not free)."""
+    """The BLAS libraries of numpy and SciPy, found once (finding them is not free).
+
+    SciPy's own BLAS is loaded with ``scipy.linalg``: loaded here first, so a limit set
+    before anything imported it holds it too.
+    """
+    import scipy.linalg  # noqa: F401
     from threadpoolctl import ThreadpoolController
 
     return ThreadpoolController().select(user_api="blas")

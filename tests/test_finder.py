@@ -56,13 +56,13 @@ def test_a_search_holds_blas_to_one_thread_and_gives_it_back(finder, monkeypatch
         return {lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"}
 
     seen = []
-    search = type(finder)._search
+    reduced = type(finder)._reduced  # the search's first step
 
-    def watched(self, *args):
+    def watched(self, image):
         seen.append(blas_threads())
-        return search(self, *args)
+        return reduced(self, image)
 
-    monkeypatch.setattr(type(finder), "_search", watched)
+    monkeypatch.setattr(type(finder), "_reduced", watched)
     with threadpool_limits(2, user_api="blas"):
         finder.find(np.zeros((60, 80)))
         assert seen == [{1}] and blas_threads() == {2}

@@ -1,5 +1,8 @@
 """Recognizer and NearestNeighbor: exactness, API, real-data accuracy, OpenCV parity."""
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -80,6 +83,27 @@ def _blas_threads():
     from threadpoolctl import threadpool_info
 
     return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+
+
+def test_the_blas_limit_holds_scipys_blas_loaded_after_the_first_limit():
+    """Defect: the BLAS libraries were found at the first limit and kept; SciPy's, loaded
+    later with ``scipy.linalg``, ran on every core under the limit (seen in ``find``)."""
+    script = (
+        "import numpy, sys\n"
+        "from eigenvision._parallel import single_threaded_blas\n"
+        "assert 'scipy.linalg' not in sys.modules\n"
+        "with single_threaded_blas():\n"
+        "    pass\n"
+        "import scipy.linalg\n"
+        "from threadpoolctl import threadpool_info\n"
+        "with single_threaded_blas():\n"
+        "    seen = [b['num_threads'] for b in threadpool_info() if b['user_api'] == 'blas']\n"
+        "print(sorted(set(seen)), len(seen))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120
+    ).stdout.split()
+    assert out[0] == "[1]" and int(out[1]) >= 1
 
 
 def test_overlapping_blas_limits_restore_the_setting_once():

@@ -400,8 +400,7 @@ class FaceFinder(FinderTrainingMixin, DecidingMixin, AppearanceMixin, PlacingMix
             )
 
     def _candidates(self, image, count):
-        """Stage 1 (:func:`~eigenvision.faces.candidates.find_candidates`) with this finder's
-        settings."""
+        """Stage 1 (:func:`~eigenvision.faces.candidates.find_candidates`), these settings."""
         return find_candidates(
             image,
             search_space(self.face_space_, self.search_components),
@@ -450,10 +449,7 @@ class FaceFinder(FinderTrainingMixin, DecidingMixin, AppearanceMixin, PlacingMix
             raise ValueError(f"threshold must be a probability in [0, 1], got {threshold!r}")
         if isinstance(max_faces, bool) or not isinstance(max_faces, Integral) or max_faces < 1:
             raise ValueError(f"max_faces must be a positive int, got {max_faces!r}")
-        # The search's products are small: BLAS's own threads shorten none of them, and spin
-        # on the cores the search's threads use.
-        with single_threaded_blas():
-            faces, likeliest = self._search(image, threshold, max_faces)
+        faces, likeliest = self._search(image, threshold, max_faces)
         return (faces, likeliest) if return_likeliest else faces
 
     def _reduced(self, image):
@@ -499,6 +495,7 @@ class FaceFinder(FinderTrainingMixin, DecidingMixin, AppearanceMixin, PlacingMix
         examined = distinct(refined, scores[chosen], range(len(chosen)), max_faces)
         return [refined[k] for k in examined], scores[chosen][examined], scores[~kept]
 
+    @single_threaded_blas()  # small products: BLAS's own threads only spin on our cores
     def _search(self, image, threshold, max_faces):
         """:meth:`find`'s faces and the likeliest candidate's probability (or None)."""
         small, scale = self._reduced(image)
