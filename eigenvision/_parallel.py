@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from numbers import Integral
@@ -168,17 +169,22 @@ def _marked(call):
         _inside.depth -= 1
 
 
-@functools.cache
+_blas_found = (-1, None)  # (modules imported when the BLAS libraries were last looked for, them)
+
+
 def _blas_controller():
-    """The BLAS libraries of numpy and SciPy, found once (finding them is not free).
+    """The BLAS libraries loaded, looked for again only when modules were imported since.
 
-    SciPy's own BLAS is loaded with ``scipy.linalg``: loaded here first, so a limit set
-    before anything imported it holds it too.
+    Looking for them is not free (about 1 ms), and an import may bring a BLAS of its own
+    (SciPy's with ``scipy.linalg``, OpenCV's in its wheel). Called under ``_blas_lock``.
     """
-    import scipy.linalg  # noqa: F401
-    from threadpoolctl import ThreadpoolController
+    global _blas_found
+    count = len(sys.modules)
+    if _blas_found[0] != count:
+        from threadpoolctl import ThreadpoolController
 
-    return ThreadpoolController().select(user_api="blas")
+        _blas_found = (count, ThreadpoolController().select(user_api="blas"))
+    return _blas_found[1]
 
 
 _blas_lock = threading.Lock()

@@ -85,9 +85,10 @@ def _blas_threads():
     return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
 
 
-def test_the_blas_limit_holds_scipys_blas_loaded_after_the_first_limit():
+def test_the_blas_limit_holds_the_blas_libraries_loaded_after_the_first_limit():
     """Defect: the BLAS libraries were found at the first limit and kept; SciPy's, loaded
-    later with ``scipy.linalg``, ran on every core under the limit (seen in ``find``)."""
+    later with ``scipy.linalg``, and OpenCV's, in its wheel, ran on every core under the limit
+    (seen in ``find``)."""
     script = (
         "import numpy, sys\n"
         "from eigenvision._parallel import single_threaded_blas\n"
@@ -95,6 +96,10 @@ def test_the_blas_limit_holds_scipys_blas_loaded_after_the_first_limit():
         "with single_threaded_blas():\n"
         "    pass\n"
         "import scipy.linalg\n"
+        "try:\n"
+        "    import cv2\n"
+        "except ImportError:\n"
+        "    pass\n"
         "from threadpoolctl import threadpool_info\n"
         "with single_threaded_blas():\n"
         "    seen = [b['num_threads'] for b in threadpool_info() if b['user_api'] == 'blas']\n"
