@@ -152,8 +152,9 @@ def multiscale_minima(
         image around it is resampled.
     local_windows : bool, default False
         ``score_map`` scores each window from its pixels alone (as
-        sliding-window maps do: DFFS, correlations), so a ``region``'s levels
-        are scored in one call, stacked on one canvas, with the same values.
+        sliding-window maps do: DFFS, correlations), so a ``region``'s levels,
+        or an image's levels under ``MOSAIC_LEVEL_PIXELS`` pixels, are scored in
+        one call, stacked on one canvas, with the same values.
 
     Returns
     -------
