@@ -367,6 +367,34 @@ def test_a_region_search_scores_its_levels_in_one_call_with_the_same_minima(rng)
     assert len(calls) == len(scales)
 
 
+def test_an_images_small_levels_are_scored_in_one_call_with_the_same_minima(rng):
+    """``local_windows`` on a whole image: its levels under ``MOSAIC_LEVEL_PIXELS`` stacked on
+    one canvas give the minima of each level searched alone, in the same order."""
+    from eigenvision import search
+
+    space = ev.Eigenspace(4).fit(rng.random((30, 12, 10)))
+    image = ndimage.gaussian_filter(rng.random((150, 130)), 1.5)
+    scales = search.pyramid_scales(image.shape, (12, 10), step=2**0.25)
+    calls = []
+
+    def score_map(scaled):
+        calls.append(scaled.size)
+        return dffs_map(scaled, space, normalize="window")
+
+    alone = search.multiscale_minima(image, score_map, (12, 10), scales, radius=2)
+    one_a_level = len(calls)
+    calls.clear()
+    stacked = search.multiscale_minima(
+        image, score_map, (12, 10), scales, radius=2, local_windows=True
+    )
+    small = sum(round(150 / s) * round(130 / s) < search.MOSAIC_LEVEL_PIXELS for s in scales)
+    assert small > 3 and len(calls) == one_a_level - small + 1
+    assert len(stacked) == len(alone) > 50
+    np.testing.assert_allclose(
+        [astuple(d) for d in stacked], [astuple(d) for d in alone], rtol=1e-9, atol=1e-9
+    )
+
+
 def _put_result(queue, target, args):
     queue.put(target(*args))
 
