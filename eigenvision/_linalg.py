@@ -383,9 +383,8 @@ def generalized_eigh(a, b):
     LAPACK's ``sygv`` reduction done with numpy: ``b = L L^T``, the symmetric
     ``C = L^-1 a L^-T`` is decomposed and ``v = L^-T y``. numpy rather than
     ``scipy.linalg.eigh(a, b)``: scipy carries its own OpenBLAS, whose threads
-    keep spinning for about 0.1 s after a call and on two cores halve the
-    speed of the numpy products that follow (a predict right after a fit
-    took 5-8 ms instead of 2.5).
+    keep spinning after a call and slow the numpy products that follow on the
+    same cores (measured in ``docs/architecture.md``, "Why the fast paths").
 
     Parameters
     ----------

@@ -175,7 +175,7 @@ _blas_found = (-1, None)  # (modules imported when the BLAS libraries were last 
 def _blas_controller():
     """The BLAS libraries loaded, looked for again only when modules were imported since.
 
-    Looking for them is not free (about 1 ms), and an import may bring a BLAS of its own
+    Looking for them is not free, and an import may bring a BLAS of its own
     (SciPy's with ``scipy.linalg``, OpenCV's in its wheel). Called under ``_blas_lock``.
     """
     global _blas_found
