@@ -38,6 +38,7 @@ __getattr__, _, _lazy_names = lazy.attach(
             "NotFittedError",
             "NoFaceError",
             "FaceCountError",
+            "UnreadableFilesWarning",
         ],
         "bayesian": ["BayesianSpace"],
         "cluster": ["cluster"],

@@ -14,6 +14,7 @@ import os
 import platform
 import shutil
 import tempfile
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +26,7 @@ from PIL import Image
 from . import datasets, evaluate
 from ._argtypes import count, finite, probability, rate
 from ._base import counted, format_below, progress
+from ._errors import UnreadableFilesWarning
 from ._version import __version__
 from .experiments import EXPERIMENTS
 from .faces.compare import build_identity_model, compare_faces, default_identity_model
@@ -889,13 +891,23 @@ def _cmd_cluster(args) -> int:
         adapt=not args.no_adapt,
         on_error="skip",
     )
-    if args.scheduler:
-        from dask.distributed import Client  # the dask extra, only for this option
+    unreadable, show = set(), warnings.showwarning
 
-        with Client(args.scheduler):
-            groups = cluster_faces([path.resolve() for path in paths], backend="dask", **options)
-    else:
-        groups = cluster_faces(paths, progress=not args.quiet, **options)
+    def noting(message, *rest, **keywords):  # shown as before; the files read as unreadable
+        if isinstance(message, UnreadableFilesWarning):
+            unreadable.update(Path(file).name for file in message.files)
+        show(message, *rest, **keywords)
+
+    with warnings.catch_warnings():
+        warnings.showwarning = noting
+        if args.scheduler:
+            from dask.distributed import Client  # the dask extra, only for this option
+
+            with Client(args.scheduler):
+                resolved = [path.resolve() for path in paths]
+                groups = cluster_faces(resolved, backend="dask", **options)
+        else:
+            groups = cluster_faces(paths, progress=not args.quiet, **options)
     report = [
         {
             "person": number,
@@ -909,7 +921,7 @@ def _cmd_cluster(args) -> int:
         print(json.dumps(report, indent=2, allow_nan=False))
     else:
         print(
-            grouping_summary(groups, [path.name for path in paths])
+            grouping_summary(groups, [path.name for path in paths], unreadable=unreadable)
             + (f"; written to {args.output}" if args.output else "")
         )
         for entry in report[:20]:

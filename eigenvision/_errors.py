@@ -45,6 +45,25 @@ class ModelFileError(EigenvisionError, ValueError):
     """A model file is corrupt, truncated, hostile or from a newer format version."""
 
 
+class UnreadableFilesWarning(UserWarning):
+    """Files were left out because they could not be read (``on_error="skip"``).
+
+    Parameters
+    ----------
+    message : str
+    files : sequence of str
+        The files left out, as they were given.
+
+    Attributes
+    ----------
+    files : tuple of str
+    """
+
+    def __init__(self, message, files=()):
+        super().__init__(message)
+        self.files = tuple(str(file) for file in files)
+
+
 def refuse_complex(values, name: str) -> None:
     """Raise ``TypeError`` for complex input, which a cast to float would silently truncate.
 

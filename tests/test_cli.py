@@ -540,6 +540,29 @@ def test_cluster_names_the_photos_where_no_face_was_found(tmp_path, capsys):
     assert many.endswith("; no face found in 7 photos (p1.jpg, p2.jpg, p3.jpg, p4.jpg, p5.jpg ...)")
 
 
+def test_cluster_names_an_unreadable_file_as_such_not_as_a_photo_without_a_face(tmp_path, capsys):
+    """Regression: a truncated file was counted among the photos and named as one where "no face
+    was found"; the summary now counts the photos read and names the files it could not read."""
+    import shutil
+
+    from eigenvision.faces.groups import grouping_summary
+
+    lfw = require_dataset_folder("lfw_train") / "images"
+    photos = tmp_path / "photos"
+    photos.mkdir()
+    shutil.copy(lfw / "Tony_Blair" / "Tony_Blair_0001.jpg", photos)
+    whole = (lfw / "Tony_Blair" / "Tony_Blair_0002.jpg").read_bytes()
+    (photos / "torn.jpg").write_bytes(whole[: len(whole) // 3])
+    assert main(["-q", "cluster", str(photos)]) == 0
+    captured = capsys.readouterr()
+    assert "left out 1 unreadable file(s)" in captured.err and "torn.jpg" in captured.err
+    line = captured.out.splitlines()[0]
+    assert line == "1 face in 1 photo: 1 person (1 seen once); could not read 1 file (torn.jpg)"
+    both = grouping_summary([[(0, None)]], ["a.jpg", "b.jpg", "c.jpg"], unreadable={"c.jpg"})
+    assert both.endswith("; no face found in 1 photo (b.jpg); could not read 1 file (c.jpg)")
+    assert both.startswith("1 face in 2 photos: ")
+
+
 def test_build_models_names_each_description_s_plda_rank():
     """Regression: build-models said "PLDA of rank 200" for two PLDA models of rank 100, one per
     description of the crop (illumination="both"); one model keeps its one rank."""

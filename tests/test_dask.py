@@ -165,6 +165,9 @@ def test_cluster_faces_finds_the_faces_on_the_workers_as_here(client, tmp_path):
     ]
     assert [str(w.message) for w in there_warnings] == [str(w.message) for w in here_warnings]
     assert "torn.jpg" in str(there_warnings[0].message)
+    for caught in (here_warnings, there_warnings):
+        assert isinstance(caught[0].message, ev.UnreadableFilesWarning)
+        assert caught[0].message.files == (str(torn),)
     with pytest.raises(ev.ImageLoadError):
         ev.cluster_faces(paths, backend="dask")
     with pytest.raises(ValueError, match="backend must be"):

@@ -21,7 +21,7 @@ from PIL import Image
 
 from .._base import counted
 from .._base import progress as show_progress
-from .._errors import ImageLoadError
+from .._errors import ImageLoadError, UnreadableFilesWarning
 from .._spec import Param
 from ..cluster import METHODS, average_linkage, cluster, pair_mixture
 from ..dask_engine import _dask, shared
@@ -148,15 +148,20 @@ def cluster_faces(
         if error is not None:
             if on_error == "raise":
                 raise error
-            unread.append(f"{photos[index]} ({error})")
+            unread.append((photos[index], error))
         owners += [(index, face) for face in faces]
         crops += list(cut)
         if by_codes and len(crops) >= _CROPS_AT_ONCE:
             kept.append(model.encode(np.stack(crops)))
             crops = []
     if unread:
+        message = "; ".join(f"{photo} ({error})" for photo, error in unread)
         warnings.warn(
-            f"left out {len(unread)} unreadable file(s): {'; '.join(unread)}", stacklevel=2
+            UnreadableFilesWarning(
+                f"left out {len(unread)} unreadable file(s): {message}",
+                files=[photo for photo, _ in unread],
+            ),
+            stacklevel=2,
         )
     if not owners:
         return []
@@ -287,12 +292,13 @@ def group_codes(codes, model, *, threshold=None, adapt=True):
     return average_linkage(np.subtract(1, same, out=same), 1 - cut)
 
 
-def grouping_summary(groups, names):
+def grouping_summary(groups, names, *, unreadable=()):
     """One line on a grouping: its faces, photos and people, and the photos where none was found.
 
     What ``eigenvision cluster`` prints and the app's Group page heads its
     groups with: a photo whose face the finder missed is named, not left to
-    be guessed from the counts.
+    be guessed from the counts, and a file that could not be read is named
+    as such, not as a photo without a face.
 
     Parameters
     ----------
@@ -300,6 +306,9 @@ def grouping_summary(groups, names):
         :func:`cluster_faces`' groups: each face's photo index and the face.
     names : sequence of str
         The photos' names, in the order the indices count.
+    unreadable : collection of str, default ()
+        The names among ``names`` of files that could not be read
+        (:class:`~eigenvision.UnreadableFilesWarning`).
 
     Returns
     -------
@@ -308,12 +317,20 @@ def grouping_summary(groups, names):
     faces = sum(len(group) for group in groups)
     alone = sum(len(group) == 1 for group in groups)
     seen = {index for group in groups for index, _ in group}
-    faceless = [name for index, name in enumerate(names) if index not in seen]
+    unreadable = set(unreadable)
+    unread = [name for name in names if name in unreadable]
+    faceless = [
+        name for index, name in enumerate(names) if index not in seen and name not in unreadable
+    ]
     line = (
-        f"{counted(faces, 'face')} in {counted(len(names), 'photo')}: "
+        f"{counted(faces, 'face')} in {counted(len(names) - len(unread), 'photo')}: "
         f"{counted(len(groups), 'person', 'people')} ({alone} seen once)"
     )
-    if faceless:
-        shown = ", ".join(faceless[:5]) + (" ..." if len(faceless) > 5 else "")
-        line += f"; no face found in {counted(len(faceless), 'photo')} ({shown})"
+    for what, listed, noun in (
+        ("no face found in", faceless, "photo"),
+        ("could not read", unread, "file"),
+    ):
+        if listed:
+            shown = ", ".join(listed[:5]) + (" ..." if len(listed) > 5 else "")
+            line += f"; {what} {counted(len(listed), noun)} ({shown})"
     return line
