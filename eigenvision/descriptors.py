@@ -62,6 +62,11 @@ _CELLS = Param("int", 2, 64)
 #: runs on the calling thread (describing a crop costs far more than handing it to a thread).
 _CROPS_PER_THREAD = 8
 
+#: Pixels of the stack :func:`hog_descriptors` describes at a time: its temporaries, a few
+#: arrays of this many values, stay bounded whatever the number of images (a model's fit
+#: describes thousands of crops in one call).
+_HOG_BLOCK_PIXELS = 1 << 21
+
 
 def lbp_histograms(image, *, cells=(8, 8), radii=(1, 2), points=8):
     """Histograms of uniform local binary patterns over a grid of cells, at several radii.
@@ -170,7 +175,7 @@ def hog_descriptors(images, *, cell=8, orientations=9, transform_sqrt=False):
     N. Dalal and B. Triggs (2005), Histograms of oriented gradients for human
     detection, CVPR.
     """
-    images = np.asarray(images, dtype=np.float64)
+    images = np.asarray(images)
     cell, bins = int(cell), int(orientations)
     if images.ndim != 3:
         raise ValueError(f"images must be an (n, H, W) stack of grey images, got {images.shape}")
@@ -183,8 +188,20 @@ def hog_descriptors(images, *, cell=8, orientations=9, transform_sqrt=False):
             f"images of {height} x {width} pixels hold under 2 x 2 cells of {cell} pixels: "
             f"pass larger images or a smaller cell"
         )
-    if transform_sqrt:
-        images = np.sqrt(images)
+    out = np.empty((n, (rows - 1) * (cols - 1) * 4 * bins))
+    step = max(1, _HOG_BLOCK_PIXELS // (height * width))
+    for start in range(0, n, step):
+        block = images[start : start + step].astype(np.float64)
+        out[start : start + step] = _hog_rows(
+            np.sqrt(block) if transform_sqrt else block, cell, bins
+        )
+    return out
+
+
+def _hog_rows(images, cell, bins):
+    """:func:`hog_descriptors` of a checked float64 stack, in one pass."""
+    n, height, width = images.shape
+    rows, cols = height // cell, width // cell
     g_row, g_col = np.zeros_like(images), np.zeros_like(images)
     g_row[:, 1:-1, :] = images[:, 2:, :] - images[:, :-2, :]
     g_col[:, :, 1:-1] = images[:, :, 2:] - images[:, :, :-2]

@@ -101,6 +101,29 @@ def test_hog_refuses_images_it_cannot_describe(rng):
         hog_descriptor(rng.random((20, 20, 3)))
 
 
+def test_hog_of_a_large_stack_holds_a_block_of_images_at_a_time(rng, monkeypatch):
+    """Regression: hog_descriptors made its temporaries (about eight arrays the size of the whole
+    stack in float64) for every image at once, and an identity model's fit describes thousands
+    of crops in one call: face_clustering's peak grew from 7.3 to 12.2 GB. It now describes
+    blocks of _HOG_BLOCK_PIXELS pixels, with the same rows whatever the block."""
+    import tracemalloc
+
+    from eigenvision import descriptors
+
+    images = rng.random((400, 64, 48)).astype(np.float32)
+    whole = descriptors.hog_descriptors(images, transform_sqrt=True)
+    monkeypatch.setattr(descriptors, "_HOG_BLOCK_PIXELS", 7 * 64 * 48)  # 7 images a block
+    tracemalloc.start()
+    try:
+        blocks = descriptors.hog_descriptors(images, transform_sqrt=True)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    np.testing.assert_array_equal(blocks, whole)
+    # the rows returned and one block's temporaries, not the 400 images' (about 86 MB)
+    assert peak - blocks.nbytes < 4 * 2**20, peak / 2**20
+
+
 def test_face_descriptors_are_the_roots_of_scikit_images_histograms(rng):
     crops = rng.random((3, 32, 24))
     hogs = face_descriptors(crops, kind="hog")
