@@ -891,11 +891,12 @@ def _cmd_cluster(args) -> int:
         adapt=not args.no_adapt,
         on_error="skip",
     )
-    unreadable, show = set(), warnings.showwarning
+    given = [path.resolve() for path in paths] if args.scheduler else paths
+    unread, show = set(), warnings.showwarning
 
-    def noting(message, *rest, **keywords):  # shown as before; the files read as unreadable
+    def noting(message, *rest, **keywords):  # shown as before; the files noted as unread
         if isinstance(message, UnreadableFilesWarning):
-            unreadable.update(Path(file).name for file in message.files)
+            unread.update(message.files)
         show(message, *rest, **keywords)
 
     with warnings.catch_warnings():
@@ -904,10 +905,10 @@ def _cmd_cluster(args) -> int:
             from dask.distributed import Client  # the dask extra, only for this option
 
             with Client(args.scheduler):
-                resolved = [path.resolve() for path in paths]
-                groups = cluster_faces(resolved, backend="dask", **options)
+                groups = cluster_faces(given, backend="dask", **options)
         else:
-            groups = cluster_faces(paths, progress=not args.quiet, **options)
+            groups = cluster_faces(given, progress=not args.quiet, **options)
+    unreadable = [i for i, path in enumerate(given) if str(path) in unread]
     report = [
         {
             "person": number,

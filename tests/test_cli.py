@@ -558,8 +558,9 @@ def test_cluster_names_an_unreadable_file_as_such_not_as_a_photo_without_a_face(
     assert "left out 1 unreadable file(s)" in captured.err and "torn.jpg" in captured.err
     line = captured.out.splitlines()[0]
     assert line == "1 face in 1 photo: 1 person (1 seen once); could not read 1 file (torn.jpg)"
-    both = grouping_summary([[(0, None)]], ["a.jpg", "b.jpg", "c.jpg"], unreadable={"c.jpg"})
-    assert both.endswith("; no face found in 1 photo (b.jpg); could not read 1 file (c.jpg)")
+    # by index: two files of one name in two folders are two photos
+    both = grouping_summary([[(0, None)]], ["a.jpg", "b.jpg", "b.jpg"], unreadable={2})
+    assert both.endswith("; no face found in 1 photo (b.jpg); could not read 1 file (b.jpg)")
     assert both.startswith("1 face in 2 photos: ")
 
 

@@ -306,8 +306,8 @@ def grouping_summary(groups, names, *, unreadable=()):
         :func:`cluster_faces`' groups: each face's photo index and the face.
     names : sequence of str
         The photos' names, in the order the indices count.
-    unreadable : collection of str, default ()
-        The names among ``names`` of files that could not be read
+    unreadable : collection of int, default ()
+        The indices of the photos whose files could not be read
         (:class:`~eigenvision.UnreadableFilesWarning`).
 
     Returns
@@ -318,10 +318,9 @@ def grouping_summary(groups, names, *, unreadable=()):
     alone = sum(len(group) == 1 for group in groups)
     seen = {index for group in groups for index, _ in group}
     unreadable = set(unreadable)
-    unread = [name for name in names if name in unreadable]
-    faceless = [
-        name for index, name in enumerate(names) if index not in seen and name not in unreadable
-    ]
+    unread = [name for index, name in enumerate(names) if index in unreadable]
+    accounted = seen | unreadable
+    faceless = [name for index, name in enumerate(names) if index not in accounted]
     line = (
         f"{counted(faces, 'face')} in {counted(len(names) - len(unread), 'photo')}: "
         f"{counted(len(groups), 'person', 'people')} ({alone} seen once)"
