@@ -87,13 +87,28 @@ def choose_set(key: str, labels=None) -> ev.ImageSet | None:
         return None
 
 
+def named_bytes(content: bytes, name: str) -> io.BytesIO:
+    """An upload's bytes as a file object that carries the upload's name: what cannot be
+    decoded is named by it (``ev.ImageLoadError``), not as ``<BytesIO>``."""
+    buffer = io.BytesIO(content)
+    buffer.name = name
+    return buffer
+
+
+def why_unread(name: str, error: Exception) -> str:
+    """``error`` of reading the upload ``name``, which it names once."""
+    return str(error) if isinstance(error, ev.ImageLoadError) else f"{name}: {error}"
+
+
 def read_upload(upload, *, max_pixels=MAX_UPLOAD_PIXELS, max_side=None) -> np.ndarray | None:
     try:
         return ev.load_image(
-            io.BytesIO(upload.getvalue()), max_pixels=max_pixels, max_side=max_side
+            named_bytes(upload.getvalue(), upload.name), max_pixels=max_pixels, max_side=max_side
         )
     except (ev.ImageLoadError, ValueError, OSError) as exc:
-        st.error(f"Could not read {upload.name}: {exc}. Upload a PNG, JPEG, PGM or TIFF image.")
+        st.error(
+            f"Could not read {why_unread(upload.name, exc)}. Upload a PNG, JPEG, PGM or TIFF image."
+        )
         return None
 
 
@@ -900,13 +915,13 @@ def uploaded_photos(uploads) -> list[tuple[str, np.ndarray]]:
                 continue
             try:
                 photo = ev.load_image(
-                    io.BytesIO(content()),
+                    named_bytes(content(), name),
                     as_gray=False,
                     max_pixels=MAX_PHOTO_PIXELS,
                     max_side=DETECT_SIDE,
                 )
             except (ev.ImageLoadError, ValueError, OSError) as exc:
-                unread.append(f"{name} ({exc})")
+                unread.append(why_unread(name, exc))
                 continue
             photos.append((name, photo))
     if unread:

@@ -398,6 +398,17 @@ def test_a_16_megapixel_upload_is_searched_reduced():
     assert any("Searched at 0.26" in c.value for c in at.caption)
 
 
+def test_an_upload_that_is_no_image_is_named_once_with_the_fix():
+    """Regression: "Could not read notes.png: <BytesIO>: not an image Pillow can identify"."""
+    at = _app("Detect")
+    at.sidebar.file_uploader(key="detect-upload").upload("notes.png", b"not an image").run()
+    assert not at.exception
+    assert [e.value for e in at.error] == [
+        "Could not read notes.png: not an image Pillow can identify. Upload a PNG, JPEG, PGM or "
+        "TIFF image."
+    ]
+
+
 def _jpeg(array):
     buffer = io.BytesIO()
     Image.fromarray(array).save(buffer, format="JPEG", quality=90)
@@ -670,6 +681,13 @@ def test_group_page_says_what_is_wrong_with_odd_uploads():
     assert not at.exception
     assert any("broken.zip (not a zip)" in w.value for w in at.warning)
     assert any("None of the uploads" in e.value for e in at.error)
+    # Regression: a file that is no image was named twice, once as "<BytesIO>"
+    at = _app("Group")
+    at.sidebar.file_uploader(key="group-upload").upload("notes.jpg", b"not an image").run()
+    assert not at.exception
+    warning = " ".join(w.value for w in at.warning)
+    assert "Left out: notes.jpg: not an image Pillow can identify" in warning, warning
+    assert "BytesIO" not in warning
     at = _app("Group")
     wall = _png(np.full((120, 160, 3), 90, np.uint8))
     at.sidebar.file_uploader(key="group-upload").upload("wall.png", wall).run()
