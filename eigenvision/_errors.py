@@ -46,7 +46,11 @@ class ModelFileError(EigenvisionError, ValueError):
 
 
 class UnreadableFilesWarning(UserWarning):
-    """Files were left out because they could not be read (``on_error="skip"``).
+    """Files were left out because they could not be read (``on_error="skip"`` of
+    :func:`~eigenvision.load_image_set`, :func:`~eigenvision.load_photos` and
+    :func:`~eigenvision.cluster_faces`).
+
+    Catch it to learn which files were left out (``files``) without reading the message.
 
     Parameters
     ----------
@@ -62,6 +66,23 @@ class UnreadableFilesWarning(UserWarning):
     def __init__(self, message, files=()):
         super().__init__(message)
         self.files = tuple(str(file) for file in files)
+
+    @classmethod
+    def of(cls, errors):
+        """The warning for files left out, each named once, by its error.
+
+        Parameters
+        ----------
+        errors : dict
+            Each file left out (as it was given) and its :class:`ImageLoadError`,
+            whose message names the file.
+
+        Returns
+        -------
+        UnreadableFilesWarning
+        """
+        reasons = "; ".join(str(error) for error in errors.values())
+        return cls(f"left out {len(errors)} unreadable file(s): {reasons}", files=list(errors))
 
 
 def refuse_complex(values, name: str) -> None:

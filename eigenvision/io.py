@@ -20,7 +20,7 @@ from typing import IO, Union
 import numpy as np
 from PIL import Image, ImageOps
 
-from ._errors import ImageLoadError, ImageSetError
+from ._errors import ImageLoadError, ImageSetError, UnreadableFilesWarning
 from .imageset import ImageSet, natural_key
 from .transform import MAX_SIDE, check_shape, resize
 
@@ -372,23 +372,23 @@ def load_photos(
 def _read_entries(root, entries, read, *, on_error, pattern):
     """``(images, labels, names)`` of the ``(label, path)`` entries read by ``read``; unreadable
     files raise one :class:`ImageSetError` naming them all, or are skipped with a warning."""
-    images, labels, names, failures = [], [], [], []
+    images, labels, names, failures = [], [], [], {}
     for label, path in entries:
         try:
             images.append(read(path))
         except ImageLoadError as exc:
-            failures.append(str(exc))
+            failures[path] = exc
             continue
         labels.append(label)
         names.append(path.relative_to(root).as_posix())
     if failures and on_error == "raise":
         raise ImageSetError(
             f"{len(failures)} unreadable image(s) in {root}:\n  "
-            + "\n  ".join(failures)
+            + "\n  ".join(str(error) for error in failures.values())
             + "\nfix or remove them, or pass on_error='skip'"
         )
     if failures:
-        warnings.warn(f"skipped {len(failures)} unreadable image(s): {failures}", stacklevel=3)
+        warnings.warn(UnreadableFilesWarning.of(failures), stacklevel=3)
     if not images:
         raise ImageSetError(f"{root}: no images found matching {pattern!r}")
     return images, labels, names

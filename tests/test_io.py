@@ -408,8 +408,12 @@ def test_load_photos_keeps_each_photos_size_and_colour(tmp_path):
     (tmp_path / "bob" / "broken.jpg").write_bytes(b"not a photo")
     with pytest.raises(ev.ImageSetError, match="broken.jpg"):
         ev.load_photos(tmp_path)
-    with pytest.warns(UserWarning, match="skipped 1 unreadable"):
+    with pytest.warns(ev.UnreadableFilesWarning, match="left out 1 unreadable") as caught:
         photos, labels, names = ev.load_photos(tmp_path, on_error="skip", max_side=500)
+    # Regression: the warning gave a Python list's repr; it names the file once, and holds it
+    (warning,) = [w.message for w in caught if isinstance(w.message, ev.UnreadableFilesWarning)]
+    assert str(warning).count("broken.jpg") == 1 and "['" not in str(warning)
+    assert warning.files == (str(tmp_path / "bob" / "broken.jpg"),)
     assert [p.shape for p in photos] == [(60, 40, 3), (30, 50, 3), (500, 250, 3)]
     assert labels.tolist() == ["ann", "ann", "bob"] and names[2] == "bob/0.png"
     with pytest.raises(ev.ImageSetError, match="not a folder"):

@@ -143,26 +143,19 @@ def cluster_faces(
     # The agglomerative cut needs only the faces' codes: they are kept instead of the crops
     # (a face's crop is many times its code), a batch of crops described at a time.
     by_codes = method == "agglomerative" and n_people is None
-    owners, unread, crops, kept = [], [], [], []  # crops: those not yet described
+    owners, unread, crops, kept = [], {}, [], []  # crops: those not yet described
     for index, (faces, cut, error) in enumerate(found):
         if error is not None:
             if on_error == "raise":
                 raise error
-            unread.append((photos[index], error))
+            unread[photos[index]] = error
         owners += [(index, face) for face in faces]
         crops += list(cut)
         if by_codes and len(crops) >= _CROPS_AT_ONCE:
             kept.append(model.encode(np.stack(crops)))
             crops = []
     if unread:
-        message = "; ".join(f"{photo} ({error})" for photo, error in unread)
-        warnings.warn(
-            UnreadableFilesWarning(
-                f"left out {len(unread)} unreadable file(s): {message}",
-                files=[photo for photo, _ in unread],
-            ),
-            stacklevel=2,
-        )
+        warnings.warn(UnreadableFilesWarning.of(unread), stacklevel=2)
     if not owners:
         return []
     if by_codes:
