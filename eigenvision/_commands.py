@@ -29,7 +29,12 @@ from ._base import counted, format_below, progress
 from ._errors import UnreadableFilesWarning
 from ._version import __version__
 from .experiments import EXPERIMENTS
-from .faces.compare import build_identity_model, compare_faces, default_identity_model
+from .faces.compare import (
+    SHIPPED_IDENTITY,
+    compare_faces,
+    default_identity_model,
+    identity_model_name,
+)
 from .faces.crops import face_thumbnail
 from .faces.features import FeatureDetector
 from .faces.groups import CALIBRATED_CUT, LEARNT_CUT, cluster_faces, grouping_summary
@@ -40,6 +45,7 @@ from .faces.photos import (
     fit_appearance_check,
     fit_eye_regressor,
 )
+from .faces.recipes import build_identity_model
 from .io import image_entries, load_image, load_image_set, load_photos
 from .openset import GALLERY_CALIBRATION_PEOPLE, reads_its_gallery
 from .persist import load, save
@@ -514,12 +520,13 @@ def _cmd_build_models(args) -> int:
     out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)
     if args.identity:
-        model = build_identity_model(progress=not args.quiet)
-        save(model, out / "identity_model.npz")
+        recipe = "deep" if args.deep else "classical"
+        model = build_identity_model(recipe=recipe, progress=not args.quiet)
+        saved = out / SHIPPED_IDENTITY[recipe].name
+        save(model, saved)
         print(
-            f"trained the identity model on LFW's View 1 training people ("
-            f"{_identity_summary(model)}, threshold {model.threshold_:.3g}); saved "
-            f"{out / 'identity_model.npz'}"
+            f"trained the {recipe} identity model on LFW's View 1 training people ("
+            f"{_identity_summary(model)}, threshold {model.threshold_:.3g}); saved {saved}"
         )
         return 0
     if args.eyes:
@@ -789,6 +796,12 @@ def _options_build_models(parser):
         help="build data/identity_model.npz from LFW (lfw_train/) instead of the finder",
     )
     parser.add_argument(
+        "--deep",
+        action="store_true",
+        help="with --identity: build the learned model, data/identity_deep.npz (dlib's "
+        "embedding under PLDA; needs eigenvision[deep])",
+    )
+    parser.add_argument(
         "--eyes",
         action="store_true",
         help="refit only the finder's eye refinement (HELEN's training faces) and save the finder",
@@ -806,18 +819,23 @@ def _options_compare(parser):
     parser.add_argument("photo_a", help="a photo (the most confident face is compared)")
     parser.add_argument("photo_b", help="another photo")
     parser.add_argument("--json", action="store_true", help="print JSON")
-    parser.add_argument("--model", help="an identity model file (default: the one in data/)")
+    parser.add_argument(
+        "--model",
+        help="deep (dlib's learned embedding; needs eigenvision[deep]), classical (LBP, HOG, "
+        "DAISY, Fisher vectors), or an identity model file (default: deep when installed, "
+        "else classical)",
+    )
     parser.add_argument("--finder", help="a face finder file (default: the one in data/)")
 
 
 def _cmd_compare(args) -> int:
     result = compare_faces(
-        args.photo_a,
-        args.photo_b,
-        finder=default_finder(args.finder),
-        model=default_identity_model(args.model),
+        args.photo_a, args.photo_b, finder=default_finder(args.finder), model=args.model
     )
     if args.json:
+        photos = []
+        for face, count in zip(result.faces, result.face_counts, strict=True):
+            photos.append({"box": [_plain(v) for v in face.box], "faces_in_photo": count})
         print(
             json.dumps(
                 {
@@ -825,6 +843,8 @@ def _cmd_compare(args) -> int:
                     "probability": _plain(result.probability),
                     "score": _plain(-result.distance),
                     "threshold": _plain(-result.threshold),
+                    "model": result.model,
+                    "photos": photos,
                 }
             )
         )
@@ -832,8 +852,12 @@ def _cmd_compare(args) -> int:
         verdict = "the same person" if result.accepted else "two different people"
         print(
             f"{args.photo_a} and {args.photo_b}: {verdict} (P(same) {result.probability:.3f}, "
-            f"score {-result.distance:.3g}, threshold {-result.threshold:.3g})"
+            f"score {-result.distance:.3g}, threshold {-result.threshold:.3g}; "
+            f"{result.model} identity model)"
         )
+        for path, count in zip((args.photo_a, args.photo_b), result.face_counts, strict=True):
+            if count > 1:
+                print(f"{path} shows {count} faces: the most confident was compared")
     return 0
 
 
@@ -863,7 +887,12 @@ def _options_cluster(parser):
         help="judge pairs by the model's calibrated probability alone, not by the two kinds "
         "of pairs the photos show",
     )
-    parser.add_argument("--model", help="an identity model file (default: the one in data/)")
+    parser.add_argument(
+        "--model",
+        help="deep (dlib's learned embedding; needs eigenvision[deep]), classical (LBP, HOG, "
+        "DAISY, Fisher vectors), or an identity model file (default: deep when installed, "
+        "else classical)",
+    )
     parser.add_argument("--finder", help="a face finder file (default: the one in data/)")
     parser.add_argument(
         "--scheduler",
@@ -883,6 +912,7 @@ def _cmd_cluster(args) -> int:
     finder = default_finder(args.finder)
     if args.face_threshold is not None:
         finder.threshold = args.face_threshold
+    model_name = identity_model_name(args.model)
     options = dict(
         finder=finder,
         model=default_identity_model(args.model),
@@ -912,6 +942,7 @@ def _cmd_cluster(args) -> int:
     report = [
         {
             "person": number,
+            "model": model_name,
             "faces": [{"photo": str(paths[i]), **_face_json(face)} for i, face in group],
         }
         for number, group in enumerate(groups, start=1)
@@ -923,6 +954,7 @@ def _cmd_cluster(args) -> int:
     else:
         print(
             grouping_summary(groups, [path.name for path in paths], unreadable=unreadable)
+            + f" (the {model_name} identity model)"
             + (f"; written to {args.output}" if args.output else "")
         )
         for entry in report[:20]:

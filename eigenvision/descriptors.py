@@ -25,9 +25,7 @@ from sklearn.decomposition import PCA
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.mixture import GaussianMixture
 
-from . import normalize
 from ._base import check_fitted
-from ._errors import NotFittedError
 from ._parallel import n_threads, run_on_row_parts
 from ._spec import Param, State, check_params
 
@@ -39,16 +37,11 @@ __all__ = [
     "face_descriptors",
     "local_daisy",
     "FisherVectors",
-    "FaceDescriptionMixin",
     "DESCRIPTORS",
-    "IDENTITY_DESCRIPTORS",
 ]
 
 #: The descriptors :func:`face_descriptors` knows.
 DESCRIPTORS = ("pixels", "lbp", "hog", "lbp+hog", "daisy", "lbp+hog+daisy")
-#: The descriptions an :class:`~eigenvision.IdentityModel` knows: :data:`DESCRIPTORS` and
-#: ``"fisher"``, :class:`FisherVectors` fitted with the model.
-IDENTITY_DESCRIPTORS = (*DESCRIPTORS, "fisher")
 #: Crops a model's :class:`FisherVectors` mixture is fitted on, at most.
 FISHER_SAMPLE = 600
 #: scikit-image's ``daisy`` layout of :func:`daisy_descriptor` and :func:`local_daisy`: rings
@@ -625,196 +618,6 @@ def face_descriptors(crops, *, kind="lbp+hog", cells=(8, 8), radii=(1, 2), hog_c
     if "daisy" in kind:
         parts.append([np.sqrt(daisy_descriptor(crop)) for crop in crops])
     return np.hstack([np.asarray(part) for part in parts]).astype(np.float32)
-
-
-class FaceDescriptionMixin:
-    """:meth:`describe` of :class:`~eigenvision.IdentityModel`: aligned crops described once
-    per description, side by side.
-
-    Reads the model's ``shape``, ``descriptor``, ``illumination``, ``descriptor_scales``,
-    ``lbp_cells``, ``lbp_radii``, ``hog_cell``, ``fisher_clusters``, ``seed`` and ``mirror``;
-    :meth:`fit_description` sets ``fisher_``.
-    """
-
-    def describe(self, crops):
-        """Descriptor rows of aligned crops ``(n, H, W)`` at ``shape``.
-
-        Parameters
-        ----------
-        crops : (n, H, W) ndarray
-
-        Returns
-        -------
-        (n, m) ndarray
-        """
-        crops = np.asarray(crops, dtype=np.float64)
-        if crops.ndim == 2:
-            crops = crops[None]
-        if crops.ndim != 3 or crops.shape[1:] != tuple(self.shape) or len(crops) == 0:
-            raise ValueError(
-                f"crops must be (n, {self.shape[0]}, {self.shape[1]}) aligned faces, n >= 1, got "
-                f"shape {crops.shape}; cut them with "
-                f"align_face(photo, face, shape={tuple(self.shape)})"
-            )
-        parts = _parts(len(crops))
-        # the crops in parts, one per core: the descriptors' filtering runs outside the GIL
-        return run_on_row_parts(
-            lambda rows: np.concatenate(self._described(crops[rows]), axis=1), len(crops), parts
-        )
-
-    def _described(self, crops):
-        """Each description's rows of checked crops, in :meth:`descriptions` order."""
-        options = {"cells": tuple(self.lbp_cells), "radii": tuple(self.lbp_radii)}
-        options["hog_cell"] = self.hog_cell
-        seen = {}  # (normalised, scale): the crops as described, shared by descriptions
-
-        # Not recursive: a closure that calls itself is a reference cycle, which would hold
-        # the crops and their copies after the call until the garbage collector ran.
-        def crops_at(normalised, scale):
-            if (normalised, 1) not in seen:
-                seen[normalised, 1] = (
-                    np.stack([normalize.illumination(crop) for crop in crops])
-                    if normalised
-                    else crops
-                )
-            if (normalised, scale) not in seen:
-                seen[normalised, scale] = np.stack(
-                    [_rescaled(crop, scale) for crop in seen[normalised, 1]]
-                )
-            return seen[normalised, scale]
-
-        blocks = []
-        for kind, normalised, scales in self.descriptions():
-            if kind == "fisher":  # a mirror image and its scales are the encoder's own
-                blocks.append(self._fisher_encoder().transform(crops_at(normalised, 1)))
-                continue
-            parts = []
-            for scale in scales:
-                scaled = crops_at(normalised, scale)
-                described = face_descriptors(scaled, kind=kind, **options)
-                if self.mirror:
-                    described += face_descriptors(scaled[:, :, ::-1], kind=kind, **options)
-                    described /= 2
-                parts.append(described)
-            blocks.append(np.concatenate(parts, axis=1))
-        return blocks
-
-    def _fisher_encoder(self):
-        encoder = getattr(self, "fisher_", None)
-        if encoder is None:
-            raise NotFittedError(
-                "the 'fisher' description is learned from faces: fit the IdentityModel "
-                "(fit(crops, labels)) before describing crops with it"
-            )
-        return encoder
-
-    def fit_description(self, crops):
-        """Learn what the descriptions learn from faces: the ``"fisher"`` description's mixture.
-
-        ``fisher_`` becomes a :class:`FisherVectors` fitted on up to
-        :data:`FISHER_SAMPLE` of ``crops`` (drawn by ``seed``) where a
-        description is ``"fisher"``, else None. :meth:`fit` calls it; call it
-        alone to :meth:`describe` crops before fitting the rest on them (e.g.
-        to describe a set once and fit many models on parts of it).
-
-        Parameters
-        ----------
-        crops : (n, H, W) ndarray
-            Aligned faces at ``shape``, of many people.
-
-        Returns
-        -------
-        self
-        """
-        self.fisher_ = None
-        lit = [normalised for kind, normalised, _ in self.descriptions() if kind == "fisher"]
-        if not lit:
-            return self
-        if len(set(lit)) > 1:
-            raise ValueError(
-                "IdentityModel: the 'fisher' description may be given once (one mixture)"
-            )
-        rng = np.random.default_rng(self.seed)
-        chosen = np.sort(rng.permutation(len(crops))[:FISHER_SAMPLE])
-        sample = np.asarray(crops[chosen], dtype=np.float64)
-        if lit[0]:
-            sample = np.stack([normalize.illumination(crop) for crop in sample])
-        self.fisher_ = FisherVectors(n_clusters=self.fisher_clusters, seed=self.seed).fit(sample)
-        return self
-
-    def descriptions(self):
-        """Each description of a crop, one PLDA model each: its descriptor, whether it
-        normalises the illumination first and the scales it describes the crop at.
-
-        ``descriptor``, ``illumination`` and ``descriptor_scales`` pair item by item: a
-        single value (a descriptor, True or False, a sequence of scales) serves every
-        description, a tuple gives each its own; ``illumination="both"`` describes with
-        each descriptor twice, normalised then not.
-
-        Returns
-        -------
-        list of (str, bool, tuple of float)
-
-        Examples
-        --------
-        >>> from eigenvision import IdentityModel
-        >>> IdentityModel(descriptor=("daisy", "lbp+hog"), illumination="both").descriptions()
-        ... # doctest: +NORMALIZE_WHITESPACE
-        [('daisy', True, (0.7,)), ('daisy', False, (0.7,)),
-         ('lbp+hog', True, (1.0,)), ('lbp+hog', False, (1.0,))]
-        """
-        kinds = [self.descriptor] if isinstance(self.descriptor, str) else list(self.descriptor)
-        light = self.illumination
-        if isinstance(light, str):  # "both"
-            pairs = [(kind, normalised) for kind in kinds for normalised in (True, False)]
-        elif not isinstance(light, (tuple, list)):
-            pairs = [(kind, bool(light)) for kind in kinds]
-        else:
-            kinds = kinds * len(light) if len(kinds) == 1 else kinds
-            _check_pairing("illumination", len(light), "descriptor", len(kinds))
-            pairs = [(kind, bool(lit)) for kind, lit in zip(kinds, light, strict=True)]
-        scales = self.descriptor_scales
-        if scales is None:
-            found = [(kind, lit, _DEFAULT_SCALES.get(kind, (1.0,))) for kind, lit in pairs]
-        elif not isinstance(scales[0], (tuple, list)):
-            found = [(kind, lit, tuple(scales)) for kind, lit in pairs]
-        else:
-            _check_pairing("descriptor_scales", len(scales), "description", len(pairs))
-            found = [(*pair, tuple(each)) for pair, each in zip(pairs, scales, strict=True)]
-        repeated = [item for i, item in enumerate(found) if item in found[:i]]
-        if repeated:
-            raise ValueError(
-                f"IdentityModel: the description {repeated[0]} comes twice in {found} (two "
-                "PLDA models of one description count its evidence twice); give each "
-                "descriptor its own illumination or scales, e.g. descriptor='daisy', "
-                "illumination=True for one description"
-            )
-        return found
-
-    def description_widths(self):
-        """The width of each description's block of :meth:`describe`'s columns.
-
-        Returns
-        -------
-        list of int
-        """
-        check_params(self)
-        sample = np.random.default_rng(0).random((1, *self.shape))
-        return [block.shape[1] for block in self._described(sample)]
-
-
-#: Each descriptor's scales when ``IdentityModel(descriptor_scales=None)`` (default (1.0,)).
-_DEFAULT_SCALES = {"daisy": (0.7,)}
-
-
-def _check_pairing(name, count, other, expected):
-    """Item-by-item parameters of :class:`FaceDescriptionMixin`: one item per ``other``."""
-    if count != expected:
-        raise ValueError(
-            f"IdentityModel: {name} must pair with the {other}s item by item, got {count} "
-            f"items for {expected} {other}s; give it one item per {other}, or one value for "
-            "them all"
-        )
 
 
 def _rescaled(crop, scale):

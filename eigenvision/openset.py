@@ -186,12 +186,23 @@ class Verification:
         ``P(same person | difference)`` of the best-matching image of the
         claimed label, where the method has one (``"bayesian"`` with the
         Euclidean metric: the MAP similarity); None otherwise.
+    model : str or None
+        Which identity model answered, for photos compared by one
+        (:func:`~eigenvision.compare_faces`: ``"deep"``, ``"classical"``, ...); None otherwise.
+    faces : tuple of Face or None
+        The face compared in each photo (:func:`~eigenvision.compare_faces`), in the photo's
+        pixels; None otherwise.
+    face_counts : tuple of int or None
+        How many faces each photo showed (the most confident was compared); None otherwise.
     """
 
     accepted: bool
     distance: float
     threshold: float | None
     probability: float | None = None
+    model: str | None = None
+    faces: tuple | None = None
+    face_counts: tuple | None = None
 
 
 def reject_unknown(named, decision, threshold):

@@ -124,3 +124,15 @@ class KnownFaces:
 def known_face(left, right):
     """A Face with these eyes, sure (p 0.99) and upright."""
     return ev.Face(ev.face_box(left, right), left, right, None, None, 5.0, 0.99, 0.0)
+
+
+def require_deep():
+    """Skip (outside CI) or fail (in CI) unless the learned description's packages are installed."""
+    from eigenvision.identity import DEEP_INSTALL, deep_available
+
+    if deep_available():
+        return
+    message = f"dlib's learned face description is not installed: {DEEP_INSTALL}"
+    if IN_CI:
+        pytest.fail(f"extra missing in CI: {message}")
+    pytest.skip(message)

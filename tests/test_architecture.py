@@ -135,16 +135,39 @@ def test_code_is_formatted_not_packed():
     assert sum(packed.values()) <= 10, {m: n for m, n in packed.items() if n}
 
 
-def test_no_class_over_450_lines():
-    """A class holds one concern: past 450 lines (docstrings included) a class mixes several
-    (the recognizer's photos, codes and open-set decision are mixins of their own modules)."""
-    long = {
-        f"{module}.{node.name}": node.end_lineno - node.lineno + 1
-        for module, path in MODULES.items()
+#: Mixins with one user, from when a size cap split classes by size (the cap is withdrawn): each
+#: becomes a fitted part its class composes (issue 77); the list only shrinks.
+SINGLE_USER_MIXINS = {
+    "AppearanceMixin",
+    "CodesMixin",
+    "DecidingMixin",
+    "FinderTrainingMixin",
+    "LocatingMixin",
+    "OpenSetMixin",
+    "OutOfCoreMixin",
+    "PhotoFacesMixin",
+    "PlacingMixin",
+}
+
+
+def test_a_mixin_has_two_users_or_more():
+    """A class composes fitted parts held as attributes; a mixin only where two or more classes
+    share it (the identity model's descriptions are a FaceDescriber it holds, not a mixin)."""
+    bases = [
+        (node.name, base.id if isinstance(base, ast.Name) else getattr(base, "attr", ""))
+        for path in MODULES.values()
         for node in ast.walk(ast.parse(path.read_text()))
-        if isinstance(node, ast.ClassDef) and node.end_lineno - node.lineno + 1 > 450
+        if isinstance(node, ast.ClassDef)
+        for base in node.bases
+    ]
+    mixins = {
+        node.name
+        for path in MODULES.values()
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.ClassDef) and node.name.endswith("Mixin")
     }
-    assert not long, long
+    single = {m for m in mixins if sum(base == m for _, base in bases) < 2}
+    assert single <= SINGLE_USER_MIXINS, single - SINGLE_USER_MIXINS
 
 
 def test_no_measured_percentages_in_comments_or_docstrings():

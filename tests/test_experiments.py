@@ -507,6 +507,7 @@ def test_lfw_verification_learns_each_halfs_mixture_from_people_outside_its_pair
 
     from eigenvision import descriptors
     from eigenvision.experiments import lfw_verification
+    from eigenvision.identity import IdentityModel
 
     monkeypatch.setattr(descriptors, "FISHER_SAMPLE", 6)
     small = functools.partial(lfw_verification.IdentityModel, fisher_clusters=2)
@@ -517,13 +518,13 @@ def test_lfw_verification_learns_each_halfs_mixture_from_people_outside_its_pair
     a_rows, b_rows = np.array([0, 4, 12, 16]), np.array([1, 8, 13, 20])
     pair_fold = np.array([0, 1, 2, 3])  # folds 0-1 test people 0, 2, 4; folds 2-3 6, 8, 10
     seen = []
-    learn = descriptors.FaceDescriptionMixin.fit_description
+    learn = IdentityModel.fit_description
 
     def spying(model, given):
         seen.append(set(np.rint(given[:, 0, 0]).astype(int)))
         return learn(model, given)
 
-    monkeypatch.setattr(descriptors.FaceDescriptionMixin, "fit_description", spying)
+    monkeypatch.setattr(IdentityModel, "fit_description", spying)
     args = SimpleNamespace(folds=4)
     learnt, seconds = lfw_verification._learnt_by_half(
         crops, labels, a_rows, b_rows, pair_fold, args

@@ -596,7 +596,8 @@ def test_a_large_sets_pair_scores_need_no_temporary_as_large_as_themselves(rng, 
     model = _two_descriptions(pca_components=4, n_components=2, cohort_size=20, cohort_top=5)
     X, y, _, _ = _people(rng, n_people=40, d=sum(model.description_widths()))
     model.fit_descriptors(X, y)
-    monkeypatch.setattr(identity, "_BLOCK_ROWS", 64, raising=False)  # many blocks in a small set
+    for module in (identity.plda, identity.model):  # many blocks in a small set
+        monkeypatch.setattr(module, "_BLOCK_ROWS", 64)
     codes = model.plda_.encode(np.repeat(X, 5, axis=0) + rng.normal(size=(800, X.shape[1])))
     blocks = list(model.plda_.models_.values())
     raw = 0.0
@@ -637,7 +638,7 @@ def test_many_crops_are_encoded_a_block_at_a_time(rng, monkeypatch):
         described = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    monkeypatch.setattr(identity, "_CROPS_AT_ONCE", 32, raising=False)
+    monkeypatch.setattr(identity.model, "_CROPS_AT_ONCE", 32)
     tracemalloc.start()
     try:
         codes = model.encode(crops)
@@ -689,13 +690,13 @@ def test_a_saved_model_scores_in_its_own_pair_basis_whatever_the_eigensolver_giv
     codes = model.plda_.encode(X[:9])
     expected = model.pairwise_log_odds(codes, codes)
     path = ev.save(model, tmp_path / "model.npz")
-    eigh = identity.linalg.eigh
+    eigh = identity.plda.linalg.eigh
 
     def other_signs(*args, **kwargs):
         values, vectors = eigh(*args, **kwargs)
         return values, vectors * np.where(np.arange(vectors.shape[1]) % 2, -1.0, 1.0)
 
-    monkeypatch.setattr(identity.linalg, "eigh", other_signs)
+    monkeypatch.setattr(identity.plda.linalg, "eigh", other_signs)
     loaded = ev.load(path)
     np.testing.assert_allclose(loaded.pairwise_log_odds(codes, codes), expected, rtol=1e-12)
     np.testing.assert_array_equal(loaded.plda_.pair_basis_, model.plda_.pair_basis_)
@@ -966,7 +967,7 @@ def test_the_identity_recipe_fits_on_lfw_people_and_returns_the_eight_bit_form(
     its progress while it describes the faces."""
     from conftest import require_dataset_folder
 
-    from eigenvision.faces.compare import build_identity_model
+    from eigenvision.faces.recipes import build_identity_model
 
     source = require_dataset_folder("lfw_train")
     root = tmp_path / "lfw_train"

@@ -13,8 +13,9 @@ import numpy as np
 from .. import datasets
 from .._base import progress
 from .._files import atomic_write
-from ..faces.compare import lfw_eyes, model_crop
+from ..faces.compare import model_crop
 from ..faces.photos import default_finder
+from ..faces.recipes import lfw_eyes
 from ..plot import save_figure
 
 

@@ -1,7 +1,7 @@
 """LFW verification: same person or not, 10 folds by person on LFW's View 1 training pairs.
 
 Every photo of ``lfw_train`` is cut on the eyes the shipped finder places
-(:func:`~eigenvision.faces.compare.lfw_eyes`). The people are dealt into 10
+(:func:`~eigenvision.faces.recipes.lfw_eyes`). The people are dealt into 10
 folds; the pairs of ``pairsDevTrain.txt`` whose first person is in a fold
 are scored by models fitted on every other person (nobody in a test pair is
 ever in training). Accuracy at each model's own threshold, ROC, TAR at FAR

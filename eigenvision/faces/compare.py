@@ -10,20 +10,21 @@ probability.
 
 from __future__ import annotations
 
+import copy
+import functools
 import os
+from dataclasses import replace
 from pathlib import Path
 
-import numpy as np
+from PIL import Image
 
-from .. import datasets
-from .._base import progress as show_progress
-from .._errors import EigenvisionError, NoFaceError
-from ..identity import IdentityModel, quantized
+from .._errors import EigenvisionError, ImageLoadError, NoFaceError
+from ..identity import IdentityModel
+from ..identity.deep import DEEP_INSTALL, MissingExtraError, deep_available
 from ..io import load_image
 from ..openset import Verification
 from ..persist import load
 from .crops import _check_finder, align_face
-from .geometry import face_box
 from .photos import default_finder
 
 __all__ = [
@@ -31,43 +32,121 @@ __all__ = [
     "compare_crops",
     "finder_and_model",
     "default_identity_model",
-    "build_identity_model",
-    "lfw_eyes",
+    "default_identity_name",
+    "identity_model_name",
+    "faces_of_photo",
     "model_crop",
     "DEFAULT_IDENTITY",
-    "LFW_EYES",
+    "DEEP_IDENTITY",
 ]
 
-#: Where the trained identity model ships: the project's top-level ``data/``.
-DEFAULT_IDENTITY = Path(__file__).resolve().parents[2] / "data" / "identity_model.npz"
+#: The project's top-level ``data/``, where the trained models ship.
+DATA = Path(__file__).resolve().parents[2] / "data"
+#: Where the classical identity model ships (LBP, HOG, DAISY and Fisher vectors under PLDA).
+DEFAULT_IDENTITY = DATA / "identity_model.npz"
+#: Where the learned identity model ships (dlib's embedding under PLDA).
+DEEP_IDENTITY = DATA / "identity_deep.npz"
+#: The shipped identity models by name.
+SHIPPED_IDENTITY = {"deep": DEEP_IDENTITY, "classical": DEFAULT_IDENTITY}
 
-#: Typical eye centres of LFW's 150 x 150 photos: where the placer starts.
-LFW_EYES = datasets.LFW_EYES
-#: Crops :func:`build_identity_model` describes per step of its progress bar.
-_DESCRIBED_AT_ONCE = 256
+
+def default_identity_name() -> str:
+    """The shipped model ``model=None`` means: ``"deep"`` when its packages are installed
+    (``eigenvision[deep]``) and its file ships, else ``"classical"``.
+
+    Returns
+    -------
+    str
+    """
+    return "deep" if deep_available() and DEEP_IDENTITY.is_file() else "classical"
 
 
-def default_identity_model(path=None) -> IdentityModel:
-    """The trained identity model, read from ``data/identity_model.npz`` (or ``path``).
+def default_identity_model(model=None) -> IdentityModel:
+    """A shipped identity model, by name, or one read from a file; read once per process.
 
     Parameters
     ----------
-    path : path-like, optional
+    model : {"deep", "classical"} or path-like, optional
+        ``"deep"``: dlib's learned embedding under PLDA (``data/identity_deep.npz``; needs
+        ``eigenvision[deep]``); ``"classical"``: LBP, HOG, DAISY and Fisher vectors under
+        PLDA (``data/identity_model.npz``); a path: that file. None:
+        :func:`default_identity_name`.
 
     Returns
     -------
     IdentityModel
+        A shallow copy of the model read once (setting its parameters changes no other
+        caller's).
+
+    Raises
+    ------
+    MissingExtraError
+        ``"deep"`` without its packages (the message gives the install command).
+    EigenvisionError
+        No such file, or it holds another kind of model.
     """
-    path = DEFAULT_IDENTITY if path is None else Path(path)
-    if not path.is_file():
-        raise EigenvisionError(
-            f"no trained identity model at {path}; rebuild it with 'eigenvision build-models "
-            "--identity' (needs $EIGENVISION_DATA with lfw_train/)"
+    if model is None:
+        model = default_identity_name()
+    if isinstance(model, str) and model in SHIPPED_IDENTITY:
+        if model == "deep" and not deep_available():
+            raise MissingExtraError(
+                "the 'deep' identity model reads faces with dlib's learned embedding, which is "
+                f"not installed: {DEEP_INSTALL} (or use model='classical')"
+            )
+        path, rebuild = SHIPPED_IDENTITY[model], f"--identity{' --deep' * (model == 'deep')}"
+        if not path.is_file():
+            raise EigenvisionError(
+                f"no trained identity model at {path}; rebuild it with 'eigenvision "
+                f"build-models {rebuild}' (needs $EIGENVISION_DATA with lfw_train/)"
+            )
+    elif isinstance(model, (str, os.PathLike)):
+        path = Path(model)
+        if not path.is_file():
+            raise EigenvisionError(
+                f"no identity model file at {path}: give 'deep', 'classical' or the path of a "
+                "file ev.save wrote"
+            )
+    else:
+        raise TypeError(
+            f"model must be 'deep', 'classical' or a model file's path, got {type(model).__name__}"
         )
+    status = path.stat()
+    return copy.copy(_read_identity(str(path.resolve()), status.st_mtime_ns, status.st_size))
+
+
+@functools.lru_cache(maxsize=4)
+def _read_identity(path, modified, size):
+    """The model in ``path`` as it was at ``modified`` with ``size`` bytes (a changed file is
+    read again), its scoring's derived arrays made once."""
     model = load(path)
     if not isinstance(model, IdentityModel):
         raise EigenvisionError(f"{path} holds a {type(model).__name__}, not an IdentityModel")
+    model.prepare()
     return model
+
+
+def identity_model_name(model) -> str:
+    """How answers name an identity model: its shipped name, or the kind of a model of one's own.
+
+    Parameters
+    ----------
+    model : IdentityModel, str, path-like or None
+        As ``model=`` of :func:`compare_faces`.
+
+    Returns
+    -------
+    str
+        ``"deep"`` or ``"classical"`` for the shipped models; ``"deep (given)"`` or
+        ``"classical (given)"`` for a fitted model passed in; a file's name for a file.
+    """
+    if model is None:
+        return default_identity_name()
+    if isinstance(model, str) and model in SHIPPED_IDENTITY:
+        return model
+    if isinstance(model, (str, os.PathLike)):
+        return Path(model).name
+    kind = "deep" if isinstance(model, IdentityModel) and model.colour else "classical"
+    return f"{kind} (given)"
 
 
 def finder_and_model(finder=None, model=None):
@@ -76,7 +155,8 @@ def finder_and_model(finder=None, model=None):
     Parameters
     ----------
     finder : FaceFinder, optional
-    model : IdentityModel, optional
+    model : IdentityModel, {"deep", "classical"} or path-like, optional
+        See :func:`default_identity_model`.
 
     Returns
     -------
@@ -85,15 +165,16 @@ def finder_and_model(finder=None, model=None):
     Raises
     ------
     TypeError
-        Either is something else (a path, another model), with the fix.
+        Either is something else (another model), with the fix.
     """
     finder = default_finder() if finder is None else finder
     _check_finder(finder)
-    model = default_identity_model() if model is None else model
+    if model is None or isinstance(model, (str, os.PathLike)):
+        model = default_identity_model(model)
     if not isinstance(model, IdentityModel):
         raise TypeError(
-            f"model must be an IdentityModel, got {type(model).__name__}: use "
-            "ev.default_identity_model(), or ev.load('identity_model.npz')"
+            f"model must be 'deep', 'classical' or an IdentityModel, got {type(model).__name__}: "
+            "use ev.default_identity_model('deep'), or ev.load('identity_model.npz')"
         )
     return finder, model
 
@@ -105,6 +186,39 @@ def _photo(photo, name, max_side):
     return photo, name
 
 
+def faces_of_photo(photo, finder, model, *, name="the photo"):
+    """The faces of one photo and their crops for ``model`` (one step of :func:`cluster_faces`).
+
+    Parameters
+    ----------
+    photo : (H, W) or (H, W, 3) ndarray or path-like
+    finder : FaceFinder
+    model : IdentityModel
+    name : str, default "the photo"
+        How messages name an array.
+
+    Returns
+    -------
+    faces : list of Face
+        In the photo's pixels (a file's own, though decoded reduced).
+    crops : list of (H, W) ndarray
+        Cut by :func:`~eigenvision.faces.compare.model_crop`.
+    error : ImageLoadError or None
+        The file could not be read (no faces then).
+    """
+    try:
+        image, _ = _photo(photo, name, getattr(finder, "max_side", None))
+    except ImageLoadError as exc:
+        return [], [], exc
+    to_file = 1.0
+    if isinstance(photo, (str, os.PathLike)):  # decoded reduced: faces in the file's pixels
+        with Image.open(photo) as opened:  # the longer side: EXIF turns keep it
+            to_file = max(opened.size) / max(image.shape[:2])
+    found = finder.find(image)
+    faces = [face if to_file == 1.0 else face.scaled(to_file) for face in found]
+    return faces, [model_crop(image, face, model) for face in found], None
+
+
 def compare_faces(photo_a, photo_b, *, finder=None, model=None) -> Verification:
     """Do two photos show the same person? The most confident face of each, compared.
 
@@ -114,8 +228,9 @@ def compare_faces(photo_a, photo_b, *, finder=None, model=None) -> Verification:
         Photos of any size (files are decoded reduced to the finder's ``max_side``).
     finder : FaceFinder, optional
         Default :func:`~eigenvision.default_finder`.
-    model : IdentityModel, optional
-        Default :func:`default_identity_model`.
+    model : {"deep", "classical"}, IdentityModel or path-like, optional
+        The shipped model by name (:func:`default_identity_model`), a fitted one, or a file.
+        Default: ``"deep"`` when ``eigenvision[deep]`` is installed, else ``"classical"``.
 
     Returns
     -------
@@ -124,34 +239,46 @@ def compare_faces(photo_a, photo_b, *, finder=None, model=None) -> Verification:
         ``distance``: minus the model's score (its log-likelihood ratio,
         normalised against its cohort; smaller: more alike); ``threshold``:
         minus the model's score threshold; ``probability``:
-        ``P(same person)``.
+        ``P(same person)``; ``model``: which model answered
+        (:func:`identity_model_name`); ``faces``: the face compared in each photo, in the
+        photo's pixels (a file's own, though decoded reduced); ``face_counts``: how many
+        faces each photo showed (the most confident was compared).
 
     Raises
     ------
     NoFaceError
         A photo shows no face at the finder's threshold (the error names it).
+    MissingExtraError
+        ``model="deep"`` without ``eigenvision[deep]``.
 
     Notes
     -----
-    The threshold and the probability are calibrated on LFW's news photos.
+    The threshold and the probability are calibrated on LFW's news photos and checked on
+    photo sources the model never saw (the ``calibration`` experiment).
     Two photos taken under one set of conditions (a studio, one camera) look
     likelier one person than they are: for such photos pass a model centred on
     faces of other people taken there,
     ``model=centred_on(default_identity_model(), crops)``
     (:func:`~eigenvision.identity.centred_on`).
     """
+    name = identity_model_name(model)
     finder, model = finder_and_model(finder, model)
-    crops = []
-    for photo, name in ((photo_a, "photo_a"), (photo_b, "photo_b")):
-        image, name = _photo(photo, name, finder.max_side)
-        found = finder.find(image, max_faces=1)
+    crops, faces, counts = [], [], []
+    for photo, label in ((photo_a, "photo_a"), (photo_b, "photo_b")):
+        found, cut, error = faces_of_photo(photo, finder, model, name=label)
+        if error is not None:
+            raise error
         if not found:
+            shown = str(photo) if isinstance(photo, (str, os.PathLike)) else label
             raise NoFaceError(
-                f"{name} shows no face at the finder's threshold {finder.threshold:.3g}: use a "
+                f"{shown} shows no face at the finder's threshold {finder.threshold:.3g}: use a "
                 "photo with the face large and frontal, or lower finder.threshold"
             )
-        crops.append(model_crop(image, found[0], model))
-    return compare_crops(*crops, model)
+        crops.append(cut[0])
+        faces.append(found[0])
+        counts.append(len(found))
+    verdict = compare_crops(*crops, model)
+    return replace(verdict, model=name, faces=tuple(faces), face_counts=tuple(counts))
 
 
 def compare_crops(crop_a, crop_b, model) -> Verification:
@@ -176,75 +303,6 @@ def compare_crops(crop_a, crop_b, model) -> Verification:
     )
 
 
-def lfw_eyes(images, finder, *, progress=False):
-    """Eye centres of LFW-style photos (the face near the centre) by the finder's placer.
-
-    The placer starts from the face box of :data:`LFW_EYES` scaled to each
-    photo (:meth:`~eigenvision.FaceFinder.place`), the same eyes :func:`compare_faces`
-    gets from the finder's faces.
-
-    Parameters
-    ----------
-    images : (n, H, W) ndarray
-    finder : FaceFinder
-    progress : bool, default False
-
-    Returns
-    -------
-    (n, 2, 2) ndarray
-        Left and right eye ``(x, y)`` of each photo.
-    """
-    eyes = np.empty((len(images), 2, 2))
-    for i, image in enumerate(show_progress(images, desc="placing eyes", enabled=progress)):
-        scale = np.array(image.shape[::-1], dtype=float) / 150.0
-        box = face_box(*(np.multiply(eye, scale) for eye in LFW_EYES))
-        placed = finder.place(image, box)
-        eyes[i] = placed["left_eye"], placed["right_eye"]
-    return eyes
-
-
-def build_identity_model(root=None, *, eyes=None, progress=False, **options) -> IdentityModel:
-    """The recipe of the shipped identity model: LFW's View 1 training people, eyes placed by the
-    shipped finder, crops aligned on them, an :class:`~eigenvision.IdentityModel` fitted and
-    kept in 8 bits (:func:`~eigenvision.identity.quantized`).
-
-    Parameters
-    ----------
-    root : path-like, optional
-        The ``lfw_train`` folder; default ``$EIGENVISION_DATA/lfw_train``.
-    eyes : (n, 2, 2) ndarray, optional
-        The eyes of :func:`~eigenvision.datasets.load_lfw`'s photos, in its order
-        (default placed here by :func:`lfw_eyes`, minutes).
-    progress : bool, default False
-        Show the eyes being placed and the faces being described (a bar on a terminal, lines
-        in a log).
-    **options
-        :class:`~eigenvision.IdentityModel`'s parameters.
-
-    Returns
-    -------
-    IdentityModel
-        Its large maps in 8 bits.
-    """
-    lfw = datasets.load_lfw(root)
-    if eyes is None:
-        eyes = lfw_eyes(lfw.images, default_finder(), progress=progress)
-    model = IdentityModel(**options)
-    crops = np.stack(
-        [model_crop(image, pair, model) for image, pair in zip(lfw.images, eyes, strict=True)]
-    )
-    # fit's three steps, the description (most of the time) in blocks a progress bar can follow
-    model.fit_description(crops)
-    blocks = range(0, len(crops), _DESCRIBED_AT_ONCE)
-    described = np.concatenate(
-        [
-            model.describe(crops[start : start + _DESCRIBED_AT_ONCE])
-            for start in show_progress(blocks, desc="describing faces", enabled=progress)
-        ]
-    )
-    return quantized(model.fit_descriptors(described, lfw.labels))
-
-
 def model_crop(photo, face, model):
     """A face cut as ``model`` was trained on: its crop size and eye positions.
 
@@ -256,7 +314,14 @@ def model_crop(photo, face, model):
 
     Returns
     -------
-    (H, W) ndarray
+    (H, W) or (H, W, 3) ndarray
+        In colour where the model reads colour (its ``"deep"`` description) and the photo has it.
     """
     positions = tuple(tuple(float(v) for v in eye) for eye in model.eye_positions)
-    return align_face(photo, face, shape=tuple(model.shape), eye_positions=positions)
+    return align_face(
+        photo,
+        face,
+        shape=tuple(model.shape),
+        eye_positions=positions,
+        as_gray=not model.colour,
+    )

@@ -35,14 +35,20 @@ FINDER = Param("model", needs=("find", "threshold"))
 
 
 def align_face(
-    image, face, *, shape=(112, 92), eye_positions=DEFAULT_EYE_POSITIONS, antialias=True
+    image,
+    face,
+    *,
+    shape=(112, 92),
+    eye_positions=DEFAULT_EYE_POSITIONS,
+    antialias=True,
+    as_gray=True,
 ):
     """Cut a face to a canonical crop: the similarity transform that puts its eyes in place.
 
     Parameters
     ----------
     image : (H, W) or (H, W, 3) ndarray
-        The photo the face is in (8-bit or float; colour becomes grey).
+        The photo the face is in (8-bit or float).
     face : Face or ((x, y), (x, y))
         A found face (anything with ``left_eye`` and ``right_eye``), or its
         left and right eye.
@@ -54,10 +60,13 @@ def align_face(
         Smooth a face larger than the crop before sampling it
         (:func:`~eigenvision.transform.align`): a photo's face is often 2 to
         10 times the crop's size.
+    as_gray : bool, default True
+        Colour becomes grey; False: a colour photo gives a colour crop, each channel
+        aligned alike (a grey photo stays grey).
 
     Returns
     -------
-    (H, W) ndarray
+    (H, W) or (H, W, 3) ndarray
 
     Examples
     --------
@@ -67,8 +76,12 @@ def align_face(
     """
     left, right = (face.left_eye, face.right_eye) if hasattr(face, "left_eye") else face
     image = np.asarray(image)
+    options = dict(shape=shape, eye_positions=eye_positions, antialias=antialias)
+    if image.ndim == 3 and not as_gray:
+        channels = [align(image[..., c], left, right, **options) for c in range(3)]
+        return np.stack(channels, axis=-1)
     grey = to_gray(image[..., :3]) if image.ndim == 3 else image
-    return align(grey, left, right, shape=shape, eye_positions=eye_positions, antialias=antialias)
+    return align(grey, left, right, **options)
 
 
 def face_thumbnail(photo, face, *, margin=0.25):

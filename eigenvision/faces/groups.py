@@ -13,20 +13,18 @@ camera) do not merge everyone, nor a few people in many photos fall apart.
 
 from __future__ import annotations
 
-import os
 import warnings
 
 import numpy as np
-from PIL import Image
 
 from .._base import counted
 from .._base import progress as show_progress
-from .._errors import ImageLoadError, UnreadableFilesWarning
+from .._errors import UnreadableFilesWarning
 from .._spec import Param
 from ..cluster import METHODS, average_linkage, cluster, pair_mixture
 from ..dask_engine import _dask, shared
-from ..identity import _CROPS_AT_ONCE  # crops described at a time as the photos come
-from .compare import _photo, finder_and_model, model_crop
+from ..identity.model import _CROPS_AT_ONCE  # crops described at a time as the photos come
+from .compare import faces_of_photo, finder_and_model
 
 __all__ = [
     "cluster_faces",
@@ -165,39 +163,6 @@ def cluster_faces(
         options = dict(method=method, n_people=n_people, threshold=threshold, adapt=adapt)
         labels = group_crops(np.stack(crops), model, **options)
     return [[owners[i] for i in np.flatnonzero(labels == g)] for g in range(labels.max() + 1)]
-
-
-def faces_of_photo(photo, finder, model, *, name="the photo"):
-    """The faces of one photo and their crops for ``model`` (one step of :func:`cluster_faces`).
-
-    Parameters
-    ----------
-    photo : (H, W) or (H, W, 3) ndarray or path-like
-    finder : FaceFinder
-    model : IdentityModel
-    name : str, default "the photo"
-        How messages name an array.
-
-    Returns
-    -------
-    faces : list of Face
-        In the photo's pixels (a file's own, though decoded reduced).
-    crops : list of (H, W) ndarray
-        Cut by :func:`~eigenvision.faces.compare.model_crop`.
-    error : ImageLoadError or None
-        The file could not be read (no faces then).
-    """
-    try:
-        image, _ = _photo(photo, name, getattr(finder, "max_side", None))
-    except ImageLoadError as exc:
-        return [], [], exc
-    to_file = 1.0
-    if isinstance(photo, (str, os.PathLike)):  # decoded reduced: faces in the file's pixels
-        with Image.open(photo) as opened:  # the longer side: EXIF turns keep it
-            to_file = max(opened.size) / max(image.shape[:2])
-    found = finder.find(image)
-    faces = [face if to_file == 1.0 else face.scaled(to_file) for face in found]
-    return faces, [model_crop(image, face, model) for face in found], None
 
 
 def _faces_on_dask(photos, finder, model):

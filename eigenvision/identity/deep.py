@@ -1,0 +1,135 @@
+"""A learned face description: dlib's ResNet face embedding of a 150 x 150 face chip.
+
+The network (King 2017, a 29-layer ResNet trained with a metric loss on about
+3 million faces of 7,485 people; ``face_recognition_models``) maps an aligned
+chip to 128 numbers where one person's faces lie close. It is one more
+description of :class:`~eigenvision.IdentityModel` (``descriptor="deep"``):
+PLDA, the cohort, the calibration, open-set decisions and grouping read its
+rows as they read LBP or DAISY rows (the step from hand-made descriptions to
+learned ones under the same statistics, as DeepID2 put Joint Bayesian on a
+network's features: Sun, Wang & Tang 2014).
+
+The chip is cut by eigenvision, on the eyes the finder places, at the
+positions where dlib's own ``get_face_chip`` (5-point landmarks, padding
+0.25) puts the eye centres; colour is kept. dlib is an optional extra
+(``pip install "eigenvision[deep]"``), imported here only, on first use.
+
+References
+----------
+D. E. King (2009), Dlib-ml: a machine learning toolkit, JMLR 10.
+Y. Sun, X. Wang and X. Tang (2014), Deep learning face representation by joint
+identification-verification, NIPS.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+from sklearn.utils import gen_batches
+
+from .._errors import EigenvisionError
+
+__all__ = [
+    "DEEP_INSTALL",
+    "CHIP_SHAPE",
+    "CHIP_EYE_POSITIONS",
+    "EMBEDDING_WIDTH",
+    "MissingExtraError",
+    "deep_available",
+    "embed_chips",
+]
+
+#: The command that installs the learned description's packages.
+DEEP_INSTALL = 'pip install "eigenvision[deep]"'
+#: The network's input: an RGB chip of 150 x 150 pixels.
+CHIP_SHAPE = (150, 150)
+#: Where dlib's ``get_face_chip(size=150, padding=0.25)`` puts the eye centres (the mean of each
+#: eye's two corners), as fractions of the chip's ``(W - 1, H - 1)``: the chip's geometry read
+#: off dlib's own chips of LFW faces (``tools/dlib_chip_geometry.py``).
+CHIP_EYE_POSITIONS = ((0.3158, 0.3105), (0.6707, 0.3105))
+#: The embedding's length.
+EMBEDDING_WIDTH = 128
+#: Chips the network describes per call.
+_CHIPS_AT_ONCE = 64
+
+
+class MissingExtraError(EigenvisionError, ImportError):
+    """An optional extra's packages are not installed; the message gives the install command."""
+
+
+def deep_available() -> bool:
+    """Whether the learned description's packages (``dlib``, ``face_recognition_models``) import.
+
+    Returns
+    -------
+    bool
+    """
+    try:
+        _modules()
+    except MissingExtraError:
+        return False
+    return True
+
+
+def _modules():
+    try:
+        import dlib
+        import face_recognition_models
+    except ImportError as error:
+        raise MissingExtraError(
+            f"the learned face description needs dlib and its trained models ({error}); "
+            f"install them with: {DEEP_INSTALL}"
+        ) from None
+    return dlib, face_recognition_models
+
+
+@functools.cache
+def _network():
+    """dlib's face recognition network, read once per process."""
+    dlib, models = _modules()
+    return dlib.face_recognition_model_v1(models.face_recognition_model_location())
+
+
+def embed_chips(chips, *, mirror=False):
+    """dlib's 128-d embeddings of face chips.
+
+    Parameters
+    ----------
+    chips : (n, 150, 150, 3) or (n, 150, 150) ndarray
+        Faces aligned as :data:`CHIP_EYE_POSITIONS` puts the eyes, RGB (grey chips are
+        repeated over the three channels), values in [0, 1] or 8-bit.
+    mirror : bool, default False
+        Describe each chip by the mean of its embedding and its mirror image's.
+
+    Returns
+    -------
+    (n, 128) ndarray of float64
+
+    Raises
+    ------
+    MissingExtraError
+        dlib or its models are not installed (the message gives :data:`DEEP_INSTALL`).
+    """
+    network = _network()
+    chips = np.asarray(chips)
+    if chips.ndim == 3:
+        chips = np.repeat(chips[..., None], 3, axis=3)
+    if chips.ndim != 4 or chips.shape[1:] != (*CHIP_SHAPE, 3):
+        raise ValueError(
+            f"chips must be (n, 150, 150, 3) RGB faces cut with "
+            f"align_face(photo, face, shape=(150, 150), eye_positions=CHIP_EYE_POSITIONS, "
+            f"as_gray=False), got shape {chips.shape}"
+        )
+    if chips.dtype != np.uint8:
+        chips = np.clip(np.rint(np.asarray(chips, dtype=np.float64) * 255), 0, 255)
+        chips = chips.astype(np.uint8)
+    out = np.empty((len(chips), EMBEDDING_WIDTH))
+    for rows in gen_batches(len(chips), _CHIPS_AT_ONCE):
+        batch = [np.ascontiguousarray(chip) for chip in chips[rows]]
+        out[rows] = np.asarray(network.compute_face_descriptor(batch))
+        if mirror:
+            flipped = [np.ascontiguousarray(chip[:, ::-1]) for chip in chips[rows]]
+            out[rows] += np.asarray(network.compute_face_descriptor(flipped))
+            out[rows] /= 2
+    return out

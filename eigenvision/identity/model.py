@@ -1,0 +1,745 @@
+"""Faces in, "same person?" out: :class:`IdentityModel` (a face description, a PLDA identity
+subspace, a cohort for score normalisation and a calibration) and :func:`centred_on`."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+from scipy.special import expit
+from sklearn.base import BaseEstimator
+from sklearn.linear_model import LogisticRegression
+from sklearn.utils import gen_batches
+
+from .._base import check_fitted, kept_on
+from .._errors import NotFittedError
+from .._spec import Param, State, check_params
+from .describe import DESCRIBER_PARAMETERS, IDENTITY_DESCRIPTORS, FaceDescriber
+from .fusion import PLDAFusion
+from .plda import _BLOCK_ROWS, PLDA, _stored
+
+__all__ = ["IdentityModel", "centred_on", "IDENTITY_EYE_POSITIONS"]
+
+_CROPS_AT_ONCE = 256  # crops described at a time by IdentityModel.encode
+
+#: Where :class:`IdentityModel` puts the eyes in its crops, as fractions of width and height.
+IDENTITY_EYE_POSITIONS = ((0.33, 0.42), (0.67, 0.42))
+
+
+class IdentityModel(BaseEstimator):
+    """Faces in, "same person?" out: descriptors, a PLDA identity subspace and a calibration.
+
+    Aligned face crops (:func:`~eigenvision.align_face` at ``shape``) are
+    described four times (:func:`~eigenvision.descriptors.face_descriptors`):
+    by dense DAISY gradient histograms once normalised for illumination (Tan
+    & Triggs 2010) and once as they are, by LBP histograms and HOG of the
+    normalised crop, and by the Fisher vector of the normalised crop's local
+    DAISY descriptors (:class:`~eigenvision.descriptors.FisherVectors`, its
+    Gaussian mixture learnt by :meth:`fit`). Pairs are compared by the log-likelihood ratio of a
+    :class:`PLDA` model of each description, summed (:class:`PLDAFusion`); a
+    logistic calibration, fitted on people held out of the PLDA fit, turns
+    the ratio into ``P(same person)``.
+
+    Parameters
+    ----------
+    shape : (H, W), default (120, 104)
+        The aligned crops' size.
+    eye_positions : ((u, v), (u, v)), default ((0.33, 0.42), (0.67, 0.42))
+        Where :func:`~eigenvision.align_face` puts the eyes, as fractions of
+        the crop's width and height: the default crop is three eye distances
+        wide, the hair line and jaw inside it.
+    descriptor : str or tuple of str, default ("daisy", "daisy", "lbp+hog", "fisher")
+        What describes a crop (:func:`~eigenvision.descriptors.face_descriptors`:
+        ``"pixels"``, ``"lbp"``, ``"hog"``, ``"lbp+hog"``, ``"daisy"`` or
+        ``"lbp+hog+daisy"``), or ``"fisher"``: the Fisher vector of the crop's
+        local DAISY descriptors (:class:`~eigenvision.descriptors.FisherVectors`,
+        its mixture fitted by :meth:`fit` on a sample of the crops, kept as
+        ``fisher_``; its own scales and mirror image). A tuple describes each
+        crop several times, each description with a PLDA model of its own,
+        and a pair's ratio is the sum of theirs (:class:`PLDAFusion`); see
+        :meth:`descriptions`.
+    lbp_cells : (rows, cols), default (10, 8)
+        The grid of LBP histograms (:func:`~eigenvision.descriptors.lbp_histograms`;
+        descriptors with ``"lbp"``).
+    lbp_radii : sequence of int, default (1, 2, 3)
+        The LBP radii, pixels: one histogram grid per radius.
+    hog_cell : int, default 12
+        HOG's cell side, pixels (:func:`~eigenvision.descriptors.hog_descriptor`;
+        descriptors with ``"hog"``).
+    fisher_clusters : int, default 128
+        Gaussians of the ``"fisher"`` description's mixture.
+    descriptor_scales : sequence of float, a tuple of them, or None, default None
+        The crop is described at each of these sizes (relative to ``shape``;
+        scikit-image's ``rescale`` with its anti-aliasing), the descriptors
+        concatenated: the descriptors' cells and radii in pixels cover a
+        larger share of a smaller crop. A tuple of sequences gives each
+        description its own (:meth:`descriptions`). None: DAISY at 0.7 of
+        the crop, the other descriptors at its full size.
+    illumination : bool, "both" or tuple of bool, default (True, False, True, True)
+        Tan & Triggs' normalisation before the descriptors
+        (:func:`~eigenvision.normalize.illumination`), for all descriptions
+        or, a tuple, for each ``descriptor`` in turn; ``"both"``: each
+        descriptor twice, with it and without it. The normalised crop keeps
+        the shape the light hides, the crop as it is keeps the shading the
+        normalisation removes.
+    mirror : bool, default True
+        Describe each crop by the mean of its descriptors and its mirror
+        image's (as Simonyan et al. 2013 do): a face and its mirror show one
+        person, and the mean depends less on which side the light or a turn
+        favours.
+    length_norm : bool, default True
+        PLDA's ``length_norm``: the PCA step's codes whitened and brought to
+        one length (Garcia-Romero & Espy-Wilson 2011).
+    pca_components : int, default 500
+        PLDA's PCA step.
+    lda_components : int or None, default 200
+        PLDA's LDA step (:class:`PLDA`'s ``lda_components``; the identity
+        rank at most this): the PCA step's codes projected onto their leading
+        Fisher directions before the length norm. None: no LDA step.
+    n_components : int, default 100
+        PLDA's identity rank.
+    calibration_share : float, default 0.1
+        Share of the people (with two or more crops) held out of the PLDA fit
+        to calibrate the probability on; split by person, never by crop.
+    cohort_size : int, default 2000
+        Faces of distinct training people kept as a cohort for adaptive
+        symmetric score normalisation (Matějka et al. 2017): a pair's ratio
+        ``s`` becomes ``((s - mu_a) / sigma_a + (s - mu_b) / sigma_b) / 2``,
+        ``mu`` and ``sigma`` the mean and standard deviation of each face's
+        ``cohort_top`` highest ratios against the cohort. A face that is
+        like many strangers (a blurred, dark or common-looking face) no
+        longer scores high against everyone. 0: raw ratios.
+    cohort_top : int, default 100
+        How many of a face's best cohort ratios its statistics read.
+    seed : int, default 0
+        Which people are held out, and which faces make the cohort.
+
+    Attributes
+    ----------
+    plda_ : PLDA or PLDAFusion
+        :class:`PLDAFusion` when there are several :meth:`descriptions`;
+        :meth:`~PLDA.compact` (its PCA and LDA steps one map).
+    calibration_ : (2,) ndarray
+        ``(a, b)``: ``P(same) = 1 / (1 + exp(-(a s + b)))`` of a pair's score ``s``
+        (the ratio, normalised when there is a cohort).
+    threshold_ : float
+        The score where ``P(same) = 1/2``: the model's decision.
+    cohort_coordinates_ : (cohort_size, p) ndarray of float32 or None
+        The cohort's faces in PLDA's pair coordinates (:meth:`PLDA.pair_coordinates`
+        of their codes, where a ratio needs nothing else of them); None
+        without normalisation. 8-bit integers in a :func:`quantized` model,
+        the coordinates being ``cohort_coordinates_ * cohort_scale_``.
+    cohort_scale_ : (p,) ndarray or None
+        The scale of each axis of an 8-bit ``cohort_coordinates_``; None otherwise.
+    fisher_ : FisherVectors or None
+        The ``"fisher"`` description's encoder; None without one.
+    cohort_ : (cohort_size, r) ndarray of float32 or None
+        The cohort's codes, in files written before ``cohort_coordinates_``
+        (read as it); None in models fitted now.
+
+    References
+    ----------
+    X. Tan and B. Triggs (2010), Enhanced local texture feature sets for face
+    recognition under difficult lighting conditions, IEEE TIP 19(6).
+    K. Simonyan, O. Parkhi, A. Vedaldi and A. Zisserman (2013), Fisher vector
+    faces in the wild, BMVC (descriptors of the face and its mirror image).
+    """
+
+    _params = {
+        "shape": Param("shape", 16, 512),
+        "eye_positions": Param("any"),
+        "descriptor": Param("choice", choices=IDENTITY_DESCRIPTORS, sequence=True, max_length=8),
+        "lbp_cells": Param("shape", 2, 64),
+        "lbp_radii": Param("reals", 1, 16, max_length=8),
+        "hog_cell": Param("int", 2, 64),
+        "fisher_clusters": Param("int", 1, 4096),
+        "descriptor_scales": Param("reals", 0.1, 4, max_length=8, sequence=True, optional=True),
+        "illumination": Param("bool", also=("both",), sequence=True, max_length=8),
+        "mirror": Param("bool"),
+        "length_norm": Param("bool"),
+        "pca_components": Param("int", 1, 100_000),
+        "lda_components": Param("int", 1, 100_000, optional=True),
+        "n_components": Param("int", 1, 100_000),
+        "calibration_share": Param("real", 0, 1, open_low=True, open_high=True),
+        "cohort_size": Param("int", 0, 1_000_000),
+        "cohort_top": Param("int", 1, 1_000_000),
+        "seed": Param("int", 0, 2**32 - 1),
+    }
+
+    #: Parameters added after models were first saved, with the value that keeps an older
+    #: model file's behaviour (:func:`~eigenvision.load` gives it where a file has none).
+    _former_defaults = {
+        "mirror": False,
+        "lbp_cells": (8, 8),
+        "lbp_radii": (1, 2),
+        "hog_cell": 8,
+        "fisher_clusters": 128,
+        "descriptor_scales": (1.0,),
+        "cohort_size": 0,
+        "length_norm": False,
+        "lda_components": None,
+    }
+
+    _state = {
+        "plda_": State("model"),
+        "calibration_": State(shape=(2,)),
+        "threshold_": State("real"),
+        # int8 in a quantized model, with its scales
+        "cohort_coordinates_": State(dtypes="fi", shape=("c", "p"), optional=True),
+        "cohort_scale_": State(shape=("p",), optional=True, low=0),
+        "cohort_": State(shape=("c", "r"), optional=True),  # files from before the coordinates
+        # the "fisher" description's mixture; None or absent without one
+        "fisher_": State("model", optional=True),
+    }
+
+    def __init__(
+        self,
+        *,
+        shape=(120, 104),
+        eye_positions=IDENTITY_EYE_POSITIONS,
+        descriptor=("daisy", "daisy", "lbp+hog", "fisher"),
+        lbp_cells=(10, 8),
+        lbp_radii=(1, 2, 3),
+        hog_cell=12,
+        fisher_clusters=128,
+        descriptor_scales=None,
+        illumination=(True, False, True, True),
+        mirror=True,
+        length_norm=True,
+        pca_components=500,
+        lda_components=200,
+        n_components=100,
+        calibration_share=0.1,
+        cohort_size=2000,
+        cohort_top=100,
+        seed=0,
+    ):
+        self.shape = shape
+        self.eye_positions = eye_positions
+        self.descriptor = descriptor
+        self.lbp_cells = lbp_cells
+        self.lbp_radii = lbp_radii
+        self.hog_cell = hog_cell
+        self.fisher_clusters = fisher_clusters
+        self.descriptor_scales = descriptor_scales
+        self.illumination = illumination
+        self.mirror = mirror
+        self.length_norm = length_norm
+        self.pca_components = pca_components
+        self.lda_components = lda_components
+        self.n_components = n_components
+        self.calibration_share = calibration_share
+        self.cohort_size = cohort_size
+        self.cohort_top = cohort_top
+        self.seed = seed
+
+    @property
+    def describer(self):
+        """The model's :class:`~eigenvision.identity.describe.FaceDescriber`: its description
+        parameters, with the mixture :meth:`fit_description` learnt (``fisher_``)."""
+        describer = FaceDescriber(**{name: getattr(self, name) for name in DESCRIBER_PARAMETERS})
+        describer.fisher_ = getattr(self, "fisher_", None)
+        return describer
+
+    def describe(self, crops):
+        """Descriptor rows of aligned crops (:meth:`FaceDescriber.describe`).
+
+        Parameters
+        ----------
+        crops : (n, H, W) or (n, H, W, 3) ndarray
+            Cut by :func:`~eigenvision.faces.compare.model_crop`.
+
+        Returns
+        -------
+        (n, m) ndarray
+        """
+        return self.describer.describe(crops)
+
+    def fit_description(self, crops):
+        """Learn what the descriptions learn from faces (:meth:`FaceDescriber.fit`): sets
+        ``fisher_``. :meth:`fit` calls it; call it alone to :meth:`describe` crops before
+        fitting the rest on them (:meth:`fit_descriptors`).
+
+        Parameters
+        ----------
+        crops : (n, H, W) or (n, H, W, 3) ndarray
+
+        Returns
+        -------
+        self
+        """
+        check_params(self)
+        self.fisher_ = self.describer.fit(crops).fisher_
+        return self
+
+    def descriptions(self):
+        """Each description of a crop, one PLDA model each (:meth:`FaceDescriber.descriptions`).
+
+        Returns
+        -------
+        list of (str, bool, tuple of float)
+
+        Examples
+        --------
+        >>> from eigenvision import IdentityModel
+        >>> IdentityModel(descriptor=("daisy", "lbp+hog"), illumination="both").descriptions()
+        ... # doctest: +NORMALIZE_WHITESPACE
+        [('daisy', True, (0.7,)), ('daisy', False, (0.7,)),
+         ('lbp+hog', True, (1.0,)), ('lbp+hog', False, (1.0,))]
+        """
+        return self.describer.descriptions()
+
+    def description_widths(self):
+        """The width of each description's block of :meth:`describe`'s columns.
+
+        Returns
+        -------
+        list of int
+        """
+        return self.describer.description_widths()
+
+    @property
+    def colour(self):
+        """Whether the model reads colour crops (the ``"deep"`` description)."""
+        return self.describer.colour
+
+    def prepare(self):
+        """Make what scoring derives from the fitted state (the maps and cohort of a shipped
+        form in float, the pair forms) now, once: a model read once and scored many times
+        makes none of it per call (shallow copies share it).
+
+        Returns
+        -------
+        self
+        """
+        check_fitted(self, "plda_")
+        blocks = self.plda_.models_.values() if isinstance(self.plda_, PLDAFusion) else [self.plda_]
+        width = sum(len(block.mean_) for block in blocks)
+        codes = self.plda_.encode(np.zeros((1, width)))
+        self.paired_log_odds(codes, codes)
+        return self
+
+    def fit(self, crops, labels):
+        """Fit PLDA on most people's crops and the calibration on the others'.
+
+        Parameters
+        ----------
+        crops : (n, H, W) ndarray
+            Aligned faces at ``shape``.
+        labels : (n,) array-like
+            Their people.
+
+        Returns
+        -------
+        self
+        """
+        check_params(self)
+        self.fit_description(crops)
+        return self.fit_descriptors(self.describe(crops), labels)
+
+    def fit_descriptors(self, X, labels):
+        """:meth:`fit` on descriptor rows already computed by :meth:`describe`.
+
+        A learned description (``"fisher"``) must be learned first
+        (:meth:`fit_description`); it is kept as it is.
+
+        Parameters
+        ----------
+        X : (n, m) ndarray
+        labels : (n,) array-like
+
+        Returns
+        -------
+        self
+        """
+        check_params(self)
+        labels = np.asarray(labels)
+        if len(labels) != len(X):
+            raise ValueError(f"labels must be one per crop: {len(labels)} for {len(X)} crops")
+        people, counts = np.unique(labels, return_counts=True)
+        repeated = people[counts >= 2]
+        rng = np.random.default_rng(self.seed)
+        n_held = max(2, int(round(self.calibration_share * len(repeated))))
+        held = rng.permutation(repeated)[:n_held]
+        calibrate = np.isin(labels, held)
+        if len(repeated) < 4 or calibrate.all():
+            raise ValueError(
+                "the calibration needs at least two people with two or more crops beside those "
+                f"the model learns from; got {len(repeated)} such people in all"
+            )
+        fitted = X[~calibrate]
+        widths = self.description_widths() if len(self.descriptions()) > 1 else [X.shape[1]]
+        if X.shape[1] != sum(widths):
+            raise ValueError(
+                f"X must be describe's rows: {len(widths)} descriptions {widths} wide, "
+                f"{sum(widths)} columns, got {X.shape[1]}"
+            )
+        people = len(np.unique(labels[~calibrate]))
+        pca = min(self.pca_components, len(fitted) - 1, *widths)
+        rank = min(self.n_components, people - 1)
+        lda = self.lda_components
+        if lda is not None:  # the identity rank lives in the LDA step
+            lda = min(lda, pca, people - 1)
+            rank = min(rank, lda)
+        options = dict(
+            n_components=rank,
+            pca_components=pca,
+            length_norm=self.length_norm,
+            lda_components=lda,
+        )
+        model = PLDA(**options) if len(widths) == 1 else PLDAFusion(tuple(widths), **options)
+        # the PCA step is larger than the LDA step it feeds: a saved model holds their product
+        self.plda_ = model.fit(fitted, labels[~calibrate]).compact()
+        self.cohort_, self.cohort_coordinates_ = None, None
+        if self.cohort_size:
+            cohort = self.plda_.encode(
+                fitted[_one_face_each(labels[~calibrate], self.cohort_size, rng)]
+            )
+            # float32: half the file
+            self.cohort_coordinates_ = self.plda_.pair_coordinates(cohort).astype(np.float32)
+        scores, same = _calibration_pairs(self, X[calibrate], labels[calibrate], rng)
+        model = LogisticRegression(C=1e6).fit(scores[:, None], same)
+        self.calibration_ = np.array([model.coef_[0, 0], model.intercept_[0]])
+        self.threshold_ = float(-self.calibration_[1] / self.calibration_[0])
+        return self
+
+    def transform(self, crops):
+        """Identity codes of aligned crops: PLDA's codes of their descriptors.
+
+        Parameters
+        ----------
+        crops : (n, H, W) ndarray
+            Aligned faces at ``shape``.
+
+        Returns
+        -------
+        (n, k) ndarray
+        """
+        check_fitted(self, "plda_")
+        return self.plda_.transform(self.describe(crops))
+
+    def pairwise_scores(self, crops):
+        """The log-likelihood ratio of one person for every pair of crops.
+
+        Parameters
+        ----------
+        crops : (n, H, W) ndarray
+            Aligned faces at ``shape``.
+
+        Returns
+        -------
+        (n, n) ndarray
+            Symmetric.
+        """
+        codes = self.encode(crops)
+        return self.pairwise_log_odds(codes, codes)
+
+    def pairwise_probability(self, crops):
+        """``P(same person)`` of every pair of crops, by the calibration.
+
+        Parameters
+        ----------
+        crops : (n, H, W) ndarray
+            Aligned faces at ``shape``.
+
+        Returns
+        -------
+        (n, n) ndarray
+            Symmetric.
+        """
+        return self.probability(self.pairwise_scores(crops))
+
+    def encode(self, crops):
+        """Codes of aligned crops in PLDA's PCA step, for :meth:`pairwise_log_odds`.
+
+        What a :class:`~eigenvision.Recognizer` with ``method="plda"`` enrols:
+        comparing codes needs no descriptor again.
+
+        Parameters
+        ----------
+        crops : (n, H, W) ndarray
+            Aligned faces at ``shape``.
+
+        Returns
+        -------
+        (n, r) ndarray of float64
+        """
+        check_fitted(self, "plda_")
+        crops = np.asarray(crops)
+        if crops.ndim not in (3, 4) or len(crops) <= _CROPS_AT_ONCE:
+            return self.plda_.encode(self.describe(crops))  # describe checks the shape
+        # a block of crops at a time: their descriptions are many times their size
+        return np.concatenate(
+            [
+                self.plda_.encode(self.describe(crops[rows]))
+                for rows in gen_batches(len(crops), _CROPS_AT_ONCE)
+            ]
+        )
+
+    def score_pairs(self, crops_a, crops_b):
+        """The score of one person for each pair of crops (see :meth:`pairwise_log_odds`).
+
+        Parameters
+        ----------
+        crops_a, crops_b : (n, H, W) ndarray
+
+        Returns
+        -------
+        (n,) ndarray
+        """
+        return self.paired_log_odds(self.encode(crops_a), self.encode(crops_b))
+
+    def probability(self, llr):
+        """``P(same person)`` of log-likelihood ratios, by the calibration.
+
+        Parameters
+        ----------
+        llr : array-like
+
+        Returns
+        -------
+        ndarray
+        """
+        check_fitted(self, "calibration_")
+        a, b = self.calibration_
+        return expit(a * np.asarray(llr, dtype=np.float64) + b)
+
+    def pairwise_log_odds(self, codes_a, codes_b, *, statistics_b=None):
+        """The score of one person for every pair of codes (:meth:`encode`).
+
+        PLDA's log-likelihood ratio, normalised against the cohort when the
+        model has one (``cohort_size``).
+
+        Parameters
+        ----------
+        codes_a : (m, r) ndarray
+        codes_b : (n, r) ndarray
+        statistics_b : (mean, std) of (n,) ndarrays, optional
+            :meth:`cohort_statistics` of ``codes_b`` when the caller keeps
+            them (a gallery scored against query after query); computed here
+            when not given.
+
+        Returns
+        -------
+        (m, n) ndarray
+        """
+        check_fitted(self, "plda_")
+        plda, cohort = self.plda_, _cohort_of(self)
+        u = plda.pair_coordinates(codes_a)
+        v = u if codes_b is codes_a else plda.pair_coordinates(codes_b)
+        scores = plda.pairwise_log_odds(u, v, coordinates=True)
+        if cohort is None:  # None in files from before the cohort
+            return scores
+        if statistics_b is None:
+            statistics_b = _cohort_statistics(plda, v, cohort, self.cohort_top)
+        elif any(np.shape(part) != (len(codes_b),) for part in statistics_b):
+            raise ValueError(
+                f"statistics_b must be the (mean, std) of the {len(codes_b)} codes_b, one value "
+                "per code each (cohort_statistics(codes_b))"
+            )
+        # a set against itself (pairwise_scores, the calibration, a gallery's own score
+        # normalisation): its statistics once
+        mean_a, std_a = (
+            statistics_b
+            if codes_a is codes_b
+            else _cohort_statistics(plda, u, cohort, self.cohort_top)
+        )
+        return _symmetric_normalized(scores, (mean_a[:, None], std_a[:, None]), statistics_b)
+
+    def paired_log_odds(self, codes_a, codes_b):
+        """:meth:`pairwise_log_odds` of the pairs ``(codes_a[i], codes_b[i])`` only.
+
+        Parameters
+        ----------
+        codes_a, codes_b : (n, r) ndarray
+            Paired row by row.
+
+        Returns
+        -------
+        (n,) ndarray
+        """
+        check_fitted(self, "plda_")
+        plda, cohort = self.plda_, _cohort_of(self)
+        u, v = plda.pair_coordinates(codes_a), plda.pair_coordinates(codes_b)
+        scores = plda.paired_log_odds(u, v, coordinates=True)
+        if cohort is None:
+            return scores
+        return _symmetric_normalized(
+            scores,
+            _cohort_statistics(plda, u, cohort, self.cohort_top),
+            _cohort_statistics(plda, v, cohort, self.cohort_top),
+        )
+
+    def cohort_statistics(self, codes):
+        """Mean and standard deviation of each face's ``cohort_top`` best ratios against the cohort.
+
+        Parameters
+        ----------
+        codes : (n, r) ndarray
+
+        Returns
+        -------
+        mean, std : (n,) ndarray
+        """
+        check_fitted(self, "plda_")
+        cohort = _cohort_of(self)
+        if cohort is None:
+            raise NotFittedError("this IdentityModel has no cohort: its scores are not normalised")
+        coordinates = self.plda_.pair_coordinates(codes)
+        return _cohort_statistics(self.plda_, coordinates, cohort, self.cohort_top)
+
+
+def centred_on(model, crops=None, *, codes=None):
+    """A copy of an identity model whose codes are centred on faces of another kind of photo.
+
+    Unsupervised mean adaptation, as speaker verification moves an
+    out-of-domain PLDA to unlabelled in-domain data (Garcia-Romero et al.
+    2014): a model trained on news photos sees two studio photos of
+    different people as alike, since the shared conditions (camera, light,
+    pose, background) move both codes the same way from the training
+    faces' mean. Centring the length-normalised codes on the new photos'
+    own mean removes that shared offset. Each PLDA's ``code_mean_`` moves
+    by the mean of the crops' codes (its part of them), and the cohort with
+    it, so the adapted model encodes every face, the cohort's too, as one
+    model; the covariances and the calibration are the model's.
+
+    Parameters
+    ----------
+    model : IdentityModel
+        Fitted, with ``length_norm`` (the codes are centred after it).
+    crops : (n, H, W) ndarray
+        Faces of many people photographed as the faces to compare are (a
+        gallery, a set of strangers), cut for the model
+        (:func:`~eigenvision.faces.compare.model_crop`); ``n >= 2``. Faces of
+        one or two people would centre the codes on those people.
+    codes : (n, r) ndarray, optional
+        Instead of ``crops``, their codes (``model.encode(crops)``, e.g. a
+        :class:`~eigenvision.Recognizer`'s ``gallery_``): nothing is encoded again.
+
+    Returns
+    -------
+    IdentityModel
+
+    References
+    ----------
+    D. Garcia-Romero, A. McCree, S. Shum, N. Brümmer and C. Vaquero (2014),
+    Unsupervised domain adaptation for i-vector speaker recognition, Odyssey.
+    """
+    if not isinstance(model, IdentityModel):
+        raise TypeError(f"centred_on takes an IdentityModel, got {type(model).__name__}")
+    check_fitted(model, "plda_")
+    if not model.length_norm:
+        raise ValueError(
+            "centred_on needs a model with length_norm=True: its codes are centred after "
+            "the length normalisation"
+        )
+    if (crops is None) == (codes is None):
+        raise ValueError("centred_on takes the faces' crops or their codes, one of the two")
+    if codes is None:
+        crops = np.asarray(crops)
+        if crops.ndim != 3 or len(crops) < 2:
+            raise ValueError(
+                f"crops must be an (n, H, W) stack of at least 2 faces of many people, got "
+                f"shape {crops.shape}"
+            )
+        codes = model.encode(crops)
+    plda = model.plda_
+    blocks = plda.models_.values() if isinstance(plda, PLDAFusion) else [plda]
+    width = sum(len(block.code_mean_) for block in blocks)
+    codes = np.asarray(codes, dtype=np.float64)
+    if codes.shape[1:] != (width,) or len(codes) < 2 or not np.all(np.isfinite(codes)):
+        raise ValueError(
+            f"codes must be an (n, {width}) array of at least 2 finite codes of this model "
+            f"(model.encode(crops)), got shape {codes.shape}"
+        )
+    shift = codes.mean(axis=0)
+
+    def moved(block, part):
+        block = copy.copy(block)
+        block.code_mean_ = block.code_mean_ + part
+        return block
+
+    adapted = copy.copy(model)
+    if isinstance(plda, PLDAFusion):
+        cuts = plda._cuts(len(shift), "codes")
+        adapted.plda_ = copy.copy(plda)
+        adapted.plda_.models_ = {
+            name: moved(block, shift[cut])
+            for (name, block), cut in zip(plda.models_.items(), cuts, strict=True)
+        }
+    else:
+        adapted.plda_ = moved(plda, shift)
+    cohort = _cohort_of(model)  # files from before the coordinates: made from their codes
+    if cohort is not None:
+        dtype = np.float32 if cohort.dtype == np.float64 else cohort.dtype  # as fit keeps them
+        cohort = cohort.astype(np.float64) - plda.pair_coordinates(shift[None])
+        adapted.cohort_coordinates_, adapted.cohort_ = cohort.astype(dtype), None
+        adapted.cohort_scale_ = None  # a quantized cohort is kept moved in float32
+    return adapted
+
+
+def _cohort_of(model):
+    """An :class:`IdentityModel`'s cohort in PLDA's pair coordinates, or None:
+    ``cohort_coordinates_`` (a :func:`quantized` one in float32, made once), or made from the
+    codes files written before it hold (``cohort_``)."""
+    cohort = getattr(model, "cohort_coordinates_", None)
+    if cohort is not None:
+        scale = getattr(model, "cohort_scale_", None)
+        if scale is None:
+            return cohort
+        return kept_on(
+            model,
+            "_cohort_memo",
+            (cohort, scale),
+            lambda: _stored(cohort, scale, np.float32, axis=0),
+        )
+    codes = getattr(model, "cohort_", None)
+    return None if codes is None else model.plda_.pair_coordinates(codes)
+
+
+def _cohort_statistics(plda, coordinates, cohort, top):
+    """:meth:`IdentityModel.cohort_statistics` of faces in pair coordinates: the mean and spread
+    of each face's ``top`` best ratios against the cohort."""
+    top = min(top, len(cohort))
+    mean, std = np.empty(len(coordinates)), np.empty(len(coordinates))
+    for rows in gen_batches(len(coordinates), _BLOCK_ROWS):  # a block's ratios at a time
+        against = plda.pairwise_log_odds(coordinates[rows], cohort, coordinates=True)
+        best = -np.partition(-against, top - 1, axis=1)[:, :top]
+        mean[rows], std[rows] = best.mean(axis=1), best.std(axis=1)
+    return mean, np.maximum(std, 1e-12)
+
+
+def _symmetric_normalized(scores, statistics_a, statistics_b):
+    """Adaptive symmetric normalisation: the mean of ``scores`` standardised by each side's,
+    written over ``scores`` (a set's (n, n) scores: one temporary as large, not four)."""
+    (mean_a, std_a), (mean_b, std_b) = statistics_a, statistics_b
+    by_a = scores - mean_a
+    by_a /= std_a
+    scores -= mean_b
+    scores /= std_b
+    scores += by_a
+    scores /= 2
+    return scores
+
+
+def _one_face_each(labels, size, rng):
+    """Indices of one random face of each of ``size`` random people (all people if fewer)."""
+    order = rng.permutation(len(labels))
+    _, first = np.unique(labels[order], return_index=True)
+    chosen = order[first]
+    return np.sort(rng.permutation(chosen)[:size])
+
+
+def _calibration_pairs(model, X, labels, rng, max_pairs=20_000):
+    """Scores of the same-person pairs of held-out people and as many others."""
+    rows, cols = np.triu_indices(len(X), 1)
+    same = labels[rows] == labels[cols]
+    positive = np.flatnonzero(same)
+    negative = np.flatnonzero(~same)
+    take = min(len(positive), max_pairs // 2)
+    positive = rng.choice(positive, take, replace=False)
+    negative = rng.choice(negative, min(len(negative), take), replace=False)
+    chosen = np.concatenate([positive, negative])
+    codes = model.plda_.encode(X)
+    scores = model.pairwise_log_odds(codes, codes)[rows[chosen], cols[chosen]]
+    return scores, same[chosen]

@@ -1,0 +1,211 @@
+"""The learned face description (``eigenvision.identity.deep``) and the choice of identity model.
+
+Tests that run dlib's network need ``eigenvision[deep]``: outside CI they skip and say how to
+install it; in CI they fail without it.
+"""
+
+import json
+
+import numpy as np
+import pytest
+from conftest import require_dataset_folder, require_deep
+from PIL import Image
+
+import eigenvision as ev
+from eigenvision.faces import compare
+from eigenvision.identity import deep
+
+
+@pytest.fixture(scope="module")
+def lfw_photos():
+    """Four photos of two LFW people (colour, as the files are)."""
+    folder = require_dataset_folder("lfw_train") / "images"
+    people = ["Aaron_Peirsol", "Abdullah_Gul"]
+    paths = [sorted((folder / person).glob("*.jpg"))[:2] for person in people]
+    return [path for pair in paths for path in pair]
+
+
+def _dlib_recipe(photo):
+    """dlib's own recipe, as face_recognition runs it: HOG faces (upsampled once), 5 points,
+    dlib's chip, the network."""
+    import dlib
+    import face_recognition_models as models
+
+    detector = dlib.get_frontal_face_detector()
+    shapes = dlib.shape_predictor(models.pose_predictor_five_point_model_location())
+    network = dlib.face_recognition_model_v1(models.face_recognition_model_location())
+    found = detector(photo, 1)
+    assert len(found) >= 1
+    shape = shapes(photo, max(found, key=lambda r: r.area()))
+    return np.array(network.compute_face_descriptor(photo, shape)), dlib.get_face_chip(photo, shape)
+
+
+def test_our_chip_is_dlibs_chip_and_gives_its_embedding(lfw_photos):
+    """The chip cut on the finder's eyes at CHIP_EYE_POSITIONS lands where dlib's own chip
+    (5 points, padding 0.25) is: the two embeddings of one photo lie far closer than the
+    network's same-person tolerance (0.6), and closer than to the same person's other photo."""
+    require_deep()
+    finder = ev.default_finder()
+    embeddings, theirs = [], []
+    for path in lfw_photos[:2]:
+        photo = np.asarray(Image.open(path).convert("RGB"))
+        face = finder.find(photo)[0]
+        chip = ev.align_face(
+            photo, face, shape=(150, 150), eye_positions=deep.CHIP_EYE_POSITIONS, as_gray=False
+        )
+        assert chip.shape == (150, 150, 3)
+        embeddings.append(deep.embed_chips(chip[None])[0])
+        reference, dlib_chip = _dlib_recipe(photo)
+        theirs.append(reference)
+        # the chips themselves: the same face at the same place (mean absolute grey difference)
+        assert np.abs(chip.mean(axis=2) - dlib_chip.mean(axis=2) / 255).mean() < 0.08
+        # dlib's chip through embed_chips is dlib's own descriptor of the photo
+        np.testing.assert_allclose(deep.embed_chips(dlib_chip[None])[0], reference, atol=1e-5)
+    for ours, reference in zip(embeddings, theirs, strict=True):
+        assert np.linalg.norm(ours - reference) < 0.25
+    assert np.linalg.norm(embeddings[0] - theirs[0]) < np.linalg.norm(embeddings[0] - theirs[1])
+
+
+def test_embed_chips_takes_grey_and_8_bit_chips_and_refuses_other_shapes():
+    require_deep()
+    rng = np.random.default_rng(0)
+    grey = rng.random((2, 150, 150))
+    colour = np.repeat(grey[..., None], 3, axis=3)
+    np.testing.assert_array_equal(deep.embed_chips(grey), deep.embed_chips(colour))
+    eight = np.rint(colour * 255).astype(np.uint8)
+    np.testing.assert_array_equal(deep.embed_chips(eight), deep.embed_chips(colour))
+    mirrored = deep.embed_chips(colour, mirror=True)
+    halves = (deep.embed_chips(colour) + deep.embed_chips(colour[:, :, ::-1])) / 2
+    np.testing.assert_allclose(mirrored, halves, atol=1e-12)
+    with pytest.raises(ValueError, match=r"chips must be \(n, 150, 150, 3\)"):
+        deep.embed_chips(rng.random((2, 112, 92, 3)))
+
+
+def test_a_deep_identity_model_is_plda_on_the_embeddings(rng):
+    """descriptor="deep" is one more description: the model's rows are the network's
+    embeddings, and its scores are PLDA's on them, nothing else (a PLDA fitted on the same
+    rows by hand gives the same ratios, before the cohort)."""
+    require_deep()
+    model = ev.IdentityModel(
+        descriptor="deep",
+        shape=(150, 150),
+        eye_positions=deep.CHIP_EYE_POSITIONS,
+        illumination=False,
+        mirror=False,
+        pca_components=20,
+        lda_components=None,
+        n_components=5,
+        cohort_size=0,
+    )
+    assert model.colour and model.description_widths() == [128]
+    chips = rng.random((3, 150, 150, 3))
+    np.testing.assert_array_equal(model.describe(chips), deep.embed_chips(chips))
+    # fitted on embedding-like rows: 30 people, 4 faces each
+    centres = rng.normal(size=(30, 128))
+    X = np.repeat(centres, 4, axis=0) + 0.3 * rng.normal(size=(120, 128))
+    labels = np.repeat(np.arange(30), 4)
+    model.fit_descriptors(X, labels)
+    kept = np.isin(labels, model.plda_.classes_)  # the people PLDA learnt from
+    assert 0 < (~kept).sum() < len(labels)  # the others calibrate
+    plda = ev.PLDA(n_components=5, pca_components=20, length_norm=True).fit(X[kept], labels[kept])
+    a, b = X[:60], X[60:]
+    np.testing.assert_allclose(
+        model.paired_log_odds(model.plda_.encode(a), model.plda_.encode(b)),
+        plda.score_pairs(a, b),
+        rtol=1e-6,
+        atol=1e-6,
+    )
+
+
+def test_deep_without_its_packages_is_a_clear_error_and_the_default_is_classical(monkeypatch):
+    def missing():
+        raise deep.MissingExtraError(
+            f"the learned face description needs dlib ({deep.DEEP_INSTALL})"
+        )
+
+    monkeypatch.setattr(deep, "_modules", missing)
+    monkeypatch.setattr(compare, "deep_available", deep.deep_available)
+    assert not deep.deep_available()
+    assert compare.default_identity_name() == "classical"
+    with pytest.raises(deep.MissingExtraError, match=r"pip install \"eigenvision\[deep\]\""):
+        ev.default_identity_model("deep")
+    with pytest.raises(deep.MissingExtraError, match="eigenvision.deep"):
+        ev.compare_faces(np.zeros((60, 60)), np.zeros((60, 60)), model="deep")
+    with pytest.raises(deep.MissingExtraError, match="pip install"):
+        deep.embed_chips(np.zeros((1, 150, 150, 3)))
+
+
+def test_model_names_and_bad_models_are_clear_errors(tmp_path):
+    with pytest.raises(TypeError, match="'deep', 'classical'"):
+        ev.default_identity_model(3)
+    with pytest.raises(ev.EigenvisionError, match="no identity model file"):
+        ev.default_identity_model(tmp_path / "missing.npz")
+    with pytest.raises(TypeError, match="IdentityModel"):
+        ev.compare_faces(np.zeros((60, 60)), np.zeros((60, 60)), model=ev.Eigenspace(2))
+    assert compare.identity_model_name("classical") == "classical"
+    assert compare.identity_model_name(ev.IdentityModel()) == "classical (given)"
+    assert compare.identity_model_name(tmp_path / "mine.npz") == "mine.npz"
+
+
+def test_the_shipped_models_are_read_once_per_process(monkeypatch):
+    """compare_faces read the finder and the 8.5 MB identity model on every call; now each file
+    is read once (again only when it changes), and each caller gets its own copy."""
+    calls = []
+    real = compare.load
+
+    def counting(path):
+        calls.append(path)
+        return real(path)
+
+    compare._read_identity.cache_clear()
+    monkeypatch.setattr(compare, "load", counting)
+    first = ev.default_identity_model("classical")
+    second = ev.default_identity_model("classical")
+    assert len(calls) == 1
+    assert first is not second and first.plda_ is second.plda_
+    first.cohort_top = 3  # a caller's change stays its own
+    assert second.cohort_top != 3
+    finders = ev.default_finder(), ev.default_finder()
+    finders[0].threshold = 0.99
+    assert finders[1].threshold != 0.99
+
+
+def test_a_verification_names_its_model_faces_and_face_counts(lfw_photos):
+    """Which face of each photo was compared, how many each showed, which model answered: a
+    photo of two faces says so (the most confident was compared)."""
+    one = np.asarray(Image.open(lfw_photos[0]).convert("RGB"))
+    two = np.concatenate([one, np.asarray(Image.open(lfw_photos[2]).convert("RGB"))], axis=1)
+    result = ev.compare_faces(one, two, model="classical")
+    assert result.model == "classical"
+    assert len(result.faces) == 2 and result.face_counts[0] == 1
+    assert result.face_counts[1] == len(ev.default_finder().find(two)) >= 2
+    assert result.faces[1] == ev.default_finder().find(two)[0]
+
+
+def test_compare_json_gives_boxes_in_the_files_pixels(lfw_photos, tmp_path, capsys):
+    """A photo decoded reduced (longer side over the finder's max_side): the box is given in
+    the file's pixels, as detect gives it."""
+    photo = Image.open(lfw_photos[0]).convert("RGB")
+    large = tmp_path / "large.png"
+    factor = 2400 / 150
+    photo.resize((2400, 2400), Image.BICUBIC).save(large)
+    ev.cli.main(["-q", "compare", str(lfw_photos[0]), str(large), "--json", "--model", "classical"])
+    answer = json.loads(capsys.readouterr().out)
+    assert answer["model"] == "classical"
+    small, big = (np.array(entry["box"]) for entry in answer["photos"])
+    assert [entry["faces_in_photo"] for entry in answer["photos"]] == [1, 1]
+    np.testing.assert_allclose(big[2:], small[2:] * factor, rtol=0.15)
+    centre_small = small[:2] + small[2:] / 2
+    centre_big = big[:2] + big[2:] / 2
+    np.testing.assert_allclose(centre_big, (centre_small + 0.5) * factor - 0.5, atol=0.1 * big[2])
+
+
+def test_deep_compare_accepts_one_person_and_names_the_model(lfw_photos):
+    """The shipped learned model through compare_faces: one person's two photos accepted,
+    another person's refused, and the answer names the model."""
+    require_deep()
+    same = ev.compare_faces(lfw_photos[0], lfw_photos[1], model="deep")
+    other = ev.compare_faces(lfw_photos[0], lfw_photos[2], model="deep")
+    assert same.model == "deep" and other.model == "deep"
+    assert same.accepted and not other.accepted
+    assert same.probability > other.probability
