@@ -18,7 +18,12 @@ import eigenvision as ev
 from eigenvision import datasets, plot
 from eigenvision._base import BoundedCache, counted, format_below
 from eigenvision.codes import allowed_metrics
-from eigenvision.faces.compare import compare_crops, model_crop
+from eigenvision.faces.compare import (
+    compare_crops,
+    default_identity_name,
+    identity_model_name,
+    model_crop,
+)
 from eigenvision.faces.crops import face_thumbnail
 from eigenvision.faces.groups import (
     CALIBRATED_CUT,
@@ -28,6 +33,7 @@ from eigenvision.faces.groups import (
     group_codes,
     grouping_summary,
 )
+from eigenvision.identity import DEEP_INSTALL, deep_available
 from eigenvision.openset import (
     GALLERY_CALIBRATION_PEOPLE,
     calibrated_threshold,
@@ -391,13 +397,14 @@ def photo_gallery() -> ev.Recognizer | None:
             "trained on yours); then upload a photo and every face in it is named."
         )
         return None
-    key = hashlib.sha256(upload.getvalue()).hexdigest()
+    name = identity_choice("gallery-identity")
+    key = hashlib.sha256(upload.getvalue()).hexdigest() + name
     cached = st.session_state.get("gallery-model")
     if cached is not None and cached[0] == key:
         return cached[1]
     finder = trained_finder()
-    recognizer = ev.Recognizer(method="plda", feature=identity_model())
-    shape, eyes = recognizer.crop_geometry()
+    model = identity_model(name)
+    recognizer = ev.Recognizer(method="plda", feature=model)
     photos, left_out = [], []
     for name, photo in uploaded_photos([upload]):
         person = Path(name).parent.name
@@ -414,7 +421,7 @@ def photo_gallery() -> ev.Recognizer | None:
         except (ev.NoFaceError, ev.FaceCountError) as exc:
             left_out.append(str(exc))
             continue
-        crops.append(ev.align_face(photo, face, shape=shape, eye_positions=eyes))
+        crops.append(model_crop(photo, face, model))
         labels.append(person)
     bar.progress(1.0, text=f"{len(crops)} faces of {len(set(labels))} people")
     if left_out:
@@ -442,7 +449,8 @@ def recognise_from_photos() -> None:
         return
     people = recognizer.classes_
     st.caption(
-        f"Enrolled {len(recognizer.gallery_labels_)} photos of {len(people)} people: "
+        f"The {identity_model_name(recognizer.feature)} identity model enrolled "
+        f"{len(recognizer.gallery_labels_)} photos of {len(people)} people: "
         + ", ".join(map(str, people[:20]))
         + (" ..." if len(people) > 20 else "")
     )
@@ -878,8 +886,33 @@ MAX_GROUP_PHOTOS = 200  # photos one grouping takes (about half a second each)
 
 
 @st.cache_resource(show_spinner=False)
-def identity_model() -> ev.IdentityModel:
-    return ev.default_identity_model()
+def identity_model(name: str) -> ev.IdentityModel:
+    return ev.default_identity_model(name)
+
+
+#: What the identity model choice says of each shipped model.
+IDENTITY_CHOICES = {
+    "deep": "deep: dlib's learned embedding under PLDA",
+    "classical": "classical: LBP, HOG, DAISY and Fisher vectors under PLDA",
+}
+
+
+def identity_choice(key: str) -> str:
+    """The identity model the user picks in the sidebar (``"deep"`` offered when installed)."""
+    names = ["deep", "classical"] if deep_available() else ["classical"]
+    default = default_identity_name()
+    name = st.sidebar.radio(
+        "Identity model",
+        names,
+        index=names.index(default) if default in names else 0,
+        format_func=IDENTITY_CHOICES.get,
+        key=key,
+        help="Both are trained on LFW's news photos; the deep one tells people apart far "
+        "better (the user guide compares them).",
+    )
+    if not deep_available():
+        st.sidebar.caption(f"The deep model needs its packages: {DEEP_INSTALL}")
+    return name
 
 
 def uploaded_photos(uploads) -> list[tuple[str, np.ndarray]]:
@@ -929,10 +962,11 @@ def uploaded_photos(uploads) -> list[tuple[str, np.ndarray]]:
     return photos
 
 
-def found_faces(photos) -> tuple[list, np.ndarray | None]:
-    """Every face of the photos as ``(photo index, Face)`` and its code in the identity model,
-    found and described once per upload (the sliders regroup them without either again)."""
-    digest = hashlib.sha256()
+def found_faces(photos, name: str) -> tuple[list, np.ndarray | None]:
+    """Every face of the photos as ``(photo index, Face)`` and its code in the identity model
+    ``name``, found and described once per upload and model (the sliders regroup them without
+    either again)."""
+    digest = hashlib.sha256(name.encode())
     for _, photo in photos:  # the whole pixels: two uploads alike at the top are not one
         digest.update(repr(photo.shape).encode())
         digest.update(np.ascontiguousarray(photo).tobytes())
@@ -940,7 +974,7 @@ def found_faces(photos) -> tuple[list, np.ndarray | None]:
     cached = st.session_state.get("group-faces")
     if cached is not None and cached[0] == key:
         return cached[1], cached[2]
-    finder, model = trained_finder(), identity_model()
+    finder, model = trained_finder(), identity_model(name)
     bar = st.progress(0.0, text="finding faces ...")
     owners, crops = [], []
     for index, (name, photo) in enumerate(photos):
@@ -976,7 +1010,8 @@ def group_page() -> None:
     if not photos:
         st.error("None of the uploads could be read as a photo: upload PNG or JPEG photos.")
         return
-    owners, codes = found_faces(photos)
+    name = identity_choice("group-identity")
+    owners, codes = found_faces(photos, name)
     if not owners:
         st.warning(
             "No face was found in these photos. The finder looks for frontal faces at least "
@@ -999,10 +1034,11 @@ def group_page() -> None:
         key="group-learnt" if adapt else "group-probability",
         help="Higher: purer, smaller groups.",
     )
-    labels = group_codes(codes, identity_model(), threshold=threshold, adapt=adapt)
+    labels = group_codes(codes, identity_model(name), threshold=threshold, adapt=adapt)
     groups = [[owners[i] for i in np.flatnonzero(labels == g)] for g in range(labels.max() + 1)]
     alone = [group for group in groups if len(group) == 1]
-    st.subheader(grouping_summary(groups, [name.rsplit("/", 1)[-1] for name, _ in photos]))
+    st.subheader(grouping_summary(groups, [label.rsplit("/", 1)[-1] for label, _ in photos]))
+    st.caption(f"Grouped by the {name} identity model.")
     for number, group in enumerate(groups[:30], start=1):
         if len(group) == 1:
             break
@@ -1030,37 +1066,38 @@ def compare_page() -> None:
             "a photo", type=["png", "jpg", "jpeg", "bmp", "tif", "tiff"], key=key
         )
         photos.append(None if upload is None else (upload.name, read_photo(upload)[0]))
+    model_name = identity_choice("compare-identity")
     if any(photo is None for photo in photos):
         st.info(
             "Upload two photos: the most confident face of each is compared by the identity "
-            "model in data/ (PLDA on DAISY descriptors, trained on LFW's news photos)."
+            "model chosen in the sidebar (trained on LFW's news photos)."
         )
         return
     if any(photo is None for _, photo in photos):
         return  # read_photo said what is wrong
-    finder, model = trained_finder(), identity_model()
+    finder, model = trained_finder(), identity_model(model_name)
     crops = []
     for column, (name, photo) in zip(columns, photos, strict=True):
-        with st.spinner(f"Finding the face of {name} ..."):
-            found = finder.find(photo, max_faces=1)
+        with st.spinner(f"Finding the faces of {name} ..."):
+            found = finder.find(photo)
         if not found:
             st.error(
                 f"{name} shows no face at the finder's threshold {finder.threshold:.2f}: upload "
                 "a photo with the face large and frontal."
             )
             return
-        column.image(face_thumbnail(photo, found[0]), width=160, caption=name)
+        shown = f"{name}: the most confident of {len(found)} faces" if len(found) > 1 else name
+        column.image(face_thumbnail(photo, found[0]), width=160, caption=shown)
         crops.append(model_crop(photo, found[0], model))
     result = compare_crops(*crops, model)
     verdict = "the same person" if result.accepted else "two different people"
     st.subheader(f"{verdict.capitalize()}: P(same person) {result.probability:.2f}")
     st.caption(
-        f"Score {-result.distance:.2f}, the log-likelihood ratio normalised against the "
-        f"model's cohort (the model decides 'same' from "
+        f"The {model_name} identity model. Score {-result.distance:.2f}, the log-likelihood "
+        f"ratio normalised against the model's cohort (the model decides 'same' from "
         f"{-result.threshold:.2f}). "
-        "The probability is calibrated on LFW's news photos: photos taken together (one studio, "
-        "one camera) look likelier one person than they are; the Group page compares faces "
-        "against each other instead."
+        "The probability is calibrated on LFW's news photos and checked on other sources (the "
+        "calibration experiment); the Group page compares faces against each other instead."
     )
 
 

@@ -954,9 +954,9 @@ def _cmd_cluster(args) -> int:
     else:
         print(
             grouping_summary(groups, [path.name for path in paths], unreadable=unreadable)
-            + f" (the {model_name} identity model)"
             + (f"; written to {args.output}" if args.output else "")
         )
+        print(f"  grouped by the {model_name} identity model")
         for entry in report[:20]:
             photos = sorted({Path(face["photo"]).name for face in entry["faces"]})
             shown = ", ".join(photos[:6]) + (" ..." if len(photos) > 6 else "")

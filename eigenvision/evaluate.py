@@ -7,6 +7,7 @@ distances pass ``-distance``.
 from __future__ import annotations
 
 import warnings
+from typing import NamedTuple
 
 import numpy as np
 from sklearn.base import clone
@@ -32,6 +33,8 @@ __all__ = [
     "hits_and_alarms",
     "face_detection_roc",
     "pair_precision_recall",
+    "calibration",
+    "Calibration",
 ]
 
 
@@ -659,3 +662,75 @@ def pair_precision_recall(y_true, y_pred):
     recall = both / true if true else 1.0
     f_measure = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
     return precision, recall, f_measure
+
+
+class Calibration(NamedTuple):
+    """How far stated probabilities are from the frequencies they claim (:func:`calibration`)."""
+
+    #: Expected calibration error: the bins' gaps, weighted by their share of the pairs.
+    ece: float
+    #: The largest gap of a bin holding at least 1% of the pairs.
+    largest_gap: float
+    #: Per bin: the mean stated probability, the observed frequency, the count.
+    stated: np.ndarray
+    observed: np.ndarray
+    counts: np.ndarray
+    #: Among the negatives, the share stated at ``confident`` or more.
+    confident_false: float
+    #: Among those stated at ``confident`` or more, the share positive (NaN when none).
+    confident_right: float
+
+
+def calibration(y_true, probability, *, bins=10, confident=0.9) -> Calibration:
+    """Reliability of stated probabilities: the reliability diagram's points and the expected
+    calibration error (Naeini, Cooper & Hauskrecht 2015), in equal-width bins.
+
+    Parameters
+    ----------
+    y_true : (n,) array-like of bool
+        What happened (same person).
+    probability : (n,) array-like
+        What was stated, in [0, 1].
+    bins : int, default 10
+    confident : float, default 0.9
+        Where a statement counts as confident.
+
+    Returns
+    -------
+    Calibration
+        Empty bins give NaN in ``stated`` and ``observed``.
+
+    Examples
+    --------
+    >>> result = calibration([True, False, True, True], [0.9, 0.1, 0.8, 0.95], bins=2)
+    >>> f"{result.ece:.4f}", result.counts.tolist()
+    ('0.1125', [1, 3])
+    """
+    y = np.asarray(y_true, dtype=bool)
+    p = np.asarray(probability, dtype=np.float64)
+    if y.shape != p.shape or y.ndim != 1 or not len(y):
+        raise ValueError(
+            f"y_true and probability must be two (n,) arrays, n >= 1, got shapes {y.shape} "
+            f"and {p.shape}"
+        )
+    if not np.all((p >= 0) & (p <= 1)):
+        raise ValueError("probability must lie in [0, 1] (no NaN)")
+    index = np.minimum((p * bins).astype(int), bins - 1)
+    counts = np.bincount(index, minlength=bins)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        stated = np.bincount(index, weights=p, minlength=bins) / counts
+        observed = np.bincount(index, weights=y, minlength=bins) / counts
+    gaps = np.abs(stated - observed)
+    filled = counts > 0
+    ece = float(np.sum(counts[filled] * gaps[filled]) / len(p))
+    large = counts >= 0.01 * len(p)
+    sure = p >= confident
+    return Calibration(
+        ece=ece,
+        largest_gap=float(gaps[large].max()) if large.any() else float("nan"),
+        stated=stated,
+        observed=observed,
+        counts=counts,
+        confident_false=float(np.mean(sure[~y])) if (~y).any() else float("nan"),
+        confident_right=float(np.mean(y[sure])) if sure.any() else float("nan"),
+    )

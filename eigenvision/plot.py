@@ -497,3 +497,40 @@ def faces(image, found, *, title=None, names=None):
     if title:
         ax.set_title(title)
     return figure
+
+
+def reliability(curves, *, title=None):
+    """Reliability diagram: stated probability against observed frequency, per bin.
+
+    Parameters
+    ----------
+    curves : dict of str to (stated, observed, counts)
+        Legend label to :func:`~eigenvision.evaluate.calibration`'s bins (NaN bins skipped).
+    title : str, optional
+
+    Returns
+    -------
+    Figure
+    """
+    figure = Figure(figsize=(5.5, 4.5))
+    ax = figure.subplots()
+    ax.plot([0, 1], [0, 1], color="0.6", lw=1, label="calibrated")
+    markers = "osD^vP"
+    for index, (label, (stated, observed, counts)) in enumerate(curves.items()):
+        kept = np.asarray(counts) > 0
+        ax.plot(
+            np.asarray(stated)[kept],
+            np.asarray(observed)[kept],
+            marker=markers[index % len(markers)],
+            lw=1.5,
+            label=label,
+        )
+    ax.set_xlabel("stated P(same person)")
+    ax.set_ylabel("observed share of same-person pairs")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1.02)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="upper left", fontsize=7)
+    if title:
+        ax.set_title(title)
+    return figure

@@ -246,7 +246,7 @@ def test_compare_faces_with_the_shipped_models(imm, tmp_path, capsys):
         files.append(str(tmp_path / name))
     assert main(["compare", *files, "--json"]) == 0
     answer = json.loads(capsys.readouterr().out)
-    assert set(answer) == {"same_person", "probability", "score", "threshold"}
+    assert set(answer) == {"same_person", "probability", "score", "threshold", "model", "photos"}
     Image.fromarray(np.full((200, 200), 128, np.uint8)).save(tmp_path / "blank.png")
     assert main(["compare", files[0], str(tmp_path / "blank.png")]) == 2
     assert "blank.png shows no face" in capsys.readouterr().err

@@ -22,4 +22,5 @@ EXPERIMENTS = (
     "lfw_verification",
     "face_clustering",
     "lfw_people",
+    "calibration",
 )

@@ -16,6 +16,7 @@ from .._files import atomic_write
 from ..faces.compare import model_crop
 from ..faces.photos import default_finder
 from ..faces.recipes import lfw_eyes
+from ..io import load_image
 from ..plot import save_figure
 
 
@@ -177,3 +178,46 @@ def lfw_crops(args, model):
         [model_crop(im, pair, model) for im, pair in zip(lfw.images, eyes, strict=True)]
     )
     return lfw, eyes, crops
+
+
+def add_embeddings_option(command) -> None:
+    """``--embeddings FILE``: a cache of the learned description of every LFW photo."""
+    command.add_argument(
+        "--embeddings",
+        type=Path,
+        default=None,
+        help="a cache (.npz) of dlib's embeddings of LFW's photos, cut on the placed eyes: read "
+        "when it exists, written when not (describing them takes minutes)",
+    )
+
+
+def lfw_deep_rows(args, eyes, model):
+    """The learned description (``model``'s ``"deep"`` rows) of every LFW photo, cut in colour
+    on ``eyes`` (:func:`lfw_crops`'s order), or read from ``--embeddings``.
+
+    Returns
+    -------
+    (n, 128) ndarray
+    """
+    files = datasets.lfw_files()
+    names = np.array([f"{person}/{path.name}" for person, path in files])
+    cache = getattr(args, "embeddings", None)
+    if cache is not None and Path(cache).is_file():
+        cached = np.load(cache)
+        position = {name: i for i, name in enumerate(cached["names"])}
+        return cached["rows"][[position[name] for name in names]]
+    rows = np.empty((len(files), sum(model.description_widths())))
+    blocks = range(0, len(files), 256)
+    for start in steps(blocks, args, "describing faces (deep)"):
+        chips = [
+            model_crop(load_image(path, as_gray=False), eyes[start + i], model)
+            for i, (_, path) in enumerate(files[start : start + 256])
+        ]
+        rows[start : start + len(chips)] = model.describe(np.stack(chips))
+    if cache is not None:
+        atomic_write(
+            Path(cache),
+            lambda temporary: np.savez(temporary, names=names, rows=rows),
+            suffix=".npz",
+        )
+    return rows

@@ -33,14 +33,26 @@ import numpy as np
 from .. import datasets
 from ..eigenspace import Eigenspace
 from ..evaluate import auc, roc_curve
+from ..faces.recipes import DEEP_RECIPE
 from ..identity import IdentityModel
+from ..identity.deep import deep_available
 from ..plot import roc
 from ..transform import resize
 from . import _dlib
-from ._common import Run, add_eyes_option, data_env, lfw_crops, parser, steps
+from ._common import (
+    Run,
+    add_embeddings_option,
+    add_eyes_option,
+    data_env,
+    lfw_crops,
+    lfw_deep_rows,
+    parser,
+    steps,
+)
 
 NAME = "lfw_verification"
 DLIB = "dlib embeddings (peer, trained elsewhere)"
+DEEP = "learned model (dlib embedding of our chip; PLDA)"
 DLIB_TOLERANCE = 0.6  # face_recognition's default
 
 
@@ -160,6 +172,7 @@ def main(argv=None):
     command = parser(NAME, __doc__.splitlines()[0])
     command.add_argument("--folds", type=int, default=10)
     add_eyes_option(command)
+    add_embeddings_option(command)
     args = command.parse_args(argv)
     data_env(args)
     run = Run(NAME, args)
@@ -179,6 +192,10 @@ def main(argv=None):
     learnt, describe_seconds = _learnt_by_half(crops, lfw.labels, a_rows, b_rows, pair_fold, args)
     recipe = recipe_name(IdentityModel())
     methods = ("eigenfaces (cosine)", "PLDA on pixels", recipe)
+    learned = None
+    if deep_available():  # the learned description: one more description under the same PLDA
+        methods += (DEEP,)
+        learned = lfw_deep_rows(args, eyes, IdentityModel(**DEEP_RECIPE))
     scores = {name: np.zeros(len(pairs)) for name in methods}
     decided = {name: np.zeros(len(pairs), dtype=bool) for name in methods}
     rng = np.random.default_rng(args.seed)
@@ -199,10 +216,13 @@ def main(argv=None):
         # the pixels are one description (the recipe's descriptors several, each read by a
         # PLDA model of its own), so one PLDA model reads them
         model, described = learnt[fold]
-        for name, X, untrained in (
+        fitted_models = [
             ("PLDA on pixels", pixels, IdentityModel(descriptor="pixels", illumination=True)),
             (methods[2], described, copy.copy(model)),
-        ):
+        ]
+        if learned is not None:
+            fitted_models.append((DEEP, learned, IdentityModel(**DEEP_RECIPE)))
+        for name, X, untrained in fitted_models:
             fitted = untrained.fit_descriptors(X[train], lfw.labels[train])
             # the model's score: PLDA's ratio normalised against its cohort
             score = fitted.paired_log_odds(fitted.plda_.encode(X[a]), fitted.plda_.encode(X[b]))
@@ -228,9 +248,12 @@ def main(argv=None):
     if DLIB in results:
         results[DLIB].update(results_dlib)
     unseen = pair_fold >= args.folds // 2
-    rates, _ = _rates(scores[methods[2]][unseen], same[unseen], np.inf)
-    rates["accuracy"] = float(np.mean(decided[methods[2]][unseen] == same[unseen]))
-    results[methods[2]]["folds_unseen_by_the_choice"] = rates
+    for name in (methods[2], DEEP, DLIB):
+        if name not in results:
+            continue
+        rates, _ = _rates(scores[name][unseen], same[unseen], np.inf)
+        rates["accuracy"] = float(np.mean(decided[name][unseen] == same[unseen]))
+        results[name]["folds_unseen_by_the_choice"] = rates
     run.results = {
         "methods": results,
         "pairs": int(len(pairs)),
@@ -246,7 +269,14 @@ def main(argv=None):
         f"(PLDA on pixels {100 * results['PLDA on pixels']['accuracy']:.1f}%, eigenfaces "
         f"{100 * results['eigenfaces (cosine)']['accuracy']:.1f}%)"
         + (
-            f"; dlib's embeddings (peer) {100 * results[DLIB]['accuracy']:.1f}%"
+            f"; learned model {100 * results[DEEP]['accuracy']:.1f}%, TAR@FAR0.1% "
+            f"{100 * results[DEEP]['tar_at_far_0.1%']:.1f}%"
+            if DEEP in results
+            else ""
+        )
+        + (
+            f"; dlib's own recipe (peer) {100 * results[DLIB]['accuracy']:.1f}%, TAR@FAR0.1% "
+            f"{100 * results[DLIB]['tar_at_far_0.1%']:.1f}%"
             if DLIB in results
             else ""
         )
