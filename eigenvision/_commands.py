@@ -150,7 +150,8 @@ def _recognizer(args, n_images, **options):
                 "uses the shipped identity model: leave it out, or pass --method eigenfaces"
             )
         # the shipped identity model is the background: training only enrols
-        options = {"feature": default_identity_model(), **options}
+        chosen = getattr(args, "identity_model", None)
+        options = {"feature": default_identity_model(chosen), **options}
         if options.get("finder") is None and options.get("shape") is None:
             options["shape"] = tuple(options["feature"].shape)
     return Recognizer(
@@ -225,7 +226,7 @@ def _cmd_train(args) -> int:
     save(model, args.output)
     components = getattr(model.feature_, "n_components_", model.n_components or "all")
     feature = (
-        "the shipped identity model"
+        f"the {identity_model_name(getattr(args, 'identity_model', None))} identity model"
         if model.method == "plda"
         else f"{components} components, {args.metric}"
     )
@@ -666,6 +667,12 @@ def _options_train(parser):
         help="SOURCE holds uncropped photos, one face each: find, align, enrol",
     )
     parser.add_argument("--finder", help="a face finder file for --photos (default: data/'s)")
+    parser.add_argument(
+        "--identity-model",
+        metavar="MODEL",
+        help="with --photos and --method plda: deep, classical or an identity model file "
+        "(default: deep when eigenvision[deep] is installed, else classical)",
+    )
     parser.add_argument(
         "--unknown",
         metavar="FOLDER",

@@ -51,8 +51,9 @@ _DAISY_RINGS, _DAISY_HISTOGRAMS, _DAISY_ORIENTATIONS = 2, 6, 8
 DAISY_WIDTH = (1 + _DAISY_RINGS * _DAISY_HISTOGRAMS) * _DAISY_ORIENTATIONS
 
 _CELLS = Param("int", 2, 64)
-#: Crops a thread describes at least: under twice this many, :meth:`~eigenvision.identity.FaceDescriber.describe`
-#: runs on the calling thread (describing a crop costs far more than handing it to a thread).
+#: Crops a thread describes at least: under twice this many,
+#: :meth:`~eigenvision.identity.FaceDescriber.describe` runs on the calling thread (describing
+#: a crop costs far more than handing it to a thread).
 _CROPS_PER_THREAD = 8
 
 #: Pixels of the stack :func:`hog_descriptors` describes at a time: its temporaries, a few

@@ -421,3 +421,23 @@ def test_cluster_faces_groups_the_faces_codes_not_their_crops(rng, monkeypatch):
         got[[face for _, face in members]] = group
     expected = module.group_crops(crops, model)
     assert adjusted_rand_score(expected, got) == 1.0 and len(found) > 1
+
+
+def test_cluster_faces_takes_one_photo_as_a_set_of_one(tmp_path):
+    """Regression (issue 80): one colour photo became H "photos" (its rows) and gave [], a path
+    was iterated by character ("/: is a folder"), a Path was not iterable. One photo, given as
+    an array or a path, is a sequence of one: its faces, grouped."""
+    from PIL import Image
+    from skimage import data
+
+    photo = data.astronaut()
+    path = tmp_path / "astronaut.png"
+    Image.fromarray(photo).save(path)
+    expected = ev.cluster_faces([photo], model="classical")
+    assert expected  # the astronaut's face (and the patch the finder takes for one)
+    for given in (photo, str(path), path):
+        groups = ev.cluster_faces(given, model="classical")
+        assert [[i for i, _ in group] for group in groups] == [
+            [i for i, _ in group] for group in expected
+        ]
+        assert all(i == 0 for group in groups for i, _ in group)

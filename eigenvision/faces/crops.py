@@ -167,6 +167,7 @@ def photo_faces(
     names=None,
     on_error="raise",
     progress=False,
+    as_gray=True,
 ):
     """The faces of uncropped photos, each cut on its eyes (:func:`~eigenvision.align_face`).
 
@@ -195,6 +196,8 @@ def photo_faces(
         that names every photo left out and why.
     progress : bool, default False
         Progress over the photos (the search takes seconds each).
+    as_gray : bool, default True
+        Grey crops; False: colour photos give colour crops (a learned description reads them).
 
     Returns
     -------
@@ -238,7 +241,8 @@ def photo_faces(
                 left_out.append(f"{name} ({reason})")
                 continue
         crops += [
-            align_face(photo, face, shape=shape, eye_positions=eye_positions) for face in found
+            align_face(photo, face, shape=shape, eye_positions=eye_positions, as_gray=as_gray)
+            for face in found
         ]
         owners += [index] * len(found)
     if left_out:
@@ -301,6 +305,7 @@ class PhotoFacesMixin:
             names=names,
             on_error=on_error,
             progress=self.verbose,
+            as_gray=not self._colour_crops,
         )
         return as_image_set(crops, labels, min_images=min_images)
 
@@ -355,9 +360,23 @@ class PhotoFacesMixin:
             return [], self.gallery_labels_[:0], np.zeros(0)
         shape, eye_positions = self.crop_geometry()
         crops = np.stack(
-            [align_face(photo, face, shape=shape, eye_positions=eye_positions) for face in found]
+            [
+                align_face(
+                    photo,
+                    face,
+                    shape=shape,
+                    eye_positions=eye_positions,
+                    as_gray=not self._colour_crops,
+                )
+                for face in found
+            ]
         )
         return (found, *self._decide(self._codes(as_image_set(crops, None, min_images=0))))
+
+    @property
+    def _colour_crops(self):
+        """Whether faces are cut in colour: an identity model with a learned description."""
+        return self.method == "plda" and bool(getattr(self.feature, "colour", False))
 
     def crop_geometry(self):
         """How this recognizer cuts a face from a photo (for :func:`align_face`).

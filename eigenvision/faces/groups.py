@@ -13,6 +13,7 @@ camera) do not merge everyone, nor a few people in many photos fall apart.
 
 from __future__ import annotations
 
+import os
 import warnings
 
 import numpy as np
@@ -122,7 +123,7 @@ def cluster_faces(
     _check_options(method, n_people, threshold)  # before the search's seconds a photo
     if on_error not in ("raise", "skip"):
         raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
-    if isinstance(photos, np.ndarray) and photos.ndim == 2:
+    if _one_photo(photos):
         photos = [photos]
     photos = list(photos)
     if not photos:
@@ -163,6 +164,16 @@ def cluster_faces(
         options = dict(method=method, n_people=n_people, threshold=threshold, adapt=adapt)
         labels = group_crops(np.stack(crops), model, **options)
     return [[owners[i] for i in np.flatnonzero(labels == g)] for g in range(labels.max() + 1)]
+
+
+def _one_photo(photos):
+    """Whether ``photos`` is one photo, not a sequence of them: a path (a string's characters are
+    not photos), a grey ``(H, W)`` array or a colour ``(H, W, 3)`` or ``(H, W, 4)`` one."""
+    if isinstance(photos, (str, bytes, os.PathLike)):
+        return True
+    if isinstance(photos, np.ndarray):
+        return photos.ndim == 2 or (photos.ndim == 3 and photos.shape[2] in (3, 4))
+    return False
 
 
 def _faces_on_dask(photos, finder, model):

@@ -4,8 +4,8 @@
 Both are fitted on LFW's View 1 training people, each photo's face cut on the eyes the shipped
 finder places (:func:`lfw_eyes`): the classical model (:data:`CLASSICAL_RECIPE`, the
 :class:`~eigenvision.IdentityModel` defaults: DAISY, LBP+HOG and Fisher vectors) and the
-learned one (:data:`DEEP_RECIPE`: dlib's embedding of a colour chip). Each is kept in 8 bits
-(:func:`~eigenvision.identity.quantized`).
+learned one (:data:`DEEP_RECIPE`: dlib's embedding of a colour chip), each kept in its
+:data:`SHIPPED_FORMS` (the classical one in 8 bits, :func:`~eigenvision.identity.quantized`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,14 @@ from .compare import model_crop
 from .geometry import face_box
 from .photos import default_finder
 
-__all__ = ["build_identity_model", "lfw_eyes", "CLASSICAL_RECIPE", "DEEP_RECIPE", "RECIPES"]
+__all__ = [
+    "build_identity_model",
+    "lfw_eyes",
+    "CLASSICAL_RECIPE",
+    "DEEP_RECIPE",
+    "RECIPES",
+    "SHIPPED_FORMS",
+]
 
 #: The classical model's parameters: :class:`~eigenvision.IdentityModel`'s defaults.
 CLASSICAL_RECIPE = {}
@@ -36,9 +43,14 @@ DEEP_RECIPE = {
     "pca_components": 128,
     "lda_components": None,
     "n_components": 100,
+    "calibration_share": 0.3,
 }
 #: The shipped models' recipes by name.
 RECIPES = {"classical": CLASSICAL_RECIPE, "deep": DEEP_RECIPE}
+#: Each shipped model's file form: the classical maps in 8 bits; the learned model in full
+#: precision (its 128 whitened axes weigh up to thousands: 8 bits or float16 would change its
+#: scores by more than their spread, and it is small as it is).
+SHIPPED_FORMS = {"classical": quantized, "deep": lambda model: model}
 #: Typical eye centres of LFW's 150 x 150 photos: where the placer starts.
 LFW_EYES = datasets.LFW_EYES
 #: Crops :func:`build_identity_model` describes per step of its progress bar.
@@ -75,7 +87,7 @@ def lfw_eyes(images, finder, *, progress=False):
 def build_identity_model(root=None, *, eyes=None, recipe="classical", progress=False, **options):
     """A shipped identity model's recipe: LFW's View 1 training people, eyes placed by the
     shipped finder, crops aligned on them, an :class:`~eigenvision.IdentityModel` fitted and
-    kept in 8 bits (:func:`~eigenvision.identity.quantized`).
+    kept in its shipped form (:data:`SHIPPED_FORMS`).
 
     Parameters
     ----------
@@ -95,7 +107,7 @@ def build_identity_model(root=None, *, eyes=None, recipe="classical", progress=F
     Returns
     -------
     IdentityModel
-        Its large maps in 8 bits.
+        In its shipped form (:data:`SHIPPED_FORMS`): the classical model's large maps in 8 bits.
     """
     lfw = datasets.load_lfw(root)
     if eyes is None:
@@ -121,4 +133,4 @@ def build_identity_model(root=None, *, eyes=None, recipe="classical", progress=F
             for start in show_progress(blocks, desc="describing faces", enabled=progress)
         ]
     )
-    return quantized(model.fit_descriptors(described, lfw.labels))
+    return SHIPPED_FORMS[recipe](model.fit_descriptors(described, lfw.labels))
