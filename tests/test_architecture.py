@@ -129,6 +129,18 @@ def test_only_plot_imports_matplotlib_and_only_the_app_streamlit():
         assert not re.search(r"^\s*(from|import) streamlit", text, re.M), module
 
 
+def test_only_the_learned_description_imports_dlib():
+    """dlib is an optional extra (``eigenvision[deep]``): imported in ``identity/deep.py`` only
+    (and by the experiments' peer), on first use, so the package works without it."""
+    for module, path in MODULES.items():
+        text = path.read_text()
+        importing = re.search(r"^\s*(from|import) (dlib|face_recognition_models)", text, re.M)
+        if module not in ("eigenvision.identity.deep", "eigenvision.experiments._dlib"):
+            assert not importing, module
+        else:  # inside functions, never at the top of the module
+            assert not re.search(r"^(from|import) (dlib|face_recognition_models)", text, re.M)
+
+
 def test_code_is_formatted_not_packed():
     """``ruff format`` formats the package: no ``# fmt: skip`` packs code to meet a size."""
     packed = {m: p.read_text().count("# fmt: skip") for m, p in MODULES.items()}

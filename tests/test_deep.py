@@ -234,7 +234,7 @@ def test_the_deep_recipe_keeps_its_scores_as_fitted(tmp_path):
     files = ev.datasets.lfw_files(root)
     eyes = np.broadcast_to(np.asarray(ev.datasets.LFW_EYES), (len(files), 2, 2))
     options = dict(pca_components=20, n_components=5, cohort_size=8, cohort_top=4)
-    model = build_identity_model(root, eyes=eyes, recipe="deep", **options)
+    model = build_identity_model(root, eyes=eyes, recipe="deep", temper=False, **options)
     assert model.colour and model.plda_.step_.dtype.kind == "f"
     chips = np.stack(
         [
@@ -248,3 +248,28 @@ def test_the_deep_recipe_keeps_its_scores_as_fitted(tmp_path):
     np.testing.assert_allclose(
         model.pairwise_scores(chips), fitted.pairwise_scores(chips), rtol=1e-6, atol=1e-6
     )
+
+
+def test_a_damaged_deep_model_file_is_refused_by_name(tmp_path):
+    """The shipped learned model, truncated or with a member of the wrong shape, is refused
+    with ModelFileError naming the file; nothing of it is used."""
+    import io
+    import zipfile
+
+    shipped = compare.DEEP_IDENTITY
+    truncated = tmp_path / "truncated.npz"
+    truncated.write_bytes(shipped.read_bytes()[: shipped.stat().st_size // 2])
+    with pytest.raises(ev.ModelFileError, match="truncated.npz"):
+        ev.default_identity_model(truncated)
+    reshaped = tmp_path / "reshaped.npz"
+    with zipfile.ZipFile(shipped) as source, zipfile.ZipFile(reshaped, "w") as target:
+        for item in source.infolist():
+            data = source.read(item)
+            if "cohort_coordinates_" in item.filename:
+                array = np.load(io.BytesIO(data))
+                buffer = io.BytesIO()
+                np.save(buffer, array[:, :-1])
+                data = buffer.getvalue()
+            target.writestr(item, data)
+    with pytest.raises(ev.ModelFileError, match="reshaped.npz"):
+        ev.default_identity_model(reshaped)

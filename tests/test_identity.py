@@ -984,7 +984,13 @@ def test_the_identity_recipe_fits_on_lfw_people_and_returns_the_eight_bit_form(
     options.update(fisher_clusters=4)
     monkeypatch.setattr(ev.descriptors, "FISHER_SAMPLE", 24)  # the mixture's crops: seconds
     model = build_identity_model(
-        root, eyes=eyes, progress=True, cohort_top=4, calibration_share=0.2, **options
+        root,
+        eyes=eyes,
+        progress=True,
+        cohort_top=4,
+        calibration_share=0.2,
+        temper=False,  # tempered_on_att has its own test
+        **options,
     )
     # regression: after the eyes, the build (tens of minutes on lfw_train) showed nothing
     assert "describing faces" in capsys.readouterr().err
@@ -994,3 +1000,39 @@ def test_the_identity_recipe_fits_on_lfw_people_and_returns_the_eight_bit_form(
     crops = np.stack([ev.faces.compare.model_crop(image, eyes[0], model) for image in lfw.images])
     same, other = model.score_pairs(crops[[0, 4]], crops[[1, 8]])
     assert np.isfinite([same, other]).all() and same > other
+
+
+def test_tempering_divides_the_calibration_by_the_likeliest_temperature(rng):
+    """tempered: the temperature minimises the pairs' balanced log loss (a brute-force grid
+    agrees), the decision stays where it was, and an underconfident model is left alone
+    (T >= 1)."""
+    from scipy.special import expit
+
+    from eigenvision.identity import tempered
+
+    X, labels, _, _ = _people(rng, n_people=30, per_person=3)
+    model = ev.IdentityModel(
+        **ONE_DESCRIPTION, pca_components=6, n_components=3, cohort_size=0
+    ).fit_descriptors(X, labels)
+    a, b = model.calibration_
+    threshold = -b / a
+    # another source's pairs: the model is three times too sure of them
+    scores = rng.normal(threshold, 4 / a, size=4000)
+    same = rng.random(4000) < expit((a * scores + b) / 3)
+    adjusted = tempered(model, scores, same)
+    weights = np.where(same, 0.5 / same.sum(), 0.5 / (~same).sum())
+    grid = np.exp(np.linspace(0, np.log(1000), 20001))
+    sign = np.where(same, 1.0, -1.0)
+    losses = [np.sum(weights * np.logaddexp(0, -sign * (a * scores + b) / t)) for t in grid]
+    assert adjusted.temperature_ == pytest.approx(grid[int(np.argmin(losses))], rel=1e-3)
+    assert 2 < adjusted.temperature_ < 4.5
+    np.testing.assert_allclose(
+        adjusted.probability(scores), expit((a * scores + b) / adjusted.temperature_)
+    )
+    assert -adjusted.calibration_[1] / adjusted.calibration_[0] == pytest.approx(threshold)
+    assert adjusted.threshold_ == model.threshold_ and model.calibration_[0] == a
+    # pairs the model is less sure of than it should be: no sharpening
+    sharp = rng.random(4000) < expit(4 * (a * scores + b))
+    assert tempered(model, scores, sharp).temperature_ == pytest.approx(1.0, abs=1e-3)
+    with pytest.raises(ValueError, match="both"):
+        tempered(model, scores, np.ones(4000, dtype=bool))

@@ -168,30 +168,49 @@ def _learnt_by_half(crops, labels, a_rows, b_rows, pair_fold, args):
     return learnt, float(np.mean(seconds))
 
 
+def _rates_line(name, rates):
+    """One method's accuracy and TARs in the summary line."""
+    return (
+        f"{name} {100 * rates['accuracy']:.1f}%, TAR@FAR1% {100 * rates['tar_at_far_1%']:.1f}%, "
+        f"TAR@FAR0.1% {100 * rates['tar_at_far_0.1%']:.1f}%"
+    )
+
+
 def main(argv=None):
     command = parser(NAME, __doc__.splitlines()[0])
     command.add_argument("--folds", type=int, default=10)
+    command.add_argument(
+        "--skip-classical",
+        action="store_true",
+        help="leave out the pixel baselines and the classical recipe (most of the hour the "
+        "run takes): the learned model and dlib's recipe alone",
+    )
     add_eyes_option(command)
     add_embeddings_option(command)
     args = command.parse_args(argv)
     data_env(args)
     run = Run(NAME, args)
+    classical = not args.skip_classical
     lfw, eyes, crops = lfw_crops(args, IdentityModel())
     pairs = datasets.lfw_pairs()
-    # the pixel baselines at 40 rows: ten PCAs of the full crops would take longer than
-    # everything else together
-    small = (40, round(40 * crops.shape[2] / crops.shape[1]))
-    pixels = np.stack([resize(crop, small) for crop in crops])
-    pixels = pixels.reshape(len(crops), -1).astype(np.float32)
     row = {name: i for i, name in enumerate(lfw.names)}
     fold_of = _folds(np.unique(lfw.labels), args.folds, args.seed)
     a_rows = np.array([row[a] for a, _, _ in pairs])
     b_rows = np.array([row[b] for _, b, _ in pairs])
     same = np.array([s for _, _, s in pairs])
     pair_fold = np.array([fold_of[lfw.labels[i]] for i in a_rows])
-    learnt, describe_seconds = _learnt_by_half(crops, lfw.labels, a_rows, b_rows, pair_fold, args)
     recipe = recipe_name(IdentityModel())
-    methods = ("eigenfaces (cosine)", "PLDA on pixels", recipe)
+    methods, describe_seconds = (), None
+    if classical:
+        # the pixel baselines at 40 rows: ten PCAs of the full crops would take longer than
+        # everything else together
+        small = (40, round(40 * crops.shape[2] / crops.shape[1]))
+        pixels = np.stack([resize(crop, small) for crop in crops])
+        pixels = pixels.reshape(len(crops), -1).astype(np.float32)
+        learnt, describe_seconds = _learnt_by_half(
+            crops, lfw.labels, a_rows, b_rows, pair_fold, args
+        )
+        methods += ("eigenfaces (cosine)", "PLDA on pixels", recipe)
     learned = None
     if deep_available():  # the learned description: one more description under the same PLDA
         methods += (DEEP,)
@@ -204,22 +223,26 @@ def main(argv=None):
         test_people = set(lfw.labels[a_rows[test]]) | set(lfw.labels[b_rows[test]])
         train = ~np.isin(lfw.labels, list(test_people))
         a, b = a_rows[test], b_rows[test]
-        space = Eigenspace(100).fit(pixels[train])
-        codes = space.transform(pixels)
-        codes /= np.linalg.norm(codes, axis=1, keepdims=True)
-        cosine = np.sum(codes[a] * codes[b], axis=1)
-        tr_rows, tr_cols, tr_same = _training_pairs(lfw.labels[train], rng)
-        train_codes = codes[train]
-        threshold = _best_threshold(np.sum(train_codes[tr_rows] * train_codes[tr_cols], 1), tr_same)
-        scores["eigenfaces (cosine)"][test] = cosine
-        decided["eigenfaces (cosine)"][test] = cosine >= threshold
-        # the pixels are one description (the recipe's descriptors several, each read by a
-        # PLDA model of its own), so one PLDA model reads them
-        model, described = learnt[fold]
-        fitted_models = [
-            ("PLDA on pixels", pixels, IdentityModel(descriptor="pixels", illumination=True)),
-            (methods[2], described, copy.copy(model)),
-        ]
+        fitted_models = []
+        if classical:
+            space = Eigenspace(100).fit(pixels[train])
+            codes = space.transform(pixels)
+            codes /= np.linalg.norm(codes, axis=1, keepdims=True)
+            cosine = np.sum(codes[a] * codes[b], axis=1)
+            tr_rows, tr_cols, tr_same = _training_pairs(lfw.labels[train], rng)
+            train_codes = codes[train]
+            threshold = _best_threshold(
+                np.sum(train_codes[tr_rows] * train_codes[tr_cols], 1), tr_same
+            )
+            scores["eigenfaces (cosine)"][test] = cosine
+            decided["eigenfaces (cosine)"][test] = cosine >= threshold
+            # the pixels are one description (the recipe's descriptors several, each read by a
+            # PLDA model of its own), so one PLDA model reads them
+            model, described = learnt[fold]
+            fitted_models += [
+                ("PLDA on pixels", pixels, IdentityModel(descriptor="pixels", illumination=True)),
+                (recipe, described, copy.copy(model)),
+            ]
         if learned is not None:
             fitted_models.append((DEEP, learned, IdentityModel(**DEEP_RECIPE)))
         for name, X, untrained in fitted_models:
@@ -248,39 +271,32 @@ def main(argv=None):
     if DLIB in results:
         results[DLIB].update(results_dlib)
     unseen = pair_fold >= args.folds // 2
-    for name in (methods[2], DEEP, DLIB):
+    for name in (recipe, DEEP, DLIB):
         if name not in results:
             continue
         rates, _ = _rates(scores[name][unseen], same[unseen], np.inf)
         rates["accuracy"] = float(np.mean(decided[name][unseen] == same[unseen]))
         results[name]["folds_unseen_by_the_choice"] = rates
-    run.results = {
-        "methods": results,
-        "pairs": int(len(pairs)),
-        "describe_ms_per_crop": 1000 * describe_seconds,
-    }
-    best = results[methods[2]]
-    unseen_rates = best["folds_unseen_by_the_choice"]
-    return run.finish(
-        f"{len(pairs)} pairs, {args.folds} folds by person: shipped recipe accuracy "
-        f"{100 * best['accuracy']:.1f}%, TAR@FAR1% {100 * best['tar_at_far_1%']:.1f}% "
-        f"(folds {args.folds // 2}-{args.folds - 1}, unseen by the recipe's choice: "
-        f"{100 * unseen_rates['accuracy']:.1f}%, {100 * unseen_rates['tar_at_far_1%']:.1f}%) "
-        f"(PLDA on pixels {100 * results['PLDA on pixels']['accuracy']:.1f}%, eigenfaces "
-        f"{100 * results['eigenfaces (cosine)']['accuracy']:.1f}%)"
-        + (
-            f"; learned model {100 * results[DEEP]['accuracy']:.1f}%, TAR@FAR0.1% "
-            f"{100 * results[DEEP]['tar_at_far_0.1%']:.1f}%"
-            if DEEP in results
-            else ""
+    run.results = {"methods": results, "pairs": int(len(pairs))}
+    if describe_seconds is not None:
+        run.results["describe_ms_per_crop"] = 1000 * describe_seconds
+    parts = []
+    if recipe in results:
+        best = results[recipe]
+        unseen_rates = best["folds_unseen_by_the_choice"]
+        parts.append(
+            f"shipped recipe accuracy {100 * best['accuracy']:.1f}%, TAR@FAR1% "
+            f"{100 * best['tar_at_far_1%']:.1f}% (folds {args.folds // 2}-{args.folds - 1}, "
+            f"unseen by the recipe's choice: {100 * unseen_rates['accuracy']:.1f}%, "
+            f"{100 * unseen_rates['tar_at_far_1%']:.1f}%) (PLDA on pixels "
+            f"{100 * results['PLDA on pixels']['accuracy']:.1f}%, eigenfaces "
+            f"{100 * results['eigenfaces (cosine)']['accuracy']:.1f}%)"
         )
-        + (
-            f"; dlib's own recipe (peer) {100 * results[DLIB]['accuracy']:.1f}%, TAR@FAR0.1% "
-            f"{100 * results[DLIB]['tar_at_far_0.1%']:.1f}%"
-            if DLIB in results
-            else ""
-        )
-    )
+    if DEEP in results:
+        parts.append(_rates_line("learned model", results[DEEP]))
+    if DLIB in results:
+        parts.append(_rates_line("dlib's own recipe (peer)", results[DLIB]))
+    return run.finish(f"{len(pairs)} pairs, {args.folds} folds by person: " + "; ".join(parts))
 
 
 if __name__ == "__main__":
