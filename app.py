@@ -106,10 +106,15 @@ def why_unread(name: str, error: Exception) -> str:
     return str(error) if isinstance(error, ev.ImageLoadError) else f"{name}: {error}"
 
 
-def read_upload(upload, *, max_pixels=MAX_UPLOAD_PIXELS, max_side=None) -> np.ndarray | None:
+def read_upload(
+    upload, *, max_pixels=MAX_UPLOAD_PIXELS, max_side=None, colour=False
+) -> np.ndarray | None:
     try:
         return ev.load_image(
-            named_bytes(upload.getvalue(), upload.name), max_pixels=max_pixels, max_side=max_side
+            named_bytes(upload.getvalue(), upload.name),
+            max_pixels=max_pixels,
+            max_side=max_side,
+            as_gray=not colour,
         )
     except (ev.ImageLoadError, ValueError, OSError) as exc:
         st.error(
@@ -118,9 +123,10 @@ def read_upload(upload, *, max_pixels=MAX_UPLOAD_PIXELS, max_side=None) -> np.nd
         return None
 
 
-def read_photo(upload) -> tuple[np.ndarray | None, float]:
-    """An uploaded photograph, decoded at most ``DETECT_SIDE`` pixels on its longer side, and the
-    upload's pixels per pixel of it (1.0 unless reduced; None on failure, with ``st.error``).
+def read_photo(upload, *, colour=False) -> tuple[np.ndarray | None, float]:
+    """An uploaded photograph, decoded at most ``DETECT_SIDE`` pixels on its longer side (grey,
+    or in colour for the identity models), and the upload's pixels per pixel of it (1.0 unless
+    reduced; None on failure, with ``st.error``).
 
     JPEGs are decoded at a reduced scale directly, so a 50-megapixel photo costs about what its
     1024-pixel copy costs; photos up to ``MAX_PHOTO_PIXELS`` are taken.
@@ -139,7 +145,7 @@ def read_photo(upload) -> tuple[np.ndarray | None, float]:
             "upload a smaller copy of the photo."
         )
         return None, 1.0
-    photo = read_upload(upload, max_pixels=MAX_PHOTO_PIXELS, max_side=DETECT_SIDE)
+    photo = read_upload(upload, max_pixels=MAX_PHOTO_PIXELS, max_side=DETECT_SIDE, colour=colour)
     if photo is None:
         return None, 1.0
     factor = width / photo.shape[1] if width else 1.0
@@ -457,7 +463,7 @@ def recognise_from_photos() -> None:
     upload = st.file_uploader(
         "photo", type=["png", "jpg", "jpeg", "bmp", "tif", "tiff"], key="recognise-photo"
     )
-    photo = None if upload is None else read_photo(upload)[0]
+    photo = None if upload is None else read_photo(upload, colour=True)[0]
     if photo is not None:
         name_every_face(photo, recognizer)
     model_download(recognizer, "recognizer.npz")
@@ -506,7 +512,7 @@ def recognise() -> None:
         upload = st.file_uploader(
             "photo", type=["png", "jpg", "jpeg", "bmp", "tif", "tiff"], key="recognise-photo"
         )
-        photo = None if upload is None else read_photo(upload)[0]
+        photo = None if upload is None else read_photo(upload, colour=True)[0]
         if photo is not None:
             name_every_face(photo, recognizer, enrolled_held_out)
         return
@@ -1065,7 +1071,7 @@ def compare_page() -> None:
         upload = column.file_uploader(
             "a photo", type=["png", "jpg", "jpeg", "bmp", "tif", "tiff"], key=key
         )
-        photos.append(None if upload is None else (upload.name, read_photo(upload)[0]))
+        photos.append(None if upload is None else (upload.name, read_photo(upload, colour=True)[0]))
     model_name = identity_choice("compare-identity")
     if any(photo is None for photo in photos):
         st.info(

@@ -49,7 +49,10 @@ _HIGH_STARTS = (0.9, 0.99, 0.999, 0.9999)  # quantiles the higher kind starts fr
 
 
 def _as_rows(images_or_codes):
-    """``(n, d)`` float rows of images (an ImageSet, ``(n, H, W)``) or codes."""
+    """``(n, d)`` float rows of images (an ImageSet, ``(n, H, W)``, colour crops
+    ``(n, H, W, 3)`` for a learned description) or codes."""
+    if isinstance(images_or_codes, np.ndarray) and images_or_codes.ndim == 4:
+        images_or_codes = images_or_codes.reshape(len(images_or_codes), -1)
     X, _ = flatten_images(images_or_codes)
     X = np.asarray(X)
     if X.ndim != 2 or len(X) == 0:
@@ -74,7 +77,10 @@ def _fitted(model, X):
 
 
 def _crops(X, model):
-    """Rows back to the aligned crops an :class:`~eigenvision.IdentityModel` describes."""
+    """Rows back to the aligned crops an :class:`~eigenvision.IdentityModel` describes (in
+    colour for a model that reads colour)."""
+    if model.colour and X.shape[1] == 3 * np.prod(model.shape):
+        return X.reshape(len(X), *model.shape, 3)
     if X.shape[1] != np.prod(model.shape):
         raise ValueError(
             f"the identity model takes aligned crops of {tuple(model.shape)}, got rows of "

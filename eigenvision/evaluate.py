@@ -669,7 +669,7 @@ class Calibration(NamedTuple):
 
     #: Expected calibration error: the bins' gaps, weighted by their share of the pairs.
     ece: float
-    #: The largest gap of a bin holding at least 1% of the pairs.
+    #: The largest gap of a bin holding a hundredth of the pairs or more.
     largest_gap: float
     #: Per bin: the mean stated probability, the observed frequency, the count.
     stated: np.ndarray

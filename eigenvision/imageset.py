@@ -245,7 +245,8 @@ def as_image_set(images, labels, *, min_images):
         stack = np.asarray(images)
         if stack.ndim == 2:
             stack = stack[None]
-        if stack.ndim != 3:
+        colour_crops = stack.ndim == 4 and stack.shape[-1] == 3  # a learned description's
+        if stack.ndim != 3 and not colour_crops:
             raise ValueError(f"images must be (H, W) or (n, H, W), got shape {stack.shape}")
         if labels is None:
             if min_images:

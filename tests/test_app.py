@@ -747,7 +747,9 @@ def test_recognise_people_from_a_zip_of_their_photos(imm):
     assert not at.exception and not at.error, [e.value for e in at.error]
     warning = " ".join(w.value for w in at.warning)
     assert "stray.png (not in a person's folder)" in warning and "01/2.png" in warning
-    assert any("Enrolled 4 photos of 2 people: 01, 02" in c.value for c in at.caption)
+    assert any(
+        "identity model enrolled 4 photos of 2 people: 01, 02" in c.value for c in at.caption
+    )
     probe = (imm.images[list(imm.names).index("01_04.jpg")] * 255).astype("uint8")
     at.file_uploader(key="recognise-photo").upload("probe.png", _png(probe)).run()
     assert not at.exception and not at.error, [e.value for e in at.error]

@@ -841,7 +841,7 @@ def test_quantized_model_files_are_checked_and_shrink_the_shipped_model(rng, tmp
     with pytest.raises(ev.ModelFileError, match="cohort_coordinates_ is int8: integers must"):
         ev.load(ev.save(model, tmp_path / "cohort.npz"))
 
-    shipped = ev.default_identity_model()
+    shipped = ev.default_identity_model("classical")
     assert shipped.cohort_coordinates_.dtype == np.int8
     assert {block.step_.dtype for block in shipped.plda_.models_.values()} == {np.dtype(np.int8)}
     # four descriptions' 8-bit maps, the Fisher vectors' 200 x 17,152 the largest

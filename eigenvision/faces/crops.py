@@ -61,8 +61,8 @@ def align_face(
         (:func:`~eigenvision.transform.align`): a photo's face is often 2 to
         10 times the crop's size.
     as_gray : bool, default True
-        Colour becomes grey; False: a colour photo gives a colour crop, each channel
-        aligned alike (a grey photo stays grey).
+        Colour becomes grey; False: a colour crop ``(H, W, 3)``, each channel aligned alike
+        (a grey photo's grey over the three channels, so that crops of any photos stack).
 
     Returns
     -------
@@ -77,7 +77,9 @@ def align_face(
     left, right = (face.left_eye, face.right_eye) if hasattr(face, "left_eye") else face
     image = np.asarray(image)
     options = dict(shape=shape, eye_positions=eye_positions, antialias=antialias)
-    if image.ndim == 3 and not as_gray:
+    if not as_gray:
+        if image.ndim == 2:
+            return np.repeat(align(image, left, right, **options)[..., None], 3, axis=2)
         channels = [align(image[..., c], left, right, **options) for c in range(3)]
         return np.stack(channels, axis=-1)
     grey = to_gray(image[..., :3]) if image.ndim == 3 else image
