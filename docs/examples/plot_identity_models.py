@@ -21,7 +21,7 @@ import eigenvision as ev
 from eigenvision.faces.compare import model_crop
 from eigenvision.identity import deep_available
 
-imm = ev.datasets.fetch_imm(as_gray=False)  # read from $EIGENVISION_DATA, else downloaded
+imm = ev.datasets.fetch_imm(as_gray=False, progress=False)  # $EIGENVISION_DATA, else downloaded
 chosen = np.concatenate(
     [np.flatnonzero(imm.labels == person)[:3] for person in "01 02 03 04".split()]
 )

@@ -151,7 +151,10 @@ def main(argv=None):
                 "photos_without_a_face": missing,
             }
     run.figure(
-        reliability(curves, title="P(same person) on sources never trained on (balanced pairs)")
+        reliability(
+            curves,
+            title="P(same person) off LFW (balanced pairs; AT&T chose the temperature)",
+        )
     )
     run.results = results
     for name, model in models.items():
