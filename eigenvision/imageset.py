@@ -236,7 +236,9 @@ def as_image_set(images, labels, *, min_images):
     """
     if isinstance(images, ImageSet):
         faces = images.replace(points=None, **({} if labels is None else {"labels": labels}))
-        if faces.images.ndim != 3:
+        # colour crops: a learned description's (identity model "deep")
+        colour_crops = faces.images.ndim == 4 and faces.images.shape[-1] == 3
+        if faces.images.ndim != 3 and not colour_crops:
             raise ValueError(
                 f"images must be grey (n, H, W), got shape {faces.images.shape}; "
                 "load them with as_gray=True"
