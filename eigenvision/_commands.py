@@ -33,6 +33,7 @@ from .faces.compare import (
     SHIPPED_IDENTITY,
     compare_faces,
     default_identity_model,
+    file_scale,
     identity_model_name,
 )
 from .faces.crops import face_thumbnail
@@ -251,12 +252,18 @@ def _recognize_photos(model, args) -> list:
         model.finder.threshold = args.face_threshold
     results = []
     for path in progress(args.images, desc="recognising", enabled=not args.quiet):
-        named = model.identify(load_image(path, as_gray=False, max_side=model.finder.max_side))
+        image = load_image(path, as_gray=False, max_side=model.finder.max_side)
+        named = model.identify(image)
+        to_file = file_scale(path, image)  # decoded reduced: faces in the file's pixels
         results.append(
             {
                 "image": path,
                 "faces": [
-                    {**_face_json(face), "label": _plain(label), "distance": _plain(distance)}
+                    {
+                        **_face_json(face.scaled(to_file)),
+                        "label": _plain(label),
+                        "distance": _plain(distance),
+                    }
                     for face, label, distance in named
                 ],
             }

@@ -1,3 +1,4 @@
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -581,3 +582,28 @@ def test_build_models_names_each_description_s_plda_rank():
     one = ev.IdentityModel(illumination=True, **options).fit_descriptors(X, people)
     assert _identity_summary(both) == "2 PLDA models, one per description, of ranks 2, 2"
     assert _identity_summary(one) == "PLDA of rank 2"
+
+
+def test_recognize_json_gives_boxes_in_the_files_pixels(imm, tmp_path, capsys):
+    """Regression (issue 80): `recognize --json` of a model trained on photos gave boxes in the
+    pixels of the reduced decode (longer side 800), not the file's: on a 2,400-pixel photo the
+    box hardly overlapped the face. Now the box is the one `detect --json` gives for the file."""
+    from PIL import Image
+
+    for person in ("01", "02"):
+        _imm_photo(imm, f"{person}_01", tmp_path / "train" / f"p{person}")
+    model = tmp_path / "m.npz"
+    train = ["-q", "train", str(tmp_path / "train"), "--photos", "-o", str(model)]
+    assert main([*train, "--identity-model", "classical"]) == 0
+    probe = (imm.images[list(imm.names).index("01_02.jpg")] * 255).astype(np.uint8)
+    large = tmp_path / "large.png"
+    Image.fromarray(probe).resize((3200, 2400), Image.BICUBIC).save(large)
+    capsys.readouterr()
+    assert main(["-q", "recognize", str(model), str(large), "--json"]) == 0
+    (named,) = json.loads(capsys.readouterr().out)[0]["faces"][:1]
+    assert main(["-q", "detect", str(large), "--json"]) == 0
+    detected = json.loads(capsys.readouterr().out)
+    found = detected[0]["faces"] if isinstance(detected, list) else detected["faces"]
+    box, reference = np.array(named["box"]), np.array(found[0]["box"])
+    assert box[2] > 600  # the file's pixels (in the 800-pixel decode, about 230)
+    np.testing.assert_allclose(box, reference, rtol=0.02, atol=0.02 * reference[2])

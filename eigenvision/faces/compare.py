@@ -35,6 +35,7 @@ __all__ = [
     "default_identity_name",
     "identity_model_name",
     "faces_of_photo",
+    "file_scale",
     "model_crop",
     "DEFAULT_IDENTITY",
     "DEEP_IDENTITY",
@@ -186,6 +187,27 @@ def _photo(photo, name, max_side):
     return photo, name
 
 
+def file_scale(photo, image) -> float:
+    """The file's pixels per pixel of ``image``, its decode (reduced to a ``max_side``): faces
+    found in the decode are given in the file's pixels by ``face.scaled(file_scale(...))``.
+
+    Parameters
+    ----------
+    photo : path-like or ndarray
+        The photo as given (an array: 1).
+    image : ndarray
+        Its decode.
+
+    Returns
+    -------
+    float
+    """
+    if not isinstance(photo, (str, os.PathLike)):
+        return 1.0
+    with Image.open(photo) as opened:  # the longer side: EXIF turns keep it
+        return max(opened.size) / max(image.shape[:2])
+
+
 def faces_of_photo(photo, finder, model, *, name="the photo"):
     """The faces of one photo and their crops for ``model`` (one step of :func:`cluster_faces`).
 
@@ -210,10 +232,7 @@ def faces_of_photo(photo, finder, model, *, name="the photo"):
         image, _ = _photo(photo, name, getattr(finder, "max_side", None))
     except ImageLoadError as exc:
         return [], [], exc
-    to_file = 1.0
-    if isinstance(photo, (str, os.PathLike)):  # decoded reduced: faces in the file's pixels
-        with Image.open(photo) as opened:  # the longer side: EXIF turns keep it
-            to_file = max(opened.size) / max(image.shape[:2])
+    to_file = file_scale(photo, image)
     found = finder.find(image)
     faces = [face if to_file == 1.0 else face.scaled(to_file) for face in found]
     return faces, [model_crop(image, face, model) for face in found], None
