@@ -217,7 +217,7 @@ class ImageSet:
         return self[train_mask], self[~train_mask]
 
 
-def as_image_set(images, labels, *, min_images):
+def as_image_set(images, labels, *, min_images, colour=False):
     """An ImageSet of grey images from an ImageSet or a ``(H, W)`` / ``(n, H, W)`` array.
 
     Parameters
@@ -228,6 +228,9 @@ def as_image_set(images, labels, *, min_images):
         ``min_images`` is 0 (probes need no labels: zeros are given).
     min_images : int
         Fewer images are an error.
+    colour : bool, default False
+        Colour crops ``(n, H, W, 3)`` are what is expected (an identity model with a learned
+        description reads them); grey ones are refused then, as colour ones are otherwise.
 
     Returns
     -------
@@ -236,20 +239,23 @@ def as_image_set(images, labels, *, min_images):
     """
     if isinstance(images, ImageSet):
         faces = images.replace(points=None, **({} if labels is None else {"labels": labels}))
-        # colour crops: a learned description's (identity model "deep")
-        colour_crops = faces.images.ndim == 4 and faces.images.shape[-1] == 3
-        if faces.images.ndim != 3 and not colour_crops:
+        if faces.images.ndim != (4 if colour else 3):
             raise ValueError(
-                f"images must be grey (n, H, W), got shape {faces.images.shape}; "
+                f"images must be colour (n, H, W, 3) crops, got shape {faces.images.shape}; cut "
+                "them with model_crop(photo, face, model)"
+                if colour
+                else f"images must be grey (n, H, W), got shape {faces.images.shape}; "
                 "load them with as_gray=True"
             )
     else:
         stack = np.asarray(images)
         if stack.ndim == 2:
             stack = stack[None]
-        colour_crops = stack.ndim == 4 and stack.shape[-1] == 3  # a learned description's
-        if stack.ndim != 3 and not colour_crops:
-            raise ValueError(f"images must be (H, W) or (n, H, W), got shape {stack.shape}")
+        if colour and stack.ndim == 3:  # one colour crop, or grey crops in three channels
+            stack = stack[None] if stack.shape[-1] == 3 else np.repeat(stack[..., None], 3, 3)
+        if stack.ndim != (4 if colour else 3):
+            expected = "(n, H, W, 3) colour crops" if colour else "(H, W) or (n, H, W)"
+            raise ValueError(f"images must be {expected}, got shape {stack.shape}")
         if labels is None:
             if min_images:
                 raise ValueError("labels are required: pass labels= or an ImageSet")

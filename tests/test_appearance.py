@@ -192,8 +192,7 @@ def test_the_face_score_fuses_the_checked_decision_and_the_appearance(
         full = a * checked(small, candidate, score) + seen_score
         assert full <= bound + 1e-9
         expected.append(full if bound >= logit(threshold) else bound)
-    # room for another machine's float32 sums (the batched HOG rows against the loop's): on
-    # one machine a candidate's score differed by 1.2e-3 of its 8
+    # room for another machine's float32 sums (the batched HOG rows against the loop's)
     np.testing.assert_allclose(fused, expected, rtol=1e-3, atol=1e-3)
     assert len(calls) == sum(bound >= logit(threshold) for bound in bounds)
     reported = sorted((f for f in fused if f >= logit(threshold)), reverse=True)

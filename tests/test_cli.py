@@ -605,5 +605,5 @@ def test_recognize_json_gives_boxes_in_the_files_pixels(imm, tmp_path, capsys):
     detected = json.loads(capsys.readouterr().out)
     found = detected[0]["faces"] if isinstance(detected, list) else detected["faces"]
     box, reference = np.array(named["box"]), np.array(found[0]["box"])
-    assert box[2] > 600  # the file's pixels (in the 800-pixel decode, about 230)
+    assert box[2] > 600  # the file's pixels, not the 800-pixel decode's (a quarter)
     np.testing.assert_allclose(box, reference, rtol=0.02, atol=0.02 * reference[2])

@@ -293,7 +293,7 @@ class PhotoFacesMixin:
         squashed whole into the face's frame.
         """
         if self.finder is None:
-            return as_image_set(images, labels, min_images=min_images)
+            return as_image_set(images, labels, min_images=min_images, colour=self._colour_crops)
         if labelled and labels is None and not isinstance(images, ImageSet):
             raise ValueError("labels are required, one per photo")
         shape, eye_positions = self.crop_geometry()
@@ -309,7 +309,7 @@ class PhotoFacesMixin:
             progress=self.verbose,
             as_gray=not self._colour_crops,
         )
-        return as_image_set(crops, labels, min_images=min_images)
+        return as_image_set(crops, labels, min_images=min_images, colour=self._colour_crops)
 
     def identify(self, photo, *, faces=None):
         """Every face of an uncropped photo with its name (:data:`UNKNOWN` past ``threshold``).
@@ -373,7 +373,12 @@ class PhotoFacesMixin:
                 for face in found
             ]
         )
-        return (found, *self._decide(self._codes(as_image_set(crops, None, min_images=0))))
+        return (
+            found,
+            *self._decide(
+                self._codes(as_image_set(crops, None, min_images=0, colour=self._colour_crops))
+            ),
+        )
 
     @property
     def _colour_crops(self):

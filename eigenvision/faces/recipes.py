@@ -49,8 +49,8 @@ DEEP_RECIPE = {
 #: The shipped models' recipes by name.
 RECIPES = {"classical": CLASSICAL_RECIPE, "deep": DEEP_RECIPE}
 #: Each shipped model's file form: the classical maps in 8 bits; the learned model in full
-#: precision (its 128 whitened axes weigh up to thousands: 8 bits or float16 would change its
-#: scores by more than their spread, and it is small as it is).
+#: precision (its whitening map's large weights cancel one another: rounded to 8 bits or
+#: float16 they change the scores beyond use, and the model is small as it is).
 SHIPPED_FORMS = {"classical": quantized, "deep": lambda model: model}
 #: Typical eye centres of LFW's 150 x 150 photos: where the placer starts.
 LFW_EYES = datasets.LFW_EYES

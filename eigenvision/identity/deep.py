@@ -45,8 +45,8 @@ DEEP_INSTALL = 'pip install "eigenvision[deep]"'
 #: The network's input: an RGB chip of 150 x 150 pixels.
 CHIP_SHAPE = (150, 150)
 #: Where dlib's ``get_face_chip(size=150, padding=0.25)`` puts the eye centres (the mean of each
-#: eye's two corners), as fractions of the chip's ``(W - 1, H - 1)``: the chip's geometry read
-#: off dlib's own chips of LFW faces (``tools/dlib_chip_geometry.py``).
+#: eye's two corners), as fractions of the chip's ``(W - 1, H - 1)``: read off dlib's own chips
+#: of LFW faces, a dot drawn at each eye centre and found again in the chip (CHANGELOG.md).
 CHIP_EYE_POSITIONS = ((0.3158, 0.3105), (0.6707, 0.3105))
 #: The embedding's length.
 EMBEDDING_WIDTH = 128

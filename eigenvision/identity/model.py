@@ -15,7 +15,7 @@ from sklearn.utils import gen_batches
 from .._base import check_fitted, kept_on
 from .._errors import NotFittedError
 from .._spec import Param, State, check_params
-from .describe import DESCRIBER_PARAMETERS, IDENTITY_DESCRIPTORS, FaceDescriber
+from .describe import DESCRIBER_PARAMETERS, FaceDescriber
 from .fusion import PLDAFusion
 from .plda import _BLOCK_ROWS, PLDA, _stored
 
@@ -149,16 +149,8 @@ class IdentityModel(BaseEstimator):
     """
 
     _params = {
-        "shape": Param("shape", 16, 512),
+        **FaceDescriber._params,  # the description's, checked as FaceDescriber checks them
         "eye_positions": Param("any"),
-        "descriptor": Param("choice", choices=IDENTITY_DESCRIPTORS, sequence=True, max_length=8),
-        "lbp_cells": Param("shape", 2, 64),
-        "lbp_radii": Param("reals", 1, 16, max_length=8),
-        "hog_cell": Param("int", 2, 64),
-        "fisher_clusters": Param("int", 1, 4096),
-        "descriptor_scales": Param("reals", 0.1, 4, max_length=8, sequence=True, optional=True),
-        "illumination": Param("bool", also=("both",), sequence=True, max_length=8),
-        "mirror": Param("bool"),
         "length_norm": Param("bool"),
         "pca_components": Param("int", 1, 100_000),
         "lda_components": Param("int", 1, 100_000, optional=True),
@@ -166,7 +158,6 @@ class IdentityModel(BaseEstimator):
         "calibration_share": Param("real", 0, 1, open_low=True, open_high=True),
         "cohort_size": Param("int", 0, 1_000_000),
         "cohort_top": Param("int", 1, 1_000_000),
-        "seed": Param("int", 0, 2**32 - 1),
     }
 
     #: Parameters added after models were first saved, with the value that keeps an older
@@ -283,14 +274,6 @@ class IdentityModel(BaseEstimator):
         Returns
         -------
         list of (str, bool, tuple of float)
-
-        Examples
-        --------
-        >>> from eigenvision import IdentityModel
-        >>> IdentityModel(descriptor=("daisy", "lbp+hog"), illumination="both").descriptions()
-        ... # doctest: +NORMALIZE_WHITESPACE
-        [('daisy', True, (0.7,)), ('daisy', False, (0.7,)),
-         ('lbp+hog', True, (1.0,)), ('lbp+hog', False, (1.0,))]
         """
         return self.describer.descriptions()
 
