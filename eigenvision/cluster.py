@@ -13,7 +13,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from scipy import linalg
+from scipy import linalg, sparse
+from scipy.sparse.linalg import lobpcg
 from scipy.special import expit
 from sklearn.base import clone
 from sklearn.cluster import AgglomerativeClustering, KMeans, SpectralClustering
@@ -24,10 +25,14 @@ from ._base import flatten_images
 from ._spec import Param
 from .identity import PLDA, IdentityModel
 from .kernel import KernelPCA
+from .neighbors import NearestNeighbor
 
 __all__ = [
     "cluster",
     "affinity",
+    "neighbour_graph",
+    "laplacian_spectrum",
+    "spectral_labels",
     "eigengap_groups",
     "average_linkage",
     "pair_mixture",
@@ -40,6 +45,10 @@ METHODS = ("agglomerative", "spectral", "kmeans")
 
 _METHOD = Param("choice", choices=METHODS)
 _NEIGHBOUR = 7  # the self-tuning affinity's local width: the 7th neighbour's distance
+_GRAPH_NEIGHBOURS = 10  # each row's neighbours in the sparse graph
+_MAX_GROUPS = 100  # the eigengap is looked for among this many eigenvalues at most
+_LOBPCG_TOL = 1e-6
+_LOBPCG_ITERATIONS = 1000
 _GROUPS = Param("int", 1, 100_000, optional=True)
 #: How much lower the two-kinds mixture's BIC must be than one Gaussian's: Kass & Raftery
 #: (1995)'s "very strong" evidence.
@@ -135,19 +144,133 @@ def affinity(X, model=None):
     return (similarity + similarity.T) / 2
 
 
-def eigengap_groups(similarity, *, max_groups=None):
+def neighbour_graph(codes, *, n_neighbors=_GRAPH_NEIGHBOURS):
+    """The sparse self-tuning affinity of each row to its nearest neighbours.
+
+    Each row is joined to its ``n_neighbors`` nearest (the project's exact
+    search in blocks, :class:`~eigenvision.neighbors.NearestNeighbor`) with
+    weight ``exp(-d^2 / (s_i s_j))``, ``s`` a row's distance to its 7th
+    nearest neighbour (Zelnik-Manor & Perona 2004); the graph is made
+    symmetric by keeping an edge either end chose. Memory is ``O(n k)``: the
+    affinity of :func:`affinity` without its ``n x n`` matrix, and without
+    its weak links between far-apart rows, which in many dimensions add up
+    to more than a group's own (von Luxburg 2007, 2.2).
+
+    Parameters
+    ----------
+    codes : (n, d) ndarray
+    n_neighbors : int, default 10
+
+    Returns
+    -------
+    (n, n) scipy.sparse.csr_array
+        Symmetric, non-negative, empty diagonal.
+
+    Examples
+    --------
+    >>> graph = neighbour_graph(np.array([[0.0], [1.0], [2.0], [10.0], [11.0]]), n_neighbors=1)
+    >>> graph.toarray().round(2)
+    array([[0.  , 0.37, 0.  , 0.  , 0.  ],
+           [0.37, 0.  , 0.37, 0.  , 0.  ],
+           [0.  , 0.37, 0.  , 0.  , 0.  ],
+           [0.  , 0.  , 0.  , 0.  , 0.37],
+           [0.  , 0.  , 0.  , 0.37, 0.  ]])
+    """
+    codes = np.asarray(codes)
+    n = len(codes)
+    if codes.ndim != 2 or n < 2:
+        raise ValueError(f"expected codes (n, d) with n >= 2, got shape {codes.shape}")
+    k = min(int(n_neighbors), n - 1)
+    distances, neighbours = NearestNeighbor().fit(codes).kneighbors(codes, k + 1)
+    # each row's own index comes first unless a duplicate ties it: drop the row itself
+    itself = neighbours == np.arange(n)[:, None]
+    itself[itself.sum(axis=1) == 0, -1] = True
+    keep = ~itself
+    distances = distances[keep].reshape(n, k)
+    neighbours = neighbours[keep].reshape(n, k)
+    width = distances[:, min(_NEIGHBOUR, k) - 1]
+    width = np.maximum(width, max(width.max(), 1e-300) * 1e-6)
+    weights = np.exp(-(distances**2) / (width[:, None] * width[neighbours]))
+    graph = sparse.csr_array(
+        (weights.ravel(), neighbours.ravel(), np.arange(0, n * k + 1, k)), shape=(n, n)
+    )
+    return graph.maximum(graph.T).tocsr()
+
+
+def laplacian_spectrum(similarity, n_eigenvalues, *, seed=0):
+    """The smallest eigenvalues and eigenvectors of an affinity's normalised Laplacian.
+
+    ``L = I - D^-1/2 W D^-1/2`` (Ng, Jordan & Weiss 2002; von Luxburg 2007).
+    A dense affinity is solved by LAPACK (``scipy.linalg.eigh``); a sparse
+    one by LOBPCG from a random block (Knyazev 2001): a block method, so
+    that an eigenvalue repeated as often as a graph has separate parts is
+    found as often (a single-vector Krylov method such as ARPACK's from one
+    start finds it once, in exact arithmetic).
+
+    Parameters
+    ----------
+    similarity : (n, n) ndarray or scipy.sparse array
+        Symmetric, non-negative.
+    n_eigenvalues : int
+        How many, ``1 <= n_eigenvalues <= n``.
+    seed : int, default 0
+        LOBPCG's start.
+
+    Returns
+    -------
+    values : (n_eigenvalues,) ndarray
+        Ascending, in ``[0, 2]``.
+    vectors : (n, n_eigenvalues) ndarray
+        Orthonormal columns.
+
+    References
+    ----------
+    A. V. Knyazev (2001), Toward the optimal preconditioned eigensolver: locally
+    optimal block preconditioned conjugate gradient method, SIAM J. Sci. Comput. 23(2).
+    """
+    n = similarity.shape[0]
+    m = int(n_eigenvalues)
+    if not 1 <= m <= n:
+        raise ValueError(f"n_eigenvalues must be in [1, {n}], got {n_eigenvalues}")
+    degree = np.asarray(similarity.sum(axis=1)).ravel()
+    scale = 1 / np.sqrt(np.maximum(degree, 1e-300))
+    if not sparse.issparse(similarity) or n <= max(1000, 5 * m):
+        dense = similarity.toarray() if sparse.issparse(similarity) else similarity
+        laplacian = np.eye(n) - scale[:, None] * dense * scale[None, :]
+        return linalg.eigh(laplacian, subset_by_index=[0, m - 1])
+    similarity = sparse.csr_array(similarity)
+    laplacian = sparse.identity(n, format="csr") - sparse.diags_array(scale) @ similarity @ (
+        sparse.diags_array(scale)
+    )
+    start = np.random.default_rng(seed).standard_normal((n, m))
+    values, vectors = lobpcg(
+        laplacian, start, largest=False, tol=_LOBPCG_TOL, maxiter=_LOBPCG_ITERATIONS
+    )
+    order = np.argsort(values)
+    return np.clip(values[order], 0.0, 2.0), vectors[:, order]
+
+
+def eigengap_groups(similarity, *, max_groups=None, seed=0):
     """The number of groups an affinity shows: the largest gap of its Laplacian's spectrum.
 
     The ``k`` smallest eigenvalues of the normalised Laplacian
     ``I - D^-1/2 W D^-1/2`` are near 0 for ``k`` well separated groups; ``k``
     is where the gap to the next one is largest (von Luxburg 2007, 8.3).
+    The count is sure where that gap stands out from the others (groups
+    apart, as separate parts of a :func:`neighbour_graph`); where the groups
+    touch (handwritten digits, faces of one person in many lights) the
+    gaps are alike and the count is a guess, often short of the truth:
+    then give ``n_clusters``.
 
     Parameters
     ----------
-    similarity : (n, n) ndarray
-        Symmetric, non-negative.
+    similarity : (n, n) ndarray or scipy.sparse array
+        Symmetric, non-negative: :func:`affinity` or :func:`neighbour_graph`.
     max_groups : int, optional
-        Look for the gap among the first this many eigenvalues; default ``n // 2``.
+        Look for the gap among the first this many eigenvalues; default
+        ``min(n // 2, 100)``.
+    seed : int, default 0
+        The sparse solver's start (:func:`laplacian_spectrum`).
 
     Returns
     -------
@@ -159,22 +282,51 @@ def eigengap_groups(similarity, *, max_groups=None):
     >>> eigengap_groups(blocks + 0.01)
     3
     """
-    n = len(similarity)
+    n = similarity.shape[0]
     if n < 3:
         return 1
-    degree = np.maximum(similarity.sum(axis=1), 1e-300)
-    scale = 1 / np.sqrt(degree)
-    laplacian = np.eye(n) - scale[:, None] * similarity * scale[None, :]
-    limit = max(2, min(n - 1, n // 2 if max_groups is None else int(max_groups)))
-    values = linalg.eigh(laplacian, eigvals_only=True, subset_by_index=[0, limit])
+    limit = min(n // 2, _MAX_GROUPS) if max_groups is None else int(max_groups)
+    limit = max(2, min(n - 1, limit))
+    values, _ = laplacian_spectrum(similarity, limit + 1, seed=seed)
     return int(np.argmax(np.diff(values))) + 1
+
+
+def spectral_labels(similarity, n_groups, *, seed=0):
+    """Groups of an affinity from its Laplacian's first eigenvectors, assigned by a pivoted QR.
+
+    The spectral clustering of the lecture's appendix (Ng, Jordan & Weiss
+    2002), with its k-means step replaced by the column-pivoted QR of
+    Damle, Minden & Ying (2019): deterministic, and exact where the groups
+    are separate parts of the graph. Sparse all the way for a
+    :func:`neighbour_graph`.
+
+    Parameters
+    ----------
+    similarity : (n, n) ndarray or scipy.sparse array
+    n_groups : int
+    seed : int, default 0
+
+    Returns
+    -------
+    (n,) int ndarray
+        Group labels by decreasing size, as :func:`cluster`'s.
+
+    References
+    ----------
+    A. Damle, V. Minden and L. Ying (2019), Simple, direct and efficient
+    multi-way spectral clustering, Information and Inference 8(1).
+    """
+    _, vectors = laplacian_spectrum(similarity, n_groups, seed=seed)
+    _, _, pivots = linalg.qr(vectors.T, pivoting=True, mode="economic")
+    left, _, right = linalg.svd(vectors[pivots[:n_groups]].T)
+    return _by_size(np.abs(vectors @ (left @ right)).argmax(axis=1))
 
 
 def cluster(
     images_or_codes,
     *,
     model=None,
-    method="agglomerative",
+    method=None,
     n_clusters=None,
     distance_threshold=None,
     seed=0,
@@ -185,20 +337,28 @@ def cluster(
     ----------
     images_or_codes : (n, H, W) or (n, d) ndarray or ImageSet
     model : subspace model, optional
-        Where to cluster: its codes (``transform``), or for ``"spectral"`` its
-        own similarity (:func:`affinity`). A fitted model is used as it is;
-        an unfitted unsupervised one (:class:`~eigenvision.Eigenspace`,
+        Where to cluster: its codes (``transform``), or its own similarity
+        (:func:`affinity`) where it has one (:class:`~eigenvision.KernelPCA`'s
+        kernel, the identity models' probability). A fitted model is used as
+        it is; an unfitted unsupervised one (:class:`~eigenvision.Eigenspace`,
         :class:`~eigenvision.KernelPCA`, ...) is fitted on the images first.
         Default: the pixels (or codes) themselves.
-    method : {"agglomerative", "spectral", "kmeans"}, default "agglomerative"
+    method : {"agglomerative", "spectral", "kmeans"}, optional
         scikit-learn's ``AgglomerativeClustering`` (average linkage; for
         the identity models on the probability of two identities, cut at
-        even odds), ``SpectralClustering`` on the precomputed affinity, or
-        ``KMeans`` on the codes.
+        even odds), spectral clustering (scikit-learn's ``SpectralClustering``
+        on the precomputed affinity when told how many groups; else
+        :func:`spectral_labels` of the spectrum that counted them), or
+        ``KMeans`` on the codes. Default: ``"agglomerative"`` when the groups
+        are told (``n_clusters``, ``distance_threshold``) or an identity
+        model cuts them at even odds; otherwise ``"spectral"``, whose count
+        and groups come from one sparse spectrum (memory ``O(n k)``, so that
+        a hundred thousand codes group on a laptop).
     n_clusters : int, optional
         The number of groups; default estimated: the identity models'
         even-odds cut for ``"agglomerative"``, else ``distance_threshold``,
-        else the affinity's eigengap (:func:`eigengap_groups`).
+        else the eigengap (:func:`eigengap_groups`) of the codes'
+        :func:`neighbour_graph` (of the model's own similarity where it has one).
     distance_threshold : float, optional
         ``"agglomerative"``: merge no further than this average distance
         between codes (instead of ``n_clusters``); for the identity models the
@@ -216,9 +376,16 @@ def cluster(
     A. Ng, M. Jordan and Y. Weiss (2002), On spectral clustering: analysis and
     an algorithm, NIPS. U. von Luxburg (2007), A tutorial on spectral
     clustering, Statistics and Computing 17(4).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_blobs
+    >>> X, truth = make_blobs(2000, 128, centers=20, cluster_std=4.0, random_state=0)
+    >>> len(np.unique(cluster(X)))
+    20
     """
-    if not _METHOD.accepts(method):
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    if method is not None and not _METHOD.accepts(method):
+        raise ValueError(f"method must be one of {METHODS} or None, got {method!r}")
     if not _GROUPS.accepts(n_clusters):
         raise ValueError(f"n_clusters must be a positive int or None, got {n_clusters!r}")
     X = _as_rows(images_or_codes)
@@ -229,32 +396,39 @@ def cluster(
         return np.zeros(1, dtype=np.int64)
     model = None if model is None else _fitted(model, X)
     identity = isinstance(model, (PLDA, IdentityModel))
-    if method == "agglomerative":
-        if identity and n_clusters is None:
-            apart = 1 - affinity(X, model)  # the probability of two identities
-            cut = 0.5 if distance_threshold is None else distance_threshold
-            return average_linkage(apart, cut)
-        else:
-            codes = _codes(X, model)
-            groups = n_clusters
-            if groups is None and distance_threshold is None:
-                groups = eigengap_groups(affinity(X, model))
-            labels = AgglomerativeClustering(
-                n_clusters=groups,
-                linkage="average",
-                distance_threshold=None if groups is not None else distance_threshold,
-            ).fit_predict(codes)
-    else:
-        similarity = affinity(X, model)
-        groups = eigengap_groups(similarity) if n_clusters is None else n_clusters
+    told = n_clusters is not None or distance_threshold is not None
+    if method is None:
+        method = "agglomerative" if told or identity else "spectral"
+    if method == "agglomerative" and identity and n_clusters is None:
+        apart = 1 - affinity(X, model)  # the probability of two identities
+        cut = 0.5 if distance_threshold is None else distance_threshold
+        return average_linkage(apart, cut)
+    if method == "spectral" and n_clusters is not None:
+        labels = SpectralClustering(
+            n_clusters, affinity="precomputed", random_state=seed, assign_labels="cluster_qr"
+        ).fit_predict(affinity(X, model))
+        return _by_size(labels)
+    codes = None if method == "spectral" and _has_similarity(model) else _codes(X, model)
+    groups = n_clusters
+    if not told:
+        similarity = affinity(X, model) if _has_similarity(model) else neighbour_graph(codes)
+        groups = eigengap_groups(similarity, seed=seed)
         if method == "spectral":
-            labels = SpectralClustering(
-                groups, affinity="precomputed", random_state=seed, assign_labels="cluster_qr"
-            ).fit_predict(similarity)
-        else:
-            codes = _codes(X, model)
-            labels = KMeans(groups, n_init=10, random_state=seed).fit_predict(codes)
+            return spectral_labels(similarity, groups, seed=seed)
+    if method == "kmeans":
+        labels = KMeans(groups, n_init=10, random_state=seed).fit_predict(codes)
+    else:
+        labels = AgglomerativeClustering(
+            n_clusters=groups,
+            linkage="average",
+            distance_threshold=None if groups is not None else distance_threshold,
+        ).fit_predict(codes)
     return _by_size(labels)
+
+
+def _has_similarity(model):
+    """Whether the model has a similarity of its own (:func:`affinity`), not only codes."""
+    return isinstance(model, (KernelPCA, PLDA, IdentityModel))
 
 
 def average_linkage(distances, cut):

@@ -6,7 +6,14 @@ from sklearn.cluster import AgglomerativeClustering
 from sklearn.metrics import adjusted_rand_score
 
 import eigenvision as ev
-from eigenvision.cluster import affinity, eigengap_groups, pair_mixture
+from eigenvision.cluster import (
+    affinity,
+    eigengap_groups,
+    laplacian_spectrum,
+    neighbour_graph,
+    pair_mixture,
+    spectral_labels,
+)
 
 
 def _blobs(rng, n_groups=4, per_group=25, d=10, spread=0.3):
@@ -441,3 +448,79 @@ def test_cluster_faces_takes_one_photo_as_a_set_of_one(tmp_path):
             [i for i, _ in group] for group in expected
         ]
         assert all(i == 0 for group in groups for i, _ in group)
+
+
+def test_without_a_count_separated_blobs_in_many_dimensions_are_found():
+    """Issue 79's example: 20 blobs of 128 dimensions, 2,000 points. The dense self-tuning
+    affinity answered one group (its weak links to every far row outweigh a group's own); the
+    neighbour graph's eigengap counts 20 and its spectrum groups them."""
+    from sklearn.datasets import make_blobs
+
+    X, truth = make_blobs(2000, 128, centers=20, cluster_std=4.0, random_state=0)
+    assert eigengap_groups(neighbour_graph(X)) == 20
+    assert adjusted_rand_score(truth, ev.cluster(X)) >= 0.99
+    assert adjusted_rand_score(truth, ev.cluster(X, method="agglomerative")) >= 0.99
+
+
+def test_without_a_count_digits_codes_give_between_6_and_20_groups():
+    digits = ev.datasets.load_digits()
+    codes = ev.Eigenspace(20).fit_transform(digits.images)
+    labels = ev.cluster(codes)
+    assert 6 <= len(np.unique(labels)) <= 20
+    assert adjusted_rand_score(digits.labels, labels) > 0.5
+
+
+def test_neighbour_graph_is_the_self_tuning_affinity_of_each_rows_neighbours(rng):
+    """Against a brute-force loop over scikit-learn's exact neighbours: the weight of each
+    row's k nearest, exp(-d^2 / (s_i s_j)) with s the 7th neighbour's distance, kept where
+    either end chose the edge."""
+    from sklearn.neighbors import NearestNeighbors
+
+    X = rng.normal(size=(60, 5))
+    k = 8
+    graph = neighbour_graph(X, n_neighbors=k).toarray()
+    distances, indices = NearestNeighbors(n_neighbors=k + 1).fit(X).kneighbors(X)
+    width = distances[:, 7]
+    expected = np.zeros((60, 60))
+    for i in range(60):
+        for j in indices[i, 1:]:
+            weight = np.exp(-np.sum((X[i] - X[j]) ** 2) / (width[i] * width[j]))
+            expected[i, j] = expected[j, i] = weight
+    np.testing.assert_allclose(graph, expected, rtol=1e-12, atol=1e-15)
+
+
+def test_the_sparse_spectrum_is_lapacks_and_finds_a_repeated_eigenvalue(rng):
+    """LOBPCG on a sparse graph of 1,500 rows in 6 separate parts: the smallest eigenvalues
+    of its normalised Laplacian as scipy's dense eigh gives them, 0 six times."""
+    from scipy import sparse
+    from scipy.linalg import eigh
+
+    X, _ = _blobs(rng, n_groups=6, per_group=250, d=8, spread=0.3)
+    graph = neighbour_graph(X)
+    values, vectors = laplacian_spectrum(graph, 10)
+    dense = graph.toarray()
+    scale = 1 / np.sqrt(dense.sum(axis=1))
+    laplacian = np.eye(len(X)) - scale[:, None] * dense * scale[None, :]
+    expected = eigh(laplacian, eigvals_only=True, subset_by_index=[0, 9])
+    np.testing.assert_allclose(values, expected, atol=1e-5)
+    assert np.sum(values < 1e-6) == 6
+    residual = sparse.csr_array(laplacian) @ vectors - vectors * values
+    assert np.abs(residual).max() < 1e-3
+    labels = spectral_labels(graph, 6)
+    assert adjusted_rand_score(np.repeat(np.arange(6), 250), labels) == 1.0
+
+
+def test_with_a_count_given_the_results_are_scikit_learns_as_before(rng):
+    from sklearn.cluster import KMeans, SpectralClustering
+
+    X, _ = _blobs(rng, spread=2.0)
+    expected = AgglomerativeClustering(4, linkage="average").fit_predict(X)
+    assert adjusted_rand_score(expected, ev.cluster(X, n_clusters=4)) == 1.0
+    expected = KMeans(4, n_init=10, random_state=0).fit_predict(X)
+    assert adjusted_rand_score(expected, ev.cluster(X, method="kmeans", n_clusters=4)) == 1.0
+    similarity = affinity(X)
+    expected = SpectralClustering(
+        4, affinity="precomputed", random_state=0, assign_labels="cluster_qr"
+    ).fit_predict(similarity)
+    found = ev.cluster(X, method="spectral", n_clusters=4)
+    assert adjusted_rand_score(expected, found) == 1.0

@@ -291,3 +291,35 @@ def test_only_a_learned_model_takes_colour_crops(rng):
         as_image_set(
             ev.ImageSet(grey.astype(np.float32), np.zeros(3)), None, min_images=0, colour=True
         )
+
+
+def test_the_five_point_chip_is_dlibs_chip_of_the_face(lfw_photos):
+    """five_point_chip on the finder's eyes gives the chip dlib's own recipe (its detector, 5
+    points, get_face_chip) cuts: the embeddings agree far within the network's tolerance; and
+    the model describes the chip as the network does its 8-bit form. Regression: the chip was
+    handed on in 8 bits, read as [0, 1] and described white (every face one person)."""
+    require_deep()
+    finder = ev.default_finder()
+    from eigenvision.faces.recipes import DEEP_RECIPE
+
+    model = ev.IdentityModel(**DEEP_RECIPE)
+    assert model.alignment == "five_points"
+    eyes_recipe = {**DEEP_RECIPE, "alignment": "eyes"}
+    described = []
+    for path in lfw_photos:
+        photo = np.asarray(Image.open(path).convert("RGB"))
+        face = finder.find(photo)[0]
+        chip = compare.model_crop(photo, face, model)
+        assert chip.shape == (150, 150, 3) and chip.dtype == np.float64 and chip.max() <= 1
+        reference, dlib_chip = _dlib_recipe(photo)
+        on_eyes = compare.model_crop(photo, face, ev.IdentityModel(**eyes_recipe))
+        # dlib's chip found again (to the pixel where dlib's box gives the same 5 points),
+        # closer than the chip cut on the eyes alone
+        difference = np.abs(chip - dlib_chip / 255).mean()
+        assert difference < 0.05 and difference < np.abs(on_eyes - dlib_chip / 255).mean()
+        row = model.describe(chip[None])[0]
+        np.testing.assert_array_equal(row, deep.embed_chips(np.rint(chip * 255)[None] / 255)[0])
+        assert np.linalg.norm(row - reference) < 0.12
+        described.append(row)
+    # two people, two photos each: one person's rows closer than the other's
+    assert np.linalg.norm(described[0] - described[1]) < np.linalg.norm(described[0] - described[2])

@@ -204,6 +204,12 @@ def lfw_deep_rows(args, eyes, model):
     cache = getattr(args, "embeddings", None)
     if cache is not None and Path(cache).is_file():
         cached = np.load(cache)
+        alignment = str(cached["alignment"]) if "alignment" in cached.files else "eyes"
+        if alignment != model.alignment:
+            raise SystemExit(
+                f"--embeddings {cache} holds chips aligned on {alignment!r}, the model cuts "
+                f"them on {model.alignment!r}: give another file (it is written anew)"
+            )
         position = {name: i for i, name in enumerate(cached["names"])}
         return cached["rows"][[position[name] for name in names]]
     rows = np.empty((len(files), sum(model.description_widths())))
@@ -217,7 +223,9 @@ def lfw_deep_rows(args, eyes, model):
     if cache is not None:
         atomic_write(
             Path(cache),
-            lambda temporary: np.savez(temporary, names=names, rows=rows),
+            lambda temporary: np.savez(
+                temporary, names=names, rows=rows, alignment=model.alignment
+            ),
             suffix=".npz",
         )
     return rows

@@ -216,7 +216,7 @@ def main(argv=None):
     fit_seconds = time.perf_counter() - start
 
     results = {"fit_seconds": fit_seconds, "trained_people": int(len(people) - 2 * args.people)}
-    codes, labels = model.plda_.encode(described[held_out]), lfw.labels[held_out]
+    codes, labels = model.encode_descriptors(described[held_out]), lfw.labels[held_out]
     rng = np.random.default_rng(args.seed)
     shapes = {
         _shape_name(shape): _drawn_sweep(codes, labels, model, tuning, shape, rng)
@@ -265,7 +265,7 @@ def main(argv=None):
         results["dlib_chinese_whispers"] = _dlib_peer(paths, lfw.labels[rows], eyes[rows])
 
     start = time.perf_counter()
-    labels = group_codes(model.plda_.encode(described), model)
+    labels = group_codes(model.encode_descriptors(described), model)
     results["all_faces"] = {
         "faces": int(len(crops)),
         "seconds": time.perf_counter() - start,

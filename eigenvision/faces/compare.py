@@ -20,7 +20,7 @@ from PIL import Image
 
 from .._errors import EigenvisionError, ImageLoadError, NoFaceError
 from ..identity import IdentityModel
-from ..identity.deep import DEEP_INSTALL, MissingExtraError, deep_available
+from ..identity.deep import DEEP_INSTALL, MissingExtraError, deep_available, five_point_chip
 from ..io import load_image
 from ..openset import Verification
 from ..persist import load
@@ -323,7 +323,8 @@ def compare_crops(crop_a, crop_b, model) -> Verification:
 
 
 def model_crop(photo, face, model):
-    """A face cut as ``model`` was trained on: its crop size and eye positions.
+    """A face cut as ``model`` was trained on: its crop size and eye positions, or dlib's
+    chip (:func:`~eigenvision.identity.deep.five_point_chip`) for a model aligned on five points.
 
     Parameters
     ----------
@@ -336,6 +337,8 @@ def model_crop(photo, face, model):
     (H, W) or (H, W, 3) ndarray
         In colour where the model reads colour (its ``"deep"`` description) and the photo has it.
     """
+    if model.alignment == "five_points":
+        return five_point_chip(photo, face)
     positions = tuple(tuple(float(v) for v in eye) for eye in model.eye_positions)
     return align_face(
         photo,

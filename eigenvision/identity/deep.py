@@ -9,9 +9,10 @@ rows as they read LBP or DAISY rows (the step from hand-made descriptions to
 learned ones under the same statistics, as DeepID2 put Joint Bayesian on a
 network's features: Sun, Wang & Tang 2014).
 
-The chip is cut by eigenvision, on the eyes the finder places, at the
-positions where dlib's own ``get_face_chip`` (5-point landmarks, padding
-0.25) puts the eye centres; colour is kept. dlib is an optional extra
+The chip is the one dlib's network was trained on: dlib's 5-point landmarks
+found in the box the finder's eyes give (:func:`five_point_chip`) and dlib's
+own ``get_face_chip`` (padding 0.25); or cut by eigenvision on the eyes alone,
+at the positions where that chip puts the eye centres. Colour is kept. dlib is an optional extra
 (``pip install "eigenvision[deep]"``), imported here only, on first use.
 
 References
@@ -35,6 +36,8 @@ __all__ = [
     "CHIP_SHAPE",
     "CHIP_EYE_POSITIONS",
     "EMBEDDING_WIDTH",
+    "FIVE_POINT_BOX",
+    "five_point_chip",
     "MissingExtraError",
     "deep_available",
     "embed_chips",
@@ -48,6 +51,10 @@ CHIP_SHAPE = (150, 150)
 #: eye's two corners), as fractions of the chip's ``(W - 1, H - 1)``: read off dlib's own chips
 #: of LFW faces, a dot drawn at each eye centre and found again in the chip (CHANGELOG.md).
 CHIP_EYE_POSITIONS = ((0.3158, 0.3105), (0.6707, 0.3105))
+#: The face box dlib's 5-point predictor reads, from a face's eyes: ``(x, y, width, height)``
+#: in eye distances from the eyes' midpoint; the medians of dlib's HOG boxes against its own
+#: 5-point eye centres on LFW photos of the tuning folds' people (CHANGELOG.md).
+FIVE_POINT_BOX = (-1.2555, -0.6881, 2.6140, 2.6140)
 #: The embedding's length.
 EMBEDDING_WIDTH = 128
 #: Chips the network describes per call.
@@ -56,6 +63,54 @@ _CHIPS_AT_ONCE = 64
 
 class MissingExtraError(EigenvisionError, ImportError):
     """An optional extra's packages are not installed; the message gives the install command."""
+
+
+def five_point_chip(photo, face):
+    """dlib's own chip of a face: its 5-point landmarks, found in the box the eyes give.
+
+    The box is :data:`FIVE_POINT_BOX` of the eyes (where dlib's detector
+    would put it); dlib's shape predictor places the eye corners and the
+    nose in it, and ``get_face_chip`` (150 pixels, padding 0.25) cuts the
+    chip by the similarity transform that fits those five points, the
+    alignment the network was trained on.
+
+    Parameters
+    ----------
+    photo : (H, W) or (H, W, 3) ndarray
+        8-bit, or float in [0, 1]; a grey photo is read as three equal channels.
+    face : Face or ((x, y), (x, y))
+        A found face (its ``left_eye`` and ``right_eye``) or its eye centres.
+
+    Returns
+    -------
+    (150, 150, 3) ndarray of float64
+        In [0, 1], as :func:`~eigenvision.align_face`'s crops.
+
+    Raises
+    ------
+    MissingExtraError
+        dlib or its models are not installed.
+    """
+    dlib = _modules()[0]
+    left, right = (face.left_eye, face.right_eye) if hasattr(face, "left_eye") else face
+    left, right = np.asarray(left, dtype=np.float64), np.asarray(right, dtype=np.float64)
+    distance = float(np.hypot(*(right - left)))
+    photo = np.asarray(photo)
+    if photo.ndim not in (2, 3) or (photo.ndim == 3 and photo.shape[2] != 3):
+        raise ValueError(f"photo must be (H, W) or (H, W, 3), got shape {photo.shape}")
+    if not np.isfinite(distance) or distance <= 0:
+        raise ValueError(f"the eyes must be two distinct finite points, got {left} and {right}")
+    if photo.dtype != np.uint8:
+        photo = np.clip(np.rint(np.asarray(photo, dtype=np.float64) * 255), 0, 255)
+        photo = photo.astype(np.uint8)
+    if photo.ndim == 2:
+        photo = np.repeat(photo[..., None], 3, axis=2)
+    x, y = (left + right) / 2 + np.multiply(FIVE_POINT_BOX[:2], distance)
+    width, height = np.multiply(FIVE_POINT_BOX[2:], distance)
+    box = dlib.rectangle(*(int(round(v)) for v in (x, y, x + width, y + height)))
+    photo = np.ascontiguousarray(photo)
+    chip = dlib.get_face_chip(photo, _five_points()(photo, box), CHIP_SHAPE[0], 0.25)
+    return np.asarray(chip, dtype=np.float64) / 255  # as align_face's crops: [0, 1]
 
 
 def deep_available() -> bool:
@@ -82,6 +137,13 @@ def _modules():
             f"install them with: {DEEP_INSTALL}"
         ) from None
     return dlib, face_recognition_models
+
+
+@functools.cache
+def _five_points():
+    """dlib's 5-point shape predictor, read once per process."""
+    dlib, models = _modules()
+    return dlib.shape_predictor(models.pose_predictor_five_point_model_location())
 
 
 @functools.cache

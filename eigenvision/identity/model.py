@@ -7,6 +7,7 @@ import copy
 
 import numpy as np
 from scipy.optimize import minimize_scalar
+from scipy.spatial.distance import cdist
 from scipy.special import expit
 from sklearn.base import BaseEstimator
 from sklearn.linear_model import LogisticRegression
@@ -15,6 +16,7 @@ from sklearn.utils import gen_batches
 from .._base import check_fitted, kept_on
 from .._errors import NotFittedError
 from .._spec import Param, State, check_params
+from .deep import CHIP_SHAPE
 from .describe import DESCRIBER_PARAMETERS, FaceDescriber
 from .fusion import PLDAFusion
 from .plda import _BLOCK_ROWS, PLDA, _stored
@@ -49,6 +51,11 @@ class IdentityModel(BaseEstimator):
         Where :func:`~eigenvision.align_face` puts the eyes, as fractions of
         the crop's width and height: the default crop is three eye distances
         wide, the hair line and jaw inside it.
+    alignment : {"eyes", "five_points"}, default "eyes"
+        How a face is cut for the model (:func:`~eigenvision.faces.compare.model_crop`):
+        on its eyes at ``eye_positions``, or, for the ``"deep"`` description
+        at ``shape`` (150, 150), dlib's own chip on its 5-point landmarks
+        found in the box the eyes give (:func:`~eigenvision.identity.deep.five_point_chip`).
     descriptor : str or tuple of str, default ("daisy", "daisy", "lbp+hog", "fisher")
         What describes a crop (:func:`~eigenvision.descriptors.face_descriptors`:
         ``"pixels"``, ``"lbp"``, ``"hog"``, ``"lbp+hog"``, ``"daisy"`` or
@@ -102,6 +109,14 @@ class IdentityModel(BaseEstimator):
     calibration_share : float, default 0.1
         Share of the people (with two or more crops) held out of the PLDA fit
         to calibrate the probability on; split by person, never by crop.
+    distance_fusion : bool, default False
+        Score a pair by PLDA's ratio fused with the Euclidean distance between
+        the two descriptions: a learned description's own metric (its network
+        was trained on it) holds what PLDA's Gaussian model of it misses. The
+        calibration, a logistic regression over both scores on the held-out
+        people, weighs the two (linear fusion as in speaker recognition,
+        Brümmer et al. 2007); the codes (:meth:`encode`) then carry the
+        descriptions after PLDA's codes.
     cohort_size : int, default 2000
         Faces of distinct training people kept as a cohort for adaptive
         symmetric score normalisation (Matějka et al. 2017): a pair's ratio
@@ -125,6 +140,9 @@ class IdentityModel(BaseEstimator):
         (the ratio, normalised when there is a cohort).
     threshold_ : float
         The score where ``P(same) = 1/2``: the model's decision.
+    distance_weight_ : float, optional
+        With ``distance_fusion``: a pair's score is its ratio minus this times
+        the distance between its descriptions. Absent or None: the ratio.
     temperature_ : float, optional
         Set by :func:`tempered`: the temperature ``calibration_`` was divided by.
     cohort_coordinates_ : (cohort_size, p) ndarray of float32 or None
@@ -146,16 +164,22 @@ class IdentityModel(BaseEstimator):
     recognition under difficult lighting conditions, IEEE TIP 19(6).
     K. Simonyan, O. Parkhi, A. Vedaldi and A. Zisserman (2013), Fisher vector
     faces in the wild, BMVC (descriptors of the face and its mirror image).
+    N. Brümmer, L. Burget, J. Černocký, O. Glembek, F. Grézl, M. Karafiát,
+    D. A. van Leeuwen, P. Matějka, P. Schwarz and A. Strasheim (2007), Fusion of
+    heterogeneous speaker recognition systems in the STBU submission for the NIST
+    speaker recognition evaluation 2006, IEEE TASLP 15(7).
     """
 
     _params = {
         **FaceDescriber._params,  # the description's, checked as FaceDescriber checks them
         "eye_positions": Param("any"),
+        "alignment": Param("choice", choices=("eyes", "five_points")),
         "length_norm": Param("bool"),
         "pca_components": Param("int", 1, 100_000),
         "lda_components": Param("int", 1, 100_000, optional=True),
         "n_components": Param("int", 1, 100_000),
         "calibration_share": Param("real", 0, 1, open_low=True, open_high=True),
+        "distance_fusion": Param("bool"),
         "cohort_size": Param("int", 0, 1_000_000),
         "cohort_top": Param("int", 1, 1_000_000),
     }
@@ -172,6 +196,8 @@ class IdentityModel(BaseEstimator):
         "cohort_size": 0,
         "length_norm": False,
         "lda_components": None,
+        "distance_fusion": False,
+        "alignment": "eyes",
     }
 
     _state = {
@@ -180,6 +206,8 @@ class IdentityModel(BaseEstimator):
         "threshold_": State("real"),
         # the temperature the calibration was divided by (tempered); absent: 1
         "temperature_": State("real", optional=True, low=1),
+        # distance_fusion's weight of the distance between descriptions; absent: none
+        "distance_weight_": State("real", optional=True, low=0),
         # int8 in a quantized model, with its scales
         "cohort_coordinates_": State(dtypes="fi", shape=("c", "p"), optional=True),
         "cohort_scale_": State(shape=("p",), optional=True, low=0),
@@ -193,6 +221,7 @@ class IdentityModel(BaseEstimator):
         *,
         shape=(120, 104),
         eye_positions=IDENTITY_EYE_POSITIONS,
+        alignment="eyes",
         descriptor=("daisy", "daisy", "lbp+hog", "fisher"),
         lbp_cells=(10, 8),
         lbp_radii=(1, 2, 3),
@@ -206,12 +235,14 @@ class IdentityModel(BaseEstimator):
         lda_components=200,
         n_components=100,
         calibration_share=0.1,
+        distance_fusion=False,
         cohort_size=2000,
         cohort_top=100,
         seed=0,
     ):
         self.shape = shape
         self.eye_positions = eye_positions
+        self.alignment = alignment
         self.descriptor = descriptor
         self.lbp_cells = lbp_cells
         self.lbp_radii = lbp_radii
@@ -225,6 +256,7 @@ class IdentityModel(BaseEstimator):
         self.lda_components = lda_components
         self.n_components = n_components
         self.calibration_share = calibration_share
+        self.distance_fusion = distance_fusion
         self.cohort_size = cohort_size
         self.cohort_top = cohort_top
         self.seed = seed
@@ -303,7 +335,7 @@ class IdentityModel(BaseEstimator):
         check_fitted(self, "plda_")
         blocks = self.plda_.models_.values() if isinstance(self.plda_, PLDAFusion) else [self.plda_]
         width = sum(len(block.mean_) for block in blocks)
-        codes = self.plda_.encode(np.zeros((1, width)))
+        codes = self.encode_descriptors(np.zeros((1, width)))
         self.paired_log_odds(codes, codes)
         return self
 
@@ -341,6 +373,14 @@ class IdentityModel(BaseEstimator):
         self
         """
         check_params(self)
+        if self.alignment == "five_points" and (
+            self.descriptor != "deep" or tuple(self.shape) != CHIP_SHAPE
+        ):
+            raise ValueError(
+                f"alignment='five_points' cuts dlib's {CHIP_SHAPE} chip for the network: it "
+                f"takes descriptor='deep' and shape={CHIP_SHAPE}, got descriptor="
+                f"{self.descriptor!r} and shape={tuple(self.shape)}"
+            )
         labels = np.asarray(labels)
         if len(labels) != len(X):
             raise ValueError(f"labels must be one per crop: {len(labels)} for {len(X)} crops")
@@ -385,8 +425,12 @@ class IdentityModel(BaseEstimator):
             )
             # float32: half the file
             self.cohort_coordinates_ = self.plda_.pair_coordinates(cohort).astype(np.float32)
-        scores, same = _calibration_pairs(self, X[calibrate], labels[calibrate], rng)
-        model = LogisticRegression(C=1e6).fit(scores[:, None], same)
+        self.distance_weight_ = None
+        scores, distances, same = _calibration_pairs(self, X[calibrate], labels[calibrate], rng)
+        features = np.column_stack([scores, distances]) if self.distance_fusion else scores[:, None]
+        model = LogisticRegression(C=1e6).fit(features, same)
+        if self.distance_fusion:  # the fused score: the ratio, less the distance so weighed
+            self.distance_weight_ = float(max(-model.coef_[0, 1] / model.coef_[0, 0], 0.0))
         self.calibration_ = np.array([model.coef_[0, 0], model.intercept_[0]])
         self.threshold_ = float(-self.calibration_[1] / self.calibration_[0])
         return self
@@ -455,14 +499,33 @@ class IdentityModel(BaseEstimator):
         check_fitted(self, "plda_")
         crops = np.asarray(crops)
         if crops.ndim not in (3, 4) or len(crops) <= _CROPS_AT_ONCE:
-            return self.plda_.encode(self.describe(crops))  # describe checks the shape
+            return self.encode_descriptors(self.describe(crops))  # describe checks the shape
         # a block of crops at a time: their descriptions are many times their size
         return np.concatenate(
             [
-                self.plda_.encode(self.describe(crops[rows]))
+                self.encode_descriptors(self.describe(crops[rows]))
                 for rows in gen_batches(len(crops), _CROPS_AT_ONCE)
             ]
         )
+
+    def encode_descriptors(self, X):
+        """:meth:`encode` of descriptor rows already computed by :meth:`describe`.
+
+        Parameters
+        ----------
+        X : (n, m) ndarray
+
+        Returns
+        -------
+        (n, r) ndarray of float64
+            PLDA's codes (:meth:`PLDA.encode`), then, with ``distance_fusion``,
+            the descriptor rows themselves.
+        """
+        check_fitted(self, "plda_")
+        codes = self.plda_.encode(X)
+        if _distance_weight(self) is None:
+            return codes
+        return np.hstack([codes, np.asarray(X, dtype=np.float64)])
 
     def score_pairs(self, crops_a, crops_b):
         """The score of one person for each pair of crops (see :meth:`pairwise_log_odds`).
@@ -496,7 +559,8 @@ class IdentityModel(BaseEstimator):
         """The score of one person for every pair of codes (:meth:`encode`).
 
         PLDA's log-likelihood ratio, normalised against the cohort when the
-        model has one (``cohort_size``).
+        model has one (``cohort_size``); with ``distance_fusion``, less
+        ``distance_weight_`` times the distance between the descriptions.
 
         Parameters
         ----------
@@ -513,24 +577,33 @@ class IdentityModel(BaseEstimator):
         """
         check_fitted(self, "plda_")
         plda, cohort = self.plda_, _cohort_of(self)
+        same_set = codes_a is codes_b
+        (codes_a, rows_a), (codes_b, rows_b) = _split(self, codes_a), _split(self, codes_b)
         u = plda.pair_coordinates(codes_a)
-        v = u if codes_b is codes_a else plda.pair_coordinates(codes_b)
+        v = u if same_set else plda.pair_coordinates(codes_b)
         scores = plda.pairwise_log_odds(u, v, coordinates=True)
-        if cohort is None:  # None in files from before the cohort
-            return scores
+        if cohort is not None:  # None in files from before the cohort
+            scores = self._normalized(scores, u, v, same_set, statistics_b)
+        if rows_a is not None:
+            # cdist: each distance from the differences, as paired_log_odds gives it
+            scores -= _distance_weight(self) * cdist(rows_a, rows_b)
+        return scores
+
+    def _normalized(self, scores, u, v, same_set, statistics_b):
+        """:meth:`pairwise_log_odds`' ratios of pair coordinates ``u``, ``v`` normalised by the
+        cohort (``statistics_b``: ``v``'s statistics when the caller keeps them)."""
+        plda, cohort = self.plda_, _cohort_of(self)
         if statistics_b is None:
             statistics_b = _cohort_statistics(plda, v, cohort, self.cohort_top)
-        elif any(np.shape(part) != (len(codes_b),) for part in statistics_b):
+        elif any(np.shape(part) != (len(v),) for part in statistics_b):
             raise ValueError(
-                f"statistics_b must be the (mean, std) of the {len(codes_b)} codes_b, one value "
+                f"statistics_b must be the (mean, std) of the {len(v)} codes_b, one value "
                 "per code each (cohort_statistics(codes_b))"
             )
         # a set against itself (pairwise_scores, the calibration, a gallery's own score
         # normalisation): its statistics once
         mean_a, std_a = (
-            statistics_b
-            if codes_a is codes_b
-            else _cohort_statistics(plda, u, cohort, self.cohort_top)
+            statistics_b if same_set else _cohort_statistics(plda, u, cohort, self.cohort_top)
         )
         return _symmetric_normalized(scores, (mean_a[:, None], std_a[:, None]), statistics_b)
 
@@ -548,15 +621,18 @@ class IdentityModel(BaseEstimator):
         """
         check_fitted(self, "plda_")
         plda, cohort = self.plda_, _cohort_of(self)
+        (codes_a, rows_a), (codes_b, rows_b) = _split(self, codes_a), _split(self, codes_b)
         u, v = plda.pair_coordinates(codes_a), plda.pair_coordinates(codes_b)
         scores = plda.paired_log_odds(u, v, coordinates=True)
-        if cohort is None:
-            return scores
-        return _symmetric_normalized(
-            scores,
-            _cohort_statistics(plda, u, cohort, self.cohort_top),
-            _cohort_statistics(plda, v, cohort, self.cohort_top),
-        )
+        if cohort is not None:
+            scores = _symmetric_normalized(
+                scores,
+                _cohort_statistics(plda, u, cohort, self.cohort_top),
+                _cohort_statistics(plda, v, cohort, self.cohort_top),
+            )
+        if rows_a is not None:
+            scores -= _distance_weight(self) * np.linalg.norm(rows_a - rows_b, axis=1)
+        return scores
 
     def cohort_statistics(self, codes):
         """Mean and standard deviation of each face's ``cohort_top`` best ratios against the cohort.
@@ -573,7 +649,7 @@ class IdentityModel(BaseEstimator):
         cohort = _cohort_of(self)
         if cohort is None:
             raise NotFittedError("this IdentityModel has no cohort: its scores are not normalised")
-        coordinates = self.plda_.pair_coordinates(codes)
+        coordinates = self.plda_.pair_coordinates(_split(self, codes)[0])
         return _cohort_statistics(self.plda_, coordinates, cohort, self.cohort_top)
 
 
@@ -634,13 +710,16 @@ def centred_on(model, crops=None, *, codes=None):
     plda = model.plda_
     blocks = plda.models_.values() if isinstance(plda, PLDAFusion) else [plda]
     width = sum(len(block.code_mean_) for block in blocks)
+    if _distance_weight(model) is not None:  # the descriptions after the codes
+        width += sum(len(block.mean_) for block in blocks)
     codes = np.asarray(codes, dtype=np.float64)
     if codes.shape[1:] != (width,) or len(codes) < 2 or not np.all(np.isfinite(codes)):
         raise ValueError(
             f"codes must be an (n, {width}) array of at least 2 finite codes of this model "
             f"(model.encode(crops)), got shape {codes.shape}"
         )
-    shift = codes.mean(axis=0)
+    # the distance between descriptions is the same wherever they are centred
+    shift = _split(model, codes)[0].mean(axis=0)
 
     def moved(block, part):
         block = copy.copy(block)
@@ -719,6 +798,26 @@ def tempered(model, scores, same, *, max_temperature=1000.0):
     return adjusted
 
 
+def _distance_weight(model):
+    """The weight of the distance between descriptions in a pair's score, or None."""
+    return getattr(model, "distance_weight_", None)
+
+
+def _split(model, codes):
+    """Codes (:meth:`IdentityModel.encode`) as ``(PLDA's codes, descriptor rows or None)``."""
+    if _distance_weight(model) is None:
+        return codes, None
+    codes = np.asarray(codes)
+    blocks = model.plda_.models_.values() if isinstance(model.plda_, PLDAFusion) else [model.plda_]
+    width = sum(len(block.mean_) for block in blocks)
+    if codes.ndim != 2 or codes.shape[1] <= width:
+        raise ValueError(
+            f"codes must be (n, r + {width}) rows of model.encode(crops): PLDA's codes, then "
+            f"the {width} descriptor values; got shape {codes.shape}"
+        )
+    return codes[:, :-width], codes[:, -width:]
+
+
 def _cohort_of(model):
     """An :class:`IdentityModel`'s cohort in PLDA's pair coordinates, or None:
     ``cohort_coordinates_`` (a :func:`quantized` one in float32, made once), or made from the
@@ -772,7 +871,8 @@ def _one_face_each(labels, size, rng):
 
 
 def _calibration_pairs(model, X, labels, rng, max_pairs=20_000):
-    """Scores of the same-person pairs of held-out people and as many others."""
+    """Scores (PLDA's ratios, normalised) and descriptor distances of the same-person pairs
+    of held-out people and as many others, and which are of one person."""
     rows, cols = np.triu_indices(len(X), 1)
     same = labels[rows] == labels[cols]
     positive = np.flatnonzero(same)
@@ -781,6 +881,7 @@ def _calibration_pairs(model, X, labels, rng, max_pairs=20_000):
     positive = rng.choice(positive, take, replace=False)
     negative = rng.choice(negative, min(len(negative), take), replace=False)
     chosen = np.concatenate([positive, negative])
-    codes = model.plda_.encode(X)
+    codes = model.plda_.encode(X)  # the ratio alone: distance_weight_ is not set yet
     scores = model.pairwise_log_odds(codes, codes)[rows[chosen], cols[chosen]]
-    return scores, same[chosen]
+    distances = np.linalg.norm(X[rows[chosen]] - X[cols[chosen]], axis=1)
+    return scores, distances, same[chosen]
