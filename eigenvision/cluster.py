@@ -138,8 +138,7 @@ def affinity(X, model=None):
     else:
         codes = _codes(X, model)
         distances = pairwise_distances(codes)
-        width = np.sort(distances, axis=1)[:, min(_NEIGHBOUR, len(codes) - 1)]
-        width = np.maximum(width, max(width.max(), 1e-300) * 1e-6)
+        width = _local_widths(np.sort(distances, axis=1)[:, min(_NEIGHBOUR, len(codes) - 1)])
         similarity = np.exp(-(distances**2) / (width[:, None] * width[None, :]))
     return (similarity + similarity.T) / 2
 
@@ -188,13 +187,18 @@ def neighbour_graph(codes, *, n_neighbors=_GRAPH_NEIGHBOURS):
     keep = ~itself
     distances = distances[keep].reshape(n, k)
     neighbours = neighbours[keep].reshape(n, k)
-    width = distances[:, min(_NEIGHBOUR, k) - 1]
-    width = np.maximum(width, max(width.max(), 1e-300) * 1e-6)
+    width = _local_widths(distances[:, min(_NEIGHBOUR, k) - 1])
     weights = np.exp(-(distances**2) / (width[:, None] * width[neighbours]))
     graph = sparse.csr_array(
         (weights.ravel(), neighbours.ravel(), np.arange(0, n * k + 1, k)), shape=(n, n)
     )
     return graph.maximum(graph.T).tocsr()
+
+
+def _local_widths(kth_distances):
+    """The self-tuning affinity's widths: each row's distance to its 7th neighbour, kept from
+    0 (a row among copies of itself) by a floor whose square does not underflow."""
+    return np.maximum(kth_distances, max(kth_distances.max() * 1e-6, 1e-150))
 
 
 def laplacian_spectrum(similarity, n_eigenvalues, *, seed=0):

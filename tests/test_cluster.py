@@ -1,5 +1,7 @@
 """Clustering in component space (the lecture's appendix), with scikit-learn's algorithms."""
 
+import sys
+
 import numpy as np
 import pytest
 from sklearn.cluster import AgglomerativeClustering
@@ -524,3 +526,25 @@ def test_with_a_count_given_the_results_are_scikit_learns_as_before(rng):
     ).fit_predict(similarity)
     found = ev.cluster(X, method="spectral", n_clusters=4)
     assert adjusted_rand_score(expected, found) == 1.0
+
+
+@pytest.mark.parametrize("method", [None, "agglomerative", "spectral", "kmeans"])
+def test_identical_rows_are_one_group_not_a_nan_error(method):
+    """Issue 80: ev.cluster(np.ones((20, 64))) ended in scipy's "must not contain infs or
+    NaNs" (the self-tuning width of a row among copies of itself underflowed to 0/0)."""
+    assert ev.cluster(np.ones((20, 64)), method=method).tolist() == [0] * 20
+
+
+def test_a_method_told_the_count_makes_no_n_by_n_matrix(rng, monkeypatch):
+    """Issue 80: k-means told the count built the (n, n) affinity first (30,000 rows asked
+    for 6.7 GiB); told the count, k-means and average linkage need no affinity at all."""
+    module = sys.modules["eigenvision.cluster"]  # ev.cluster is the function
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("an affinity was built")
+
+    monkeypatch.setattr(module, "affinity", refuse)
+    monkeypatch.setattr(module, "neighbour_graph", refuse)
+    X, truth = _blobs(rng)
+    assert adjusted_rand_score(truth, ev.cluster(X, method="kmeans", n_clusters=4)) == 1.0
+    assert adjusted_rand_score(truth, ev.cluster(X, n_clusters=4)) == 1.0

@@ -1181,3 +1181,15 @@ def test_the_shipped_locator_keeps_nose_and_mouth_where_faces_have_them(finder, 
     nose, mouth = np.array(errors["nose"]), np.array(errors["mouth"])
     assert np.mean(nose <= 0.1) >= 0.98 and nose.max() < 0.25  # before: 95%, worst 0.60
     assert np.mean(mouth <= 0.25) >= 0.93  # before: 82%
+
+
+def test_a_float_photo_on_another_scale_finds_the_faces_of_its_0_1_form():
+    """Issue 80: a float photo in -0.5..0.5 found nothing (the appearance check's HOG took the
+    square root of negative light and every candidate scored NaN). Photos enter the finder on
+    [0, 1]: a centred or 0-255 float photo finds the faces its [0, 1] form finds."""
+    grey = ev.normalize.to_gray(data.astronaut()).astype(np.float64)
+    finder = ev.default_finder()
+    expected = [face.box for face in finder.find(grey)]
+    assert expected
+    for other in (grey - 0.5, grey * 255):
+        np.testing.assert_allclose([face.box for face in finder.find(other)], expected)

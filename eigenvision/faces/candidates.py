@@ -371,7 +371,9 @@ def reduced(image, max_side):
     Parameters
     ----------
     image : (H, W) or (H, W, 3) ndarray
-        8-bit or float, grey, RGB or RGBA; NaN and complex refused.
+        8-bit or float, grey, RGB or RGBA; NaN and complex refused. A float
+        image outside [0, 1] (centred at 0, or 0-255) is brought to [0, 1] by
+        its own range: every stage downstream reads light as [0, 1].
     max_side : int
 
     Returns
@@ -381,6 +383,9 @@ def reduced(image, max_side):
         ``(fy, fx)`` from input to reduced pixels.
     """
     image = to_gray(image)
+    low, high = float(image.min()), float(image.max())
+    if low < 0 or high > 1:  # a float photo on another scale (centred, 0-255): its own range
+        image = (image - low) / (high - low) if high > low else np.zeros_like(image)
     factor = min(1.0, max_side / max(image.shape))
     if factor == 1.0:
         return image, np.ones(2)
