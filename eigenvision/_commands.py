@@ -14,7 +14,6 @@ import os
 import platform
 import shutil
 import tempfile
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -26,7 +25,6 @@ from PIL import Image
 from . import datasets, evaluate
 from ._argtypes import count, finite, probability, rate
 from ._base import counted, format_below, progress
-from ._errors import UnreadableFilesWarning
 from ._version import __version__
 from .experiments import EXPERIMENTS
 from .faces.compare import (
@@ -933,26 +931,17 @@ def _cmd_cluster(args) -> int:
         n_people=args.people,
         threshold=args.threshold,
         adapt=not args.no_adapt,
-        on_error="skip",
     )
     given = [path.resolve() for path in paths] if args.scheduler else paths
-    unread, show = set(), warnings.showwarning
+    unreadable = []  # told by cluster_faces, whatever the user's warning filters show
+    options["on_error"] = lambda index, _: unreadable.append(index)
+    if args.scheduler:
+        from dask.distributed import Client  # the dask extra, only for this option
 
-    def noting(message, *rest, **keywords):  # shown as before; the files noted as unread
-        if isinstance(message, UnreadableFilesWarning):
-            unread.update(message.files)
-        show(message, *rest, **keywords)
-
-    with warnings.catch_warnings():
-        warnings.showwarning = noting
-        if args.scheduler:
-            from dask.distributed import Client  # the dask extra, only for this option
-
-            with Client(args.scheduler):
-                groups = cluster_faces(given, backend="dask", **options)
-        else:
-            groups = cluster_faces(given, progress=not args.quiet, **options)
-    unreadable = [i for i, path in enumerate(given) if str(path) in unread]
+        with Client(args.scheduler):
+            groups = cluster_faces(given, backend="dask", **options)
+    else:
+        groups = cluster_faces(given, progress=not args.quiet, **options)
     report = [
         {
             "person": number,

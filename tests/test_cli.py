@@ -607,3 +607,26 @@ def test_recognize_json_gives_boxes_in_the_files_pixels(imm, tmp_path, capsys):
     box, reference = np.array(named["box"]), np.array(found[0]["box"])
     assert box[2] > 600  # the file's pixels, not the 800-pixel decode's (a quarter)
     np.testing.assert_allclose(box, reference, rtol=0.02, atol=0.02 * reference[2])
+
+
+def test_cluster_names_an_unreadable_file_whatever_the_warning_filters(tmp_path, capsys):
+    """Issue 80: with warnings filtered (PYTHONWARNINGS=ignore) the command learnt nothing of
+    the unreadable files (it read them off the warning it hooked) and called them photos
+    without a face. cluster_faces now tells its on_error callable of each."""
+    import warnings
+
+    lfw = require_dataset_folder("lfw_train") / "images"
+    photos = tmp_path / "photos"
+    photos.mkdir()
+    whole = (lfw / "Tony_Blair" / "Tony_Blair_0002.jpg").read_bytes()
+    (photos / "a.jpg").write_bytes(whole)
+    (photos / "torn.jpg").write_bytes(whole[: len(whole) // 3])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert main(["-q", "cluster", str(photos)]) == 0
+    line = capsys.readouterr().out.splitlines()[0]
+    assert line.endswith("could not read 1 file (torn.jpg)")
+    assert "no face found" not in line
+    told = []
+    ev.cluster_faces(sorted(photos.iterdir()), on_error=lambda i, error: told.append((i, error)))
+    assert [i for i, _ in told] == [1] and isinstance(told[0][1], ev.ImageLoadError)

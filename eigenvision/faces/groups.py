@@ -97,10 +97,12 @@ def cluster_faces(
         pairs); otherwise, and with ``adapt=False``, it is the model's
         calibrated probability (``model.probability``), fitted on LFW's news
         photos.
-    on_error : {"raise", "skip"}, default "raise"
+    on_error : {"raise", "skip"} or callable, default "raise"
         A file that cannot be read as a photo: stop with
         :class:`~eigenvision.ImageLoadError`, or leave it out with one warning
-        naming every file left out.
+        naming every file left out; a callable ``on_error(index, error)`` is
+        told of each one it leaves out (whatever the warning filters let
+        through), as ``os.walk``'s ``onerror`` is.
     backend : {"local", "dask"}, default "local"
         ``"dask"``: the faces are found and cut as Dask tasks, one a photo, on
         the active client's workers (:mod:`eigenvision.dask_engine`), and
@@ -121,8 +123,8 @@ def cluster_faces(
     for inferences about identity, ICCV (the model's ratio).
     """
     _check_options(method, n_people, threshold)  # before the search's seconds a photo
-    if on_error not in ("raise", "skip"):
-        raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
+    if not callable(on_error) and on_error not in ("raise", "skip"):
+        raise ValueError(f"on_error must be 'raise', 'skip' or a callable, got {on_error!r}")
     if _one_photo(photos):
         photos = [photos]
     photos = list(photos)
@@ -148,6 +150,8 @@ def cluster_faces(
             if on_error == "raise":
                 raise error
             unread[photos[index]] = error
+            if callable(on_error):
+                on_error(index, error)
         owners += [(index, face) for face in faces]
         crops += list(cut)
         if by_codes and len(crops) >= _CROPS_AT_ONCE:
