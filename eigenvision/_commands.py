@@ -14,6 +14,7 @@ import os
 import platform
 import shutil
 import tempfile
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -563,6 +564,11 @@ def _cmd_build_models(args) -> int:
 
 
 def _cmd_experiment(args) -> int:
+    if args.name is None:
+        raise ValueError(
+            "name an experiment: eigenvision experiment NAME [options]; one of\n"
+            + _experiment_list()
+        )
     # The one import by name in the package: the experiment the user asked for.
     module = importlib.import_module(f".experiments.{args.name}", __package__)
     quiet = ["--quiet"] if args.quiet and "--quiet" not in args.arguments else []
@@ -1002,8 +1008,24 @@ def _write_groups(output, groups, paths, report, *, max_side):
 
 def _options_experiment(parser):
     """The options of ``eigenvision experiment``."""
-    parser.add_argument("name", choices=EXPERIMENTS, help="the experiment")
+    parser.add_argument(
+        "name", nargs="?", choices=EXPERIMENTS, metavar="NAME", help="the experiment (below)"
+    )
     parser.add_argument("arguments", nargs=argparse.REMAINDER, help="the experiment's options")
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = "experiments (eigenvision experiment NAME --help for its options):\n" + (
+        _experiment_list()
+    )
+
+
+def _experiment_list():
+    """One line per experiment: its name and what it shows."""
+    from .experiments import summaries
+
+    return "\n".join(
+        f"  {name:24s}" + textwrap.shorten(summary, 74, placeholder=" ...")
+        for name, summary in summaries().items()
+    )
 
 
 #: Each command of :data:`eigenvision.cli.COMMANDS`: its options and what it runs.

@@ -24,3 +24,23 @@ EXPERIMENTS = (
     "lfw_people",
     "calibration",
 )
+
+
+def summaries():
+    """Each experiment's one-line summary (its module docstring's first line), read from the
+    source without importing it (a help text must not wait for SciPy and scikit-learn).
+
+    Returns
+    -------
+    dict of str to str
+    """
+    import ast
+    from pathlib import Path
+
+    folder = Path(__file__).parent
+    found = {}
+    for name in EXPERIMENTS:
+        source = (folder / f"{name}.py").read_text(encoding="utf-8")
+        docstring = ast.get_docstring(ast.parse(source)) or ""
+        found[name] = " ".join(docstring.split("\n\n")[0].split())
+    return found
