@@ -14,6 +14,7 @@ from typing import NamedTuple
 
 import numpy as np
 from scipy import linalg, sparse
+from scipy.sparse.csgraph import connected_components
 from scipy.sparse.linalg import lobpcg
 from scipy.special import expit
 from sklearn.base import clone
@@ -47,7 +48,8 @@ _METHOD = Param("choice", choices=METHODS)
 _NEIGHBOUR = 7  # the self-tuning affinity's local width: the 7th neighbour's distance
 _GRAPH_NEIGHBOURS = 10  # each row's neighbours in the sparse graph
 _MAX_GROUPS = 100  # the eigengap is looked for among this many eigenvalues at most
-_LOBPCG_TOL = 1e-6
+_FIRST_WINDOW = 16  # a large sparse graph's spectrum is read this many eigenvalues first
+_LOBPCG_TOL = 1e-5
 _LOBPCG_ITERATIONS = 1000
 _GROUPS = Param("int", 1, 100_000, optional=True)
 #: How much lower the two-kinds mixture's BIC must be than one Gaussian's: Kass & Raftery
@@ -260,19 +262,23 @@ def eigengap_groups(similarity, *, max_groups=None, seed=0):
     The ``k`` smallest eigenvalues of the normalised Laplacian
     ``I - D^-1/2 W D^-1/2`` are near 0 for ``k`` well separated groups; ``k``
     is where the gap to the next one is largest (von Luxburg 2007, 8.3).
+    A sparse graph in separate parts (a :func:`neighbour_graph` of groups
+    apart) is counted part by part, its spectrum being the union of theirs:
+    each part's groups by the gap of its own spectrum, the count their sum.
+    The spectrum of a large sparse graph is read a window at a time (16
+    eigenvalues, then 32, ...) until its largest gap lies inside the window.
     The count is sure where that gap stands out from the others (groups
-    apart, as separate parts of a :func:`neighbour_graph`); where the groups
-    touch (handwritten digits, faces of one person in many lights) the
-    gaps are alike and the count is a guess, often short of the truth:
-    then give ``n_clusters``.
+    apart); where the groups touch (handwritten digits, faces of one person
+    in many lights) the gaps are alike and the count is a guess, often short
+    of the truth: then give ``n_clusters``.
 
     Parameters
     ----------
     similarity : (n, n) ndarray or scipy.sparse array
         Symmetric, non-negative: :func:`affinity` or :func:`neighbour_graph`.
     max_groups : int, optional
-        Look for the gap among the first this many eigenvalues; default
-        ``min(n // 2, 100)``.
+        Look for the gap among the first this many eigenvalues (of each
+        separate part); default ``min(n // 2, 100)``.
     seed : int, default 0
         The sparse solver's start (:func:`laplacian_spectrum`).
 
@@ -286,13 +292,7 @@ def eigengap_groups(similarity, *, max_groups=None, seed=0):
     >>> eigengap_groups(blocks + 0.01)
     3
     """
-    n = similarity.shape[0]
-    if n < 3:
-        return 1
-    limit = min(n // 2, _MAX_GROUPS) if max_groups is None else int(max_groups)
-    limit = max(2, min(n - 1, limit))
-    values, _ = laplacian_spectrum(similarity, limit + 1, seed=seed)
-    return int(np.argmax(np.diff(values))) + 1
+    return sum(groups for _, groups in _counted_parts(similarity, max_groups, seed))
 
 
 def spectral_labels(similarity, n_groups, *, seed=0):
@@ -301,7 +301,8 @@ def spectral_labels(similarity, n_groups, *, seed=0):
     The spectral clustering of the lecture's appendix (Ng, Jordan & Weiss
     2002), with its k-means step replaced by the column-pivoted QR of
     Damle, Minden & Ying (2019): deterministic, and exact where the groups
-    are separate parts of the graph. Sparse all the way for a
+    are separate parts of the graph (each part then grouped on its own, as
+    :func:`eigengap_groups` counts them). Sparse all the way for a
     :func:`neighbour_graph`.
 
     Parameters
@@ -320,10 +321,75 @@ def spectral_labels(similarity, n_groups, *, seed=0):
     A. Damle, V. Minden and L. Ying (2019), Simple, direct and efficient
     multi-way spectral clustering, Information and Inference 8(1).
     """
+    parts = _parts(similarity)
+    if 1 < len(parts) <= n_groups:
+        counted = (
+            [(rows, 1) for rows in parts]
+            if len(parts) == n_groups
+            else _counted_parts(similarity, None, seed)
+        )
+        if sum(groups for _, groups in counted) == n_groups:
+            return _labels_of_parts(similarity, counted, seed)
+    return _by_size(_pivoted_qr_labels(similarity, n_groups, seed))
+
+
+def _parts(similarity):
+    """Row indices of each separate part of a sparse graph (one part for a dense affinity)."""
+    n = similarity.shape[0]
+    if not sparse.issparse(similarity):
+        return [np.arange(n)]
+    count, part = connected_components(similarity, directed=False)
+    if count == 1:
+        return [np.arange(n)]
+    order = np.argsort(part, kind="stable")
+    return np.split(order, np.cumsum(np.bincount(part))[:-1])
+
+
+def _part_of(similarity, rows):
+    return similarity if len(rows) == similarity.shape[0] else similarity[rows][:, rows]
+
+
+def _counted_parts(similarity, max_groups, seed):
+    """``[(rows, groups)]``: each separate part and the groups its own spectrum's gap shows."""
+    return [
+        (rows, _gap_count(_part_of(similarity, rows), max_groups, seed))
+        for rows in _parts(similarity)
+    ]
+
+
+def _gap_count(similarity, max_groups, seed):
+    """:func:`eigengap_groups` of one connected graph (or a dense affinity)."""
+    n = similarity.shape[0]
+    if n < 3:
+        return 1
+    limit = min(n // 2, _MAX_GROUPS) if max_groups is None else int(max_groups)
+    limit = max(2, min(n - 1, limit))
+    window = limit + 1 if not sparse.issparse(similarity) else min(limit + 1, _FIRST_WINDOW)
+    while True:
+        values, _ = laplacian_spectrum(similarity, window, seed=seed)
+        gap = int(np.argmax(np.diff(values)))
+        if gap < window - 2 or window == limit + 1:
+            return gap + 1
+        window = min(2 * window, limit + 1)
+
+
+def _labels_of_parts(similarity, counted, seed):
+    """Labels of a graph's separate parts, each grouped on its own into its count."""
+    labels = np.empty(similarity.shape[0], dtype=np.int64)
+    first = 0
+    for rows, groups in counted:
+        part = _part_of(similarity, rows)
+        labels[rows] = first + (_pivoted_qr_labels(part, groups, seed) if groups > 1 else 0)
+        first += groups
+    return _by_size(labels)
+
+
+def _pivoted_qr_labels(similarity, n_groups, seed):
+    """Damle, Minden & Ying's assignment of the Laplacian's first ``n_groups`` eigenvectors."""
     _, vectors = laplacian_spectrum(similarity, n_groups, seed=seed)
     _, _, pivots = linalg.qr(vectors.T, pivoting=True, mode="economic")
     left, _, right = linalg.svd(vectors[pivots[:n_groups]].T)
-    return _by_size(np.abs(vectors @ (left @ right)).argmax(axis=1))
+    return np.abs(vectors @ (left @ right)).argmax(axis=1)
 
 
 def cluster(
@@ -416,9 +482,10 @@ def cluster(
     groups = n_clusters
     if not told:
         similarity = affinity(X, model) if _has_similarity(model) else neighbour_graph(codes)
-        groups = eigengap_groups(similarity, seed=seed)
+        counted = _counted_parts(similarity, None, seed)
         if method == "spectral":
-            return spectral_labels(similarity, groups, seed=seed)
+            return _labels_of_parts(similarity, counted, seed)
+        groups = sum(part_groups for _, part_groups in counted)
     if method == "kmeans":
         labels = KMeans(groups, n_init=10, random_state=seed).fit_predict(codes)
     else:
