@@ -27,7 +27,7 @@ from . import datasets, evaluate
 from ._argtypes import count, finite, probability, rate
 from ._base import counted, format_below, progress
 from ._version import __version__
-from .experiments import EXPERIMENTS
+from .experiments import EXPERIMENTS, summaries
 from .faces.compare import (
     SHIPPED_IDENTITY,
     compare_faces,
@@ -1020,7 +1020,6 @@ def _options_experiment(parser):
 
 def _experiment_list():
     """One line per experiment: its name and what it shows."""
-    from .experiments import summaries
 
     return "\n".join(
         f"  {name:24s}" + textwrap.shorten(summary, 74, placeholder=" ...")

@@ -21,6 +21,8 @@ from .faces.features import FeatureDetector
 from .faces.finder import FaceFinder
 from .faces.geometry import window_shape
 from .identity import PLDA, IdentityModel, PLDAFusion
+from .identity.deep import CHIP_SHAPE
+from .identity.model import _descriptor_width
 from .recognize import Recognizer
 
 __all__ = ["check_state", "LIMITS"]
@@ -214,6 +216,13 @@ def _check_identity_model(model):
         )
     check_state(model.plda_)
     _check_fisher_description(model)
+    if model.alignment == "five_points" and (
+        model.descriptor != "deep" or tuple(model.shape) != CHIP_SHAPE
+    ):
+        raise ValueError(
+            f"IdentityModel(alignment='five_points') cuts dlib's chip for descriptor='deep' at "
+            f"shape {CHIP_SHAPE}, got descriptor={model.descriptor!r}, shape={model.shape}"
+        )
     _check_eight_bits(model, "IdentityModel", "cohort_coordinates_", "cohort_scale_")
     widths = {
         "cohort_": (_code_width(model), "codes"),
@@ -276,6 +285,15 @@ def _code_width(identity, axis=0):
     return sum(part.identity_loadings_.shape[axis] for part in parts)
 
 
+def _encoded_width(identity):
+    """The width of :meth:`IdentityModel.encode`'s codes: PLDA's, then, with a distance fused,
+    the descriptions."""
+    width = _code_width(identity)
+    if getattr(identity, "distance_weight_", None) is not None:
+        width += _descriptor_width(identity.plda_)
+    return width
+
+
 def _check_recognizer(model):
     model.check_parameters()
     statistics = getattr(model, "score_statistics_", None)
@@ -307,7 +325,7 @@ def _check_recognizer(model):
                 f"Recognizer: its identity model takes {tuple(identity.shape)} crops, "
                 f"not {image_shape}"
             )
-        width += _code_width(identity)
+        width += _encoded_width(identity)
     elif model.feature_ is not None:
         check_state(model.feature_)
         if getattr(model.feature_, "n_features_in_", None) != int(np.prod(image_shape)):

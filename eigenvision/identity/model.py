@@ -333,9 +333,7 @@ class IdentityModel(BaseEstimator):
         self
         """
         check_fitted(self, "plda_")
-        blocks = self.plda_.models_.values() if isinstance(self.plda_, PLDAFusion) else [self.plda_]
-        width = sum(len(block.mean_) for block in blocks)
-        codes = self.encode_descriptors(np.zeros((1, width)))
+        codes = self.encode_descriptors(np.zeros((1, _descriptor_width(self.plda_))))
         self.paired_log_odds(codes, codes)
         return self
 
@@ -711,7 +709,7 @@ def centred_on(model, crops=None, *, codes=None):
     blocks = plda.models_.values() if isinstance(plda, PLDAFusion) else [plda]
     width = sum(len(block.code_mean_) for block in blocks)
     if _distance_weight(model) is not None:  # the descriptions after the codes
-        width += sum(len(block.mean_) for block in blocks)
+        width += _descriptor_width(plda)
     codes = np.asarray(codes, dtype=np.float64)
     if codes.shape[1:] != (width,) or len(codes) < 2 or not np.all(np.isfinite(codes)):
         raise ValueError(
@@ -803,13 +801,18 @@ def _distance_weight(model):
     return getattr(model, "distance_weight_", None)
 
 
+def _descriptor_width(plda):
+    """How many descriptor values a PLDA (or each block of a PLDAFusion, together) reads."""
+    blocks = plda.models_.values() if isinstance(plda, PLDAFusion) else [plda]
+    return sum(len(block.mean_) for block in blocks)
+
+
 def _split(model, codes):
     """Codes (:meth:`IdentityModel.encode`) as ``(PLDA's codes, descriptor rows or None)``."""
     if _distance_weight(model) is None:
         return codes, None
     codes = np.asarray(codes)
-    blocks = model.plda_.models_.values() if isinstance(model.plda_, PLDAFusion) else [model.plda_]
-    width = sum(len(block.mean_) for block in blocks)
+    width = _descriptor_width(model.plda_)
     if codes.ndim != 2 or codes.shape[1] <= width:
         raise ValueError(
             f"codes must be (n, r + {width}) rows of model.encode(crops): PLDA's codes, then "
