@@ -1052,7 +1052,7 @@ def _fused_model(rng, **options):
         lda_components=None,
         n_components=5,
         calibration_share=0.3,
-        cohort_size=10,
+        cohort_size=30,
         cohort_top=5,
         distance_fusion=True,
         **options,
@@ -1062,8 +1062,9 @@ def _fused_model(rng, **options):
 
 def test_distance_fusion_scores_the_ratio_less_the_weighed_distance(rng, tmp_path):
     """With distance_fusion a pair's score is the model's normalised ratio less
-    distance_weight_ times the Euclidean distance between the descriptions (a loop over the
-    pairs), the codes carry the descriptions after PLDA's, and a saved model scores alike."""
+    distance_weight_ times the Euclidean distance between the descriptions, normalised against
+    the cohort's rows as the ratio is (a loop over the pairs and the cohort), the codes carry
+    the descriptions after PLDA's, and a saved model scores alike."""
     model, X, _ = _fused_model(rng)
     weight = model.distance_weight_
     assert weight > 0
@@ -1074,10 +1075,20 @@ def test_distance_fusion_scores_the_ratio_less_the_weighed_distance(rng, tmp_pat
     np.testing.assert_array_equal(codes[:, -128:], X[:12])
     np.testing.assert_array_equal(codes[:, :-128], plda_codes)
     scores = model.pairwise_log_odds(codes, codes)
+    cohort = model.cohort_rows_.astype(np.float64)
+    assert cohort.shape == (len(model.cohort_coordinates_), 128)
+
+    def statistics(x):  # the mean and spread of a face's 5 nearest cohort faces' distances
+        nearest = sorted(np.linalg.norm(x - face) for face in cohort)[:5]
+        return np.mean(nearest), np.std(nearest)
+
     for i in range(12):
         for j in range(12):
             expected = ratio_only.pairwise_log_odds(plda_codes[i : i + 1], plda_codes[j : j + 1])
-            expected = expected[0, 0] - weight * np.linalg.norm(X[i] - X[j])
+            (mean_i, std_i), (mean_j, std_j) = statistics(X[i]), statistics(X[j])
+            distance = np.linalg.norm(X[i] - X[j])
+            normalised = ((distance - mean_i) / std_i + (distance - mean_j) / std_j) / 2
+            expected = expected[0, 0] - weight * normalised
             assert scores[i, j] == pytest.approx(expected, rel=1e-9, abs=1e-9)
     np.testing.assert_allclose(
         model.paired_log_odds(codes[:6], codes[6:]), np.diag(scores[:6, 6:]), rtol=1e-9

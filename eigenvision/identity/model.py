@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 
 import numpy as np
-from scipy.optimize import minimize_scalar
+from scipy.optimize import minimize, minimize_scalar
 from scipy.spatial.distance import cdist
 from scipy.special import expit
 from sklearn.base import BaseEstimator
@@ -142,7 +142,11 @@ class IdentityModel(BaseEstimator):
         The score where ``P(same) = 1/2``: the model's decision.
     distance_weight_ : float, optional
         With ``distance_fusion``: a pair's score is its ratio minus this times
-        the distance between its descriptions. Absent or None: the ratio.
+        the distance between its descriptions (normalised against the cohort
+        as the ratio is, where there is one). Absent or None: the ratio.
+    cohort_rows_ : (cohort_size, m) ndarray of float32 or None
+        With ``distance_fusion`` and a cohort: the cohort's descriptor rows,
+        against which each face's distances are normalised.
     temperature_ : float, optional
         Set by :func:`tempered`: the temperature ``calibration_`` was divided by.
     cohort_coordinates_ : (cohort_size, p) ndarray of float32 or None
@@ -208,6 +212,8 @@ class IdentityModel(BaseEstimator):
         "temperature_": State("real", optional=True, low=1),
         # distance_fusion's weight of the distance between descriptions; absent: none
         "distance_weight_": State("real", optional=True, low=0),
+        # distance_fusion's cohort: the descriptor rows of the cohort's faces
+        "cohort_rows_": State(shape=("c", "*"), optional=True),
         # int8 in a quantized model, with its scales
         "cohort_coordinates_": State(dtypes="fi", shape=("c", "p"), optional=True),
         "cohort_scale_": State(shape=("p",), optional=True, low=0),
@@ -416,20 +422,25 @@ class IdentityModel(BaseEstimator):
         model = PLDA(**options) if len(widths) == 1 else PLDAFusion(tuple(widths), **options)
         # the PCA step is larger than the LDA step it feeds: a saved model holds their product
         self.plda_ = model.fit(fitted, labels[~calibrate]).compact()
-        self.cohort_, self.cohort_coordinates_ = None, None
+        self.cohort_, self.cohort_coordinates_, self.cohort_rows_ = None, None, None
         if self.cohort_size:
-            cohort = self.plda_.encode(
-                fitted[_one_face_each(labels[~calibrate], self.cohort_size, rng)]
-            )
+            rows = fitted[_one_face_each(labels[~calibrate], self.cohort_size, rng)]
             # float32: half the file
+            cohort = self.plda_.encode(rows)
             self.cohort_coordinates_ = self.plda_.pair_coordinates(cohort).astype(np.float32)
+            if self.distance_fusion:  # the distance is normalised against the same faces
+                self.cohort_rows_ = rows.astype(np.float32)
         self.distance_weight_ = None
         scores, distances, same = _calibration_pairs(self, X[calibrate], labels[calibrate], rng)
-        features = np.column_stack([scores, distances]) if self.distance_fusion else scores[:, None]
-        model = LogisticRegression(C=1e6).fit(features, same)
         if self.distance_fusion:  # the fused score: the ratio, less the distance so weighed
-            self.distance_weight_ = float(max(-model.coef_[0, 1] / model.coef_[0, 0], 0.0))
-        self.calibration_ = np.array([model.coef_[0, 0], model.intercept_[0]])
+            (ratio, distance), intercept = _monotone_logistic(
+                np.column_stack([scores, -distances]), same
+            )
+            self.distance_weight_ = float(distance / ratio)
+            self.calibration_ = np.array([ratio, intercept])
+        else:
+            model = LogisticRegression(C=1e6).fit(scores[:, None], same)
+            self.calibration_ = np.array([model.coef_[0, 0], model.intercept_[0]])
         self.threshold_ = float(-self.calibration_[1] / self.calibration_[0])
         return self
 
@@ -584,7 +595,8 @@ class IdentityModel(BaseEstimator):
             scores = self._normalized(scores, u, v, same_set, statistics_b)
         if rows_a is not None:
             # cdist: each distance from the differences, as paired_log_odds gives it
-            scores -= _distance_weight(self) * cdist(rows_a, rows_b)
+            distances = _normalized_distances(self, cdist(rows_a, rows_b), rows_a, rows_b, True)
+            scores -= _distance_weight(self) * distances
         return scores
 
     def _normalized(self, scores, u, v, same_set, statistics_b):
@@ -629,7 +641,9 @@ class IdentityModel(BaseEstimator):
                 _cohort_statistics(plda, v, cohort, self.cohort_top),
             )
         if rows_a is not None:
-            scores -= _distance_weight(self) * np.linalg.norm(rows_a - rows_b, axis=1)
+            distances = np.linalg.norm(rows_a - rows_b, axis=1)
+            distances = _normalized_distances(self, distances, rows_a, rows_b, False)
+            scores -= _distance_weight(self) * distances
         return scores
 
     def cohort_statistics(self, codes):
@@ -801,6 +815,35 @@ def _distance_weight(model):
     return getattr(model, "distance_weight_", None)
 
 
+def _normalized_distances(model, distances, rows_a, rows_b, pairwise):
+    """Distances between descriptions normalised against the cohort's rows, as the ratio is
+    (adaptive symmetric normalisation: each side's distances to its ``cohort_top`` nearest
+    cohort faces standardise it); as they are without ``cohort_rows_``."""
+    cohort = getattr(model, "cohort_rows_", None)
+    if cohort is None:
+        return distances
+    mean_a, std_a = _distance_statistics(rows_a, cohort, model.cohort_top)
+    mean_b, std_b = (
+        (mean_a, std_a)
+        if rows_b is rows_a
+        else _distance_statistics(rows_b, cohort, model.cohort_top)
+    )
+    if pairwise:
+        return _symmetric_normalized(distances, (mean_a[:, None], std_a[:, None]), (mean_b, std_b))
+    return _symmetric_normalized(distances, (mean_a, std_a), (mean_b, std_b))
+
+
+def _distance_statistics(rows, cohort, top):
+    """Mean and spread of each row's ``top`` smallest distances to the cohort's rows."""
+    top = min(top, len(cohort))
+    cohort = np.asarray(cohort, dtype=np.float64)
+    mean, std = np.empty(len(rows)), np.empty(len(rows))
+    for block in gen_batches(len(rows), _BLOCK_ROWS):
+        nearest = np.partition(cdist(rows[block], cohort), top - 1, axis=1)[:, :top]
+        mean[block], std[block] = nearest.mean(axis=1), nearest.std(axis=1)
+    return mean, np.maximum(std, 1e-12)
+
+
 def _descriptor_width(plda):
     """How many descriptor values a PLDA (or each block of a PLDAFusion, together) reads."""
     blocks = plda.models_.values() if isinstance(plda, PLDAFusion) else [plda]
@@ -873,6 +916,34 @@ def _one_face_each(labels, size, rng):
     return np.sort(rng.permutation(chosen)[:size])
 
 
+def _monotone_logistic(features, same, floor=1e-6):
+    """A logistic regression whose weights are not negative: ``(weights, intercept)``.
+
+    Each feature is a score that never makes a pair less likely one person as it grows (the
+    ratio, minus the distance); where two are nearly collinear an unconstrained fit may weigh
+    one against the other. The mean log-loss is minimised by L-BFGS-B (the weights bounded
+    below by ``floor`` times the features' scale, so that the first weight divides the others).
+    """
+    scale = features.std(axis=0)
+    scale[scale == 0] = 1.0
+    standard = features / scale
+    sign = np.where(same, 1.0, -1.0)
+    weights = np.full(len(same), 0.5 / same.sum())
+    weights[~same] = 0.5 / (~same).sum()
+
+    def loss(theta):
+        logits = standard @ theta[:-1] + theta[-1]
+        margin = sign * logits
+        value = np.sum(weights * np.logaddexp(0.0, -margin))
+        gradient_logits = -weights * sign * expit(-margin)
+        return value, np.append(standard.T @ gradient_logits, gradient_logits.sum())
+
+    start = np.append(np.ones(features.shape[1]), 0.0)
+    bounds = [(floor, None)] * features.shape[1] + [(None, None)]
+    found = minimize(loss, start, jac=True, method="L-BFGS-B", bounds=bounds)
+    return found.x[:-1] / scale, float(found.x[-1])
+
+
 def _calibration_pairs(model, X, labels, rng, max_pairs=20_000):
     """Scores (PLDA's ratios, normalised) and descriptor distances of the same-person pairs
     of held-out people and as many others, and which are of one person."""
@@ -886,5 +957,6 @@ def _calibration_pairs(model, X, labels, rng, max_pairs=20_000):
     chosen = np.concatenate([positive, negative])
     codes = model.plda_.encode(X)  # the ratio alone: distance_weight_ is not set yet
     scores = model.pairwise_log_odds(codes, codes)[rows[chosen], cols[chosen]]
-    distances = np.linalg.norm(X[rows[chosen]] - X[cols[chosen]], axis=1)
-    return scores, distances, same[chosen]
+    first, second = X[rows[chosen]], X[cols[chosen]]
+    distances = np.linalg.norm(first - second, axis=1)
+    return scores, _normalized_distances(model, distances, first, second, False), same[chosen]
