@@ -1142,3 +1142,29 @@ def test_five_point_alignment_is_for_the_deep_chip_only(rng):
         )
     with pytest.raises(ValueError, match="alignment"):
         ev.IdentityModel(alignment="nose").fit_descriptors(X, np.repeat(np.arange(10), 3))
+
+
+def test_the_fusions_logistic_regression_keeps_its_weights_non_negative(rng):
+    """Where the unconstrained fit's weights are positive, _monotone_logistic is scikit-learn's
+    logistic regression (balanced pairs, no penalty); where two scores are nearly collinear
+    and the unconstrained fit weighs one against the other (a fold of LFW flipped the ratio's
+    sign and accepted half the pairs), the weights stay at or above 0 and the fit is at least
+    as good as either score alone."""
+    from sklearn.linear_model import LogisticRegression
+
+    from eigenvision.identity.model import _monotone_logistic
+
+    same = np.repeat([True, False], 500)
+    features = rng.normal(size=(1000, 2)) + np.where(same[:, None], [1.0, 0.5], [-1.0, -0.5])
+    weights, intercept = _monotone_logistic(features, same)
+    reference = LogisticRegression(C=1e8, tol=1e-10, max_iter=10_000).fit(features, same)
+    np.testing.assert_allclose(weights, reference.coef_[0], rtol=1e-3)
+    assert intercept == pytest.approx(reference.intercept_[0], abs=1e-3)
+    strong = np.where(same, 2.0, -2.0) + rng.normal(size=1000)
+    collinear = np.column_stack([strong + 0.5 * rng.normal(size=1000), strong])
+    unconstrained = LogisticRegression(C=1e8, max_iter=10_000).fit(collinear, same).coef_[0]
+    assert unconstrained[0] < 0  # the noisier copy weighed against the other
+    weights, intercept = _monotone_logistic(collinear, same)
+    assert np.all(weights > 0)
+    accuracy = np.mean((collinear @ weights + intercept >= 0) == same)
+    assert accuracy >= max(np.mean((column >= 0) == same) for column in collinear.T) - 0.01
