@@ -1161,7 +1161,11 @@ def test_the_fusions_logistic_regression_keeps_its_weights_non_negative(rng):
     np.testing.assert_allclose(weights, reference.coef_[0], rtol=1e-3)
     assert intercept == pytest.approx(reference.intercept_[0], abs=1e-3)
     strong = np.where(same, 2.0, -2.0) + rng.normal(size=1000)
-    collinear = np.column_stack([strong + 0.5 * rng.normal(size=1000), strong])
+    # the first score follows the second, less a part of the truth: given the second, it
+    # speaks against the truth, and an unconstrained fit weighs it negatively
+    collinear = np.column_stack(
+        [strong - np.where(same, 1.0, -1.0) + 0.3 * rng.normal(size=1000), strong]
+    )
     unconstrained = LogisticRegression(C=1e8, max_iter=10_000).fit(collinear, same).coef_[0]
     assert unconstrained[0] < 0  # the noisier copy weighed against the other
     weights, intercept = _monotone_logistic(collinear, same)
