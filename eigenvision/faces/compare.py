@@ -20,11 +20,11 @@ from PIL import Image
 
 from .._errors import EigenvisionError, ImageLoadError, NoFaceError
 from ..identity import IdentityModel
-from ..identity.deep import DEEP_INSTALL, MissingExtraError, deep_available, five_point_chip
+from ..identity.deep import DEEP_INSTALL, MissingExtraError, deep_available
 from ..io import load_image
 from ..openset import Verification
 from ..persist import load
-from .crops import _check_finder, align_face
+from .crops import _check_finder, model_crop
 from .photos import default_finder
 
 __all__ = [
@@ -319,31 +319,4 @@ def compare_crops(crop_a, crop_b, model) -> Verification:
         distance=-llr,
         threshold=-model.threshold_,
         probability=float(model.probability(llr)),
-    )
-
-
-def model_crop(photo, face, model):
-    """A face cut as ``model`` was trained on: its crop size and eye positions, or dlib's
-    chip (:func:`~eigenvision.identity.deep.five_point_chip`) for a model aligned on five points.
-
-    Parameters
-    ----------
-    photo : (H, W) or (H, W, 3) ndarray
-    face : Face or ((x, y), (x, y))
-    model : IdentityModel
-
-    Returns
-    -------
-    (H, W) or (H, W, 3) ndarray
-        In colour where the model reads colour (its ``"deep"`` description) and the photo has it.
-    """
-    if model.alignment == "five_points":
-        return five_point_chip(photo, face)
-    positions = tuple(tuple(float(v) for v in eye) for eye in model.eye_positions)
-    return align_face(
-        photo,
-        face,
-        shape=tuple(model.shape),
-        eye_positions=positions,
-        as_gray=not model.colour,
     )

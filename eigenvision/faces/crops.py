@@ -16,6 +16,7 @@ from .._base import check_fitted
 from .._base import progress as show_progress
 from .._errors import FaceCountError, NoFaceError
 from .._spec import Param
+from ..identity.deep import five_point_chip
 from ..imageset import ImageSet, as_image_set
 from ..normalize import to_gray
 from ..transform import DEFAULT_EYE_POSITIONS, align
@@ -170,6 +171,7 @@ def photo_faces(
     on_error="raise",
     progress=False,
     as_gray=True,
+    cut=None,
 ):
     """The faces of uncropped photos, each cut on its eyes (:func:`~eigenvision.align_face`).
 
@@ -200,6 +202,10 @@ def photo_faces(
         Progress over the photos (the search takes seconds each).
     as_gray : bool, default True
         Grey crops; False: colour photos give colour crops (a learned description reads them).
+    cut : callable, optional
+        ``cut(photo, face)`` cuts each face instead of :func:`align_face` at ``shape``
+        and ``eye_positions`` (an identity model's own cut,
+        :func:`~eigenvision.faces.compare.model_crop`).
 
     Returns
     -------
@@ -244,6 +250,8 @@ def photo_faces(
                 continue
         crops += [
             align_face(photo, face, shape=shape, eye_positions=eye_positions, as_gray=as_gray)
+            if cut is None
+            else cut(photo, face)
             for face in found
         ]
         owners += [index] * len(found)
@@ -308,6 +316,7 @@ class PhotoFacesMixin:
             on_error=on_error,
             progress=self.verbose,
             as_gray=not self._colour_crops,
+            cut=self._cut,
         )
         return as_image_set(crops, labels, min_images=min_images, colour=self._colour_crops)
 
@@ -360,24 +369,22 @@ class PhotoFacesMixin:
         found = self.finder.find(photo) if faces is None else list(faces)
         if not found:
             return [], self.gallery_labels_[:0], np.zeros(0)
-        shape, eye_positions = self.crop_geometry()
-        crops = np.stack(
-            [
-                align_face(
-                    photo,
-                    face,
-                    shape=shape,
-                    eye_positions=eye_positions,
-                    as_gray=not self._colour_crops,
-                )
-                for face in found
-            ]
-        )
+        crops = np.stack([self._cut(photo, face) for face in found])
         return (
             found,
             *self._decide(
                 self._codes(as_image_set(crops, None, min_images=0, colour=self._colour_crops))
             ),
+        )
+
+    def _cut(self, photo, face):
+        """A face cut from a photo as this recognizer's features read it (an identity model's
+        own cut, :func:`model_crop`; else on the eyes at :meth:`crop_geometry`)."""
+        if self.method == "plda":
+            return model_crop(photo, face, self.feature)
+        shape, eye_positions = self.crop_geometry()
+        return align_face(
+            photo, face, shape=shape, eye_positions=eye_positions, as_gray=not self._colour_crops
         )
 
     @property
@@ -399,3 +406,30 @@ class PhotoFacesMixin:
             positions = tuple(tuple(float(v) for v in eye) for eye in self.feature.eye_positions)
             return tuple(self.feature.shape), positions
         return tuple(self.aligned_shape), DEFAULT_EYE_POSITIONS
+
+
+def model_crop(photo, face, model):
+    """A face cut as ``model`` was trained on: its crop size and eye positions, or dlib's
+    chip (:func:`~eigenvision.identity.deep.five_point_chip`) for a model aligned on five points.
+
+    Parameters
+    ----------
+    photo : (H, W) or (H, W, 3) ndarray
+    face : Face or ((x, y), (x, y))
+    model : IdentityModel
+
+    Returns
+    -------
+    (H, W) or (H, W, 3) ndarray
+        In colour where the model reads colour (its ``"deep"`` description) and the photo has it.
+    """
+    if model.alignment == "five_points":
+        return five_point_chip(photo, face)
+    positions = tuple(tuple(float(v) for v in eye) for eye in model.eye_positions)
+    return align_face(
+        photo,
+        face,
+        shape=tuple(model.shape),
+        eye_positions=positions,
+        as_gray=not model.colour,
+    )

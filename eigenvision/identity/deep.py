@@ -30,6 +30,7 @@ import numpy as np
 from sklearn.utils import gen_batches
 
 from .._errors import EigenvisionError
+from ..transform import as_float_image
 
 __all__ = [
     "DEEP_INSTALL",
@@ -77,7 +78,7 @@ def five_point_chip(photo, face):
     Parameters
     ----------
     photo : (H, W) or (H, W, 3) ndarray
-        8-bit, or float in [0, 1]; a grey photo is read as three equal channels.
+        8- or 16-bit, or float in [0, 1]; a grey photo is read as three equal channels.
     face : Face or ((x, y), (x, y))
         A found face (its ``left_eye`` and ``right_eye``) or its eye centres.
 
@@ -100,9 +101,9 @@ def five_point_chip(photo, face):
         raise ValueError(f"photo must be (H, W) or (H, W, 3), got shape {photo.shape}")
     if not np.isfinite(distance) or distance <= 0:
         raise ValueError(f"the eyes must be two distinct finite points, got {left} and {right}")
-    if photo.dtype != np.uint8:
-        photo = np.clip(np.rint(np.asarray(photo, dtype=np.float64) * 255), 0, 255)
-        photo = photo.astype(np.uint8)
+    if photo.dtype != np.uint8:  # 16-bit and float photos through [0, 1], as everywhere
+        light = as_float_image(photo, allow_colour=True, name="photo")
+        photo = np.clip(np.rint(light.astype(np.float64) * 255), 0, 255).astype(np.uint8)
     if photo.ndim == 2:
         photo = np.repeat(photo[..., None], 3, axis=2)
     x, y = (left + right) / 2 + np.multiply(FIVE_POINT_BOX[:2], distance)
