@@ -835,13 +835,9 @@ def _normalized_distances(model, distances, rows_a, rows_b, pairwise):
 
 def _distance_statistics(rows, cohort, top):
     """Mean and spread of each row's ``top`` smallest distances to the cohort's rows."""
-    top = min(top, len(cohort))
     cohort = np.asarray(cohort, dtype=np.float64)
-    mean, std = np.empty(len(rows)), np.empty(len(rows))
-    for block in gen_batches(len(rows), _BLOCK_ROWS):
-        nearest = np.partition(cdist(rows[block], cohort), top - 1, axis=1)[:, :top]
-        mean[block], std[block] = nearest.mean(axis=1), nearest.std(axis=1)
-    return mean, np.maximum(std, 1e-12)
+    mean, std = _best_statistics(len(rows), lambda block: -cdist(rows[block], cohort), top)
+    return -mean, std
 
 
 def _descriptor_width(plda):
@@ -886,11 +882,20 @@ def _cohort_of(model):
 def _cohort_statistics(plda, coordinates, cohort, top):
     """:meth:`IdentityModel.cohort_statistics` of faces in pair coordinates: the mean and spread
     of each face's ``top`` best ratios against the cohort."""
-    top = min(top, len(cohort))
-    mean, std = np.empty(len(coordinates)), np.empty(len(coordinates))
-    for rows in gen_batches(len(coordinates), _BLOCK_ROWS):  # a block's ratios at a time
-        against = plda.pairwise_log_odds(coordinates[rows], cohort, coordinates=True)
-        best = -np.partition(-against, top - 1, axis=1)[:, :top]
+    return _best_statistics(
+        len(coordinates),
+        lambda rows: plda.pairwise_log_odds(coordinates[rows], cohort, coordinates=True),
+        top,
+    )
+
+
+def _best_statistics(count, against, top):
+    """Mean and spread of each of ``count`` faces' ``top`` highest values against the cohort,
+    ``against(rows)`` giving a block of faces' values (a block at a time: never all at once)."""
+    mean, std = np.empty(count), np.empty(count)
+    for rows in gen_batches(count, _BLOCK_ROWS):
+        values = against(rows)
+        best = -np.partition(-values, min(top, values.shape[1]) - 1, axis=1)[:, :top]
         mean[rows], std[rows] = best.mean(axis=1), best.std(axis=1)
     return mean, np.maximum(std, 1e-12)
 
