@@ -54,7 +54,7 @@ CHIP_SHAPE = (150, 150)
 CHIP_EYE_POSITIONS = ((0.3158, 0.3105), (0.6707, 0.3105))
 #: The face box dlib's 5-point predictor reads, from a face's eyes: ``(x, y, width, height)``
 #: in eye distances from the eyes' midpoint; the medians of dlib's HOG boxes against its own
-#: 5-point eye centres on LFW photos of the tuning folds' people (CHANGELOG.md).
+#: 5-point eye centres on every 40th LFW photo of folds 5-9's people (CHANGELOG.md).
 FIVE_POINT_BOX = (-1.2555, -0.6881, 2.6140, 2.6140)
 #: The embedding's length.
 EMBEDDING_WIDTH = 128
