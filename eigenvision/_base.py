@@ -12,7 +12,8 @@ from sklearn.utils.validation import assert_all_finite, validate_data
 from tqdm.auto import tqdm
 
 from ._errors import NotFittedError
-from .imageset import ImageSet
+from ._spec import check_params
+from .imageset import ImageSet, check_labels
 
 FLOAT_DTYPES = (np.float64, np.float32)
 
@@ -23,7 +24,7 @@ def flatten_images(X):
         X = X.images
     if hasattr(X, "ndim") and X.ndim == 3:
         X = np.asarray(X)
-        return X.reshape(len(X), -1), tuple(X.shape[1:])
+        return X.reshape(len(X), X.shape[1] * X.shape[2]), tuple(X.shape[1:])
     return X, None
 
 
@@ -304,7 +305,8 @@ class SubspaceModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
     """Base of the fit/transform models: input validation for images and flattened data."""
 
     def _validate_fit(self, X, y=None, *, allow_nan: bool = False, ensure_min_samples: int = 2):
-        """Validate training data; with ``y`` (supervised models) return ``(X, y)``."""
+        """Check the parameters, then validate training data; with ``y`` return ``(X, y)``."""
+        check_params(self)
         X, image_shape = flatten_images(X)
         options = dict(
             dtype=list(FLOAT_DTYPES),
@@ -406,7 +408,7 @@ class SupervisedSubspaceModel(SubspaceModel):
         name = type(self).__name__
         if y is None:
             raise ValueError(f"{name} requires y to be passed, but the target y is None")
-        X, y = self._validate_fit(X, y)
+        X, y = self._validate_fit(X, check_labels(y))
         classes, codes = np.unique(y, return_inverse=True)
         if len(classes) < 2:
             raise ValueError(f"{name} needs at least 2 classes (people), got {len(classes)}")

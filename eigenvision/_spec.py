@@ -71,6 +71,9 @@ class Param:
     sequence : bool, default False
         A tuple or list of ``min_length`` to ``max_length`` values of the kind
         (not of ``also``) is allowed too, one per item of something.
+    fraction : bool, default False
+        A number in the open interval (0, 1) is allowed too (``n_components``
+        as a share of the variance, beside a count).
     needs : tuple of str, default ()
         A ``"model"`` given by what it does: the attributes it must have
         (default: an estimator's ``get_params``).
@@ -88,6 +91,7 @@ class Param:
     also: tuple = ()
     needs: tuple = ()
     sequence: bool = False
+    fraction: bool = False
 
     def describe(self) -> str:
         """What the parameter accepts, in words.
@@ -110,6 +114,8 @@ class Param:
                 low = "-inf" if self.low is None else f"{self.low:g}"
                 high = "inf" if self.high is None else f"{self.high:g}"
                 words += f" in {left}{low}, {high}{right}"
+        if self.fraction:
+            words += " or a fraction in (0, 1)"
         if self.also:
             words += " or " + " or ".join(repr(v) for v in self.also)
         if self.sequence:
@@ -150,6 +156,13 @@ class Param:
                 return self.min_length <= len(value) <= self.max_length and all(
                     one.accepts(v) for v in value
                 )
+        if (
+            self.fraction
+            and isinstance(value, Real)
+            and not isinstance(value, (Integral, np.bool_))
+            and 0.0 < value < 1.0
+        ):
+            return True
         kind = self.kind
         if kind == "bool":
             return isinstance(value, (bool, np.bool_))

@@ -12,7 +12,7 @@ from sklearn.linear_model import LogisticRegression
 
 from ._base import SupervisedSubspaceModel, check_fitted
 from ._linalg import numerical_rank, working_precision
-from ._spec import INPUT_STATE, State
+from ._spec import INPUT_STATE, Param, State
 from .eigenspace import Eigenspace
 from .neighbors import squared_distances
 
@@ -119,6 +119,15 @@ class BayesianSpace(SupervisedSubspaceModel):
     >>> bool(same > 0.99 and other < 0.01)
     True
     """
+
+    #: Each parameter's kind and range (:func:`~eigenvision._spec.check_params`).
+    _params = {
+        "n_components": Param("int", 1),
+        "extra_components": Param("int", 1, optional=True),
+        "pca_components": Param("int", 2, optional=True),
+        "intra_prior": Param("real", 0, 1, open_low=True, open_high=True),
+        "calibrate": Param("bool"),
+    }
 
     #: Each fitted member's kind, dtype, shape rule and finiteness
     #: (:func:`~eigenvision._spec.check_declared_state`).

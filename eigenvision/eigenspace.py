@@ -24,7 +24,7 @@ from ._linalg import (
     working_precision,
 )
 from ._linalg import solve as solve_spectrum
-from ._spec import INPUT_STATE, State
+from ._spec import INPUT_STATE, Param, State, check_params
 from .outofcore import OutOfCoreMixin
 
 __all__ = ["Eigenspace"]
@@ -126,6 +126,16 @@ class Eigenspace(OutOfCoreMixin, SubspaceModel):
     (array([[0.]]), array([2.]))
     """
 
+    #: Each parameter's kind and range (:func:`~eigenvision._spec.check_params`).
+    _params = {
+        "n_components": Param("int", 1, optional=True, fraction=True),
+        "center": Param("bool"),
+        "whiten": Param("bool"),
+        "solver": Param("choice", choices=_SOLVERS),
+        "seed": Param("int", 0, 2**32 - 1, optional=True),
+        "backend": Param("choice", choices=("auto", "numpy", "dask")),
+    }
+
     #: Each fitted member's kind, dtype, shape rule and finiteness
     #: (:func:`~eigenvision._spec.check_declared_state`).
     _state = {
@@ -177,6 +187,7 @@ class Eigenspace(OutOfCoreMixin, SubspaceModel):
         -------
         self
         """
+        check_params(self)
         self._stream = None  # a later partial_fit starts a new stream
         if self._use_dask(X):
             return self._fit_dask(X)
@@ -246,15 +257,11 @@ class Eigenspace(OutOfCoreMixin, SubspaceModel):
         )
 
     def _use_dask(self, X) -> bool:
-        if self.backend not in ("auto", "numpy", "dask"):
-            raise ValueError(f"backend must be 'auto', 'numpy' or 'dask', got {self.backend!r}")
         if self.backend == "auto":
             return is_dask_array(X)
         return self.backend == "dask"
 
     def _choose_solver(self, n: int, d: int) -> str:
-        if self.solver not in _SOLVERS:
-            raise ValueError(f"solver must be one of {_SOLVERS}, got {self.solver!r}")
         if self.solver != "auto":
             return self.solver
         return "gram" if n <= d else "covariance"

@@ -8,7 +8,7 @@ import numpy as np
 
 from ._base import SupervisedSubspaceModel
 from ._linalg import generalized_eigh, sign_flip
-from ._spec import INPUT_STATE, State
+from ._spec import INPUT_STATE, Param, State
 from .eigenspace import Eigenspace
 
 __all__ = ["FisherSpace", "discriminant_directions"]
@@ -91,6 +91,12 @@ class FisherSpace(SupervisedSubspaceModel):
     Fisherfaces: recognition using class specific linear projection, IEEE
     TPAMI 19(7).
     """
+
+    #: Each parameter's kind and range (:func:`~eigenvision._spec.check_params`).
+    _params = {
+        "n_components": Param("int", 1, optional=True),
+        "pca_components": Param("int", 1, optional=True),
+    }
 
     #: Each fitted member's kind, dtype, shape rule and finiteness
     #: (:func:`~eigenvision._spec.check_declared_state`).

@@ -9,7 +9,72 @@ import numpy as np
 
 from ._errors import ImageSetError, refuse_complex
 
-__all__ = ["ImageSet", "as_image_set", "natural_key"]
+__all__ = ["ImageSet", "as_image_set", "check_labels", "natural_key"]
+
+
+def _label_kind(value) -> str:
+    if isinstance(value, (str, np.str_, bytes)):
+        return "text"
+    if isinstance(value, (bool, np.bool_)):
+        return "bool"
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return "number"
+    return type(value).__name__
+
+
+def check_labels(labels, n_samples: int | None = None) -> np.ndarray:
+    """Labels as one ``(n,)`` array of one sortable kind, or a ``ValueError`` saying what is wrong.
+
+    The one check every labelled input passes (image sets, ``fit(X, y)``,
+    identity models): one label per sample, no missing (None, NaN) label,
+    and not strings mixed with numbers (``np.asarray([1, "1"])`` would make
+    both the same string ``"1"``; sorting them raises).
+
+    Parameters
+    ----------
+    labels : (n,) array-like
+    n_samples : int, optional
+        The number of samples the labels must match.
+
+    Returns
+    -------
+    (n,) ndarray
+
+    Examples
+    --------
+    >>> check_labels(["ann", "bob"]).tolist()
+    ['ann', 'bob']
+    >>> check_labels([1, "a"])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: labels mix number and text (e.g. 1 and 'a'); give every label one kind, ...
+    """
+    values = labels
+    if not isinstance(labels, np.ndarray) or labels.dtype == object:
+        values = list(np.ravel(np.asarray(labels, dtype=object)))
+        kinds = {}
+        for value in values:
+            kinds.setdefault(_label_kind(value), value)
+        if "NoneType" in kinds:
+            where = next(i for i, v in enumerate(values) if v is None)
+            raise ValueError(f"label {where} is None; give every sample a label")
+        if len(kinds) > 1:
+            (a, first), (b, second) = list(kinds.items())[:2]
+            raise ValueError(
+                f"labels mix {a} and {b} (e.g. {first!r} and {second!r}); give every label one "
+                "kind, e.g. str(label)"
+            )
+    labels = np.asarray(labels)
+    if labels.dtype == object and len(labels):  # one kind: numbers or strings as numpy holds them
+        labels = np.asarray(labels.tolist())
+    if labels.ndim != 1:
+        raise ValueError(f"labels must be one per sample, shape (n,), got shape {labels.shape}")
+    if n_samples is not None and len(labels) != n_samples:
+        raise ValueError(f"labels must be one per sample: {len(labels)} for {n_samples} samples")
+    if labels.dtype.kind == "f" and not np.isfinite(labels).all():
+        where = int(np.flatnonzero(~np.isfinite(labels))[0])
+        raise ValueError(f"label {where} is {labels[where]}; give every sample a finite label")
+    return labels
 
 
 def natural_key(text: str) -> list:
@@ -77,9 +142,10 @@ class ImageSet:
             images = images.astype(np.float32)
         self.images = images
         n = len(images)
-        self.labels = np.asarray(self.labels)
-        if self.labels.shape != (n,):
-            raise ImageSetError(f"labels must have shape ({n},), got {self.labels.shape}")
+        try:
+            self.labels = check_labels(self.labels, n)
+        except ValueError as error:
+            raise ImageSetError(str(error)) from None
         if self.names is None:
             self.names = np.array([str(i) for i in range(n)])
         self.names = np.asarray(self.names, dtype=str)
@@ -260,10 +326,7 @@ def as_image_set(images, labels, *, min_images, colour=False):
             if min_images:
                 raise ValueError("labels are required: pass labels= or an ImageSet")
             labels = np.zeros(len(stack), dtype=np.int64)
-        labels = np.asarray(labels)
-        if labels.shape != (len(stack),):
-            raise ValueError(f"labels must have shape ({len(stack)},), got {labels.shape}")
-        faces = ImageSet(stack, labels)
+        faces = ImageSet(stack, check_labels(labels, len(stack)))
     if len(faces) < min_images:
         raise ValueError(f"need at least {min_images} images, got {len(faces)}")
     return faces

@@ -10,7 +10,7 @@ from sklearn.metrics.pairwise import linear_kernel, polynomial_kernel, rbf_kerne
 
 from ._base import SubspaceModel, check_fitted
 from ._linalg import sign_flip, top_eigh
-from ._spec import INPUT_STATE, State
+from ._spec import INPUT_STATE, Param, State
 from .eigenspace import Eigenspace
 
 __all__ = ["KernelPCA"]
@@ -61,6 +61,17 @@ class KernelPCA(SubspaceModel):
     C. Williams and M. Seeger (2001), Using the Nystroem method to speed up
     kernel machines, NIPS 13.
     """
+
+    #: Each parameter's kind and range (:func:`~eigenvision._spec.check_params`).
+    _params = {
+        "n_components": Param("int", 1, optional=True),
+        "kernel": Param("choice", choices=_KERNELS),
+        "gamma": Param("real", 0, open_low=True, optional=True),
+        "degree": Param("int", 1, 100),
+        "coef0": Param("real"),
+        "n_landmarks": Param("int", 1, optional=True),
+        "seed": Param("int", 0, 2**32 - 1, optional=True),
+    }
 
     #: Each fitted member's kind, dtype, shape rule and finiteness
     #: (:func:`~eigenvision._spec.check_declared_state`): the exact fit keeps ``X_fit_`` and

@@ -21,6 +21,7 @@ from . import dask_engine
 from ._base import check_fitted, is_dask_array
 from ._errors import refuse_complex
 from ._parallel import n_threads, single_threaded_blas
+from ._spec import Param, check_params
 from .eigenspace import Eigenspace
 from .imageset import as_image_set
 
@@ -149,6 +150,8 @@ class NearestNeighbor(BaseEstimator):
     ----------
     raw_gallery_ : (n, q) ndarray
         The gallery as given (the same object, not a copy).
+    n_features_in_ : int
+        ``q``.
     offset_ : (q,) ndarray
         The gallery mean, subtracted before the expansion.
     scaled_gallery_ : (n, q + 1) ndarray
@@ -164,6 +167,13 @@ class NearestNeighbor(BaseEstimator):
     _MARGIN = 2
     _PARALLEL_SCORES = 1 << 23
 
+    #: Each parameter's kind and range (:func:`~eigenvision._spec.check_params`).
+    _params = {
+        "chunk_size": Param("int", 1),
+        "probe_block": Param("int", 1),
+        "n_jobs": Param("int", 1, optional=True, also=(-1,)),
+    }
+
     def __init__(self, *, chunk_size: int = 1024, probe_block: int = 512, n_jobs=None):
         self.chunk_size = chunk_size
         self.probe_block = probe_block
@@ -175,7 +185,7 @@ class NearestNeighbor(BaseEstimator):
             f"n_jobs={self.n_jobs})"
         )
 
-    def fit(self, gallery: np.ndarray) -> NearestNeighbor:
+    def fit(self, gallery: np.ndarray, y=None) -> NearestNeighbor:
         """Index ``gallery`` (n, q).
 
         A Dask array is kept where it lives, chunked by rows (each chunk a
@@ -187,23 +197,30 @@ class NearestNeighbor(BaseEstimator):
         ----------
         gallery : (n, q) ndarray or dask.array.Array
             Codes of the enrolled items, float32 or float64 (others become float64).
+        y : ignored
+            Present so that the index fits in a scikit-learn pipeline.
 
         Returns
         -------
         self
         """
+        check_params(self)
         if is_dask_array(gallery):
             self.raw_gallery_, _ = dask_engine.as_row_chunked(gallery)
             self.offset_ = self.scaled_gallery_ = None
+            self.n_features_in_ = int(self.raw_gallery_.shape[1])
             return self
-        gallery = np.atleast_2d(np.asarray(gallery))
+        gallery = np.asarray(gallery)
         refuse_complex(gallery, "the gallery")
+        if gallery.ndim != 2 or gallery.shape[1] == 0:
+            raise ValueError(
+                f"the gallery must be (n, q) codes with q >= 1, got shape {gallery.shape}; "
+                "a single code is gallery[None, :], a column of values gallery[:, None]"
+            )
         if len(gallery) == 0:
             raise ValueError("the gallery is empty; enrol at least one image")
         if gallery.dtype not in (np.float32, np.float64):
             gallery = gallery.astype(np.float64)
-        if gallery.ndim != 2:
-            raise ValueError(f"the gallery must be (n, q), got shape {gallery.shape}")
         if not np.isfinite(gallery).all():
             rows = np.flatnonzero(~np.isfinite(gallery).all(axis=1))
             raise ValueError(
@@ -212,6 +229,7 @@ class NearestNeighbor(BaseEstimator):
                 "recompute it"
             )
         self.raw_gallery_ = gallery
+        self.n_features_in_ = gallery.shape[1]
         self.scale_ = _power_of_two_scale(gallery)
         unit = gallery if self.scale_ == 1.0 else gallery * gallery.dtype.type(1 / self.scale_)
         self.offset_ = unit.mean(axis=0, dtype=np.float64).astype(gallery.dtype)

@@ -15,9 +15,10 @@ from scipy.ndimage import gaussian_filter
 from skimage import exposure
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 
-from ._errors import NotFittedError
+from ._base import flatten_images
+from ._errors import NotFittedError, refuse_complex
 from ._parallel import n_threads, run_on_row_parts
-from ._spec import INPUT_STATE, State
+from ._spec import INPUT_STATE, Param, State, check_params
 from .imageset import ImageSet
 from .transform import (
     DEFAULT_EYE_POSITIONS,
@@ -500,6 +501,12 @@ class PixelStandardizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
            [ 1.,  0.]])
     """
 
+    #: Each parameter's kind and range (:func:`~eigenvision._spec.check_params`).
+    _params = {
+        "with_mean": Param("bool"),
+        "with_std": Param("bool"),
+    }
+
     #: Each fitted member's kind, dtype, shape rule and finiteness
     #: (:func:`~eigenvision._spec.check_declared_state`).
     _state = {
@@ -524,9 +531,8 @@ class PixelStandardizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         -------
         self
         """
+        check_params(self)
         X, shape = _flatten(X)
-        if len(X) == 0:
-            raise ValueError("cannot fit on an empty set; pass at least one sample")
         self.mean_ = X.mean(axis=0, dtype=np.float64) if self.with_mean else np.zeros(X.shape[1])
         std = X.std(axis=0, dtype=np.float64) if self.with_std else np.ones(X.shape[1])
         std[std == 0] = 1.0
@@ -579,16 +585,15 @@ class PixelStandardizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
 
 
 def _flatten(X):
-    if isinstance(X, ImageSet):
-        X = X.images
+    X, shape = flatten_images(X)
     X = np.asarray(X)
+    refuse_complex(X, "X")
     if X.dtype not in (np.float32, np.float64):
         X = X.astype(np.float64)
-    shape = None
-    if X.ndim == 3:
-        X, shape = X.reshape(len(X), -1), X.shape[1:]
-    elif X.ndim != 2:
+    if X.ndim != 2:
         raise ValueError(f"expected (n, d) data or an (n, H, W) stack, got shape {X.shape}")
+    if len(X) == 0:
+        raise ValueError(f"X holds no samples (shape {X.shape}); pass at least one")
     if not np.all(np.isfinite(X)):
         raise ValueError("X contains NaN or infinite values; clean them first")
     return X, shape

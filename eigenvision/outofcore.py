@@ -27,6 +27,7 @@ from ._linalg import (
     scatter_spectrum,
     shifted_moments,
 )
+from ._spec import check_params
 
 __all__ = ["OutOfCoreMixin"]
 
@@ -41,6 +42,7 @@ class OutOfCoreMixin:
 
     def _fit_dask(self, X):
         """Fit on a Dask array: the engine reduces the data where it lives to a Spectrum."""
+        check_params(self)
         if not is_dask_array(X):  # data in memory: the checks of the NumPy backend first
             X = self._validate_fit(X)
             check_magnitude(float(np.abs(X).max(initial=0.0)), X.dtype, X.shape)
@@ -131,6 +133,8 @@ class OutOfCoreMixin:
     def _accumulate(self, X) -> int:
         state = getattr(self, "_stream", None)
         first = state is None
+        if first:
+            check_params(self)
         X, image_shape = flatten_images(X)
         X = validate_data(
             self, X, dtype=[np.float64, np.float32], reset=first, ensure_min_samples=1

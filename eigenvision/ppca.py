@@ -10,7 +10,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from ._base import SubspaceModel, check_fitted
 from ._linalg import sign_flip
-from ._spec import INPUT_STATE, State
+from ._spec import INPUT_STATE, Param, State
 from .eigenspace import Eigenspace
 
 __all__ = ["ProbabilisticPCA"]
@@ -68,6 +68,15 @@ class ProbabilisticPCA(SubspaceModel):
     Practical approaches to principal component analysis in the presence of
     missing values, JMLR 11.
     """
+
+    #: Each parameter's kind and range (:func:`~eigenvision._spec.check_params`).
+    _params = {
+        "n_components": Param("int", 1),
+        "max_iter": Param("int", 1),
+        "tol": Param("real", 0),
+        "init": Param("choice", choices=("pca", "random")),
+        "seed": Param("int", 0, 2**32 - 1, optional=True),
+    }
 
     #: Each fitted member's kind, dtype, shape rule and finiteness
     #: (:func:`~eigenvision._spec.check_declared_state`).

@@ -172,7 +172,7 @@ def test_n_components_fraction_and_images(rng):
         (np.ones((1, 3)), 1, "minimum of 2"),
         (np.ones((5, 3)), 1, "zero variance"),
         (np.arange(15.0).reshape(5, 3), 4, "out of range"),
-        (np.arange(15.0).reshape(5, 3), 0, "out of range"),
+        (np.arange(15.0).reshape(5, 3), 0, "n_components must be an int"),
         (np.arange(15.0).reshape(5, 3), 1.5, "n_components"),
     ],
 )

@@ -144,9 +144,8 @@ def test_concurrent_searches_agree(rng, monkeypatch):
 
 
 def test_nearest_neighbor_refuses_bad_n_jobs(rng):
-    index = NearestNeighbor(n_jobs=0).fit(rng.normal(size=(10, 3)))
-    with pytest.raises(ValueError, match="n_jobs=0"):
-        index.kneighbors(rng.normal(size=(2, 3)), 1)
+    with pytest.raises(ValueError, match="NearestNeighbor.n_jobs must be .* got 0"):
+        NearestNeighbor(n_jobs=0).fit(rng.normal(size=(10, 3)))
 
 
 def test_nearest_neighbor_is_exact_where_the_expansion_is_not(rng):
@@ -498,3 +497,25 @@ def test_allowed_metrics_are_the_ones_check_parameters_accepts(method):
             pass
     assert tuple(accepted) == allowed_metrics(method)
     assert ("mahalanobis" in accepted) == (method == "eigenfaces")
+
+
+def test_nearest_neighbor_follows_scikit_learns_fit_protocol(rng):
+    """Regression (hardening round 4): ``fit(X, y)`` failed (no ``y``), so the index could
+    not end a pipeline; a 1-D or (n, 0) gallery was taken; ``n_features_in_`` was missing."""
+    from sklearn.pipeline import make_pipeline
+
+    X, y = rng.normal(size=(30, 6)), np.arange(30) % 3
+    pipeline = make_pipeline(ev.PixelStandardizer(), NearestNeighbor()).fit(X, y)
+    index = pipeline[-1]
+    assert index.n_features_in_ == 6
+    _, nearest = index.kneighbors(pipeline[0].transform(X[:4]), 1)
+    assert nearest[:, 0].tolist() == [0, 1, 2, 3]
+    for gallery in (np.arange(5.0), np.empty((4, 0))):
+        with pytest.raises(ValueError, match=r"\(n, q\) codes"):
+            NearestNeighbor().fit(gallery)
+
+
+def test_pixel_standardizer_refuses_complex_pixels(rng):
+    """Regression: complex pixels were cast to their real part with a NumPy warning."""
+    with pytest.raises(TypeError, match="complex"):
+        ev.PixelStandardizer().fit(rng.random((5, 4)) + 1j)

@@ -270,3 +270,52 @@ def test_the_declarations_cover_every_savable_class():
         assert isinstance(cls._state, dict) and cls._state, cls.__name__
     for cls in (ev.Recognizer, ev.FaceFinder, ev.FeatureDetector):
         assert set(cls._params) == set(cls().get_params(deep=False)), cls.__name__
+
+
+def _public_estimators():
+    import inspect
+
+    from sklearn.base import BaseEstimator
+
+    return sorted(
+        (
+            value
+            for name in dir(ev)
+            if not name.startswith("_")
+            and inspect.isclass(value := getattr(ev, name))
+            and issubclass(value, BaseEstimator)
+        ),
+        key=lambda cls: cls.__name__,
+    )
+
+
+_BAD_VALUES = (float("nan"), float("inf"), -float("inf"), -1, 0, 2.5, 10**12, "abc", True, None)
+
+
+@pytest.mark.parametrize("cls", _public_estimators(), ids=lambda cls: cls.__name__)
+def test_every_public_estimator_declares_and_checks_every_parameter(cls, rng):
+    """Regression (hardening round 4): FisherSpace(n_components=2.5), '5' and True, KernelPCA's
+    n_landmarks=2.5 and gamma='abc', NearestNeighbor(probe_block=0) were taken, or failed
+    deep inside; every parameter is now declared in ``_params`` and ``fit`` refuses any value
+    outside it, naming the parameter, before it touches the data."""
+    import inspect
+
+    declared = set(cls._params)
+    wanted = set(inspect.signature(cls.__init__).parameters) - {"self"}
+    assert wanted <= declared, f"{cls.__name__} does not declare {sorted(wanted - declared)}"
+    faces, labels = rng.random((24, 6, 5)), np.repeat(np.arange(6), 4)
+    fit = inspect.signature(cls.fit).parameters
+    required = [p for p in fit.values() if p.default is p.empty and p.name != "self"]
+    data = (faces, labels)[: max(1, len(required))]
+    checked = 0
+    for name, param in cls._params.items():
+        if param.kind == "any":
+            continue
+        for bad in _BAD_VALUES:
+            if param.accepts(bad):
+                continue
+            model = cls().set_params(**{name: bad})
+            with pytest.raises(ValueError, match=f"{cls.__name__}.{name} must be"):
+                model.fit(*data)
+            checked += 1
+    assert checked > 0

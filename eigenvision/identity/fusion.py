@@ -28,8 +28,9 @@ class PLDAFusion(_PairScores, BaseEstimator):
 
     Parameters
     ----------
-    widths : sequence of int
+    widths : sequence of int, optional
         The blocks' widths, in column order; they sum to the number of features.
+        Default: one block of every column (then the model is one :class:`PLDA`).
     n_components, pca_components, lda_components : int, optional
         Each block's :class:`PLDA` identity rank, PCA step and LDA step.
     length_norm : bool, default False
@@ -62,7 +63,7 @@ class PLDAFusion(_PairScores, BaseEstimator):
     """
 
     _params = {
-        "widths": Param("reals", 1, 10_000_000, min_length=1, max_length=16),
+        "widths": Param("reals", 1, 10_000_000, min_length=1, max_length=16, optional=True),
         "n_components": Param("int", 1, 100_000, optional=True),
         "pca_components": Param("int", 1, 100_000, optional=True),
         "length_norm": Param("bool"),
@@ -81,7 +82,7 @@ class PLDAFusion(_PairScores, BaseEstimator):
 
     def __init__(
         self,
-        widths,
+        widths=None,
         *,
         n_components=None,
         pca_components=None,
@@ -97,7 +98,7 @@ class PLDAFusion(_PairScores, BaseEstimator):
     def _cuts(self, width, what):
         """Column slices of the blocks of a ``width``-wide array of ``what``."""
         if what == "features":
-            sizes = [int(w) for w in self.widths]
+            sizes = [width] if self.widths is None else [int(w) for w in self.widths]
         else:  # a block's codes are as wide as its loadings' rows, its coordinates as its columns
             axis = 1 if what == "pair coordinates" else 0
             sizes = [m.identity_loadings_.shape[axis] for m in self.models_.values()]
@@ -122,11 +123,13 @@ class PLDAFusion(_PairScores, BaseEstimator):
         self
         """
         check_params(self)
-        if any(int(w) != w for w in self.widths):
-            raise ValueError(f"widths must be whole numbers of columns, got {self.widths!r}")
+        if self.widths is not None and any(int(w) != w for w in self.widths):
+            raise ValueError(
+                f"PLDAFusion.widths must be whole numbers of columns, got {self.widths!r}"
+            )
         X = np.asarray(X)
         if X.ndim != 2:
-            raise ValueError(f"X must be (n, {sum(self.widths)}) rows, got shape {X.shape}")
+            raise ValueError(f"X must be (n, d) rows, got shape {X.shape}")
         self.models_ = {}
         blocks = self._cuts(X.shape[1], "features")
         for i, block in enumerate(blocks):

@@ -16,6 +16,7 @@ from sklearn.utils import gen_batches
 from .._base import check_fitted, kept_on
 from .._errors import NotFittedError
 from .._spec import Param, State, check_params
+from ..imageset import check_labels
 from .deep import CHIP_SHAPE
 from .describe import DESCRIBER_PARAMETERS, FaceDescriber
 from .fusion import PLDAFusion
@@ -385,9 +386,7 @@ class IdentityModel(BaseEstimator):
                 f"takes descriptor='deep' and shape={CHIP_SHAPE}, got descriptor="
                 f"{self.descriptor!r} and shape={tuple(self.shape)}"
             )
-        labels = np.asarray(labels)
-        if len(labels) != len(X):
-            raise ValueError(f"labels must be one per crop: {len(labels)} for {len(X)} crops")
+        labels = check_labels(labels, len(X))
         people, counts = np.unique(labels, return_counts=True)
         repeated = people[counts >= 2]
         rng = np.random.default_rng(self.seed)
