@@ -41,9 +41,11 @@ class Eigenspace(OutOfCoreMixin, SubspaceModel):
         Components kept: an int ``k`` with ``1 <= k <= min(n, d)``; a float in
         ``(0, 1)``, the smallest ``k`` whose components explain that fraction
         of the variance; or None, every component of non-zero variance: the
-        numerical rank of the (centred) data, at most ``min(n, d)``, as
-        numpy's ``matrix_rank`` counts it (singular values above
-        ``s_1 max(n, d) eps``). Directions without variance (the ``n``-th of
+        numerical rank of the (centred) data, at most ``min(n, d)``: singular
+        values above ``s_1 sqrt(max(n, d) eps)``, what a solver that squares the
+        data resolves, with ``eps`` of float64 (float32 data's scatter is then
+        formed in float64; ``solver="svd"`` resolves down to numpy's
+        ``matrix_rank`` bound ``s_1 max(n, d) eps``). Directions without variance (the ``n``-th of
         ``n`` centred samples, always-blank pixels) carry no information and
         would divide by zero in whitening, DIFS and the likelihood.
     center : bool, default True
@@ -198,10 +200,13 @@ class Eigenspace(OutOfCoreMixin, SubspaceModel):
         k_solve = components_to_solve(k_request, solver, min(n, d))
         check_magnitude(float(np.abs(X).max(initial=0.0)), X.dtype, X.shape)
         mean = X.mean(axis=0, dtype=np.float64) if self.center else np.zeros(d)
-        spectrum = solve_spectrum(X, mean, solver, k_solve, self.seed)
-        return self._set_spectrum(spectrum, d, k_request, X.dtype)
+        # the rank is decided on what the solver resolves: a float32 scatter would hide
+        # directions whose variance is below about 1e-5 of the largest (digits: 55 of 61)
+        solved = X.astype(np.float64) if self.n_components is None and solver == "covariance" else X
+        spectrum = solve_spectrum(solved, mean, solver, k_solve, self.seed)
+        return self._set_spectrum(spectrum, d, k_request, X.dtype, precision=solved.dtype)
 
-    def _set_spectrum(self, spectrum: Spectrum, d, k_request, dtype):
+    def _set_spectrum(self, spectrum: Spectrum, d, k_request, dtype, precision=None):
         """Fitted attributes from any solver's :class:`~eigenvision._linalg.Spectrum`."""
         n = spectrum.n_samples
         ddof = 1 if self.center else 0
@@ -219,7 +224,7 @@ class Eigenspace(OutOfCoreMixin, SubspaceModel):
             k = int(np.searchsorted(ratio, k_request - 1e-12) + 1)
             k = min(k, len(eigenvalues))
         elif self.n_components is None:
-            precision = working_precision(spectrum.solver, dtype)
+            precision = working_precision(spectrum.solver, precision or dtype)
             k = max(1, min(k_request, numerical_rank(spectrum.singular, n, d, precision)))
         else:
             k = k_request

@@ -327,3 +327,16 @@ def test_float32_scatter_keeps_every_component_above_its_round_off(rng):
     ev.BayesianSpace(n_components=40).fit(X32, np.arange(1800) % 40)  # refused before
     X32[:, :2] = 0.5
     assert ev.Eigenspace().fit(X32).n_components_ == 98
+
+
+def test_default_rank_of_float32_data_is_numpys():
+    """Regression (hardening round 4): ``Eigenspace()`` on float32 digits kept 55 components
+    where ``np.linalg.matrix_rank`` counts 61 (the float32 scatter hid the smallest ones)."""
+    from sklearn.datasets import load_digits
+
+    X = load_digits().data
+    rank = np.linalg.matrix_rank(X - X.mean(axis=0))
+    for data in (X.astype(np.float32), X):
+        space = ev.Eigenspace().fit(data)
+        assert space.n_components_ == rank == 61
+        assert space.components_.dtype == data.dtype

@@ -29,6 +29,7 @@ from scipy import linalg
 from sklearn.utils import gen_batches
 
 from .._base import SupervisedSubspaceModel, check_fitted, kept_on
+from .._linalg import numerical_rank, working_precision
 from .._spec import INPUT_STATE, Param, State, check_params
 from ..eigenspace import Eigenspace
 from ..fisher import discriminant_directions
@@ -264,6 +265,14 @@ class PLDA(_PairScores, SupervisedSubspaceModel):
                 f"pca_components={r} exceeds what {n} images of {X.shape[1]} features give "
                 f"({min(X.shape[1], n - 1)})"
             )
+        pca = Eigenspace(r, whiten=self.length_norm).fit(X)
+        if self.pca_components is None:  # null directions (constant pixels) would be singular
+            rank = numerical_rank(
+                np.sqrt(pca.eigenvalues_), *X.shape, working_precision(pca.solver_, X.dtype)
+            )
+            if rank < r:
+                r = rank
+                pca = Eigenspace(r, whiten=self.length_norm).fit(X)
         lda = getattr(self, "lda_components", None)  # JointBayesian has none
         if lda is not None and lda > min(r, c - 1):
             raise ValueError(
@@ -280,7 +289,7 @@ class PLDA(_PairScores, SupervisedSubspaceModel):
             raise ValueError(
                 f"within_components={q} must be below the {step} step's {steps} dimensions"
             )
-        self.pca_ = Eigenspace(r, whiten=self.length_norm).fit(X)
+        self.pca_ = pca
         self.code_mean_ = None
         self.lda_ = None
         self.step_ = None
@@ -293,9 +302,18 @@ class PLDA(_PairScores, SupervisedSubspaceModel):
         if self.length_norm:
             self.code_mean_ = Z.mean(axis=0)
             Z -= self.code_mean_
-        F, within, history = _expectation_maximisation(
-            Z, codes, p, q, max_iter=self.max_iter, tol=self.tol
-        )
+        try:
+            F, within, history = _expectation_maximisation(
+                Z, codes, p, q, max_iter=self.max_iter, tol=self.tol
+            )
+        except np.linalg.LinAlgError:
+            raise ValueError(
+                f"{type(self).__name__}: the within-person covariance of the {r}-dimensional "
+                f"{step} step is singular (images that repeat within a person, or pixels that "
+                "vary only between people); lower pca_components"
+                + ("" if lda is None else " or lda_components")
+                + " or drop the repeated images"
+            ) from None
         self.identity_loadings_, self.within_covariance_ = F, within
         self.log_likelihood_, self.n_iter_ = history, len(history)
         # kept, not made again when read: codes kept in pair coordinates need this very basis
