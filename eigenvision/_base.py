@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import weakref
 from collections import OrderedDict
 
 import numpy as np
@@ -28,20 +29,28 @@ def flatten_images(X):
     return X, None
 
 
+_KEPT: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_KEPT_LOCK = threading.Lock()
+
+
 def kept_on(owner, name, inputs, make):
-    """``make()``, kept on ``owner`` (attribute ``name``) while its inputs stay the same objects.
+    """``make()``, kept for ``owner`` under ``name`` while its inputs stay the same objects.
 
     For values derived from a fitted model's arrays (a map multiplied out, a
     basis solved): they are made again when an input is replaced (a refit,
     a loaded file, a copy given another array), never checked element by
-    element. Numbers count as the same when equal.
+    element. Numbers count as the same when equal. The values are kept
+    beside the model (a weak reference to it), not in its ``__dict__``: a
+    model's state changes only in ``fit`` (scikit-learn's
+    ``check_dict_unchanged``), and copies, pickles and model files do not
+    carry them.
 
     Parameters
     ----------
     owner : object
-        Where the value is kept.
+        Whom the value is kept for (weakly referenced).
     name : str
-        The attribute that keeps it (a private one).
+        The value's name among the owner's kept values.
     inputs : tuple
         What the value is made from.
     make : callable
@@ -57,17 +66,21 @@ def kept_on(owner, name, inputs, make):
     >>> class Model:
     ...     pass
     >>> model, weights = Model(), np.ones(3)
-    >>> kept_on(model, "_total", (weights,), lambda: float(weights.sum()))
+    >>> kept_on(model, "total", (weights,), lambda: float(weights.sum()))
     3.0
-    >>> kept_on(model, "_total", (weights,), lambda: -1.0)  # the same array: kept
+    >>> kept_on(model, "total", (weights,), lambda: -1.0)  # the same array: kept
     3.0
-    >>> kept_on(model, "_total", (np.ones(3),), lambda: -1.0)  # another array: made again
+    >>> kept_on(model, "total", (np.ones(3),), lambda: -1.0)  # another array: made again
     -1.0
+    >>> vars(model)
+    {}
     """
-    kept = getattr(owner, name, None)
+    with _KEPT_LOCK:
+        kept = _KEPT.get(owner, {}).get(name)
     if kept is None or len(kept[0]) != len(inputs) or not all(map(_same, kept[0], inputs)):
         kept = (tuple(inputs), make())
-        setattr(owner, name, kept)
+        with _KEPT_LOCK:
+            _KEPT.setdefault(owner, {})[name] = kept
     return kept[1]
 
 

@@ -320,7 +320,7 @@ class CodesMixin:
         inputs = (self.gallery_, model.plda_, *cohort, getattr(model, "cohort_scale_", None))
         return kept_on(
             self,
-            "_gallery_statistics_memo",
+            "gallery_statistics",
             (*inputs, model.cohort_top),
             lambda: model.cohort_statistics(self.gallery_),
         )

@@ -20,7 +20,7 @@ import numpy as np
 from scipy.special import logsumexp
 from skimage.feature import daisy, local_binary_pattern
 from skimage.transform import rescale
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.decomposition import PCA
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.mixture import GaussianMixture
@@ -311,7 +311,7 @@ def local_daisy(image, *, step=4, radius=10, scales=(1.0, 0.7), mirror=True, loc
     return np.concatenate(rows).astype(np.float32)
 
 
-class FisherVectors(BaseEstimator):
+class FisherVectors(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Fisher vectors of aligned faces: local DAISY descriptors encoded by a Gaussian mixture.
 
     Each crop's local descriptors (:func:`local_daisy`: DAISY values reduced
@@ -420,13 +420,15 @@ class FisherVectors(BaseEstimator):
             location_weight=self.location_weight,
         )
 
-    def fit(self, crops):
+    def fit(self, crops, y=None):
         """Fit the whitening PCA and the mixture on the crops' local descriptors.
 
         Parameters
         ----------
         crops : (n, H, W) ndarray
             Aligned faces (a few hundred of many people will do).
+        y : ignored
+            Present for scikit-learn's pipelines (the description is unsupervised).
 
         Returns
         -------
@@ -532,6 +534,11 @@ class FisherVectors(BaseEstimator):
         vector = np.concatenate([for_means.ravel(), for_deviations.ravel()])
         vector = np.sign(vector) * np.sqrt(np.abs(vector))
         return vector / max(np.linalg.norm(vector), 1e-12)
+
+    @property
+    def _n_features_out(self):
+        """:meth:`transform`'s width: ``2 * n_clusters * (n_components + 3)``."""
+        return 2 * self.n_clusters * (self.n_components + 3)
 
     def transform(self, crops):
         """Fisher vectors of aligned crops.

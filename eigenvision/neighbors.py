@@ -16,6 +16,7 @@ from numbers import Integral
 
 import numpy as np
 from sklearn.base import BaseEstimator
+from sklearn.utils import check_array
 
 from . import dask_engine
 from ._base import check_fitted, is_dask_array
@@ -210,17 +211,8 @@ class NearestNeighbor(BaseEstimator):
             self.offset_ = self.scaled_gallery_ = None
             self.n_features_in_ = int(self.raw_gallery_.shape[1])
             return self
-        gallery = np.asarray(gallery)
-        refuse_complex(gallery, "the gallery")
-        if gallery.ndim != 2 or gallery.shape[1] == 0:
-            raise ValueError(
-                f"the gallery must be (n, q) codes with q >= 1, got shape {gallery.shape}; "
-                "a single code is gallery[None, :], a column of values gallery[:, None]"
-            )
-        if len(gallery) == 0:
-            raise ValueError("the gallery is empty; enrol at least one image")
-        if gallery.dtype not in (np.float32, np.float64):
-            gallery = gallery.astype(np.float64)
+        # (n, q) float rows, as given where they are (scikit-learn's messages otherwise)
+        gallery = check_array(gallery, dtype=[np.float64, np.float32], ensure_all_finite=False)
         if not np.isfinite(gallery).all():
             rows = np.flatnonzero(~np.isfinite(gallery).all(axis=1))
             raise ValueError(

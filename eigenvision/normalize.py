@@ -14,9 +14,10 @@ import numpy as np
 from scipy.ndimage import gaussian_filter
 from skimage import exposure
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
+from sklearn.utils.validation import validate_data
 
 from ._base import flatten_images
-from ._errors import NotFittedError, refuse_complex
+from ._errors import NotFittedError
 from ._parallel import n_threads, run_on_row_parts
 from ._spec import INPUT_STATE, Param, State, check_params
 from .imageset import ImageSet
@@ -532,24 +533,18 @@ class PixelStandardizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         self
         """
         check_params(self)
-        X, shape = _flatten(X)
+        X, shape = _flatten(self, X, reset=True)
         self.mean_ = X.mean(axis=0, dtype=np.float64) if self.with_mean else np.zeros(X.shape[1])
         std = X.std(axis=0, dtype=np.float64) if self.with_std else np.ones(X.shape[1])
         std[std == 0] = 1.0
         self.scale_ = std
         self.image_shape_ = shape
-        self.n_features_in_ = X.shape[1]
         return self
 
     def _check(self, X):
         if not hasattr(self, "mean_"):
             raise NotFittedError("this PixelStandardizer is not fitted yet; call fit(X) first")
-        X, shape = _flatten(X)
-        if X.shape[1] != self.mean_.shape[0]:
-            raise ValueError(
-                f"X has {X.shape[1]} features, the standardizer was fitted on {self.mean_.shape[0]}"
-            )
-        return X, shape
+        return _flatten(self, X, reset=False)
 
     def transform(self, X) -> np.ndarray:
         """Standardise: ``(x - mean_) / scale_``.
@@ -584,16 +579,7 @@ class PixelStandardizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         return out if shape is None else out.reshape((-1, *shape))
 
 
-def _flatten(X):
+def _flatten(model, X, *, reset):
+    """``(X, image_shape)``: validated ``(n, d)`` float rows of data or an image stack."""
     X, shape = flatten_images(X)
-    X = np.asarray(X)
-    refuse_complex(X, "X")
-    if X.dtype not in (np.float32, np.float64):
-        X = X.astype(np.float64)
-    if X.ndim != 2:
-        raise ValueError(f"expected (n, d) data or an (n, H, W) stack, got shape {X.shape}")
-    if len(X) == 0:
-        raise ValueError(f"X holds no samples (shape {X.shape}); pass at least one")
-    if not np.all(np.isfinite(X)):
-        raise ValueError("X contains NaN or infinite values; clean them first")
-    return X, shape
+    return validate_data(model, X, dtype=[np.float64, np.float32], reset=reset), shape

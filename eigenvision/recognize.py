@@ -13,7 +13,7 @@ from dataclasses import replace
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 
-from ._base import check_fitted
+from ._base import check_fitted, kept_on
 from ._spec import Param, State, check_params
 from .codes import CodesMixin
 from .evaluate import recognition_rate
@@ -354,11 +354,12 @@ default "eigenfaces"
 
     def _index(self) -> NearestNeighbor:
         """The search index of ``gallery_``, built on first use and again after it changes."""
-        index = getattr(self, "_nn_index", None)
-        if index is None or index.raw_gallery_ is not self.gallery_:
-            index = NearestNeighbor(chunk_size=self.chunk_size).fit(self.gallery_)
-            self._nn_index = index
-        return index
+        return kept_on(
+            self,
+            "index",
+            (self.gallery_, self.chunk_size),
+            lambda: NearestNeighbor(chunk_size=self.chunk_size).fit(self.gallery_),
+        )
 
     # --------------------------------------------------------------- queries
     def kneighbors(self, images, k=5, *, return_indices=False):

@@ -14,7 +14,7 @@ from eigenvision.imageset import check_labels
         ([1, "a"] * 10, "labels mix number and text"),
         ([1.0, np.nan] * 10, "label 1 is nan"),
         (np.zeros((20, 1)), r"shape \(n,\)"),
-        (np.arange(19), "19 for 20 samples|inconsistent numbers of samples: \[20, 19\]"),
+        (np.arange(19), r"19 for 20 samples|inconsistent numbers of samples: \[20, 19\]"),
     ],
 )
 def test_fit_refuses_labels_that_cannot_be_told_apart(labels, message, rng):

@@ -511,11 +511,11 @@ def test_nearest_neighbor_follows_scikit_learns_fit_protocol(rng):
     _, nearest = index.kneighbors(pipeline[0].transform(X[:4]), 1)
     assert nearest[:, 0].tolist() == [0, 1, 2, 3]
     for gallery in (np.arange(5.0), np.empty((4, 0))):
-        with pytest.raises(ValueError, match=r"\(n, q\) codes"):
+        with pytest.raises(ValueError, match=r"Expected 2D array|0 feature\(s\)"):
             NearestNeighbor().fit(gallery)
 
 
 def test_pixel_standardizer_refuses_complex_pixels(rng):
     """Regression: complex pixels were cast to their real part with a NumPy warning."""
-    with pytest.raises(TypeError, match="complex"):
+    with pytest.raises(ValueError, match="Complex data not supported"):
         ev.PixelStandardizer().fit(rng.random((5, 4)) + 1j)

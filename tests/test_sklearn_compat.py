@@ -15,6 +15,12 @@ import eigenvision as ev
         ev.FisherSpace(),
         ev.BayesianSpace(1),
         ev.ProbabilisticPCA(1),
+        ev.KernelPCA(2, n_landmarks=10),
+        ev.PixelStandardizer(),
+        ev.NearestNeighbor(),
+        ev.PLDA(2),
+        ev.JointBayesian(),
+        ev.PLDAFusion(),
     ]
 )
 def test_sklearn_estimator_checks(estimator, check):
@@ -48,3 +54,42 @@ def test_scikit_learn_protocols():
     labels = np.repeat(np.arange(3), 8)
     rates = cross_val_score(ev.Recognizer(3), faces.astype(np.float32), labels, cv=4)
     assert rates.tolist() == [1.0] * 4
+
+
+#: The checks every estimator must pass, whatever data it takes: scikit-learn's API contract.
+_API_CHECKS = {
+    "check_estimator_cloneable",
+    "check_estimator_repr",
+    "check_get_params_invariance",
+    "check_mixin_order",
+    "check_no_attributes_set_in_init",
+    "check_parameters_default_constructible",
+    "check_set_params",
+    "check_do_not_raise_errors_in_init_or_set_params",
+}
+
+
+@pytest.mark.parametrize(
+    "estimator",
+    [
+        ev.IdentityModel(),
+        ev.FisherVectors(),
+        ev.Recognizer(2),
+        ev.FaceFinder(),
+        ev.EyeRegressor(),
+        ev.FeatureDetector(),
+    ],
+    ids=lambda estimator: type(estimator).__name__,
+)
+def test_image_estimators_start_scikit_learns_checks(estimator):
+    """Regression (hardening round 4): ``check_estimator`` refused to start on PLDAFusion
+    (no default for ``widths``), IdentityModel and FisherVectors (``transform`` without
+    ``TransformerMixin``). The estimators of face images and photos cannot take the checks'
+    random (n, d) rows, but every check of the API contract passes."""
+    from sklearn.utils.estimator_checks import check_estimator
+
+    results = check_estimator(estimator, on_fail=None)
+    passed = {result["check_name"] for result in results if result["status"] == "passed"}
+    assert _API_CHECKS <= passed, sorted(_API_CHECKS - passed)
+    if hasattr(estimator, "transform"):
+        assert hasattr(estimator, "fit_transform") and hasattr(estimator, "set_output")

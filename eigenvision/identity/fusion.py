@@ -6,16 +6,18 @@ from __future__ import annotations
 import copy
 
 import numpy as np
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import validate_data
 
 from .._base import check_fitted
 from .._spec import Param, State, check_params
+from ..imageset import check_labels
 from .plda import PLDA, _PairScores
 
 __all__ = ["PLDAFusion"]
 
 
-class PLDAFusion(_PairScores, BaseEstimator):
+class PLDAFusion(_PairScores, TransformerMixin, BaseEstimator):
     """PLDA models of several descriptions of the same faces, their log-likelihood ratios summed.
 
     The columns of ``X`` are blocks, each one description of a face (e.g. its
@@ -127,9 +129,7 @@ class PLDAFusion(_PairScores, BaseEstimator):
             raise ValueError(
                 f"PLDAFusion.widths must be whole numbers of columns, got {self.widths!r}"
             )
-        X = np.asarray(X)
-        if X.ndim != 2:
-            raise ValueError(f"X must be (n, d) rows, got shape {X.shape}")
+        X, y = validate_data(self, X, check_labels(y), dtype=[np.float64, np.float32])
         self.models_ = {}
         blocks = self._cuts(X.shape[1], "features")
         for i, block in enumerate(blocks):
@@ -139,7 +139,6 @@ class PLDAFusion(_PairScores, BaseEstimator):
                 length_norm=self.length_norm,
                 lda_components=self.lda_components,
             ).fit(X[:, block], y)
-        self.n_features_in_ = X.shape[1]
         self.n_components_ = sum(m.n_components_ for m in self.models_.values())
         return self
 

@@ -9,7 +9,7 @@ import numpy as np
 from scipy.optimize import minimize, minimize_scalar
 from scipy.spatial.distance import cdist
 from scipy.special import expit
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.linear_model import LogisticRegression
 from sklearn.utils import gen_batches
 
@@ -30,7 +30,7 @@ _CROPS_AT_ONCE = 256  # crops described at a time by IdentityModel.encode
 IDENTITY_EYE_POSITIONS = ((0.33, 0.42), (0.67, 0.42))
 
 
-class IdentityModel(BaseEstimator):
+class IdentityModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Faces in, "same person?" out: descriptors, a PLDA identity subspace and a calibration.
 
     Aligned face crops (:func:`~eigenvision.align_face` at ``shape``) are
@@ -442,6 +442,11 @@ class IdentityModel(BaseEstimator):
             self.calibration_ = np.array([model.coef_[0, 0], model.intercept_[0]])
         self.threshold_ = float(-self.calibration_[1] / self.calibration_[0])
         return self
+
+    @property
+    def _n_features_out(self):
+        """:meth:`transform`'s width: the identity model's rank."""
+        return self.plda_.n_components_
 
     def transform(self, crops):
         """Identity codes of aligned crops: PLDA's codes of their descriptors.
@@ -870,7 +875,7 @@ def _cohort_of(model):
             return cohort
         return kept_on(
             model,
-            "_cohort_memo",
+            "cohort",
             (cohort, scale),
             lambda: _stored(cohort, scale, np.float32, axis=0),
         )

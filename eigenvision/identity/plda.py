@@ -328,10 +328,20 @@ class PLDA(_PairScores, SupervisedSubspaceModel):
     def components_(self):
         """``transform``'s ``(p, d)`` map: ``(I + F^T S_w^-1 F)^-1 F^T S_w^-1`` times the PCA
         step's components (the posterior mean of the identity variable), in their dtype."""
-        if getattr(self, "_components", None) is None:
-            # in the steps' dtype: the PCA step's mean, components and a compact step_ share it
-            self._components = (self._posterior() @ self._step_map()).astype(self.mean_.dtype)
-        return self._components
+        stored = getattr(self, "_components", None)
+        if stored is not None:
+            return stored
+        inputs = (self.identity_loadings_, self.within_covariance_, self.mean_)
+        inputs += tuple(
+            getattr(self, name, None) for name in ("pca_", "lda_", "step_", "step_scale_")
+        )
+        # in the steps' dtype: the PCA step's mean, components and a compact step_ share it
+        return kept_on(
+            self,
+            "components",
+            inputs,
+            lambda: (self._posterior() @ self._step_map()).astype(self.mean_.dtype),
+        )
 
     @components_.setter
     def components_(self, value):
@@ -508,7 +518,7 @@ class PLDA(_PairScores, SupervisedSubspaceModel):
         check_fitted(self, "identity_loadings_")
         fitted = (self.identity_loadings_, self.within_covariance_)
         fitted += (getattr(self, "pair_basis_", None),)
-        return kept_on(self, "_pair_form_memo", fitted, lambda: diagonal_pair_scoring(*fitted))
+        return kept_on(self, "pair_form", fitted, lambda: diagonal_pair_scoring(*fitted))
 
     @property
     def quadratic_(self):
@@ -830,5 +840,5 @@ def _computed_step(plda):
         return step
     dtype = np.promote_types(plda.mean_.dtype, np.float32)
     return kept_on(
-        plda, "_computed_step_memo", (step, scale), lambda: _stored(step, scale, dtype, axis=1)
+        plda, "computed_step", (step, scale), lambda: _stored(step, scale, dtype, axis=1)
     )
