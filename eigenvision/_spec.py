@@ -22,6 +22,7 @@ from numbers import Integral, Real
 import numpy as np
 
 __all__ = [
+    "MAGNITUDE",
     "Param",
     "State",
     "check_params",
@@ -29,6 +30,11 @@ __all__ = [
     "MissingMemberError",
     "INPUT_STATE",
 ]
+
+
+#: The largest magnitude a fitted float member may hold unless it declares another: the square
+#: root of float64's largest value, so that squares and products of members stay finite.
+MAGNITUDE = 1e150
 
 
 class MissingMemberError(ValueError):
@@ -252,6 +258,16 @@ class State:
         Every value at least this.
     optional : bool, default False
         The member may be missing or None.
+    magnitude : float, default :data:`MAGNITUDE`
+        Every finite value within ``[-magnitude, magnitude]``: a value that
+        squares to infinity (1e200) turns the model's answers into NaN or
+        infinity without being infinite itself. Members of a known scale (a
+        calibrated threshold, a weight) declare a tighter bound.
+    positive : bool, default False
+        Every value above zero: variances and scales the model divides by.
+    positive_definite : bool, default False
+        A covariance matrix: square, symmetric, with a Cholesky factorisation.
+        A zero or indefinite one would fail or divide by zero when the model scores.
     """
 
     kind: str = "array"
@@ -261,6 +277,9 @@ class State:
     finite: bool | str = True
     low: float | None = None
     optional: bool = False
+    magnitude: float = MAGNITUDE
+    positive: bool = False
+    positive_definite: bool = False
 
 
 def _check_member(owner, name, state, value, dims):
@@ -335,6 +354,30 @@ def _check_member(owner, name, state, value, dims):
             raise ValueError(f"{where} holds NaN or infinite values")
     if state.low is not None and values.size and np.nanmin(values) < state.low:
         raise ValueError(f"{where} holds values below {state.low:g}")
+    if values.dtype.kind == "f" and values.size:
+        finite_values = values[np.isfinite(values)]
+        if finite_values.size and float(np.abs(finite_values).max()) > state.magnitude:
+            raise ValueError(
+                f"{where} holds values beyond {state.magnitude:g} in magnitude "
+                f"({np.abs(finite_values).max():.3g}); such a model answers NaN or infinity"
+            )
+    if state.positive and values.size and not np.all(values > 0):
+        raise ValueError(f"{where} must be positive (the model divides by it), and is not")
+    if state.positive_definite and not _positive_definite(values):
+        raise ValueError(f"{where} must be a symmetric positive definite matrix (a covariance)")
+
+
+def _positive_definite(matrix) -> bool:
+    matrix = np.asarray(matrix, dtype=np.float64)
+    if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1]:
+        return False
+    if not np.allclose(matrix, matrix.T, rtol=1e-6, atol=0):
+        return False
+    try:
+        np.linalg.cholesky(matrix)
+    except np.linalg.LinAlgError:
+        return False
+    return True
 
 
 def check_declared_state(model) -> None:

@@ -381,7 +381,7 @@ class FisherVectors(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         "pca_mean_": State(shape=(DAISY_WIDTH,)),
         "pca_map_": State(shape=("c", DAISY_WIDTH)),
         "means_": State(shape=("k", "d")),
-        "variances_": State(shape=("k", "d"), low=0),
+        "variances_": State(shape=("k", "d"), positive=True),
         "weights_": State(shape=("k",), low=0),
     }
 

@@ -513,7 +513,7 @@ class PixelStandardizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     _state = {
         **INPUT_STATE,
         "mean_": State(shape=("d",)),
-        "scale_": State(shape=("d",), low=0),
+        "scale_": State(shape=("d",), positive=True),
     }
 
     def __init__(self, *, with_mean: bool = True, with_std: bool = True):

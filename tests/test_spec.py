@@ -87,7 +87,10 @@ def _small_models(rng):
 
 
 def test_every_float_member_of_every_model_is_refused_when_tampered(tmp_path, rng):
-    """Infinite, NaN, strings, of another shape or missing: each float member is named."""
+    """Infinite, NaN, huge (1e200), strings, of another shape or missing: each float member is
+    named. Regression (hardening round 4): finite huge members loaded and answered NaN,
+    infinity or one name for everyone (a PLDA's ``pca_`` x 1e200, a recogniser's
+    ``block_scales_`` x 1e200)."""
     for name, model in _small_models(rng).items():
         good = ev.save(model, tmp_path / "good.npz")
         members, header = _members(good), _header(_members(good))
@@ -101,6 +104,7 @@ def test_every_float_member_of_every_model_is_refused_when_tampered(tmp_path, rn
             for array in (
                 np.where(first, np.inf, flat),
                 np.where(first, np.nan, flat),
+                np.where(first, 1e200, flat),  # finite, but its square is not
                 np.full(flat.size, "1.0"),
             ):
                 bad = _written(
@@ -119,6 +123,49 @@ def test_every_float_member_of_every_model_is_refused_when_tampered(tmp_path, rn
             without = {k: v for k, v in members.items() if k != f"{key}.npy"}
             with pytest.raises(ev.ModelFileError, match=member):
                 ev.load(_written(without, header_without, tmp_path / "bad.npz"))
+
+
+def test_covariances_must_be_positive_definite(tmp_path, rng):
+    """Regression (hardening round 4): a PLDA with a zero ``within_covariance_`` loaded and
+    then ended in NumPy's LinAlgError; a zero variance of a Bayesian space divided by zero."""
+    models = _small_models(rng)
+    for name, key, broken in (
+        ("plda", "within_covariance_", lambda w: np.zeros_like(w)),
+        ("plda", "within_covariance_", lambda w: -w),
+        ("plda", "within_covariance_", lambda w: w + np.triu(np.ones_like(w), 1)),
+        ("bayesian", "intra_variances_", lambda v: np.where(np.arange(v.size) == 0, 0.0, v)),
+        ("standardizer", "scale_", lambda v: np.zeros_like(v)),
+    ):
+        members = _members(ev.save(models[name], tmp_path / "good.npz"))
+        header = _header(members)
+        original = np.load(io.BytesIO(members[f"{key}.npy"]))
+        bad = _written(*_replaced(members, header, key, broken(original)), tmp_path / "bad.npz")
+        with pytest.raises(ev.ModelFileError, match=f"{key} must be .*positive"):
+            ev.load(bad)
+
+
+@pytest.mark.parametrize("kind", ["classical", "deep"])
+@pytest.mark.parametrize(
+    ("key", "value"), [("threshold_", 1e308), ("threshold_", -1e9), ("calibration_", 1e7)]
+)
+def test_a_shipped_identity_models_calibration_is_bounded(tmp_path, kind, key, value):
+    """Regression (hardening round 4): an identity model whose ``threshold_`` was 1e308 loaded
+    and called different people the same person, P 1.00. A calibration works on normalised
+    log-likelihood ratios of order 10: values beyond 1e6 are refused by name."""
+    from eigenvision.faces.compare import SHIPPED_IDENTITY
+
+    path = SHIPPED_IDENTITY[kind]
+    if not path.is_file():
+        pytest.skip(f"{path} is not here")
+    members, header = _members(path), _header(_members(path))
+    if key in header["model"]["state"]:  # a number: written in the header
+        header["model"]["state"][key] = value
+        bad = _written(members, header, tmp_path / "bad.npz")
+    else:
+        tampered = np.full_like(np.load(io.BytesIO(members[f"{key}.npy"])), value)
+        bad = _written(*_replaced(members, header, key, tampered), tmp_path / "bad.npz")
+    with pytest.raises(ev.ModelFileError, match=f"{key} holds values beyond"):
+        ev.load(bad)
 
 
 def test_a_plda_whose_steps_do_not_chain_is_refused(tmp_path, rng):

@@ -22,6 +22,9 @@ from .describe import DESCRIBER_PARAMETERS, FaceDescriber
 from .fusion import PLDAFusion
 from .plda import _BLOCK_ROWS, PLDA, _stored
 
+#: The largest magnitude of a calibration's weights, threshold, temperature and distance weight.
+CALIBRATION_MAGNITUDE = 1e6
+
 __all__ = ["IdentityModel", "centred_on", "tempered", "IDENTITY_EYE_POSITIONS"]
 
 _CROPS_AT_ONCE = 256  # crops described at a time by IdentityModel.encode
@@ -207,12 +210,14 @@ class IdentityModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
 
     _state = {
         "plda_": State("model"),
-        "calibration_": State(shape=(2,)),
-        "threshold_": State("real"),
+        # a logistic calibration of normalised log-likelihood ratios and its decision: scores
+        # of order 10, so any value beyond CALIBRATION_MAGNITUDE is a damaged file
+        "calibration_": State(shape=(2,), magnitude=CALIBRATION_MAGNITUDE),
+        "threshold_": State("real", magnitude=CALIBRATION_MAGNITUDE),
         # the temperature the calibration was divided by (tempered); absent: 1
-        "temperature_": State("real", optional=True, low=1),
+        "temperature_": State("real", optional=True, low=1, magnitude=CALIBRATION_MAGNITUDE),
         # distance_fusion's weight of the distance between descriptions; absent: none
-        "distance_weight_": State("real", optional=True, low=0),
+        "distance_weight_": State("real", optional=True, low=0, magnitude=CALIBRATION_MAGNITUDE),
         # distance_fusion's cohort: the descriptor rows of the cohort's faces
         "cohort_rows_": State(shape=("c", "*"), optional=True),
         # int8 in a quantized model, with its scales

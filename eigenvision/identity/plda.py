@@ -210,7 +210,7 @@ class PLDA(_PairScores, SupervisedSubspaceModel):
         "step_scale_": State(shape=("r",), optional=True, low=0),
         "mean_": State(shape=("d",)),
         "identity_loadings_": State(shape=("r", "p")),
-        "within_covariance_": State(shape=("r", "r")),
+        "within_covariance_": State(shape=("r", "r"), positive_definite=True),
         "pair_basis_": State(shape=("r", "p"), optional=True),  # None in files from before it
         "code_mean_": State(shape=("r",), optional=True),
         "log_likelihood_": State("reals"),
