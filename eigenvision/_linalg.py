@@ -481,7 +481,7 @@ def sign_flip(components: np.ndarray) -> np.ndarray:
     return components * signs[:, None].astype(components.dtype)
 
 
-def check_magnitude(largest: float, dtype, shape) -> None:
+def check_magnitude(largest: float, dtype, shape, name: str = "X") -> None:
     """Refuse data whose variances overflow (or whose non-zero variances vanish in) its dtype.
 
     The eigenvalues are variances, of the order of the squared values: data
@@ -495,6 +495,8 @@ def check_magnitude(largest: float, dtype, shape) -> None:
         The data's floating dtype.
     shape : (n, d) tuple
         The data's shape.
+    name : str, default "X"
+        How the message names the data.
 
     Raises
     ------
@@ -507,9 +509,10 @@ def check_magnitude(largest: float, dtype, shape) -> None:
     low = np.sqrt(float(info.tiny)) * 2**26
     if largest > high or 0.0 < largest < low:
         raise ValueError(
-            f"X reaches {largest:.3g}: its variances, near 1e{2 * np.log10(largest):.0f}, "
+            f"{name} reaches {largest:.3g}: its variances, near 1e{2 * np.log10(largest):.0f}, "
             f"cannot be held in {np.dtype(dtype)}; rescale the data (e.g. divide by its largest "
-            "value): the principal directions do not change with the scale"
+            "value)"
+            + (": the principal directions do not change with the scale" if name == "X" else "")
         )
 
 

@@ -25,6 +25,7 @@ __all__ = [
     "MAGNITUDE",
     "Param",
     "State",
+    "check_arguments",
     "check_params",
     "check_declared_state",
     "MissingMemberError",
@@ -231,6 +232,36 @@ def check_params(model) -> None:
             raise ValueError(
                 f"{type(model).__name__}.{name} must be {param.describe()}, got {value!r}"
             )
+
+
+def check_arguments(function: str, **arguments) -> None:
+    """Raise ``ValueError`` naming the first argument outside its declaration.
+
+    The functions' counterpart of :func:`check_params`: the same
+    :class:`Param` declarations, so a function's options are checked
+    the way an estimator's parameters are.
+
+    Parameters
+    ----------
+    function : str
+        The function's name, for messages.
+    **arguments : (value, Param) pairs
+        Each argument's value and declaration.
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> check_arguments("detect", overlap=(float("nan"), Param("real", 0, 1)))
+    Traceback (most recent call last):
+    ...
+    ValueError: detect: overlap must be a number in [0, 1], got nan
+    """
+    for name, (value, param) in arguments.items():
+        if not param.accepts(value):
+            raise ValueError(f"{function}: {name} must be {param.describe()}, got {value!r}")
 
 
 @dataclass(frozen=True)

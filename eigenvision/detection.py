@@ -26,8 +26,10 @@ from scipy import fft, ndimage
 
 from ._base import BoundedCache, check_fitted
 from ._errors import refuse_complex
+from ._linalg import check_magnitude
 from ._parallel import MAP_PARALLEL_PIXELS as _PARALLEL_PIXELS
 from ._parallel import n_threads, run_parallel
+from ._spec import Param, check_arguments
 from .search import (
     Detection,
     box_iou,
@@ -116,6 +118,7 @@ def _check(image, space):
         image = image.astype(np.float64)
     if not np.all(np.isfinite(image)):
         raise ValueError("the image contains NaN or infinite values; fill or mask them first")
+    check_magnitude(float(np.abs(image).max()), image.dtype, image.shape, "the image")
     h, w = shape
     if image.shape[0] < h or image.shape[1] < w:
         raise ValueError(
@@ -746,16 +749,15 @@ def detect(
     list of Detection
         Sorted by score, best first, in the input image's pixel coordinates.
     """
-    if score not in ("dffs", "likelihood"):
-        raise ValueError(f"score must be 'dffs' or 'likelihood', got {score!r}")
-    if threshold is not None and not (isinstance(threshold, Real) and not np.isnan(threshold)):
-        raise ValueError(f"threshold must be a number or None, got {threshold!r}")
-    if (
-        isinstance(max_detections, bool)
-        or not isinstance(max_detections, Integral)
-        or max_detections < 1
-    ):
-        raise ValueError(f"max_detections must be a positive int, got {max_detections!r}")
+    check_arguments(
+        "detect",
+        score=(score, Param("choice", choices=("dffs", "likelihood"))),
+        threshold=(threshold, Param("real", optional=True)),
+        max_detections=(max_detections, Param("int", 1)),
+        min_distance=(min_distance, Param("int", 1, optional=True)),
+        overlap=(overlap, Param("real", 0, 1)),
+        min_contrast=(min_contrast, Param("real", 0)),
+    )
     image, window = _check(image, space)
     if scales is None:
         scales = pyramid_scales(image.shape, window)

@@ -343,6 +343,8 @@ class Eigenspace(OutOfCoreMixin, SubspaceModel):
                 f"Z must have shape (n, {self.n_components_}), got {Z.shape}; "
                 "pass codes from transform()"
             )
+        if not np.all(np.isfinite(Z)):
+            raise ValueError("Z holds NaN or infinite codes; pass codes from transform()")
         if self.whiten:
             Z = Z * np.sqrt(self.explained_variance_).astype(Z.dtype)
         return Z @ self.components_ + self.mean_

@@ -143,12 +143,23 @@ def auc(fpr, tpr) -> float:
     -------
     float
     """
+    fpr, tpr = _roc_points(fpr, tpr)
+    return float(np.trapezoid(tpr, fpr))
+
+
+def _roc_points(fpr, tpr):
+    """``(fpr, tpr)`` as float64 arrays, checked to be a ROC curve (:func:`roc_curve`'s)."""
     fpr, tpr = np.asarray(fpr, dtype=np.float64), np.asarray(tpr, dtype=np.float64)
     if fpr.shape != tpr.shape or fpr.ndim != 1 or len(fpr) < 2:
-        raise ValueError("fpr and tpr must be 1-d of the same length >= 2")
+        raise ValueError(
+            f"fpr and tpr must be 1-d of the same length >= 2, got shapes {fpr.shape} and "
+            f"{tpr.shape}; pass the output of roc_curve"
+        )
+    if not (np.all((fpr >= 0) & (fpr <= 1)) and np.all((tpr >= 0) & (tpr <= 1))):
+        raise ValueError("fpr and tpr must be rates in [0, 1] (no NaN); pass roc_curve's output")
     if np.any(np.diff(fpr) < 0):
         raise ValueError("fpr must be non-decreasing; pass the output of roc_curve")
-    return float(np.trapezoid(tpr, fpr))
+    return fpr, tpr
 
 
 def eer(fpr, tpr, thresholds=None):
@@ -168,7 +179,7 @@ def eer(fpr, tpr, thresholds=None):
         Interpolated between the neighbouring thresholds (only with
         ``thresholds``; NaN otherwise).
     """
-    fpr, tpr = np.asarray(fpr, dtype=np.float64), np.asarray(tpr, dtype=np.float64)
+    fpr, tpr = _roc_points(fpr, tpr)
     gap = fpr - (1.0 - tpr)  # rises from -1 to +1 along the curve
     i = int(np.argmax(gap >= 0))
     if i == 0:

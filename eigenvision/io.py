@@ -21,6 +21,7 @@ import numpy as np
 from PIL import Image, ImageOps
 
 from ._errors import ImageLoadError, ImageSetError, UnreadableFilesWarning
+from ._spec import Param, check_arguments
 from .imageset import ImageSet, natural_key
 from .transform import MAX_SIDE, check_shape, resize
 
@@ -113,6 +114,11 @@ def load_image(
     """
     name = _describe(source)
     _check_max_side(max_side)
+    check_arguments(
+        "load_image",
+        as_gray=(as_gray, Param("bool")),
+        max_pixels=(max_pixels, Param("int", 1, optional=True)),
+    )
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
         if not path.exists():

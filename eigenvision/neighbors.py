@@ -211,6 +211,8 @@ class NearestNeighbor(BaseEstimator):
             self.offset_ = self.scaled_gallery_ = None
             self.n_features_in_ = int(self.raw_gallery_.shape[1])
             return self
+        if np.shape(gallery)[:1] == (0,):
+            raise ValueError("the gallery is empty; enrol at least one image")
         # (n, q) float rows, as given where they are (scikit-learn's messages otherwise)
         gallery = check_array(gallery, dtype=[np.float64, np.float32], ensure_all_finite=False)
         if not np.isfinite(gallery).all():

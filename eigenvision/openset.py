@@ -298,7 +298,10 @@ def threshold_at(impostor_scores, far: float) -> float:
     Returns
     -------
     float
-        Just above the ``(floor(far n) + 1)``-th highest impostor score.
+        Just above the ``(floor(far n) + 1)``-th highest impostor score ``s``:
+        by ``1e-6 |s|`` (or one float64 step, the larger), float32 codes'
+        round-off, so that the same probes described in another batch (BLAS
+        blocks the products differently) stay on the same side.
 
     Examples
     --------
@@ -312,7 +315,8 @@ def threshold_at(impostor_scores, far: float) -> float:
     if scores.size == 0 or np.isnan(scores).any():
         raise ValueError("calibration needs impostor scores, none of them NaN")
     allowed = int(np.floor(far * scores.size))
-    return float(np.nextafter(np.sort(scores)[::-1][allowed], np.inf))
+    kth = np.sort(scores)[::-1][allowed]
+    return float(max(np.nextafter(kth, np.inf), kth + 1e-6 * abs(kth)))
 
 
 class OpenSetMixin:

@@ -96,6 +96,12 @@ def image_grid(
     images = [np.asarray(image) for image in images]
     if not images:
         raise ValueError("no images to show")
+    flat = [i for i, image in enumerate(images) if not (image.ndim == 2 or image.shape[2:] == (3,))]
+    if flat:
+        raise ValueError(
+            f"image {flat[0]} has shape {images[flat[0]].shape}; image_grid shows (H, W) or "
+            "(H, W, 3) images: reshape flattened rows first, e.g. rows.reshape(-1, H, W)"
+        )
     ncols = max(1, min(ncols, len(images)))
     nrows = -(-len(images) // ncols)
     aspect = images[0].shape[0] / images[0].shape[1]

@@ -19,6 +19,7 @@ from skimage.transform import SimilarityTransform
 from skimage.transform import warp as _skimage_warp
 
 from ._errors import refuse_complex
+from ._linalg import check_magnitude
 
 __all__ = [
     "MAX_SIDE",
@@ -92,6 +93,8 @@ def as_float_image(image, *, allow_colour: bool = False, name: str = "image") ->
         raise ValueError(f"{name} is empty (shape {image.shape})")
     if not np.all(np.isfinite(image)):
         raise ValueError(f"{name} contains NaN or infinite values; clean or mask them first")
+    largest = max(-float(image.min()), float(image.max()))  # no |image| copy: called per crop
+    check_magnitude(largest, image.dtype, image.shape[:2], name)
     return image
 
 
@@ -203,6 +206,61 @@ def crop(image: np.ndarray, box: tuple[int, int, int, int]) -> np.ndarray:
     return image[y : y + height, x : x + width].copy()
 
 
+def eye_points(left_eye, right_eye) -> np.ndarray:
+    """Two eye centres as a ``(2, 2)`` float array, or a ``ValueError`` saying what is wrong.
+
+    Parameters
+    ----------
+    left_eye, right_eye : (x, y)
+        Finite numbers, the two eyes apart.
+
+    Returns
+    -------
+    (2, 2) ndarray of float64
+        ``[left, right]``.
+
+    Examples
+    --------
+    >>> eye_points((10, 20), (30, 20)).tolist()
+    [[10.0, 20.0], [30.0, 20.0]]
+    """
+    try:
+        points = np.array([left_eye, right_eye], dtype=np.float64)
+    except (TypeError, ValueError):
+        points = None
+    if points is None or points.shape != (2, 2) or not np.all(np.isfinite(points)):
+        raise ValueError(f"eyes must be two finite (x, y) points, got {left_eye!r}, {right_eye!r}")
+    if np.allclose(points[0], points[1]):
+        raise ValueError(f"left and right eye coincide at {points[0].tolist()}; cannot align")
+    return points
+
+
+def unit_light(image: np.ndarray) -> np.ndarray:
+    """A float image outside [0, 1] (centred at 0, or 0-255) brought to [0, 1] by its own range.
+
+    Where photos enter the face pipeline: every stage reads light as [0, 1].
+    An image already within [0, 1] is returned as it is.
+
+    Parameters
+    ----------
+    image : ndarray
+        Float, finite (:func:`as_float_image`'s).
+
+    Returns
+    -------
+    ndarray
+
+    Examples
+    --------
+    >>> unit_light(np.array([[0.0, 127.5, 255.0]])).tolist()
+    [[0.0, 0.5, 1.0]]
+    """
+    low, high = float(image.min()), float(image.max())
+    if low >= 0 and high <= 1:
+        return image
+    return (image - low) / (high - low) if high > low else np.zeros_like(image)
+
+
 def eye_transform(
     left_eye,
     right_eye,
@@ -227,11 +285,7 @@ def eye_transform(
         Maps input ``(x, y)`` to output ``(x, y)``.
     """
     height, width = check_shape(shape)
-    src = np.array([left_eye, right_eye], dtype=np.float64)
-    if src.shape != (2, 2) or not np.all(np.isfinite(src)):
-        raise ValueError(f"eyes must be two finite (x, y) points, got {left_eye}, {right_eye}")
-    if np.allclose(src[0], src[1]):
-        raise ValueError(f"left and right eye coincide at {tuple(src[0])}; cannot align")
+    src = eye_points(left_eye, right_eye)
     apart = float(np.hypot(*(src[1] - src[0])))
     if apart > 4 * MAX_SIDE:
         raise ValueError(

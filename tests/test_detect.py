@@ -581,3 +581,22 @@ def test_eigenvision_imports_where_there_is_no_fork():
     code = "import os; del os.fork, os.register_at_fork; import eigenvision.detection; print('ok')"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+
+
+def test_detect_refuses_options_outside_their_range(rng):
+    """Regression (hardening round 4): ``detect(min_distance=-3)`` and ``detect(overlap=nan)``
+    answered as if valid; ``dffs_map`` of an image of 1e200 ended in Python's OverflowError."""
+    space = ev.Eigenspace(3).fit(rng.random((10, 6, 5)))
+    image = rng.random((40, 40))
+    for option in (
+        {"min_distance": -3},
+        {"min_distance": 2.5},
+        {"overlap": np.nan},
+        {"overlap": 2},
+    ):
+        (name,) = option
+        with pytest.raises(ValueError, match=f"detect: {name} must be"):
+            ev.detect(image, space, **option)
+    for score_map in (ev.dffs_map, ev.difs_map, ev.likelihood_map):
+        with pytest.raises(ValueError, match="the image reaches 1e.200.*rescale"):
+            score_map(np.full((20, 20), 1e200), space)

@@ -340,3 +340,10 @@ def test_default_rank_of_float32_data_is_numpys():
         space = ev.Eigenspace().fit(data)
         assert space.n_components_ == rank == 61
         assert space.components_.dtype == data.dtype
+
+
+def test_inverse_transform_refuses_nan_codes(rng):
+    """Regression (hardening round 4): NaN codes came back as NaN images without a word."""
+    space = ev.Eigenspace(3).fit(rng.random((20, 6, 5)))
+    with pytest.raises(ValueError, match="NaN or infinite codes"):
+        space.inverse_transform(np.full((1, 3), np.nan))

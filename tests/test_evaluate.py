@@ -212,3 +212,12 @@ def test_roc_figure_shows_every_operating_point_mark():
     figure = plot.roc({"a curve": curve}, marks=marks)
     labels = figure.axes[0].get_legend_handles_labels()[1]
     assert labels == ["a curve", *marks]
+
+
+def test_roc_summaries_refuse_what_is_no_roc_curve():
+    """Regression (hardening round 4): ``auc`` of a curve with NaN was NaN; ``eer([], [])``
+    ended in NumPy's "argmax of an empty sequence"."""
+    for fpr, tpr in (([0.0, np.nan, 1.0], [0.0, 0.5, 1.0]), ([], []), ([0.0, 2.0], [0.0, 1.0])):
+        for summary in (evaluate.auc, evaluate.eer):
+            with pytest.raises(ValueError, match="fpr and tpr must be"):
+                summary(fpr, tpr)

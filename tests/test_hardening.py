@@ -42,7 +42,7 @@ def test_complex_input_is_refused_not_truncated(rng):
         lambda: evaluate.roc_curve([0, 1], [1j, 2]),
         lambda: ev.select_rank(image),
     ):
-        with pytest.raises(TypeError, match="complex"):
+        with pytest.raises((TypeError, ValueError), match="[Cc]omplex"):
             call()
 
 

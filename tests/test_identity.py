@@ -1196,3 +1196,14 @@ def test_plda_and_joint_bayesian_fit_data_with_constant_pixels():
         assert np.mean(nearest == y[1::2]) > lda - 0.1
     with pytest.raises(ValueError, match="within-person covariance .* singular.*pca_components"):
         ev.PLDA(5, pca_components=64).fit(X, y)
+
+
+def test_pair_scores_refuse_nan_codes(rng):
+    """Regression (hardening round 4): ``pairwise_log_odds`` of NaN codes returned NaN."""
+    faces, labels = rng.random((24, 6, 5)), np.repeat(np.arange(6), 4)
+    model = ev.PLDA(2, max_iter=3).fit(faces, labels)
+    codes = model.encode(faces.reshape(24, -1))
+    broken = codes.copy()
+    broken[0, 0] = np.nan
+    with pytest.raises(ValueError, match="codes hold NaN"):
+        model.pairwise_log_odds(broken, codes)

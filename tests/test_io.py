@@ -418,3 +418,13 @@ def test_load_photos_keeps_each_photos_size_and_colour(tmp_path):
     assert labels.tolist() == ["ann", "ann", "bob"] and names[2] == "bob/0.png"
     with pytest.raises(ev.ImageSetError, match="not a folder"):
         ev.load_photos(tmp_path / "ann" / "0.png")
+
+
+@pytest.mark.parametrize("max_pixels", [float("nan"), "abc", 0, 2.5, True])
+def test_load_image_refuses_a_max_pixels_that_is_no_count(tmp_path, max_pixels):
+    """Regression (hardening round 4): ``load_image(max_pixels=nan | 'abc')`` failed inside
+    ``int()`` or was taken."""
+    path = tmp_path / "grey.png"
+    Image.fromarray(np.zeros((4, 4), np.uint8)).save(path)
+    with pytest.raises(ValueError, match="load_image: max_pixels must be an int"):
+        ev.load_image(path, max_pixels=max_pixels)

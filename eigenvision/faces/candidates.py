@@ -20,7 +20,7 @@ from sklearn.linear_model import LogisticRegression
 from ..detection import _inverse_norms, dffs_map, linear_score_map
 from ..normalize import to_gray, unit_norm
 from ..search import _minima_table, box_iou, kept_indices, pyramid_scales
-from ..transform import resize, rotated
+from ..transform import resize, rotated, unit_light
 from .geometry import FACE_WINDOW, HalfOctaves, window_eyes
 
 __all__ = [
@@ -382,10 +382,7 @@ def reduced(image, max_side):
     factors : (2,) ndarray
         ``(fy, fx)`` from input to reduced pixels.
     """
-    image = to_gray(image)
-    low, high = float(image.min()), float(image.max())
-    if low < 0 or high > 1:  # a float photo on another scale (centred, 0-255): its own range
-        image = (image - low) / (high - low) if high > low else np.zeros_like(image)
+    image = unit_light(to_gray(image))
     factor = min(1.0, max_side / max(image.shape))
     if factor == 1.0:
         return image, np.ones(2)

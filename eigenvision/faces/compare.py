@@ -24,6 +24,7 @@ from ..identity.deep import DEEP_INSTALL, MissingExtraError, deep_available
 from ..io import load_image
 from ..openset import Verification
 from ..persist import load
+from ..transform import as_float_image
 from .crops import _check_finder, model_crop
 from .photos import default_finder
 
@@ -184,6 +185,7 @@ def _photo(photo, name, max_side):
     """A photo given as an array or a file path, and how messages name it."""
     if isinstance(photo, (str, os.PathLike)):
         return load_image(photo, as_gray=False, max_side=max_side), str(photo)
+    as_float_image(photo, allow_colour=True, name=name)  # named here: the finder says "image"
     return photo, name
 
 

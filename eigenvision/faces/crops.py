@@ -19,7 +19,7 @@ from .._spec import Param
 from ..identity.deep import five_point_chip
 from ..imageset import ImageSet, as_image_set
 from ..normalize import to_gray
-from ..transform import DEFAULT_EYE_POSITIONS, align
+from ..transform import DEFAULT_EYE_POSITIONS, align, as_float_image, unit_light
 
 __all__ = [
     "align_face",
@@ -49,7 +49,8 @@ def align_face(
     Parameters
     ----------
     image : (H, W) or (H, W, 3) ndarray
-        The photo the face is in (8-bit or float).
+        The photo the face is in: 8-bit or 16-bit, or float (outside [0, 1], as
+        0-255 or centred at 0, it is brought to [0, 1] by its own range).
     face : Face or ((x, y), (x, y))
         A found face (anything with ``left_eye`` and ``right_eye``), or its
         left and right eye.
@@ -75,8 +76,13 @@ def align_face(
     >>> align_face(photo, ((20.0, 25.0), (40.0, 25.0)), shape=(20, 16)).shape
     (20, 16)
     """
-    left, right = (face.left_eye, face.right_eye) if hasattr(face, "left_eye") else face
-    image = np.asarray(image)
+    if hasattr(face, "left_eye"):
+        left, right = face.left_eye, face.right_eye
+    elif isinstance(face, (tuple, list, np.ndarray)) and len(face) == 2:
+        left, right = face
+    else:
+        raise ValueError(f"face must be a Face or its two eyes ((x, y), (x, y)), got {face!r}")
+    image = unit_light(as_float_image(image, allow_colour=True))
     options = dict(shape=shape, eye_positions=eye_positions, antialias=antialias)
     if not as_gray:
         if image.ndim == 2:

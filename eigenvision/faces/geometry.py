@@ -17,7 +17,7 @@ from scipy.ndimage import map_coordinates
 from .._parallel import n_threads, run_on_row_parts
 from ..imageset import ImageSet
 from ..normalize import to_gray, unit_norm
-from ..transform import align, resize, resize_points
+from ..transform import align, eye_points, resize, resize_points
 
 __all__ = [
     "face_box",
@@ -91,7 +91,7 @@ def face_box(left_eye, right_eye) -> tuple[float, float, float, float]:
     >>> [round(v, 2) for v in face_box((10, 20), (30, 20))]
     [-1.5, 14.2, 43.0, 43.8]
     """
-    left, right = np.asarray(left_eye, float), np.asarray(right_eye, float)
+    left, right = eye_points(left_eye, right_eye)
     iod = float(np.linalg.norm(right - left))
     cx, cy = (left + right) / 2
     return (

@@ -21,7 +21,7 @@ import numpy as np
 from .._base import counted
 from .._base import progress as show_progress
 from .._errors import UnreadableFilesWarning
-from .._spec import Param
+from .._spec import Param, check_arguments
 from ..cluster import METHODS, average_linkage, cluster, pair_mixture
 from ..dask_engine import _dask, shared
 from ..identity.model import _CROPS_AT_ONCE  # crops described at a time as the photos come
@@ -125,14 +125,18 @@ def cluster_faces(
     _check_options(method, n_people, threshold)  # before the search's seconds a photo
     if not callable(on_error) and on_error not in ("raise", "skip"):
         raise ValueError(f"on_error must be 'raise', 'skip' or a callable, got {on_error!r}")
+    check_arguments(
+        "cluster_faces",
+        adapt=(adapt, Param("bool")),
+        backend=(backend, Param("choice", choices=("local", "dask"))),
+        progress=(progress, Param("bool")),
+    )
     if _one_photo(photos):
         photos = [photos]
     photos = list(photos)
     if not photos:
         raise ValueError("no photos given: pass a list of photos (arrays or file paths)")
     finder, model = finder_and_model(finder, model)
-    if backend not in ("local", "dask"):
-        raise ValueError(f"backend must be 'local' or 'dask', got {backend!r}")
     if backend == "dask":
         found = _faces_on_dask(photos, finder, model)
     else:

@@ -510,6 +510,10 @@ class PLDA(_PairScores, SupervisedSubspaceModel):
         if codes.ndim != 2 or codes.shape[1] != width:
             what = "pair coordinates" if given else "codes"
             raise ValueError(f"{what} must be (n, {width}) rows, got shape {codes.shape}")
+        if not np.all(np.isfinite(codes)):
+            raise ValueError(
+                "codes hold NaN or infinite values; encode finite descriptions (encode())"
+            )
         return codes if given else codes @ form.basis
 
     def _pair_form(self):
