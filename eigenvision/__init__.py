@@ -39,6 +39,7 @@ __getattr__, _, _lazy_names = lazy.attach(
             "NoFaceError",
             "FaceCountError",
             "UnreadableFilesWarning",
+            "AlreadyEnrolledWarning",
         ],
         "bayesian": ["BayesianSpace"],
         "cluster": ["cluster"],

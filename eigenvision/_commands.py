@@ -13,8 +13,10 @@ import json
 import os
 import platform
 import shutil
+import sys
 import tempfile
 import textwrap
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +28,8 @@ from PIL import Image
 from . import datasets, evaluate
 from ._argtypes import count, finite, probability, rate
 from ._base import counted, format_below, progress
+from ._errors import AlreadyEnrolledWarning
+from ._files import updating
 from ._version import __version__
 from .experiments import EXPERIMENTS, summaries
 from .faces.compare import (
@@ -55,11 +59,18 @@ from .recognize import Recognizer
 from .views import view_count
 
 
+def _left_out(where, error) -> None:
+    """Say on stderr that a file (unreadable, or a photo without its one face) was left out:
+    the ``on_error`` callable of the readers and the photo front end, so that the user hears of
+    it whatever the warning filters say."""
+    print(f"eigenvision: left out {error}", file=sys.stderr)
+
+
 def _load_images(source: str):
     """An ImageSet from a folder of labelled sub-folders or a dataset name."""
     if source in datasets.REGISTRY and not Path(source).exists():
         return datasets.load(source)
-    return load_image_set(source, on_error="skip")
+    return load_image_set(source, on_error=_left_out)
 
 
 def _cmd_info(args) -> int:
@@ -187,7 +198,10 @@ def _cmd_train(args) -> int:
         )
         model.check_component_count(photos, option="--n-components")  # before the finding
         model.fit(
-            photos, labels, names=names, on_error="raise" if args.on_no_face == "stop" else "skip"
+            photos,
+            labels,
+            names=names,
+            on_error="raise" if args.on_no_face == "stop" else _left_out,
         )
         model.verbose = False  # the progress was for this command, not for the file's users
         trained_on = f"{len(model.gallery_labels_)} photos (one face each)"
@@ -242,7 +256,7 @@ def _load_photos(source: str):
     if source in datasets.REGISTRY and not Path(source).exists():
         faces = datasets.load(source)
         return list(faces.images), faces.labels, faces.names
-    return load_photos(source, on_error="skip")
+    return load_photos(source, on_error=_left_out)
 
 
 def _recognize_photos(model, args) -> list:
@@ -365,26 +379,36 @@ def _plain(value):
 
 
 def _cmd_enroll(args) -> int:
-    model = _load_model(args.model, Recognizer)
-    if model.finder is not None:
-        model.verbose = not args.quiet
-        images, labels, names = _load_photos(args.folder)
-    else:
-        faces = _load_images(args.folder)
-        images, labels = faces.images, faces.labels
-    before, gallery = len(model.classes_), len(model.gallery_labels_)
-    if model.finder is not None:
-        on_error = "raise" if args.on_no_face == "stop" else "skip"
-        model.add(images, labels, names=names, on_error=on_error)
-    else:
-        model.add(images, labels)
-    model.verbose = False
-    save(model, args.output or args.model)
+    target = args.output or args.model
+    with updating(target):  # a second enroll into the same model waits, then adds to this one
+        model = _load_model(args.model, Recognizer)
+        if model.finder is not None:
+            model.verbose = not args.quiet
+            images, labels, names = _load_photos(args.folder)
+        else:
+            faces = _load_images(args.folder)
+            images, labels = faces.images, faces.labels
+            for image, name in zip(images, faces.names, strict=True):
+                _refuse_whole_photos(image, model, Path(args.folder) / name)
+        before, gallery = len(model.classes_), len(model.gallery_labels_)
+        with warnings.catch_warnings(record=True) as caught:  # heard whatever the filters say
+            warnings.simplefilter("always", AlreadyEnrolledWarning)
+            if model.finder is not None:
+                on_error = "raise" if args.on_no_face == "stop" else _left_out
+                model.add(images, labels, names=names, on_error=on_error)
+            else:
+                model.add(images, labels)
+        for warning in caught:
+            warnings.showwarning(
+                warning.message, warning.category, warning.filename, warning.lineno
+            )
+        model.verbose = False
+        save(model, target)
     per_image = view_count(1, jitter=model.jitter, mirror=model.mirror)  # codes per image
+    added = (len(model.gallery_labels_) - gallery) // per_image
     print(
-        f"enrolled {(len(model.gallery_labels_) - gallery) // per_image} images; "
-        f"{len(model.classes_)} classes ({len(model.classes_) - before} new); "
-        f"saved {args.output or args.model}"
+        f"enrolled {counted(added, 'image')}; {counted(len(model.classes_), 'class', 'classes')} "
+        f"({len(model.classes_) - before} new); saved {target}"
     )
     return 0
 

@@ -45,6 +45,11 @@ class ModelFileError(EigenvisionError, ValueError):
     """A model file is corrupt, truncated, hostile or from a newer format version."""
 
 
+class AlreadyEnrolledWarning(UserWarning):
+    """Images given to :meth:`~eigenvision.Recognizer.add` were enrolled already under the same
+    label and were left out (the gallery holds each image once)."""
+
+
 class UnreadableFilesWarning(UserWarning):
     """Files were left out because they could not be read (``on_error="skip"`` of
     :func:`~eigenvision.load_image_set`, :func:`~eigenvision.load_photos` and

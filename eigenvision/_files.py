@@ -18,7 +18,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-__all__ = ["atomic_write"]
+__all__ = ["atomic_write", "updating"]
 
 _umask_lock = threading.Lock()
 
@@ -66,6 +66,63 @@ def atomic_write(path, write, *, suffix: str = ".tmp") -> Path:
         finally:
             os.close(directory)
     return path
+
+
+@contextlib.contextmanager
+def updating(path):
+    """Hold ``path`` for an update (read, change, write) that no other process may interleave.
+
+    An exclusive lock on ``.<name>.lock`` beside it, held until the block
+    ends: a second process updating the same file waits for the first and
+    then reads what it wrote (two ``eigenvision enroll`` runs into one model
+    both land; without it the last writer wins and one enrolment is lost).
+
+    Parameters
+    ----------
+    path : path-like
+        The file to be updated (it need not exist yet).
+
+    Yields
+    ------
+    Path
+        ``path``.
+    """
+    path = Path(path)
+    folder = path.parent if str(path.parent) else Path(".")
+    with open(folder / f".{path.name}.lock", "a+b") as handle:
+        _lock(handle.fileno())
+        try:
+            yield path
+        finally:
+            _unlock(handle.fileno())
+
+
+def _lock(descriptor: int) -> None:
+    try:
+        import fcntl
+    except ImportError:  # Windows: byte-range lock on the lock file's first byte
+        import msvcrt
+
+        os.lseek(descriptor, 0, os.SEEK_SET)
+        while True:
+            try:
+                msvcrt.locking(descriptor, msvcrt.LK_LOCK, 1)
+                return
+            except OSError:  # LK_LOCK gives up after 10 s: keep waiting
+                continue
+    fcntl.flock(descriptor, fcntl.LOCK_EX)
+
+
+def _unlock(descriptor: int) -> None:
+    try:
+        import fcntl
+    except ImportError:
+        import msvcrt
+
+        os.lseek(descriptor, 0, os.SEEK_SET)
+        msvcrt.locking(descriptor, msvcrt.LK_UNLCK, 1)
+        return
+    fcntl.flock(descriptor, fcntl.LOCK_UN)
 
 
 def _mode_for(path: Path) -> int:

@@ -11,9 +11,8 @@ from sklearn.base import clone
 from sklearn.linear_model import LogisticRegression
 
 from ._base import SupervisedSubspaceModel, check_fitted
-from ._linalg import numerical_rank, working_precision
 from ._spec import INPUT_STATE, Param, State
-from .eigenspace import Eigenspace
+from .eigenspace import Eigenspace, eigenspace_within_rank
 from .neighbors import squared_distances
 
 __all__ = ["BayesianSpace"]
@@ -188,13 +187,8 @@ class BayesianSpace(SupervisedSubspaceModel):
                 f"pca_components={m!r} must be an int in [2, min(n - 1, d) = {largest}] "
                 f"(n_samples={n}, n_features={X.shape[1]})"
             )
-        pca = Eigenspace(n_components=m).fit(X)
-        rank = numerical_rank(
-            np.sqrt(pca.eigenvalues_), *X.shape, working_precision(pca.solver_, X.dtype)
-        )
-        if self.pca_components is None and rank < m:  # e.g. pixels constant in every image
-            m = rank
-            pca = Eigenspace(n_components=m).fit(X)
+        pca = eigenspace_within_rank(X, m) if self.pca_components is None else Eigenspace(m).fit(X)
+        m = pca.n_components_
         k_intra = _checked_rank("n_components", self.n_components, m)
         k_extra = _checked_rank(
             "extra_components",

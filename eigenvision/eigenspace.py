@@ -27,7 +27,7 @@ from ._linalg import solve as solve_spectrum
 from ._spec import INPUT_STATE, Param, State, check_params
 from .outofcore import OutOfCoreMixin
 
-__all__ = ["Eigenspace"]
+__all__ = ["Eigenspace", "eigenspace_within_rank"]
 
 _SOLVERS = ("auto", *SOLVERS)
 
@@ -495,3 +495,31 @@ class Eigenspace(OutOfCoreMixin, SubspaceModel):
         if self.image_shape_ is None:
             raise ValueError("fitted on flattened data: there is no image shape to view with")
         return self.mean_.reshape(self.image_shape_)
+
+
+def eigenspace_within_rank(X, most: int, *, whiten: bool = False) -> Eigenspace:
+    """The PCA step of a model: at most ``most`` components, and none beyond the data's rank.
+
+    Directions without variance (pixels constant in every image, the
+    ``n``-th of ``n`` centred samples) would make the covariances a model
+    learns in the step singular. The rank is :class:`Eigenspace`'s own
+    (``n_components=None``), so a model and an eigenspace of the same data
+    agree on it.
+
+    Parameters
+    ----------
+    X : (n, d) ndarray
+        Validated data.
+    most : int
+        The most components wanted.
+    whiten : bool, default False
+
+    Returns
+    -------
+    Eigenspace
+        Fitted, ``min(most, rank)`` components.
+    """
+    space = Eigenspace(whiten=whiten).fit(X)
+    if space.n_components_ <= most:
+        return space
+    return Eigenspace(most, whiten=whiten).fit(X)

@@ -271,9 +271,11 @@ def load_image_set(
         sizes are an error.
     pattern : str, default "*"
         Glob pattern the file names must match, e.g. ``"*.pgm"``.
-    on_error : {"raise", "skip"}
+    on_error : {"raise", "skip"} or callable, default "raise"
         Unreadable images: ``"raise"`` one :class:`ImageSetError` listing
-        every bad file; ``"skip"`` leave them out with a warning.
+        every bad file; ``"skip"`` leave them out with a warning; a callable
+        ``on_error(path, error)`` is told of each one left out instead
+        (whatever the warning filters let through).
     max_pixels : int, optional
         Passed to :func:`load_image`.
     max_total_pixels : int, default 2**28
@@ -295,8 +297,7 @@ def load_image_set(
         No images, unreadable images (with ``on_error="raise"``), or mixed
         sizes without ``size``.
     """
-    if on_error not in ("raise", "skip"):
-        raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
+    _check_on_error(on_error)
     root = Path(folder)
     if not root.is_dir():
         raise ImageSetError(
@@ -339,7 +340,7 @@ def load_photos(
         ``folder/<label>/<photo>``; photos directly in ``folder`` get the
         folder's own name as label.
     pattern : str, default "*"
-    on_error : {"raise", "skip"}
+    on_error : {"raise", "skip"} or callable, default "raise"
         As :func:`load_image_set`.
     max_side : int, default 1024
         Photos are decoded reduced so that their longer side is at most this
@@ -359,8 +360,7 @@ def load_photos(
     ImageSetError
         Not a folder, no photos, or unreadable photos (``on_error="raise"``).
     """
-    if on_error not in ("raise", "skip"):
-        raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
+    _check_on_error(on_error)
     _check_max_side(max_side)
     root = Path(folder)
     if not root.is_dir():
@@ -375,6 +375,11 @@ def load_photos(
     return photos, np.array(labels), np.array(names)
 
 
+def _check_on_error(on_error) -> None:
+    if not callable(on_error) and on_error not in ("raise", "skip"):
+        raise ValueError(f"on_error must be 'raise', 'skip' or a callable, got {on_error!r}")
+
+
 def _read_entries(root, entries, read, *, on_error, pattern):
     """``(images, labels, names)`` of the ``(label, path)`` entries read by ``read``; unreadable
     files raise one :class:`ImageSetError` naming them all, or are skipped with a warning."""
@@ -387,13 +392,16 @@ def _read_entries(root, entries, read, *, on_error, pattern):
             continue
         labels.append(label)
         names.append(path.relative_to(root).as_posix())
-    if failures and on_error == "raise":
+    if failures and callable(on_error):
+        for path, error in failures.items():
+            on_error(path, error)
+    elif failures and on_error == "raise":
         raise ImageSetError(
             f"{len(failures)} unreadable image(s) in {root}:\n  "
             + "\n  ".join(str(error) for error in failures.values())
             + "\nfix or remove them, or pass on_error='skip'"
         )
-    if failures:
+    elif failures:
         warnings.warn(UnreadableFilesWarning.of(failures), stacklevel=3)
     if not images:
         raise ImageSetError(f"{root}: no images found matching {pattern!r}")

@@ -8,12 +8,14 @@ the spirit of bytefish/facerec's feature + classifier; the distances are
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import replace
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 
-from ._base import check_fitted, kept_on
+from ._base import check_fitted, counted, kept_on
+from ._errors import AlreadyEnrolledWarning
 from ._spec import Param, State, check_params
 from .codes import CodesMixin
 from .evaluate import recognition_rate
@@ -286,9 +288,9 @@ default "eigenfaces"
         labels : (n,) array-like, optional
         names : (n,) sequence of str, optional
             With ``finder``: how messages name the photos (their files).
-        on_error : {"raise", "skip"}, default "raise"
+        on_error : {"raise", "skip"} or callable, default "raise"
             With ``finder``: a photo without its one face stops the training,
-            or is left out with a warning naming it
+            or is left out with a warning naming it, or is told to the callable
             (:func:`~eigenvision.faces.crops.photo_faces`).
 
         Returns
@@ -444,8 +446,24 @@ default "eigenfaces"
             faces.labels, self._rejected_as_unknown(*self._decide(self._codes(faces)))
         )
 
+    def _enrolled_again(self, codes, labels) -> np.ndarray:
+        """``(m,)`` bool: each code equal to an enrolled code of the same label (the same image
+        enrolled again), up to float32 round-off of codes computed in another batch."""
+        if len(codes) == 0:
+            return np.zeros(0, dtype=bool)
+        gallery = self.gallery_.astype(np.float64)
+        distances, nearest = NearestNeighbor().fit(gallery).kneighbors(codes.astype(np.float64), 1)
+        scale = np.sqrt(np.mean(np.sum(gallery**2, axis=1))) + np.finfo(np.float64).tiny
+        same_label = self.gallery_labels_[nearest[:, 0]] == labels
+        return (distances[:, 0] <= 1e-5 * scale) & same_label
+
     def add(self, images, labels=None, *, names=None, on_error="raise"):
         """Enrol images (new people or new views) without refitting the features.
+
+        An image enrolled already under the same label (its codes equal to
+        enrolled ones up to float32 round-off) is not added again: enrolling
+        a folder twice leaves the gallery as once, with an
+        :class:`AlreadyEnrolledWarning` saying how many were left out.
 
         Parameters
         ----------
@@ -472,8 +490,20 @@ default "eigenfaces"
                 f"labels of dtype {faces.labels.dtype} do not match the enrolled "
                 f"{self.gallery_labels_.dtype}; use labels of the same kind"
             )
+        again = self._enrolled_again(codes, faces.labels)
+        if again.any():
+            warnings.warn(
+                AlreadyEnrolledWarning(
+                    f"{int(again.sum())} of the {counted(len(codes), 'code')} repeat images "
+                    "enrolled already under the same label; left out"
+                ),
+                stacklevel=2,
+            )
+            codes, labels = codes[~again], faces.labels[~again]
+        else:
+            labels = faces.labels
         self.gallery_ = np.vstack([self.gallery_, codes.astype(self.gallery_.dtype)])
-        self.gallery_labels_ = np.concatenate([self.gallery_labels_, faces.labels])
+        self.gallery_labels_ = np.concatenate([self.gallery_labels_, labels])
         self.classes_ = np.unique(self.gallery_labels_)
         self._fit_score_norm()
         return self

@@ -519,3 +519,17 @@ def test_pixel_standardizer_refuses_complex_pixels(rng):
     """Regression: complex pixels were cast to their real part with a NumPy warning."""
     with pytest.raises(ValueError, match="Complex data not supported"):
         ev.PixelStandardizer().fit(rng.random((5, 4)) + 1j)
+
+
+def test_add_leaves_out_images_enrolled_already(rng):
+    """Regression (hardening round 4): enrolling the same images twice added them again."""
+    faces, labels = rng.random((12, 6, 5)), np.repeat(np.arange(3), 4)
+    model = ev.Recognizer(3).fit(faces, labels)
+    newcomer = rng.random((2, 6, 5))
+    model.add(newcomer, [7, 7])
+    size = len(model.gallery_)
+    with pytest.warns(ev.AlreadyEnrolledWarning, match="2 of the 2 codes"):
+        model.add(newcomer, [7, 7])
+    assert len(model.gallery_) == size
+    model.add(newcomer, [8, 8])  # the same images under another label: a choice, kept
+    assert len(model.gallery_) == size + 2

@@ -200,10 +200,12 @@ def photo_faces(
         (:func:`single_face`: none or several is an error).
     names : (n,) sequence of str, optional
         How messages name the photos (their files); default their index and label.
-    on_error : {"raise", "skip"}, default "raise"
+    on_error : {"raise", "skip"} or callable, default "raise"
         For a photo without its one face (``every_face=False``): stop with
         :class:`~eigenvision.FaceCountError`, or leave it out with one warning
-        that names every photo left out and why.
+        that names every photo left out and why; a callable
+        ``on_error(index, error)`` is told of each one left out instead
+        (whatever the warning filters let through).
     progress : bool, default False
         Progress over the photos (the search takes seconds each).
     as_gray : bool, default True
@@ -221,8 +223,8 @@ def photo_faces(
     labels : (m,) ndarray or None
     """
     _check_finder(finder)
-    if on_error not in ("raise", "skip"):
-        raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
+    if not callable(on_error) and on_error not in ("raise", "skip"):
+        raise ValueError(f"on_error must be 'raise', 'skip' or a callable, got {on_error!r}")
     if isinstance(photos, ImageSet):
         labels = photos.labels if labels is None else labels
         names = photos.names if names is None else names
@@ -251,6 +253,9 @@ def photo_faces(
             except FaceCountError as exc:
                 if on_error == "raise":
                     raise
+                if callable(on_error):
+                    on_error(index, exc)
+                    continue
                 reason = "no face found" if isinstance(exc, NoFaceError) else "several faces"
                 left_out.append(f"{name} ({reason})")
                 continue

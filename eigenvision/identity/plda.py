@@ -29,9 +29,8 @@ from scipy import linalg
 from sklearn.utils import gen_batches
 
 from .._base import SupervisedSubspaceModel, check_fitted, kept_on
-from .._linalg import numerical_rank, working_precision
 from .._spec import INPUT_STATE, Param, State, check_params
-from ..eigenspace import Eigenspace
+from ..eigenspace import Eigenspace, eigenspace_within_rank
 from ..fisher import discriminant_directions
 
 __all__ = ["PLDA", "JointBayesian", "PairForm", "diagonal_pair_scoring", "log_likelihood"]
@@ -265,14 +264,11 @@ class PLDA(_PairScores, SupervisedSubspaceModel):
                 f"pca_components={r} exceeds what {n} images of {X.shape[1]} features give "
                 f"({min(X.shape[1], n - 1)})"
             )
-        pca = Eigenspace(r, whiten=self.length_norm).fit(X)
         if self.pca_components is None:  # null directions (constant pixels) would be singular
-            rank = numerical_rank(
-                np.sqrt(pca.eigenvalues_), *X.shape, working_precision(pca.solver_, X.dtype)
-            )
-            if rank < r:
-                r = rank
-                pca = Eigenspace(r, whiten=self.length_norm).fit(X)
+            pca = eigenspace_within_rank(X, r, whiten=self.length_norm)
+            r = pca.n_components_
+        else:
+            pca = Eigenspace(r, whiten=self.length_norm).fit(X)
         lda = getattr(self, "lda_components", None)  # JointBayesian has none
         if lda is not None and lda > min(r, c - 1):
             raise ValueError(
