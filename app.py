@@ -924,37 +924,29 @@ def identity_choice(key: str) -> str:
 def uploaded_photos(uploads) -> list[tuple[str, np.ndarray]]:
     """``(name, photo)`` of uploaded images and of the images inside uploaded zips, decoded
     reduced to ``DETECT_SIDE``; what cannot be read is named in one warning."""
-    import zipfile
-
-    from eigenvision.io import IMAGE_EXTENSIONS
-
     photos, unread = [], []
     for upload in uploads:
         if not upload.name.lower().endswith(".zip"):
-            members = [(upload.name, upload.getvalue)]
+            members = [(upload.name, upload.getvalue())]
         else:
-            try:
-                archive = zipfile.ZipFile(io.BytesIO(upload.getvalue()))
-            except zipfile.BadZipFile:
-                unread.append(f"{upload.name} (not a zip)")
-                continue
-            members = [
-                (
-                    f"{upload.name}/{info.filename}",
-                    lambda info=info, archive=archive: archive.read(info),
+            try:  # the library's reader: hostile paths, bombs and broken members handled there
+                members = ev.io.read_zip_images(
+                    upload.getvalue(),
+                    on_error=lambda name, exc, zip_name=upload.name: unread.append(
+                        why_unread(f"{zip_name}/{name}", exc)
+                    ),
                 )
-                for info in archive.infolist()
-                if Path(info.filename).suffix.lower() in IMAGE_EXTENSIONS
-                and not info.is_dir()
-                and info.file_size <= 64 << 20  # a bomb's members are refused unread
-            ]
+            except ev.ImageSetError as exc:
+                unread.append(f"{upload.name} ({exc})")
+                continue
+            members = [(f"{upload.name}/{name}", content) for name, content in members]
         for name, content in members:
             if len(photos) >= MAX_GROUP_PHOTOS:
                 unread.append(f"{name} (beyond {MAX_GROUP_PHOTOS} photos)")
                 continue
             try:
                 photo = ev.load_image(
-                    named_bytes(content(), name),
+                    named_bytes(content, name),
                     as_gray=False,
                     max_pixels=MAX_PHOTO_PIXELS,
                     max_side=DETECT_SIDE,

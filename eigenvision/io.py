@@ -30,6 +30,7 @@ __all__ = [
     "load_image",
     "load_image_set",
     "load_image_zip",
+    "read_zip_images",
     "load_photos",
     "iter_image_batches",
     "IMAGE_EXTENSIONS",
@@ -603,18 +604,8 @@ def load_image_zip(
     ImageSetError
         Not a zip, too large, or no images in label folders.
     """
-    if isinstance(source, (bytes, bytearray)):
-        source = io.BytesIO(source)
-    try:
-        archive = zipfile.ZipFile(source)
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError) as exc:
-        raise ImageSetError(f"not a zip file ({exc}); give a .zip of one folder per label") from exc
+    archive, members = _open_zip(source, max_files, max_bytes, "one folder per label")
     with archive:
-        members = [m for m in archive.infolist() if not m.is_dir()]
-        if len(members) > max_files:
-            raise ImageSetError(f"the zip holds {len(members)} files; at most {max_files} are read")
-        if sum(m.file_size for m in members) > max_bytes:
-            raise ImageSetError(f"the zip unpacks to more than {max_bytes >> 20} MiB")
         wanted = _zip_images(members)
         with tempfile.TemporaryDirectory(prefix="eigenvision-zip-") as folder:
             # Members are written under numbered names (labels and file names of any length or
@@ -630,20 +621,9 @@ def load_image_zip(
                     target = Path(folder) / relative
                     target.parent.mkdir(exist_ok=True)
                     try:
-                        target.write_bytes(archive.read(member))
-                    except (
-                        zipfile.BadZipFile,
-                        RuntimeError,
-                        NotImplementedError,
-                        OSError,
-                        EOFError,
-                        zlib.error,
-                    ) as exc:
-                        raise ImageSetError(
-                            f"cannot unpack {member.filename!r} from the zip ({exc}); encrypted, "
-                            "corrupt or unusually compressed members cannot be read: re-zip the "
-                            "folders without a password"
-                        ) from exc
+                        target.write_bytes(_read_member(archive, member))
+                    except ImageLoadError as exc:
+                        raise ImageSetError(str(exc)) from exc
                     originals[relative] = (label, f"{label}/{file_name}")
             images = load_image_set(
                 folder,
@@ -658,6 +638,97 @@ def load_image_zip(
         names=np.array([name for _, name in restored]),
         description="zip",
     )
+
+
+def read_zip_images(source, *, max_files: int = 5000, max_bytes: int = 200 << 20, on_error="raise"):
+    """The image files of a zip as bytes, in natural name order; safe on hostile zips.
+
+    The reader behind :func:`load_image_zip`, for photos of any size (the
+    app's group upload): more than ``max_files`` members or more than
+    ``max_bytes`` unpacked is refused before anything is unpacked; paths
+    that try to leave the archive and non-images are ignored; a corrupt,
+    encrypted or unusually compressed member is an :class:`ImageLoadError`
+    naming it.
+
+    Parameters
+    ----------
+    source : path-like, bytes or binary file
+    max_files : int, default 5000
+    max_bytes : int, default 200 MiB
+    on_error : {"raise", "skip"} or callable, default "raise"
+        A member that cannot be unpacked: raise, leave it out with a warning,
+        or tell ``on_error(name, error)`` (as :func:`load_image_set`).
+
+    Returns
+    -------
+    list of (str, bytes)
+        Each image's name in the zip and its content.
+
+    Raises
+    ------
+    ImageSetError
+        Not a zip, or too large.
+    ImageLoadError
+        A member that cannot be unpacked (``on_error="raise"``).
+    """
+    _check_on_error(on_error)
+    archive, members = _open_zip(source, max_files, max_bytes, "images")
+    images, failures = [], {}
+    with archive:
+        for member in sorted(members, key=lambda member: natural_key(member.filename)):
+            parts = PurePosixPath(member.filename).parts
+            if member.filename.startswith("/") or ".." in parts:
+                continue
+            if PurePosixPath(member.filename).suffix.lower() not in IMAGE_EXTENSIONS:
+                continue
+            try:
+                images.append((member.filename, _read_member(archive, member)))
+            except ImageLoadError as exc:
+                if on_error == "raise":
+                    raise
+                if callable(on_error):
+                    on_error(member.filename, exc)
+                else:
+                    failures[member.filename] = exc
+    if failures:
+        warnings.warn(UnreadableFilesWarning.of(failures), stacklevel=2)
+    return images
+
+
+def _open_zip(source, max_files, max_bytes, holding):
+    """``(archive, members)`` of a zip within the bounds, or an ImageSetError saying why not."""
+    if isinstance(source, (bytes, bytearray)):
+        source = io.BytesIO(source)
+    try:
+        archive = zipfile.ZipFile(source)
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError) as exc:
+        raise ImageSetError(f"not a zip file ({exc}); give a .zip of {holding}") from exc
+    members = [m for m in archive.infolist() if not m.is_dir()]
+    if len(members) > max_files:
+        archive.close()
+        raise ImageSetError(f"the zip holds {len(members)} files; at most {max_files} are read")
+    if sum(m.file_size for m in members) > max_bytes:
+        archive.close()
+        raise ImageSetError(f"the zip unpacks to more than {max_bytes >> 20} MiB")
+    return archive, members
+
+
+def _read_member(archive, member) -> bytes:
+    """A member's bytes, or an ImageLoadError naming it (corrupt, encrypted, odd compression)."""
+    try:
+        return archive.read(member)
+    except (
+        zipfile.BadZipFile,
+        RuntimeError,
+        NotImplementedError,
+        OSError,
+        EOFError,
+        zlib.error,
+    ) as exc:
+        raise ImageLoadError(
+            f"cannot unpack {member.filename!r} from the zip ({exc}); encrypted, corrupt or "
+            "unusually compressed members cannot be read: re-zip the files without a password"
+        ) from exc
 
 
 def _zip_images(members):

@@ -805,3 +805,19 @@ def test_a_zip_of_five_people_or_more_calibrates_on_them(imm):
     assert [c for c in captions if c] and all(
         c.startswith(f"{ev.UNKNOWN} (") for c in captions if c
     ), captions
+
+
+def test_group_page_names_zip_members_it_cannot_unpack():
+    """Regression (hardening round 4): the Group page read zips beside ``io.load_image_zip`` and
+    crashed on a corrupt, encrypted or deflate64 member (BadZipFile, RuntimeError,
+    NotImplementedError); it now reads them through ``io.read_zip_images`` and names each."""
+    from test_io import _zip_with_broken_members
+
+    at = _app("Group")
+    at.sidebar.file_uploader(key="group-upload").upload(
+        "photos.zip", _zip_with_broken_members()
+    ).run()
+    assert not at.exception, at.exception
+    left_out = " ".join(w.value for w in at.warning)
+    for name in ("corrupt.png", "encrypted.png", "deflate64.png"):
+        assert f"photos.zip/{name}" in left_out or f"'{name}'" in left_out, left_out

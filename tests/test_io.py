@@ -428,3 +428,47 @@ def test_load_image_refuses_a_max_pixels_that_is_no_count(tmp_path, max_pixels):
     Image.fromarray(np.zeros((4, 4), np.uint8)).save(path)
     with pytest.raises(ValueError, match="load_image: max_pixels must be an int"):
         ev.load_image(path, max_pixels=max_pixels)
+
+
+def _zip_with_broken_members():
+    """A zip of one good PNG and three members zipfile cannot unpack: a corrupt deflate stream,
+    an encrypted member, and one compressed by a method it lacks (deflate64)."""
+    import zipfile
+
+    png = io.BytesIO()
+    Image.fromarray(np.full((8, 8), 200, np.uint8)).save(png, format="PNG")
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name in ("good.png", "corrupt.png", "encrypted.png", "deflate64.png"):
+            archive.writestr(name, png.getvalue())
+    data = bytearray(buffer.getvalue())
+    directory = data.find(b"PK\x01\x02")
+    for name in ("corrupt.png", "encrypted.png", "deflate64.png"):
+        local = data.find(name.encode(), 0, directory) - 30  # this member's local header
+        central = data.find(name.encode(), directory) - 46  # and its central directory entry
+        # the general-purpose flags sit at +6 (local) / +8 (central), the method at +8 / +10
+        for flags, method in ((local + 6, local + 8), (central + 8, central + 10)):
+            if name == "encrypted.png":
+                data[flags] |= 0x01
+            if name == "deflate64.png":
+                data[method : method + 2] = (9).to_bytes(2, "little")
+        if name == "corrupt.png":  # garble the compressed stream after the local header
+            start = local + 30 + len(name)
+            data[start : start + 8] = b"\xff" * 8
+    return bytes(data)
+
+
+def test_read_zip_images_names_members_it_cannot_unpack():
+    """Regression (hardening round 4): the app's Group page read zips itself and crashed on a
+    corrupt (BadZipFile / zlib.error), encrypted (RuntimeError) or deflate64-compressed
+    (NotImplementedError) member; the library's reader names each and reads the rest."""
+    data = _zip_with_broken_members()
+    told = {}
+    images = ev.io.read_zip_images(data, on_error=lambda name, error: told.update({name: error}))
+    assert [name for name, _ in images] == ["good.png"]
+    assert set(told) == {"corrupt.png", "encrypted.png", "deflate64.png"}
+    assert all(isinstance(error, ev.ImageLoadError) for error in told.values())
+    with pytest.raises(ev.ImageLoadError, match="cannot unpack 'corrupt.png'"):
+        ev.io.read_zip_images(data)
+    with pytest.raises(ev.ImageSetError, match="not a zip"):
+        ev.io.read_zip_images(b"PK not really")
