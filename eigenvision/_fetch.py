@@ -12,9 +12,11 @@ from __future__ import annotations
 import gzip
 import hashlib
 import tempfile
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 from urllib.parse import quote
 
 import numpy as np
@@ -28,6 +30,22 @@ REGISTRY_PATH = Path(__file__).with_name("_registry.txt.gz")
 
 class DownloadError(EigenvisionError, OSError):
     """A dataset file could not be downloaded, or did not match its checksum."""
+
+
+#: A download may take ``GRACE_SECONDS`` plus its size at ``MIN_BYTES_PER_SECOND``: a server
+#: that trickles (a byte every few seconds never trips a socket's timeout) is given up on.
+GRACE_SECONDS = 60.0
+MIN_BYTES_PER_SECOND = 50_000
+
+#: The most bytes read from a source whose files' sizes are not registered (ESL's USPS files).
+UNREGISTERED_MAX_BYTES = 64 << 20
+
+
+class Registered(NamedTuple):
+    """A registered file: its SHA-256 and its size in bytes."""
+
+    sha256: str
+    size: int
 
 
 def _github(repository: str, commit: str, folder: str) -> str:
@@ -129,8 +147,8 @@ USPS_DIGESTS = {
 }
 
 
-def registry(folder: str) -> dict[str, str]:
-    """The files of one dataset folder and their SHA-256.
+def registry(folder: str) -> dict[str, Registered]:
+    """The files of one dataset folder, their SHA-256 and their sizes.
 
     Parameters
     ----------
@@ -139,13 +157,86 @@ def registry(folder: str) -> dict[str, str]:
 
     Returns
     -------
-    dict of str to str
-        Path in the folder -> hex digest.
+    dict of str to Registered
+        Path in the folder -> ``(sha256, size)``.
     """
     prefix = folder + "/"
     with gzip.open(REGISTRY_PATH, "rt", encoding="utf-8") as lines:
         entries = (line.split() for line in lines)
-        return {path[len(prefix) :]: digest for path, digest in entries if path.startswith(prefix)}
+        return {
+            path[len(prefix) :]: Registered(digest, int(size))
+            for path, digest, size in entries
+            if path.startswith(prefix)
+        }
+
+
+def fetch_file(address: str, target: Path, *, sha256=None, size=None) -> Path:
+    """Download ``address`` to ``target``: bounded in bytes and time, checked, written atomically.
+
+    The body is streamed to a temporary beside ``target`` and moved into place
+    only when complete and matching ``sha256``; a temporary a killed fetch
+    left is removed by the next (:func:`~eigenvision._files.atomic_write`).
+    A body longer than ``size`` (declared or sent) is refused as it comes, and
+    the download is given up after ``GRACE_SECONDS`` plus ``size`` at
+    ``MIN_BYTES_PER_SECOND``.
+
+    Parameters
+    ----------
+    address : str
+    target : Path
+    sha256 : str, optional
+        The content's hex digest.
+    size : int, optional
+        The content's size in bytes (default: at most ``UNREGISTERED_MAX_BYTES``).
+
+    Returns
+    -------
+    Path
+        ``target``.
+
+    Raises
+    ------
+    DownloadError
+        Too long, too slow, or another content.
+    OSError
+        Network and HTTP errors (``requests``' exceptions).
+    """
+    import requests
+
+    most = UNREGISTERED_MAX_BYTES if size is None else size
+    seconds = GRACE_SECONDS + most / MIN_BYTES_PER_SECOND
+
+    def write(temporary: Path) -> None:
+        start, received, digest = time.monotonic(), 0, hashlib.sha256()
+        with requests.get(address, stream=True, timeout=(10, 30)) as response:
+            response.raise_for_status()
+            declared = response.headers.get("Content-Length", "")
+            if declared.isdigit() and int(declared) > most:
+                raise DownloadError(f"{address} sends {int(declared)} bytes; the file has {most}")
+            with open(temporary, "wb") as out:
+                while chunk := response.raw.read1(1 << 16, decode_content=True):
+                    received += len(chunk)
+                    if received > most:
+                        raise DownloadError(f"{address} sent more than the file's {most} bytes")
+                    if time.monotonic() - start > seconds:
+                        raise DownloadError(
+                            f"{address} took more than {seconds:.0f} s ({received} of {most} "
+                            "bytes): the server is too slow"
+                        )
+                    digest.update(chunk)
+                    out.write(chunk)
+        if sha256 is not None and digest.hexdigest() != sha256:
+            raise DownloadError(f"{address} sent another file (SHA-256 {digest.hexdigest()})")
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    return atomic_write(target, write)
+
+
+def _is_registered(path: Path, registered: Registered) -> bool:
+    """Whether the file at ``path`` is there and is the registered one."""
+    if not path.is_file() or path.stat().st_size != registered.size:
+        return False
+    return hashlib.sha256(path.read_bytes()).hexdigest() == registered.sha256
 
 
 def cache_home() -> Path:
@@ -187,18 +278,18 @@ def download(name: str, home: Path, *, mirror=None, progress=True, workers=8) ->
     Path
         The dataset's folder.
     """
-    import pooch
-
     source = SOURCES[name]
     folder = Path(home).expanduser() / source.folder
     files = registry(source.folder)
-    pooch.get_logger().setLevel("WARNING")
     if name == "usps" and mirror is None:
         _build_usps(source, folder, progress=progress)
         return folder
 
     def fetch_one(relative: str) -> None:
         target = folder / relative
+        registered = files[relative]
+        if _is_registered(target, registered):
+            return
         if mirror is None:
             addresses = source.addresses(relative)
         else:
@@ -206,13 +297,7 @@ def download(name: str, home: Path, *, mirror=None, progress=True, workers=8) ->
         errors = []
         for address in addresses:
             try:
-                pooch.retrieve(
-                    address,
-                    known_hash=f"sha256:{files[relative]}",
-                    fname=target.name,
-                    path=target.parent,
-                    progressbar=False,
-                )
+                fetch_file(address, target, sha256=registered.sha256, size=registered.size)
                 return
             except Exception as exc:  # network, HTTP and checksum errors alike: try the next
                 errors.append(f"{address}: {exc}")
@@ -232,14 +317,12 @@ def download(name: str, home: Path, *, mirror=None, progress=True, workers=8) ->
 
 def _build_usps(source: Source, folder: Path, *, progress: bool) -> None:
     """USPS from the ESL book's text files, kept only if its arrays match the registry's."""
-    import pooch
-
     arrays = {}
     with tempfile.TemporaryDirectory() as scratch:
         for split in show_progress(("train", "test"), desc="fetching usps", enabled=progress):
             address = source.addresses(f"zip.{split}.gz")[0]
             try:
-                path = pooch.retrieve(address, known_hash=None, path=scratch, progressbar=False)
+                path = fetch_file(address, Path(scratch) / f"zip.{split}.gz")
             except Exception as exc:
                 raise DownloadError(
                     f"could not download {address} ({exc}); check the connection and run the "

@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -73,8 +74,9 @@ def test_registry_matches_the_datas_own_manifest(data_root):
     for name, source in _fetch.SOURCES.items():
         files = _fetch.registry(source.folder)
         assert files, name
-        for relative, digest in files.items():
-            assert manifest[f"{source.folder}/{relative}"] == digest
+        for relative, registered in files.items():
+            assert manifest[f"{source.folder}/{relative}"] == registered.sha256
+            assert (data_root / source.folder / relative).stat().st_size == registered.size
         expected = {
             path.split("/", 1)[1]
             for path in manifest
@@ -209,3 +211,73 @@ def test_progress_prints_a_line_per_item_when_not_on_a_terminal(capsys):
     assert len(lines) == 100 and lines[-1] == "long: 1000/1000"
     assert list(progress(range(3), enabled=False)) == [0, 1, 2]
     assert capsys.readouterr().err == ""
+
+
+class _HostileHandler(http.server.BaseHTTPRequestHandler):
+    """Serves every path with ``body``, ``chunk`` bytes at a time, ``pause`` seconds apart."""
+
+    body, chunk, pause = b"", 1, 0.0
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(self.body)))
+        self.end_headers()
+        try:
+            for start in range(0, len(self.body), self.chunk):
+                self.wfile.write(self.body[start : start + self.chunk])
+                self.wfile.flush()
+                time.sleep(self.pause)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+
+def _hostile(body, chunk, pause):
+    handler = type("Handler", (_HostileHandler,), {"body": body, "chunk": chunk, "pause": pause})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_port}"
+
+
+def test_a_download_is_bounded_in_time_and_in_bytes(tmp_path, monkeypatch):
+    """Regression (hardening round 4): a mirror sending a byte every 5 s never returned, and a
+    200 MB body for a 4.5 KB file was written in full before its SHA-256 refused it. Each
+    download now has a deadline and stops at the registered size; nothing is left behind."""
+    monkeypatch.setattr(_fetch, "GRACE_SECONDS", 1.0)
+    target = tmp_path / "file.bin"
+    server, url = _hostile(b"x" * 64, chunk=1, pause=0.2)
+    try:
+        started = time.monotonic()
+        with pytest.raises(_fetch.DownloadError, match="too slow"):
+            _fetch.fetch_file(url + "/file.bin", target, size=64)
+        assert time.monotonic() - started < 10
+    finally:
+        server.shutdown()
+    body = b"y" * (1 << 20)
+    server, url = _hostile(body, chunk=1 << 16, pause=0.0)
+    try:
+        with pytest.raises(_fetch.DownloadError, match="sends 1048576 bytes; the file has 4500"):
+            _fetch.fetch_file(url + "/file.bin", target, size=4500)
+    finally:
+        server.shutdown()
+    assert list(tmp_path.iterdir()) == []  # no temporary left behind
+
+
+def test_a_killed_fetch_leaves_nothing_the_next_does_not_remove(data_root, serve, tmp_path):
+    """Regression (hardening round 4): a fetch killed mid-file left ``tmp*`` files in the data
+    folder that no later fetch removed. Downloads are written through atomic_write: the next
+    fetch of that file removes a temporary whose process is gone."""
+    folder = tmp_path / "mnist_t10k"
+    folder.mkdir()
+    name = "t10k-labels-idx1-ubyte.gz"
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    ).stdout.strip()
+    stale = folder / f".{name}.{gone}.abc123.tmp"
+    stale.write_bytes(b"half a download")
+    datasets.fetch("mnist_test", tmp_path, mirror=serve(data_root).url, progress=False)
+    assert not stale.exists()
+    assert sorted(p.name for p in folder.iterdir()) == sorted(_fetch.registry("mnist_t10k"))

@@ -5,7 +5,9 @@ in it first)::
 
     python tools/make_registry.py $EIGENVISION_DATA
 
-Each line is ``<dataset folder>/<path> <sha256>``, the layout of ``$EIGENVISION_DATA``.
+Each line is ``<dataset folder>/<path> <sha256> <size in bytes>``, the layout of
+``$EIGENVISION_DATA``: the fetchers check each file's digest and refuse a body longer than
+its size as it comes.
 """
 
 import gzip
@@ -23,8 +25,9 @@ def main(root: Path) -> None:
         for path in sorted(folder.rglob("*")):
             relative = path.relative_to(folder).as_posix()
             if path.is_file() and source.includes(relative):
-                digest = hashlib.sha256(path.read_bytes()).hexdigest()
-                lines.append(f"{source.folder}/{relative} {digest}\n")
+                content = path.read_bytes()
+                digest = hashlib.sha256(content).hexdigest()
+                lines.append(f"{source.folder}/{relative} {digest} {len(content)}\n")
     with gzip.GzipFile(REGISTRY_PATH, "wb", compresslevel=9, mtime=0) as out:
         out.write("".join(lines).encode("utf-8"))
     print(f"{len(lines)} files -> {REGISTRY_PATH}")
