@@ -29,13 +29,13 @@ __getattr__, _, _lazy_names = lazy.attach(
         "views",
     ],
     submod_attrs={
+        "_base": ["NotFittedError"],
         "_errors": [
             "DatasetNotFoundError",
             "EigenvisionError",
             "ImageLoadError",
             "ImageSetError",
             "ModelFileError",
-            "NotFittedError",
             "NoFaceError",
             "FaceCountError",
             "UnreadableFilesWarning",

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import sys
 import threading
 import weakref
 from collections import OrderedDict
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
 from sklearn.utils.validation import assert_all_finite, validate_data
-from tqdm.auto import tqdm
 
-from ._errors import NotFittedError
+from ._errors import EigenvisionError
+from ._progress import progress  # noqa: F401 - the name the package imports from here
 from ._spec import check_params
 from .imageset import ImageSet, check_labels
 
@@ -210,53 +210,6 @@ class BoundedCache:
         return value
 
 
-def progress(iterable, *, total=None, desc=None, enabled=True):
-    """Progress around a loop a user waits on: a bar on a terminal, lines in a log.
-
-    Parameters
-    ----------
-    iterable : iterable
-    total : int, optional
-        The number of items; default ``len(iterable)`` where it has one.
-    desc : str, optional
-        What is being done.
-    enabled : bool, default True
-        False: nothing shown. True: a tqdm bar when stderr is a terminal (or a
-        notebook's widget); otherwise a line ``desc: i/total`` per item on stderr
-        (at most about 100 lines for long loops), so logs show the work advancing.
-
-    Returns
-    -------
-    iterable
-        Yielding the same items.
-    """
-    if not enabled:
-        return iterable
-    if _on_terminal():
-        return tqdm(
-            iterable, total=total, desc=desc, file=sys.stderr, leave=False, dynamic_ncols=True
-        )
-    return _progress_lines(iterable, total=total, desc=desc)
-
-
-def _on_terminal() -> bool:
-    try:
-        return sys.stderr.isatty() or "ipykernel" in sys.modules
-    except (AttributeError, ValueError):
-        return False
-
-
-def _progress_lines(iterable, *, total, desc):
-    if total is None and hasattr(iterable, "__len__"):
-        total = len(iterable)
-    every = max(1, -(-total // 100)) if total else 1
-    for done, item in enumerate(iterable, start=1):
-        yield item
-        if done % every == 0 or done == total:
-            of = f"/{total}" if total else ""
-            print(f"{desc or 'progress'}: {done}{of}", file=sys.stderr, flush=True)
-
-
 def counted(count: int, singular: str, plural: str | None = None) -> str:
     """``count`` and the noun in the number it takes: "1 person", "2 people", "0 faces".
 
@@ -305,6 +258,15 @@ def format_below(value: float, limit: float, digits: int = 3) -> str:
         if float(text) < limit:
             return text
     return repr(float(value))
+
+
+class NotFittedError(EigenvisionError, _SklearnNotFittedError):
+    """A model was used before ``fit``.
+
+    Subclasses scikit-learn's ``NotFittedError`` (itself a ``ValueError``
+    and an ``AttributeError``), so ``except sklearn.exceptions.NotFittedError``
+    and scikit-learn's checks recognise it.
+    """
 
 
 def check_fitted(model, attribute: str = "components_") -> None:

@@ -5,7 +5,6 @@ everything the library raises on purpose with one ``except`` clause.
 """
 
 import numpy as np
-from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
 
 
 class EigenvisionError(Exception):
@@ -22,15 +21,6 @@ class ImageSetError(EigenvisionError, ValueError):
 
 class DatasetNotFoundError(EigenvisionError, FileNotFoundError):
     """A named dataset is not where eigenvision looks for it."""
-
-
-class NotFittedError(EigenvisionError, _SklearnNotFittedError):
-    """A model was used before ``fit``.
-
-    Subclasses scikit-learn's ``NotFittedError`` (itself a ``ValueError``
-    and an ``AttributeError``), so ``except sklearn.exceptions.NotFittedError``
-    and scikit-learn's checks recognise it.
-    """
 
 
 class FaceCountError(EigenvisionError, ValueError):

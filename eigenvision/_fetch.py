@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import os
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -21,11 +22,36 @@ from urllib.parse import quote
 
 import numpy as np
 
-from ._base import progress as show_progress
 from ._errors import EigenvisionError
 from ._files import atomic_write
+from ._progress import progress as show_progress
 
 REGISTRY_PATH = Path(__file__).with_name("_registry.txt.gz")
+
+#: Environment variable naming the folder that holds the real datasets.
+DATA_ENV = "EIGENVISION_DATA"
+
+#: Dataset name -> (folder under $EIGENVISION_DATA, a file that must exist, expected layout).
+DATASETS = {
+    "att": ("att_faces", "s1/1.pgm", "att_faces/s1/1.pgm ... att_faces/s40/10.pgm"),
+    "imm": ("imm_frontal", "asf/01_01.asf", "imm_frontal/PP_KK.jpg and imm_frontal/asf/PP_KK.asf"),
+    "usps": ("usps", "usps_zip.npz", "usps/usps_zip.npz (x_train, y_train, x_test, y_test)"),
+    "helen": (
+        "helen_train",
+        "100032540_1.pts",
+        "helen_train/<photo>_<k>.jpg with <photo>_<k>.pts (68 points)",
+    ),
+    "lfw_train": (
+        "lfw_train",
+        "pairsDevTrain.txt",
+        "lfw_train/images/<Person_Name>/<Person_Name>_0001.jpg and lfw_train/pairsDevTrain.txt",
+    ),
+    "mnist_test": (
+        "mnist_t10k",
+        "t10k-images-idx3-ubyte.gz",
+        "mnist_t10k/t10k-images-idx3-ubyte.gz and t10k-labels-idx1-ubyte.gz",
+    ),
+}
 
 
 class DownloadError(EigenvisionError, OSError):
@@ -360,3 +386,62 @@ def read_esl_digits(path) -> tuple[np.ndarray, np.ndarray]:
     if table.shape[1] != 257:
         raise DownloadError(f"{path}: expected 257 columns (label + 16x16), got {table.shape[1]}")
     return np.ascontiguousarray(table[:, 1:]), table[:, 0].astype(np.int64)
+
+
+def data_home() -> Path | None:
+    """The folder named by ``$EIGENVISION_DATA``, or None when it is not set.
+
+    Returns
+    -------
+    Path or None
+    """
+    value = os.environ.get(DATA_ENV)
+    return Path(value).expanduser() if value else None
+
+
+def home_or_cache() -> Path:
+    """Where the datasets are looked for and fetched to: ``$EIGENVISION_DATA``, else the cache.
+
+    Returns
+    -------
+    Path
+    """
+    return data_home() or cache_home()
+
+
+def fetch(name: str, data_home=None, *, mirror=None, progress: bool = True) -> Path:
+    """Download a real dataset, every file checked against its SHA-256.
+
+    Files already present and correct are kept, so a broken download resumes.
+    Each file is moved into place only once its checksum matches: a folder
+    never holds a partial or altered file.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`DATASETS`: ``"att"``, ``"imm"``, ``"usps"``,
+        ``"mnist_test"``, ``"helen"`` or ``"lfw_train"``.
+    data_home : path-like, optional
+        Where to put it; default ``$EIGENVISION_DATA`` when set, else
+        :func:`cache_home` (where the loaders look next).
+    mirror : str, optional
+        A base address laid out as a data home (``<mirror>/att_faces/s1/1.pgm``),
+        used instead of the dataset's own addresses (a local copy, a proxy).
+    progress : bool, default True
+        Show progress over the files (a bar on a terminal, lines in a log).
+
+    Returns
+    -------
+    Path
+        The dataset's folder; the loader's ``root``.
+
+    Raises
+    ------
+    DownloadError
+        A file could not be downloaded from any address, or did not match its
+        checksum; the files already checked stay.
+    """
+    if name not in DATASETS:
+        raise ValueError(f"unknown dataset {name!r} to fetch; use one of {sorted(DATASETS)}")
+    home = home_or_cache() if data_home is None else Path(data_home)
+    return download(name, home, mirror=mirror, progress=progress)

@@ -15,7 +15,6 @@ Downloaded, every file checked against its SHA-256 (pooch): :func:`fetch` and
 from __future__ import annotations
 
 import gzip
-import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,9 +24,16 @@ import numpy as np
 from PIL import Image
 from skimage.transform import warp
 
-from . import _fetch
 from ._errors import DatasetNotFoundError, ImageSetError
-from ._fetch import DownloadError, cache_home
+from ._fetch import (  # the data home's catalogue and the fetcher, re-exported here
+    DATA_ENV,
+    DATASETS,
+    DownloadError,
+    cache_home,
+    data_home,
+    fetch,
+    home_or_cache,
+)
 from .imageset import ImageSet
 from .io import load_image, load_image_set
 from .transform import eye_transform, resize_points
@@ -71,49 +77,9 @@ __all__ = [
     "lfw_pairs",
 ]
 
-#: Environment variable naming the folder that holds the real datasets.
-DATA_ENV = "EIGENVISION_DATA"
-
-#: Dataset name -> (folder under $EIGENVISION_DATA, a file that must exist, expected layout).
-DATASETS = {
-    "att": ("att_faces", "s1/1.pgm", "att_faces/s1/1.pgm ... att_faces/s40/10.pgm"),
-    "imm": ("imm_frontal", "asf/01_01.asf", "imm_frontal/PP_KK.jpg and imm_frontal/asf/PP_KK.asf"),
-    "usps": ("usps", "usps_zip.npz", "usps/usps_zip.npz (x_train, y_train, x_test, y_test)"),
-    "helen": (
-        "helen_train",
-        "100032540_1.pts",
-        "helen_train/<photo>_<k>.jpg with <photo>_<k>.pts (68 points)",
-    ),
-    "lfw_train": (
-        "lfw_train",
-        "pairsDevTrain.txt",
-        "lfw_train/images/<Person_Name>/<Person_Name>_0001.jpg and lfw_train/pairsDevTrain.txt",
-    ),
-    "mnist_test": (
-        "mnist_t10k",
-        "t10k-images-idx3-ubyte.gz",
-        "mnist_t10k/t10k-images-idx3-ubyte.gz and t10k-labels-idx1-ubyte.gz",
-    ),
-}
-
 # IMM point indices (image-left = the subject's right).
 IMM_LANDMARKS = {"left_eye": 32, "right_eye": 33, "nose": 45, "mouth_left": 46, "mouth_right": 52}
 IMM_SIZE = (600, 800)
-
-
-def data_home() -> Path | None:
-    """The folder named by ``$EIGENVISION_DATA``, or None when it is not set.
-
-    Returns
-    -------
-    Path or None
-    """
-    value = os.environ.get(DATA_ENV)
-    return Path(value).expanduser() if value else None
-
-
-def _home_or_cache() -> Path:
-    return data_home() or cache_home()
 
 
 def _dataset_dir(name: str, root) -> Path:
@@ -126,7 +92,7 @@ def _dataset_dir(name: str, root) -> Path:
         raise DatasetNotFoundError(
             f"the {name} dataset is not in {root}: expected {layout} (looked for {probe})"
         )
-    home = _home_or_cache()
+    home = home_or_cache()
     directory = home / folder
     if (directory / probe).is_file():
         return directory
@@ -136,44 +102,6 @@ def _dataset_dir(name: str, root) -> Path:
         f"'eigenvision fetch {name}' (from Python, ev.datasets.fetch({name!r})), or set "
         f"${DATA_ENV} to the folder that holds {folder}/ (expected layout: {layout})"
     )
-
-
-def fetch(name: str, data_home=None, *, mirror=None, progress: bool = True) -> Path:
-    """Download a real dataset, every file checked against its SHA-256.
-
-    Files already present and correct are kept, so a broken download resumes.
-    Each file is moved into place only once its checksum matches: a folder
-    never holds a partial or altered file.
-
-    Parameters
-    ----------
-    name : str
-        A key of :data:`DATASETS`: ``"att"``, ``"imm"``, ``"usps"``,
-        ``"mnist_test"``, ``"helen"`` or ``"lfw_train"``.
-    data_home : path-like, optional
-        Where to put it; default ``$EIGENVISION_DATA`` when set, else
-        :func:`cache_home` (where the loaders look next).
-    mirror : str, optional
-        A base address laid out as a data home (``<mirror>/att_faces/s1/1.pgm``),
-        used instead of the dataset's own addresses (a local copy, a proxy).
-    progress : bool, default True
-        Show progress over the files (a bar on a terminal, lines in a log).
-
-    Returns
-    -------
-    Path
-        The dataset's folder; the loader's ``root``.
-
-    Raises
-    ------
-    DownloadError
-        A file could not be downloaded from any address, or did not match its
-        checksum; the files already checked stay.
-    """
-    if name not in DATASETS:
-        raise ValueError(f"unknown dataset {name!r} to fetch; use one of {sorted(DATASETS)}")
-    home = _home_or_cache() if data_home is None else Path(data_home)
-    return _fetch.download(name, home, mirror=mirror, progress=progress)
 
 
 def _fetched(name, load, data_home, options, **load_options) -> ImageSet:

@@ -16,8 +16,7 @@ from skimage import exposure
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import validate_data
 
-from ._base import flatten_images
-from ._errors import NotFittedError
+from ._base import NotFittedError, flatten_images
 from ._parallel import n_threads, run_on_row_parts
 from ._spec import INPUT_STATE, Param, State, check_params
 from .imageset import ImageSet

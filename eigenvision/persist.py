@@ -17,7 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ._errors import ModelFileError, NotFittedError
+from ._base import NotFittedError
+from ._errors import ModelFileError
 from ._files import atomic_write
 from ._spec import MissingMemberError, check_declared_state
 from ._version import __version__

@@ -309,8 +309,7 @@ def test_the_appearance_check_learns_from_training_people_alone():
 def test_build_models_appearance_refits_the_check_of_the_saved_finder(
     finder, tmp_path, monkeypatch, capsys
 ):
-    from eigenvision import _commands
-    from eigenvision.cli import main
+    from eigenvision.cli import build_models, main
 
     ev.save(finder, tmp_path / "face_finder.npz")
     calls = []
@@ -320,7 +319,7 @@ def test_build_models_appearance_refits_the_check_of_the_saved_finder(
         found.threshold = 0.123
         return found
 
-    monkeypatch.setattr(_commands, "fit_appearance_check", fit)
+    monkeypatch.setattr(build_models, "fit_appearance_check", fit)
     assert main(["-q", "build-models", "--appearance", "-o", str(tmp_path)]) == 0
     assert len(calls) == 1 and calls[0].appearance_fusion_ is not None
     assert ev.load(tmp_path / "face_finder.npz").threshold == 0.123

@@ -148,7 +148,7 @@ def test_json_output_has_no_infinity():
     """Regression: locate --json printed Infinity for a feature not found (not JSON)."""
     import json
 
-    from eigenvision._commands import _plain
+    from eigenvision.cli._common import plain as _plain
 
     assert _plain(np.float64(np.inf)) is None and _plain(float("nan")) is None
     assert _plain(np.float32(1.5)) == 1.5 and _plain(np.int64(3)) == 3
@@ -224,8 +224,10 @@ def test_train_recognize_enroll_on_uncropped_photos(imm, tmp_path, capsys):
     assert "p05/x.png shows no face" in capsys.readouterr().err
     assert main(enroll) == 0
     out, err = capsys.readouterr()
-    assert "left out 1 of 2 photos" in err and "p05/x.png (no face found)" in err
-    assert "enrolled 1 images" in out
+    assert "left out p05/x.png shows no face" in err
+    # 05_01 was enrolled by the first run: not added again (hardening round 4)
+    assert "1 of the 1 code repeat images enrolled already" in err
+    assert "enrolled 0 images" in out
 
 
 def test_train_on_photos_uses_the_shipped_identity_model_by_default(imm, tmp_path, capsys):
@@ -302,9 +304,9 @@ def test_train_on_photos_skips_faceless_ones_by_name_and_reads_files_by_content(
         f"finding faces: {i}/8" for i in range(1, 9)
     ]
     assert "not images" not in run.stderr
-    warning = next(line for line in lines if "left out" in line)
-    assert "Colin_Powell/wall.png (no face found)" in warning
-    left_out = warning.count("(no face found)") + warning.count("(several faces)")
+    left = [line for line in lines if line.startswith("eigenvision: left out")]  # one a photo
+    assert any("Colin_Powell/wall.png shows no face" in line for line in left)
+    left_out = len(left)
     model = ev.load(tmp_path / "m.npz")
     assert len(model.gallery_labels_) == 8 - left_out
     faces = 8 - left_out
@@ -432,7 +434,9 @@ def test_evaluate_on_one_split_and_a_missing_dataset_speak_the_command_lines_lan
     out = capsys.readouterr().out
     assert "+-" not in out and "one split: the first 2 images of each class train" in out
     monkeypatch.delenv("EIGENVISION_DATA", raising=False)
-    monkeypatch.setattr(ev.datasets, "data_home", lambda: None)
+    from eigenvision import _fetch
+
+    monkeypatch.setattr(_fetch, "data_home", lambda: None)
     assert main(["evaluate", "att"]) == 2
     error = capsys.readouterr().err
     assert "EIGENVISION_DATA" in error and not error.rstrip().endswith("pass root= to the loader")
@@ -570,7 +574,7 @@ def test_cluster_names_an_unreadable_file_as_such_not_as_a_photo_without_a_face(
 def test_build_models_names_each_description_s_plda_rank():
     """Regression: build-models said "PLDA of rank 200" for two PLDA models of rank 100, one per
     description of the crop (illumination="both"); one model keeps its one rank."""
-    from eigenvision._commands import _identity_summary
+    from eigenvision.cli.build_models import _identity_summary
 
     rng = np.random.default_rng(0)
     X = np.repeat(rng.normal(size=(20, 2 * 576)) * 3, 3, axis=0) + rng.normal(size=(60, 2 * 576))

@@ -11,7 +11,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from .. import descriptors, normalize
-from .._errors import NotFittedError
+from .._base import NotFittedError
 from .._parallel import run_on_row_parts
 from .._spec import Param, check_params
 from ..descriptors import (

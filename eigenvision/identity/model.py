@@ -13,8 +13,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.linear_model import LogisticRegression
 from sklearn.utils import gen_batches
 
-from .._base import check_fitted, kept_on
-from .._errors import NotFittedError
+from .._base import NotFittedError, check_fitted, kept_on
 from .._spec import Param, State, check_params
 from ..imageset import check_labels
 from .deep import CHIP_SHAPE

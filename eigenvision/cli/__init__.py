@@ -1,19 +1,22 @@
 """The ``eigenvision`` command line: it parses arguments and prints; the maths lives elsewhere.
 
 The top level knows only the commands' names (``eigenvision --help`` imports
-nothing heavy); a command's options and its work are in
-:mod:`eigenvision._commands`, imported when that command runs.
+nothing heavy). Each command is a module of this package (``build-models``:
+:mod:`eigenvision.cli.build_models`) with its ``options(parser)`` and its
+``run(args)``, importing only what that command uses; it is imported when
+that command is named, so ``eigenvision fetch --help`` loads the fetcher alone.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 import warnings
 
-from ._version import __version__
+from .._version import __version__
 
-__all__ = ["COMMANDS", "build_parser", "main"]
+__all__ = ["COMMANDS", "build_parser", "command_module", "main"]
 
 #: The commands and their one-line help.
 COMMANDS = {
@@ -31,6 +34,21 @@ COMMANDS = {
     "fetch": "download real datasets (AT&T, IMM, USPS, MNIST, HELEN, LFW), checked file by file",
     "experiment": "run one of the lecture's experiments (figure.png + results.json)",
 }
+
+
+def command_module(name: str):
+    """The module of command ``name``: its ``options(parser)`` and ``run(args)``.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`COMMANDS`.
+
+    Returns
+    -------
+    module
+    """
+    return importlib.import_module(f"{__name__}.{name.replace('-', '_')}")
 
 
 def build_parser(command=None) -> argparse.ArgumentParser:
@@ -57,10 +75,10 @@ def build_parser(command=None) -> argparse.ArgumentParser:
         sub.add_argument(  # -q after the command too; SUPPRESS keeps one given before it
             "-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS
         )
-        if name == command:
-            from . import _commands  # the command's libraries, only when it runs
-
-            _commands.add_options(name, sub)
+        if name == command:  # the command's libraries, only when it is named
+            module = command_module(name)
+            module.options(sub)
+            sub.set_defaults(run=module.run)
     return parser
 
 
@@ -84,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     if not hasattr(args, "run"):
         parser.print_help()
         return 0
-    from ._errors import EigenvisionError
+    from .._errors import EigenvisionError
 
     try:
         with warnings.catch_warnings():  # a warning is one line, not the library's source line

@@ -1,0 +1,60 @@
+"""``eigenvision compare``: its options and its work."""
+
+from __future__ import annotations
+
+import json
+
+from ..faces.compare import (
+    compare_faces,
+)
+from ..faces.photos import (
+    default_finder,
+)
+from ._common import plain
+
+
+def options(parser):
+    """The options of ``eigenvision compare``."""
+    parser.add_argument("photo_a", help="a photo (the most confident face is compared)")
+    parser.add_argument("photo_b", help="another photo")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.add_argument(
+        "--model",
+        help="deep (dlib's learned embedding; needs eigenvision[deep]), classical (LBP, HOG, "
+        "DAISY, Fisher vectors), or an identity model file (default: deep when installed, "
+        "else classical)",
+    )
+    parser.add_argument("--finder", help="a face finder file (default: the one in data/)")
+
+
+def run(args) -> int:
+    result = compare_faces(
+        args.photo_a, args.photo_b, finder=default_finder(args.finder), model=args.model
+    )
+    if args.json:
+        photos = []
+        for face, count in zip(result.faces, result.face_counts, strict=True):
+            photos.append({"box": [plain(v) for v in face.box], "faces_in_photo": count})
+        print(
+            json.dumps(
+                {
+                    "same_person": bool(result.accepted),
+                    "probability": plain(result.probability),
+                    "score": plain(-result.distance),
+                    "threshold": plain(-result.threshold),
+                    "model": result.model,
+                    "photos": photos,
+                }
+            )
+        )
+    else:
+        verdict = "the same person" if result.accepted else "two different people"
+        print(
+            f"{args.photo_a} and {args.photo_b}: {verdict} (P(same) {result.probability:.3f}, "
+            f"score {-result.distance:.3g}, threshold {-result.threshold:.3g}; "
+            f"{result.model} identity model)"
+        )
+        for path, count in zip((args.photo_a, args.photo_b), result.face_counts, strict=True):
+            if count > 1:
+                print(f"{path} shows {count} faces: the most confident was compared")
+    return 0

@@ -1,0 +1,114 @@
+"""``eigenvision recognize``: its options and its work."""
+
+from __future__ import annotations
+
+import json
+
+from .._argtypes import count, finite
+from .._base import counted, progress
+from ..faces.compare import (
+    file_scale,
+)
+from ..io import load_image
+from ..recognize import Recognizer
+from ._common import (
+    add_face_threshold,
+    face_json,
+    image_paths,
+    load_model,
+    plain,
+    refuse_whole_photos,
+)
+
+
+def options(parser):
+    """The options of ``eigenvision recognize``."""
+    parser.add_argument("model", help="model file from 'eigenvision train'")
+    parser.add_argument(
+        "images",
+        nargs="+",
+        help="image files or folders of them (photos, every face named, for --photos models)",
+    )
+    parser.add_argument(
+        "--top", type=count(1), default=5, help="nearest matches to list (default: %(default)s)"
+    )
+    parser.add_argument("--threshold", type=finite, help="reject matches farther than this")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    add_face_threshold(parser)
+
+
+def run(args) -> int:
+    args.images = image_paths(args.images)
+    model = load_model(args.model, Recognizer)
+    if args.threshold is not None:
+        model.threshold = args.threshold
+    if model.finder is not None:
+        results = _recognize_photos(model, args)
+        if args.json:
+            print(json.dumps(results, indent=2, allow_nan=False))
+        return 0
+    if args.face_threshold is not None:
+        raise ValueError("--face-threshold is for models trained on photos (train --photos)")
+    results = []
+    for path in progress(args.images, desc="recognising", enabled=not args.quiet):
+        image = load_image(path)
+        refuse_whole_photos(image, model, path)
+        distances, labels = model.kneighbors(image, k=args.top)
+        predicted = model.predict(image)[0]
+        # P(same person) of the nearest match, where the method has one (bayesian)
+        same_person = model.verify(image, labels[0, 0]).probability
+        results.append(
+            {
+                "image": path,
+                "label": plain(predicted),
+                "probability": same_person,
+                "matches": [
+                    {"label": plain(label), "distance": float(distance)}
+                    for label, distance in zip(labels[0], distances[0], strict=True)
+                ],
+            }
+        )
+    if args.json:
+        print(json.dumps(results, indent=2, allow_nan=False))
+    else:
+        for result in results:
+            matches = ", ".join(f"{m['label']} ({m['distance']:.4g})" for m in result["matches"])
+            sure = "" if result["probability"] is None else f" (P same {result['probability']:.3f})"
+            print(f"{result['image']}: {result['label']}{sure}    nearest: {matches}")
+    return 0
+
+
+def _recognize_photos(model, args) -> list:
+    """Every face of each photo with its name (a model trained with ``--photos``)."""
+    if args.face_threshold is not None:
+        model.finder.threshold = args.face_threshold
+    results = []
+    for path in progress(args.images, desc="recognising", enabled=not args.quiet):
+        image = load_image(path, as_gray=False, max_side=model.finder.max_side)
+        named = model.identify(image)
+        to_file = file_scale(path, image)  # decoded reduced: faces in the file's pixels
+        results.append(
+            {
+                "image": path,
+                "faces": [
+                    {
+                        **face_json(face.scaled(to_file)),
+                        "label": plain(label),
+                        "distance": plain(distance),
+                    }
+                    for face, label, distance in named
+                ],
+            }
+        )
+    if not args.json:
+        for result in results:
+            cells = "; ".join(
+                f"{face['label']} ({face['distance']:.4g}) at box "
+                + " ".join(f"{v:.0f}" for v in face["box"])
+                for face in result["faces"]
+            )
+            print(
+                f"{result['image']}: {counted(len(result['faces']), 'face')}"
+                + (cells and f": {cells}")
+            )
+    return results
