@@ -62,7 +62,11 @@ default "eigenfaces"
         training images (with their labels when it needs them). Not with
         ``method="modular"``, which has no whole-face feature. With
         ``method="plda"``: a trained :class:`~eigenvision.IdentityModel`,
-        used as it is (shared by clones, never refitted).
+        used as it is (shared by clones, never refitted); default the shipped
+        one (:func:`~eigenvision.default_identity_model`). Its faces are its
+        own crops: images of another size (face crops cut another way, AT&T's
+        112 x 92) are cut again on the eyes of the shipped finder's likeliest
+        face of each (:func:`~eigenvision.faces.compare.identity_crops`).
     metric : {"euclidean", "cosine", "mahalanobis"}, default "euclidean"
         Distance between codes, one of :data:`eigenvision.neighbors.METRICS`.
         ``"cosine"`` is ``1 - cos`` (angle between codes);
@@ -297,6 +301,12 @@ default "eigenfaces"
         -------
         self
         """
+        if self.method == "plda" and self.feature is None:
+            # the shipped model, a resource (never fitted); imported here: loading a model file
+            # needs this class (persist imports recognize), so the loader cannot come first
+            from .faces.compare import default_identity_model
+
+            self.feature = default_identity_model()
         self.check_parameters()
         self.check_component_count(images)  # before the face search of photos (s each)
         faces = self._from_photos(
@@ -314,6 +324,21 @@ default "eigenfaces"
         self.classes_ = np.unique(faces.labels)
         self._fit_score_norm()
         return self
+
+    def _from_photos(self, images, labels=None, **options):
+        """:meth:`PhotoFacesMixin._from_photos`; for ``"plda"`` without a finder, face images of
+        another size than the identity model's crops are cut again for it."""
+        faces = super()._from_photos(images, labels, **options)
+        if (
+            self.method == "plda"
+            and self.finder is None
+            and len(faces)
+            and faces.image_shape != tuple(self.feature.shape)
+        ):
+            from .faces.compare import identity_crops  # as above: the finder is a model file
+
+            faces = identity_crops(faces, self.feature)
+        return faces
 
     def check_parameters(self):
         """Raise ``ValueError`` naming a parameter outside ``_params`` or two that disagree.

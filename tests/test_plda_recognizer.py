@@ -276,3 +276,25 @@ def test_centring_on_the_gallery_answers_as_enrolling_with_the_centred_model(bac
     np.testing.assert_array_equal([b.code_mean_ for b in model.plda_.models_.values()], means)
     with pytest.raises(ValueError, match="method='plda', not method='eigenfaces'"):
         ev.Recognizer(2).fit(gallery, gallery_labels).centre_on_gallery()
+
+
+def test_plda_recognizer_takes_the_shipped_model_and_recuts_other_crops(att):
+    """Regression (hardening round 4): ``Recognizer(method="plda")`` without ``feature=`` was
+    refused, though the API contract gives it the shipped identity model; AT&T's 112 x 92 crops
+    were refused ("crops must be (n, 120, 104) aligned faces"). The shipped model is now the
+    default, and crops of another geometry are cut again on the finder's likeliest face; the
+    names equal those of the same recognizer given the crops cut by hand."""
+    from eigenvision.faces.compare import identity_crops
+
+    people = np.isin(att.labels, ["s1", "s2", "s3"])
+    faces = att[people]
+    train = np.arange(len(faces)) % 10 < 2
+    rec = ev.Recognizer(method="plda").fit(faces.images[train], faces.labels[train])
+    assert rec.feature is not None and tuple(rec.image_shape_) == tuple(rec.feature.shape)
+    named = rec.predict(faces.images[~train][::4])
+    by_hand = identity_crops(faces, rec.feature)
+    reference = ev.Recognizer(method="plda", feature=rec.feature).fit(
+        by_hand.images[train], by_hand.labels[train]
+    )
+    assert named.tolist() == reference.predict(by_hand.images[~train][::4]).tolist()
+    assert np.mean(named == faces.labels[~train][::4]) >= 0.8

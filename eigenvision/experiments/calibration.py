@@ -25,7 +25,7 @@ from PIL import Image
 
 from .. import datasets
 from ..evaluate import calibration
-from ..faces.compare import default_identity_model, model_crop
+from ..faces.compare import default_identity_model, likeliest_face, model_crop
 from ..faces.photos import default_finder
 from ..identity.deep import deep_available
 from ..io import load_image
@@ -64,7 +64,7 @@ def _finder_eyes(photos, args, name):
     """The eyes of the shipped finder's likeliest face of each photo (threshold 0)."""
     finder, eyes = default_finder(), []
     for photo in steps(photos, args, f"finding faces ({name})"):
-        face = finder.find(photo, threshold=0.0, max_faces=1)[0]
+        face = likeliest_face(finder, photo)
         eyes.append((face.left_eye, face.right_eye))
     return eyes
 

@@ -39,9 +39,9 @@ from sklearn.model_selection import GridSearchCV, StratifiedKFold
 
 from .. import datasets
 from ..evaluate import auc, eer, open_set_roc, rate_at, roc_curve
-from ..faces.compare import default_identity_model, model_crop
+from ..faces.compare import default_identity_model
+from ..faces.compare import identity_crops as cut_for_identity
 from ..faces.crops import align_face
-from ..faces.photos import default_finder
 from ..identity import centred_on
 from ..imageset import ImageSet
 from ..openset import SCORE_NORMS, threshold_at
@@ -90,19 +90,9 @@ def shipped_identity_model():
 
 
 def identity_crops(faces: ImageSet, eyes=None) -> ImageSet:
-    """``faces`` cut for the shipped identity model: on ``eyes`` (``(n, 2, 2)``, left then
-    right) or, without them, on the eyes of the shipped finder's likeliest face of each
-    image (threshold 0: each image shows one face)."""
-    model = shipped_identity_model()
-    if eyes is None:
-        finder, eyes = default_finder(), []
-        for image in faces.images:
-            face = finder.find(image, threshold=0.0, max_faces=1)[0]
-            eyes.append((face.left_eye, face.right_eye))
-    crops = np.stack(
-        [model_crop(image, pair, model) for image, pair in zip(faces.images, eyes, strict=True)]
-    )
-    return ImageSet(crops.astype(np.float32), faces.labels, names=faces.names)
+    """``faces`` cut for the shipped identity model: on ``eyes``, else on the shipped finder's
+    likeliest face of each image (:func:`~eigenvision.faces.compare.identity_crops`)."""
+    return cut_for_identity(faces, shipped_identity_model(), eyes=eyes)
 
 
 def imm_groups(faces: ImageSet, shape=(56, 46)):

@@ -16,11 +16,13 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 from PIL import Image
 
 from .._errors import EigenvisionError, ImageLoadError, NoFaceError
 from ..identity import IdentityModel
 from ..identity.deep import DEEP_INSTALL, MissingExtraError, deep_available
+from ..imageset import ImageSet
 from ..io import load_image
 from ..openset import Verification
 from ..persist import load
@@ -37,6 +39,8 @@ __all__ = [
     "identity_model_name",
     "faces_of_photo",
     "file_scale",
+    "identity_crops",
+    "likeliest_face",
     "model_crop",
     "DEFAULT_IDENTITY",
     "DEEP_IDENTITY",
@@ -187,6 +191,64 @@ def _photo(photo, name, max_side):
         return load_image(photo, as_gray=False, max_side=max_side), str(photo)
     as_float_image(photo, allow_colour=True, name=name)  # named here: the finder says "image"
     return photo, name
+
+
+def likeliest_face(finder, image):
+    """The finder's likeliest face of an image that shows one face (threshold 0, one face).
+
+    For images known to hold a face (a dataset's face images): the face is
+    taken however unsure the finder is of it, never "no face".
+
+    Parameters
+    ----------
+    finder : FaceFinder
+    image : (H, W) or (H, W, 3) ndarray
+
+    Returns
+    -------
+    Face
+    """
+    found = finder.find(image, threshold=0.0, max_faces=1)
+    if not found:
+        raise NoFaceError(
+            f"the finder has no candidate at all in an image of {image.shape[1]}x{image.shape[0]} "
+            "pixels: the face may be too small for its search (eyes under 8 pixels apart)"
+        )
+    return found[0]
+
+
+def identity_crops(faces: ImageSet, model, *, eyes=None, finder=None) -> ImageSet:
+    """Face images cut as the identity model reads them (its crop, or dlib's chip).
+
+    Face crops of another geometry (AT&T's 112 x 92, say) are cut again from
+    the images: on ``eyes`` where they are known, else on the eyes of the
+    finder's likeliest face of each image (:func:`likeliest_face`).
+
+    Parameters
+    ----------
+    faces : ImageSet
+        One face an image.
+    model : IdentityModel
+    eyes : (n, 2, 2) array-like, optional
+        Each image's left and right eye ``(x, y)``.
+    finder : FaceFinder, optional
+        Default :func:`~eigenvision.faces.photos.default_finder`.
+
+    Returns
+    -------
+    ImageSet
+        The crops, with ``faces``' labels and names.
+    """
+    if eyes is None:
+        finder = default_finder() if finder is None else finder
+        eyes = [
+            (face.left_eye, face.right_eye)
+            for face in (likeliest_face(finder, image) for image in faces.images)
+        ]
+    crops = np.stack(
+        [model_crop(image, pair, model) for image, pair in zip(faces.images, eyes, strict=True)]
+    )
+    return ImageSet(crops.astype(np.float32), faces.labels, names=faces.names)
 
 
 def file_scale(photo, image) -> float:
