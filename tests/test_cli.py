@@ -712,3 +712,23 @@ def test_enroll_names_what_it_leaves_out_whatever_the_warning_filters(tmp_path, 
     assert main(["enroll", str(model), str(tmp_path / "photos")]) == 2
     assert "would squash the whole picture" in capsys.readouterr().err
     assert model.read_bytes() == before
+
+
+def test_detect_draws_several_photos_into_a_folder_and_says_where(tmp_path, capsys):
+    """Regression (hardening round 4): ``detect --draw faces.png`` with several photos wrote
+    ``<photo>-faces.png`` beside it and never faces.png, silently. A file name with several
+    photos is refused with the fix; a folder gets one ``<photo>.png`` each, named in the output
+    (two photos of one name are numbered)."""
+    from skimage import data
+
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        Image.fromarray(data.astronaut()).save(tmp_path / folder / "astronaut.png")
+    photos = [str(tmp_path / "a" / "astronaut.png"), str(tmp_path / "b" / "astronaut.png")]
+    assert main(["-q", "detect", *photos, "--draw", str(tmp_path / "faces.png")]) == 2
+    assert "--draw" in capsys.readouterr().err and not (tmp_path / "faces.png").exists()
+    assert main(["-q", "detect", *photos, "--json", "--draw", str(tmp_path / "drawn")]) == 0
+    report = json.loads(capsys.readouterr().out)
+    drawings = sorted(p.name for p in (tmp_path / "drawn").iterdir())
+    assert drawings == ["astronaut-0.png", "astronaut-1.png"]
+    assert [Path(entry["drawing"]).name for entry in report] == drawings

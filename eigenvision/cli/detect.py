@@ -7,9 +7,7 @@ from pathlib import Path
 
 from .._argtypes import probability
 from .._base import counted, format_below, progress
-from ..faces.photos import (
-    default_finder,
-)
+from ..faces.photos import default_finder
 from ..io import load_image
 from ..plot import faces as plot_faces
 from ..plot import save_figure
@@ -20,24 +18,52 @@ def options(parser):
     """The options of ``eigenvision detect``."""
     parser.add_argument("images", nargs="+", help="photo files or folders of them")
     parser.add_argument("--json", action="store_true", help="print JSON")
-    parser.add_argument("--draw", metavar="OUT.png", help="draw the faces found into this file")
+    parser.add_argument(
+        "--draw",
+        metavar="OUT",
+        help="draw the faces found: into this .png file for one photo, into this folder (one "
+        "<photo>.png each) for several",
+    )
     parser.add_argument("--threshold", type=probability, help="smallest probability of a face")
     parser.add_argument("--model", help="a face finder file (default: the one in data/)")
 
 
+def drawings(draw, paths) -> list:
+    """Where ``--draw`` puts each photo's figure: the file itself for one photo; for several, a
+    folder holding ``<photo>.png`` each (numbered where two photos share a name)."""
+    target = Path(draw)
+    if len(paths) == 1 and not target.is_dir():
+        if target.suffix.lower() != ".png":
+            raise ValueError(f"--draw {draw}: name a .png file (or a folder) to draw into")
+        return [target]
+    if target.suffix.lower() == ".png" and not target.is_dir():
+        raise ValueError(
+            f"--draw {draw} names one file, and there are {len(paths)} photos: name a folder "
+            f"instead (--draw {target.with_suffix('')}), which gets one <photo>.png each"
+        )
+    target.mkdir(parents=True, exist_ok=True)
+    stems = [Path(path).stem for path in paths]
+    shared = {stem for stem in stems if stems.count(stem) > 1}
+    return [
+        target / (f"{stem}-{index}.png" if stem in shared else f"{stem}.png")
+        for index, stem in enumerate(stems)
+    ]
+
+
 def run(args) -> int:
     args.images = image_paths(args.images)
+    drawn = drawings(args.draw, args.images) if args.draw else [None] * len(args.images)
     finder = default_finder(args.model)
     report = []
-    for path in progress(args.images, desc="finding faces", enabled=not args.quiet):
+    for path, drawing in zip(
+        progress(args.images, desc="finding faces", enabled=not args.quiet), drawn, strict=True
+    ):
         image = load_image(path, as_gray=False)
         found, likeliest = finder.find(image, threshold=args.threshold, return_likeliest=True)
         report.append({"image": path, "faces": [face_json(face) for face in found]})
-        if args.draw:
-            target = Path(args.draw)
-            if len(args.images) > 1:
-                target = target.with_name(f"{Path(path).stem}-{target.name}")
-            save_figure(plot_faces(image, found, title=Path(path).name), target)
+        if drawing is not None:
+            save_figure(plot_faces(image, found, title=Path(path).name), drawing)
+            report[-1]["drawing"] = str(drawing)
         if not args.json:
             cells = "; ".join(
                 f"box ({f.box[0]:.0f}, {f.box[1]:.0f}, {f.box[2]:.0f}, {f.box[3]:.0f}) eyes "
@@ -55,6 +81,8 @@ def run(args) -> int:
                 )
             )
             print(f"{path}: {counted(len(found), 'face')}" + (f": {cells}" if found else hint))
+            if drawing is not None:
+                print(f"  drawn into {drawing}")
     if args.json:
         print(json.dumps(report, indent=2, allow_nan=False))
     return 0
