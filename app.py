@@ -424,8 +424,11 @@ def photo_gallery() -> ev.Recognizer | None:
         bar.progress(index / len(photos), text=f"finding faces: {name}")
         try:
             face = ev.single_face(finder, photo, name=name)
-        except (ev.NoFaceError, ev.FaceCountError) as exc:
-            left_out.append(str(exc))
+        except ev.NoFaceError:  # the library's advice names settings this page does not have
+            left_out.append(f"{name} (no face found: a larger, frontal face helps)")
+            continue
+        except ev.FaceCountError:
+            left_out.append(f"{name} (several faces: crop the photo to the one person)")
             continue
         crops.append(model_crop(photo, face, model))
         labels.append(person)
@@ -541,7 +544,7 @@ def recognise() -> None:
     threshold = threshold_slider(recognizer, enrolled_held_out, distances[0], key="threshold")
     decision = labels[0, 0] if distances[0, 0] <= threshold else ev.UNKNOWN
     verdict = f"**{decision}**" + ("" if truth is None else f" (truth: {truth})")
-    st.markdown(f"Decision: {verdict}, nearest distance {distances[0, 0]:.3f}")
+    st.markdown(f"Decision: {verdict}, nearest {nearness(recognizer, distances[0, 0])}")
     probability = recognizer.verify(probe, labels[0, 0]).probability
     if probability is not None:
         st.markdown(
@@ -567,7 +570,7 @@ def recognise() -> None:
         with columns[rank % 5]:
             if trained_here and index < len(gallery):
                 st.image(to_display(gallery.images[index]), width=90)
-            st.caption(f"{rank + 1}. {label}: {distance:.3f}")
+            st.caption(f"{rank + 1}. {label}: {nearness(recognizer, distance)}")
     model_download(recognizer, "recognizer.npz")
 
 
@@ -645,9 +648,27 @@ def threshold_slider(
     """The "unknown beyond distance" slider, from its default (:func:`unknown_beyond`) over the
     probes' distances; below 0 too where distances are (minus the identity model's scores, plda)."""
     default, meaning = unknown_beyond(recognizer, probes, distances)
-    low = min(0.0, 2 * float(distances.min()), 2 * default)  # a negative default: room below
+    if recognizer.method == "plda":  # minus scores, negative for good matches: a probability
+        # rounded up: a stricter threshold, no more strangers let in than the calibrated one
+        least = float(np.ceil(1000 * recognizer.same_person([default])[0]) / 1000)
+        least = min(max(least, 0.001), 0.999)
+        chosen = st.slider(
+            "Unknown below P(same person)", 0.001, 0.999, least, step=0.001, key=key, help=meaning
+        )
+        return recognizer.distance_at(chosen)
+    low = min(0.0, 2 * float(distances.min()), 2 * default)
     high = max(0.0, 2 * float(distances.max()), default) + 1e-6
     return st.slider("Unknown beyond distance", low, high, default, key=key, help=meaning)
+
+
+def nearness(recognizer: ev.Recognizer, distance: float, digits: int = 3) -> str:
+    """A match as users read it: ``P(same person)`` for the identity model, else the distance
+    (as the command line shows them)."""
+    same = recognizer.same_person([distance])
+    if same is None:
+        return f"{float(distance):.{digits}f}"
+    probability = float(same[0])  # 0.99996 is not shown as a certain 1.000
+    return "P same " + (format_below(probability, 1.0) if probability < 1 else "1")
 
 
 def unknown_beyond(
@@ -722,7 +743,7 @@ def name_every_face(
         _, named, distances = recognizer.decide_faces(photo, faces=found)  # the slider decides
     threshold = threshold_slider(recognizer, probes, distances, key="photo-threshold")
     names = [
-        f"{label if distance <= threshold else ev.UNKNOWN} ({distance:.2f})"
+        f"{label if distance <= threshold else ev.UNKNOWN} ({nearness(recognizer, distance, 2)})"
         for label, distance in zip(named, distances, strict=True)
     ]
     known = int(np.sum(distances <= threshold))

@@ -491,6 +491,47 @@ class OpenSetMixin:
         best = best_per_class(pairwise, self.gallery_labels_, self.classes_)
         return best if log_odds else self._odds_model.probability(best)
 
+    def same_person(self, distances):
+        """``P(same person)`` of decisions (:meth:`decide`'s distances), where users read one.
+
+        The identity model's decisions (``"plda"``) are minus its normalised
+        log-likelihood ratios, negative for good matches: users are shown its
+        calibrated probability instead, in the command line, its JSON and the
+        app alike. Other methods' distances are shown as they are.
+
+        Parameters
+        ----------
+        distances : array-like
+
+        Returns
+        -------
+        ndarray or None
+            The probabilities (``"plda"``), else None.
+        """
+        if self.method != "plda":
+            return None
+        return self.feature.probability(-np.asarray(distances, dtype=np.float64))
+
+    def distance_at(self, probability: float) -> float:
+        """The decision whose :meth:`same_person` is ``probability`` (``"plda"``): a threshold
+        chosen as a probability, in the units :attr:`threshold` takes.
+
+        Parameters
+        ----------
+        probability : float
+            In ``(0, 1)``.
+
+        Returns
+        -------
+        float
+        """
+        if self.method != "plda":
+            raise ValueError("only the identity model's decisions (method='plda') have one")
+        if not 0.0 < probability < 1.0:
+            raise ValueError(f"probability must lie in (0, 1), got {probability!r}")
+        slope, intercept = self.feature.calibration_
+        return float(-(np.log(probability / (1.0 - probability)) - intercept) / slope)
+
     def _checked_threshold(self):
         """``threshold`` as a float (None: no rejection), refused outside its declaration."""
         if not self._params["threshold"].accepts(self.threshold):

@@ -732,3 +732,26 @@ def test_detect_draws_several_photos_into_a_folder_and_says_where(tmp_path, caps
     drawings = sorted(p.name for p in (tmp_path / "drawn").iterdir())
     assert drawings == ["astronaut-0.png", "astronaut-1.png"]
     assert [Path(entry["drawing"]).name for entry in report] == drawings
+
+
+def test_identity_model_matches_are_shown_as_probabilities(imm, tmp_path, capsys):
+    """Regression (hardening round 4): the identity model's decisions are minus its scores, and
+    users read "unknown beyond distance -3.144" and negative distances per face. The command
+    line and its JSON now show P(same person), the model's calibrated probability, as the app
+    does; ``distance_at`` turns a probability back into a threshold."""
+    for person in ("01", "02"):
+        _imm_photo(imm, f"{person}_01", tmp_path / "train" / f"p{person}")
+    probe, _ = _imm_photo(imm, "01_02", tmp_path / "probe")
+    model = tmp_path / "m.npz"
+    assert main(["-q", "train", str(tmp_path / "train"), "--photos", "-o", str(model)]) == 0
+    capsys.readouterr()
+    assert main(["-q", "recognize", str(model), str(probe), "--json"]) == 0
+    (face,) = json.loads(capsys.readouterr().out)[0]["faces"]
+    assert "distance" not in face and 0.5 < face["probability"] <= 1 and face["label"] == "p01"
+    assert main(["-q", "recognize", str(model), str(probe)]) == 0
+    shown = capsys.readouterr().out
+    assert "p01 (P same 0.9" in shown and "P same 1.000" not in shown
+    recognizer = ev.load(model)
+    for probability in (0.1, 0.5, 0.97):
+        threshold = recognizer.distance_at(probability)
+        assert recognizer.same_person([threshold])[0] == pytest.approx(probability, rel=1e-9)

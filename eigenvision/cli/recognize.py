@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from .._argtypes import count, finite
-from .._base import counted, progress
+from .._base import counted, format_below, progress
 from ..faces.compare import (
     file_scale,
 )
@@ -63,7 +63,7 @@ def run(args) -> int:
                 "label": plain(predicted),
                 "probability": same_person,
                 "matches": [
-                    {"label": plain(label), "distance": float(distance)}
+                    {"label": plain(label), **_how_near(model, distance)}
                     for label, distance in zip(labels[0], distances[0], strict=True)
                 ],
             }
@@ -72,7 +72,7 @@ def run(args) -> int:
         print(json.dumps(results, indent=2, allow_nan=False))
     else:
         for result in results:
-            matches = ", ".join(f"{m['label']} ({m['distance']:.4g})" for m in result["matches"])
+            matches = ", ".join(f"{m['label']} ({_shown(m)})" for m in result["matches"])
             sure = "" if result["probability"] is None else f" (P same {result['probability']:.3f})"
             print(f"{result['image']}: {result['label']}{sure}    nearest: {matches}")
     return 0
@@ -94,7 +94,7 @@ def _recognize_photos(model, args) -> list:
                     {
                         **face_json(face.scaled(to_file)),
                         "label": plain(label),
-                        "distance": plain(distance),
+                        **_how_near(model, distance),
                     }
                     for face, label, distance in named
                 ],
@@ -103,7 +103,7 @@ def _recognize_photos(model, args) -> list:
     if not args.json:
         for result in results:
             cells = "; ".join(
-                f"{face['label']} ({face['distance']:.4g}) at box "
+                f"{face['label']} ({_shown(face)}) at box "
                 + " ".join(f"{v:.0f}" for v in face["box"])
                 for face in result["faces"]
             )
@@ -112,3 +112,20 @@ def _recognize_photos(model, args) -> list:
                 + (cells and f": {cells}")
             )
     return results
+
+
+def _how_near(model, distance) -> dict:
+    """A match as users read it: ``{"probability": P(same person)}`` for the identity model
+    (its decisions are minus scores, negative for good matches), else ``{"distance": d}``."""
+    same = model.same_person([distance])
+    if same is None:
+        return {"distance": plain(float(distance))}
+    return {"probability": float(same[0])}
+
+
+def _shown(match) -> str:
+    """:func:`_how_near`'s match in a line of text."""
+    if "probability" in match:  # 0.99996 is not shown as a certain 1.000
+        probability = match["probability"]
+        return "P same " + (format_below(probability, 1.0) if probability < 1 else "1")
+    return f"{match['distance']:.4g}"

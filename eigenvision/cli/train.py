@@ -115,7 +115,7 @@ def run(args) -> int:
     if unknown is not None:
         threshold = model.calibrate_threshold(*unknown, far=args.far, enrolled=by_gallery)
         calibrated = (
-            f"; unknown beyond distance {threshold:.4g} (false-accept rate {args.far:g} of "
+            f"; unknown {_beyond(model, threshold)} (false-accept rate {args.far:g} of "
             "--unknown's people"
             + (" and of the enrolled as strangers to each other)" if by_gallery else ")")
         )
@@ -124,7 +124,7 @@ def run(args) -> int:
     elif by_gallery:
         threshold = model.calibrate_threshold(far=args.far)
         calibrated = (
-            f"; unknown beyond distance {threshold:.4g} (false-accept rate {args.far:g}, "
+            f"; unknown {_beyond(model, threshold)} (false-accept rate {args.far:g}, "
             "calibrated on the enrolled people as strangers to each other; --unknown FOLDER "
             "calibrates on strangers)"
         )
@@ -140,3 +140,12 @@ def run(args) -> int:
         f"{trained_on} of {len(model.classes_)} classes{centred}{calibrated}; saved {args.output}"
     )
     return 0
+
+
+def _beyond(model, threshold) -> str:
+    """Where a name stops, as users read it: a probability for the identity model (its
+    decisions are minus scores), else a distance."""
+    same = model.same_person([threshold])
+    if same is None:
+        return f"beyond distance {threshold:.4g}"
+    return f"below P(same person) {same[0]:.3g}"
