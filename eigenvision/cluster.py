@@ -44,6 +44,11 @@ __all__ = [
 #: The clustering methods :func:`cluster` knows (scikit-learn's algorithms).
 METHODS = ("agglomerative", "spectral", "kmeans")
 
+#: The most bytes a dense path (an ``n x n`` affinity or distance matrix and its working copy)
+#: may take; beyond it :func:`cluster` refuses before allocating, naming the paths that do not
+#: need one (``"kmeans"`` with a count; no count: the sparse spectral path).
+DENSE_BUDGET = 4 << 30
+
 _METHOD = Param("choice", choices=METHODS)
 _NEIGHBOUR = 7  # the self-tuning affinity's local width: the 7th neighbour's distance
 _GRAPH_NEIGHBOURS = 10  # each row's neighbours in the sparse graph
@@ -469,6 +474,11 @@ def cluster(
     told = n_clusters is not None or distance_threshold is not None
     if method is None:
         method = "agglomerative" if told or identity else "spectral"
+    dense = method == "agglomerative" or (
+        method == "spectral" and (n_clusters is not None or _has_similarity(model))
+    )
+    if dense:
+        _check_dense_budget(n, method)
     if method == "agglomerative" and identity and n_clusters is None:
         apart = 1 - affinity(X, model)  # the probability of two identities
         cut = 0.5 if distance_threshold is None else distance_threshold
@@ -495,6 +505,18 @@ def cluster(
             distance_threshold=None if groups is not None else distance_threshold,
         ).fit_predict(codes)
     return _by_size(labels)
+
+
+def _check_dense_budget(n: int, method: str) -> None:
+    """Refuse, before allocating, a dense path of ``n x n`` matrices beyond :data:`DENSE_BUDGET`."""
+    needed = 2 * 8 * n * n  # the float64 matrix and the working copy its algorithm makes
+    if needed > DENSE_BUDGET:
+        raise ValueError(
+            f"method={method!r} on {n} items holds {n} x {n} matrices, about "
+            f"{needed / 2**30:.1f} GiB, over the {DENSE_BUDGET / 2**30:.0f} GiB budget "
+            "(eigenvision.cluster.DENSE_BUDGET): use method='kmeans' with n_clusters, or no "
+            "method and no count (the sparse spectral path counts and groups in O(n k) memory)"
+        )
 
 
 def _has_similarity(model):

@@ -548,3 +548,29 @@ def test_a_method_told_the_count_makes_no_n_by_n_matrix(rng, monkeypatch):
     X, truth = _blobs(rng)
     assert adjusted_rand_score(truth, ev.cluster(X, method="kmeans", n_clusters=4)) == 1.0
     assert adjusted_rand_score(truth, ev.cluster(X, n_clusters=4)) == 1.0
+
+
+def test_dense_paths_are_refused_beyond_the_budget_before_allocating(monkeypatch):
+    """Regression (hardening round 4): ``ev.cluster(np.random.rand(30000, 2),
+    method="kmeans", n_clusters=3)`` asked for 6.7 GiB; k-means now needs no n x n matrix,
+    and the paths that do (average linkage, spectral given a count) are refused before
+    allocating anything beyond ``DENSE_BUDGET``, naming the paths that fit."""
+    import importlib
+    import tracemalloc
+
+    from sklearn.cluster import KMeans
+
+    clustering = importlib.import_module("eigenvision.cluster")  # ev.cluster is the function
+    rng = np.random.default_rng(0)
+    X = rng.random((3000, 2))
+    monkeypatch.setattr(clustering, "DENSE_BUDGET", 8 * 3000 * 3000)  # one matrix, not two
+    tracemalloc.start()
+    for method in ("agglomerative", "spectral"):
+        with pytest.raises(ValueError, match="over the 0 GiB budget.*method='kmeans'"):
+            ev.cluster(X, method=method, n_clusters=3)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 8 * 3000 * 3000 / 10  # refused before the matrix was made
+    ours = ev.cluster(X, method="kmeans", n_clusters=3)
+    theirs = KMeans(3, n_init=10, random_state=0).fit_predict(X)
+    assert adjusted_rand_score(ours, theirs) == 1.0
