@@ -898,14 +898,21 @@ def test_a_refinement_round_keeps_each_candidates_best_window_of_27(finder):
         trial_scores = [
             finder.decision_function(finder._windows(small, [(a, b, 0.0)]))[0] for a, b in trials
         ]
-        k = int(np.argmax(trial_scores))
-        if trial_scores[k] > score:
-            np.testing.assert_allclose(np.r_[new_left, new_right], np.r_[trials[k]], atol=1e-9)
-            assert value == pytest.approx(trial_scores[k], abs=1e-9)
-        else:
+        # scored one window at a time here and in a batch there: another BLAS may order
+        # windows within round-off of the best (or of the candidate's own score) otherwise
+        tie = 1e-6 * max(1.0, abs(max(trial_scores)))
+        top = max(trial_scores)
+        if top > score + tie:
+            kept = [t for t, v in zip(trials, trial_scores, strict=True) if v >= top - tie]
+            assert any(
+                np.allclose(np.r_[new_left, new_right], np.r_[trial], atol=1e-9) for trial in kept
+            )
+            assert value == pytest.approx(top, abs=tie)
+        elif top < score - tie:
             np.testing.assert_array_equal(np.r_[new_left, new_right], np.r_[left, right])
-            # its own window, scored in the round's batch, may beat it by round-off
-            assert value == pytest.approx(score, abs=1e-9)
+            assert value == pytest.approx(score, abs=tie)
+        else:  # the best window and the candidate's own score are one round-off apart
+            assert value == pytest.approx(max(score, top), abs=tie)
         assert new_dffs == dffs
     # some moved (how many rests on the last bits of the network's scores, machine by machine)
     assert values[-1] == 50.0 and np.sum(values[:-1] > own[:-1]) >= 2
