@@ -180,7 +180,10 @@ def _decode(source, *, as_gray: bool, max_pixels: int, name: str, max_side=None)
             img.draft(img.mode if img.mode in ("L", "RGB") else None, target)  # JPEG: 1/2-1/8
         img.load()  # force the full decode so truncation is found here
         img = ImageOps.exif_transpose(img)
-        image = _to_float(img, as_gray=as_gray)
+        try:
+            image = _to_float(img, as_gray=as_gray)
+        except ImageLoadError as exc:  # what is wrong with the pixels, said of this file
+            raise ImageLoadError(f"{name}: {exc}") from exc
         if target is not None:  # EXIF may have turned it: fit the side as it now stands
             image = resize(image, _fit_side(image.shape[:2], int(max_side)))
         return image

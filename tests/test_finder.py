@@ -1200,3 +1200,11 @@ def test_a_float_photo_on_another_scale_finds_the_faces_of_its_0_1_form():
     assert expected
     for other in (grey - 0.5, grey * 255):
         np.testing.assert_allclose([face.box for face in finder.find(other)], expected)
+
+
+def test_find_checks_the_parameters_set_after_fitting(finder):
+    """Regression (hardening round 4): ``set_params(max_side=0)`` on a fitted finder made
+    ``find`` answer "no face" for every photo; it is refused by name."""
+    changed = copy.copy(finder).set_params(max_side=0)
+    with pytest.raises(ValueError, match="FaceFinder.max_side must be an int"):
+        changed.find(data.astronaut())

@@ -472,3 +472,12 @@ def test_read_zip_images_names_members_it_cannot_unpack():
         ev.io.read_zip_images(data)
     with pytest.raises(ev.ImageSetError, match="not a zip"):
         ev.io.read_zip_images(b"PK not really")
+
+
+def test_a_nan_float_tiff_is_refused_by_name(tmp_path):
+    """Regression (hardening round 4): a NaN float TIFF was refused without naming the file,
+    where every other ImageLoadError names it."""
+    path = tmp_path / "nan.tif"
+    Image.fromarray(np.full((10, 10), np.nan, np.float32), mode="F").save(path)
+    with pytest.raises(ev.ImageLoadError, match=r"nan\.tif: floating-point image holds NaN"):
+        ev.load_image(path)

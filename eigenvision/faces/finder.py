@@ -444,6 +444,7 @@ class FaceFinder(FinderTrainingMixin, DecidingMixin, AppearanceMixin, PlacingMix
             Only with ``return_likeliest``.
         """
         check_fitted(self, "network_hidden_weights_")
+        check_params(self)  # set_params(max_side=0) after fit: refused, not "no face"
         threshold = self.threshold if threshold is None else threshold
         if not (isinstance(threshold, Real) and 0.0 <= threshold <= 1.0):
             raise ValueError(f"threshold must be a probability in [0, 1], got {threshold!r}")
