@@ -267,3 +267,16 @@ def test_the_lectures_left_eye_roc_over_the_whole_photo(imm):
             errors.append(np.hypot(x - left[0], y - left[1]) / np.linalg.norm(right - left))
     assert len(minima) == 120
     assert detection_rate_at(minima, errors, false_alarm=0.06, radius=0.1) >= 0.94
+
+
+def test_patches_name_the_features_their_locations_lack(detector, folds):
+    """Regression (hardening round 4): locations without one of the features ended in a
+    KeyError naming only the key; without an eye, in NumPy."""
+    faces = folds[1]
+    positions = {name: faces.landmarks[name][0] for name in ("left_eye", "right_eye", "nose")}
+    with pytest.raises(ValueError, match=r"locations lack \['mouth'\]"):
+        detector.patches(faces.images[0], locations=positions)
+    positions["left_eye"] = positions["right_eye"]
+    positions["mouth"] = faces.landmarks["mouth"][0]
+    with pytest.raises(ValueError, match="coincide"):
+        detector.patches(faces.images[0], locations=positions)

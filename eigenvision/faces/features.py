@@ -20,7 +20,7 @@ from ..detection import window_maps
 from ..eigenspace import Eigenspace
 from ..imageset import ImageSet
 from ..normalize import unit_norm
-from ..transform import resize, resize_points
+from ..transform import eye_points, resize, resize_points
 from .decision import fit_decision, log_distance_maps, log_distances
 from .geometry import (
     FEATURES,
@@ -369,10 +369,14 @@ class FeatureDetector(LocatingMixin, BaseEstimator):
         if locations is None:
             locations = self.locate(image, box=box)
         positions = getattr(locations, "positions", locations)
-        left, right = (
-            np.asarray(positions["left_eye"], float),
-            np.asarray(positions["right_eye"], float),
-        )
+        wanted = ["left_eye", "right_eye", *self.features_]
+        missing = [name for name in wanted if name not in positions]
+        if missing:
+            raise ValueError(
+                f"locations lack {missing}: the patches of {list(self.features_)} are cut at "
+                "the eyes' scale, so every one of them and both eyes need a position"
+            )
+        left, right = eye_points(positions["left_eye"], positions["right_eye"])
         _, ex, _, iod = eye_frame(left, right)
         angle = np.degrees(np.arctan2(ex[1], ex[0]))
         factor = self.iod / iod
