@@ -689,7 +689,7 @@ def test_group_page_says_what_is_wrong_with_odd_uploads():
     at = _app("Group")
     at.sidebar.file_uploader(key="group-upload").upload("broken.zip", b"PK not a zip").run()
     assert not at.exception
-    assert any("broken.zip (not a zip)" in w.value for w in at.warning)
+    assert any("broken.zip (not a zip file" in w.value for w in at.warning)
     assert any("None of the uploads" in e.value for e in at.error)
     # Regression: a file that is no image was named twice, once as "<BytesIO>"
     at = _app("Group")

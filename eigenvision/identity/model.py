@@ -598,32 +598,75 @@ class IdentityModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         (codes_a, rows_a), (codes_b, rows_b) = _split(self, codes_a), _split(self, codes_b)
         u = plda.pair_coordinates(codes_a)
         v = u if same_set else plda.pair_coordinates(codes_b)
-        scores = plda.pairwise_log_odds(u, v, coordinates=True)
-        if cohort is not None:  # None in files from before the cohort
-            scores = self._normalized(scores, u, v, same_set, statistics_b)
+        if cohort is None:  # None in files from before the cohort
+            statistics_a = statistics_b = None
+        else:
+            if statistics_b is None:
+                statistics_b = _cohort_statistics(plda, v, cohort, self.cohort_top)
+            elif any(np.shape(part) != (len(v),) for part in statistics_b):
+                raise ValueError(
+                    f"statistics_b must be the (mean, std) of the {len(v)} codes_b, one value "
+                    "per code each (cohort_statistics(codes_b))"
+                )
+            # a set against itself (pairwise_scores, the calibration, a gallery's own score
+            # normalisation): its statistics once
+            statistics_a = (
+                statistics_b if same_set else _cohort_statistics(plda, u, cohort, self.cohort_top)
+            )
+        spread_a = _spread(self, rows_a)
+        spread_b = spread_a if same_set else _spread(self, rows_b)
+        return self._scored(
+            (u, statistics_a, rows_a, spread_a), (v, statistics_b, rows_b, spread_b)
+        )
+
+    def pair_scores_in_blocks(self, codes, *, rows_at_once=1024):
+        """:meth:`pairwise_log_odds` of a set against itself, a block of rows at a time.
+
+        The set's cohort statistics are computed once; memory is a block of
+        ``rows_at_once x n`` scores, never ``n x n`` (grouping a photo
+        library's faces keeps only the pairs it needs).
+
+        Parameters
+        ----------
+        codes : (n, r) ndarray
+            :meth:`encode`'s.
+        rows_at_once : int, default 1024
+
+        Yields
+        ------
+        rows : slice
+        scores : (len(rows), n) ndarray
+            ``pairwise_log_odds(codes, codes)[rows]``, up to round-off.
+        """
+        check_fitted(self, "plda_")
+        plda, cohort = self.plda_, _cohort_of(self)
+        codes, rows = _split(self, codes)
+        v = plda.pair_coordinates(codes)
+        statistics = (
+            None if cohort is None else _cohort_statistics(plda, v, cohort, self.cohort_top)
+        )
+        spread = _spread(self, rows)
+        whole = (v, statistics, rows, spread)
+        for block in gen_batches(len(v), rows_at_once):
+            part = tuple(None if value is None else _rows_of(value, block) for value in whole)
+            yield block, self._scored(part, whole)
+
+    def _scored(self, set_a, set_b):
+        """The scores of two prepared sets: each ``(pair coordinates, cohort statistics or None,
+        descriptor rows or None, their distance statistics or None)``."""
+        (u, statistics_a, rows_a, spread_a), (v, statistics_b, rows_b, spread_b) = set_a, set_b
+        scores = self.plda_.pairwise_log_odds(u, v, coordinates=True)
+        if statistics_b is not None:
+            by_row = tuple(part[:, None] for part in statistics_a)
+            scores = _symmetric_normalized(scores, by_row, statistics_b)
         if rows_a is not None:
             # cdist: each distance from the differences, as paired_log_odds gives it
-            distances = _normalized_distances(self, cdist(rows_a, rows_b), rows_a, rows_b, True)
+            distances = cdist(rows_a, rows_b)
+            if spread_b is not None:
+                by_row = tuple(part[:, None] for part in spread_a)
+                distances = _symmetric_normalized(distances, by_row, spread_b)
             scores -= _distance_weight(self) * distances
         return scores
-
-    def _normalized(self, scores, u, v, same_set, statistics_b):
-        """:meth:`pairwise_log_odds`' ratios of pair coordinates ``u``, ``v`` normalised by the
-        cohort (``statistics_b``: ``v``'s statistics when the caller keeps them)."""
-        plda, cohort = self.plda_, _cohort_of(self)
-        if statistics_b is None:
-            statistics_b = _cohort_statistics(plda, v, cohort, self.cohort_top)
-        elif any(np.shape(part) != (len(v),) for part in statistics_b):
-            raise ValueError(
-                f"statistics_b must be the (mean, std) of the {len(v)} codes_b, one value "
-                "per code each (cohort_statistics(codes_b))"
-            )
-        # a set against itself (pairwise_scores, the calibration, a gallery's own score
-        # normalisation): its statistics once
-        mean_a, std_a = (
-            statistics_b if same_set else _cohort_statistics(plda, u, cohort, self.cohort_top)
-        )
-        return _symmetric_normalized(scores, (mean_a[:, None], std_a[:, None]), statistics_b)
 
     def paired_log_odds(self, codes_a, codes_b):
         """:meth:`pairwise_log_odds` of the pairs ``(codes_a[i], codes_b[i])`` only.
@@ -650,7 +693,7 @@ class IdentityModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
             )
         if rows_a is not None:
             distances = np.linalg.norm(rows_a - rows_b, axis=1)
-            distances = _normalized_distances(self, distances, rows_a, rows_b, False)
+            distances = _normalized_distances(self, distances, rows_a, rows_b)
             scores -= _distance_weight(self) * distances
         return scores
 
@@ -823,22 +866,28 @@ def _distance_weight(model):
     return getattr(model, "distance_weight_", None)
 
 
-def _normalized_distances(model, distances, rows_a, rows_b, pairwise):
-    """Distances between descriptions normalised against the cohort's rows, as the ratio is
+def _normalized_distances(model, distances, rows_a, rows_b):
+    """Distances of paired descriptions normalised against the cohort's rows, as the ratio is
     (adaptive symmetric normalisation: each side's distances to its ``cohort_top`` nearest
     cohort faces standardise it); as they are without ``cohort_rows_``."""
-    cohort = getattr(model, "cohort_rows_", None)
-    if cohort is None:
+    spread_a = _spread(model, rows_a)
+    if spread_a is None:
         return distances
-    mean_a, std_a = _distance_statistics(rows_a, cohort, model.cohort_top)
-    mean_b, std_b = (
-        (mean_a, std_a)
-        if rows_b is rows_a
-        else _distance_statistics(rows_b, cohort, model.cohort_top)
-    )
-    if pairwise:
-        return _symmetric_normalized(distances, (mean_a[:, None], std_a[:, None]), (mean_b, std_b))
-    return _symmetric_normalized(distances, (mean_a, std_a), (mean_b, std_b))
+    return _symmetric_normalized(distances, spread_a, _spread(model, rows_b))
+
+
+def _spread(model, rows):
+    """``(mean, std)`` of each description's distances to its nearest cohort descriptions, or
+    None (no descriptions, or no cohort of them)."""
+    cohort = getattr(model, "cohort_rows_", None)
+    if rows is None or cohort is None:
+        return None
+    return _distance_statistics(rows, cohort, model.cohort_top)
+
+
+def _rows_of(value, rows):
+    """Rows ``rows`` of an array, or of each array of a ``(mean, std)`` pair."""
+    return tuple(part[rows] for part in value) if isinstance(value, tuple) else value[rows]
 
 
 def _distance_statistics(rows, cohort, top):
@@ -972,4 +1021,4 @@ def _calibration_pairs(model, X, labels, rng, max_pairs=20_000):
     scores = model.pairwise_log_odds(codes, codes)[rows[chosen], cols[chosen]]
     first, second = X[rows[chosen]], X[cols[chosen]]
     distances = np.linalg.norm(first - second, axis=1)
-    return scores, _normalized_distances(model, distances, first, second, False), same[chosen]
+    return scores, _normalized_distances(model, distances, first, second), same[chosen]
