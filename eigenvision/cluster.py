@@ -14,8 +14,10 @@ from typing import NamedTuple
 
 import numpy as np
 from scipy import linalg, sparse
+from scipy.cluster.hierarchy import fcluster, linkage
 from scipy.sparse.csgraph import connected_components
 from scipy.sparse.linalg import lobpcg
+from scipy.spatial.distance import squareform
 from scipy.special import expit
 from sklearn.base import clone
 from sklearn.cluster import AgglomerativeClustering, KMeans, SpectralClustering
@@ -36,6 +38,7 @@ __all__ = [
     "spectral_labels",
     "eigengap_groups",
     "average_linkage",
+    "condensed_index",
     "pair_mixture",
     "PairMixture",
     "METHODS",
@@ -528,12 +531,17 @@ def average_linkage(distances, cut):
     """Groups of average-linkage clustering on precomputed distances, cut at ``cut``.
 
     Two groups merge while the mean distance between their members is below
-    ``cut`` (scikit-learn's ``AgglomerativeClustering``).
+    ``cut``: scikit-learn's ``AgglomerativeClustering(linkage="average",
+    distance_threshold=cut)``, by the same algorithm (SciPy's ``linkage``
+    on the condensed distances), without its ``n x n`` copies: a set's
+    condensed distances (``n (n - 1) / 2`` values, SciPy's order) are taken
+    as they are.
 
     Parameters
     ----------
-    distances : (n, n) ndarray
-        Symmetric, non-negative; the diagonal is ignored.
+    distances : (n, n) ndarray or (n (n - 1) / 2,) ndarray
+        Symmetric and non-negative (the diagonal is ignored), or their upper
+        triangle row by row (``scipy.spatial.distance.squareform``'s order).
     cut : float
 
     Returns
@@ -541,18 +549,57 @@ def average_linkage(distances, cut):
     (n,) int ndarray
         Group labels by decreasing size, as :func:`cluster`'s.
     """
-    distances = np.asarray(distances, dtype=np.float64)
-    if len(distances) == 1:
-        return np.zeros(1, dtype=np.int64)
-    # scikit-learn reads the upper triangle alone: no copy of a large set's matrix, except
-    # where a diagonal it would refuse (not finite) must be cleared first
-    if not np.isfinite(np.diagonal(distances)).all():
-        distances = distances.copy()
-        np.fill_diagonal(distances, 0.0)
-    labels = AgglomerativeClustering(
-        n_clusters=None, metric="precomputed", linkage="average", distance_threshold=cut
-    ).fit_predict(distances)
+    distances = np.asarray(distances)
+    if distances.ndim == 2:
+        n = len(distances)
+        if n == 1:
+            return np.zeros(1, dtype=np.int64)
+        # the upper triangle alone (the diagonal, even where not finite, is never read)
+        condensed = squareform(distances.astype(np.float64, copy=False), checks=False)
+    else:
+        n = _condensed_size(len(distances))
+        if n == 1:
+            return np.zeros(1, dtype=np.int64)
+        condensed = distances.astype(np.float64, copy=False)
+    if not np.all(np.isfinite(condensed)):
+        raise ValueError("the distances must be finite")
+    tree = linkage(condensed, method="average")
+    # merges strictly below the cut, as scikit-learn's distance_threshold (a monotone tree)
+    labels = fcluster(tree, t=np.nextafter(cut, -np.inf), criterion="distance") - 1
     return _by_size(labels)
+
+
+def _condensed_size(length: int) -> int:
+    """The ``n`` of ``n (n - 1) / 2`` condensed distances, or a ValueError."""
+    n = int(round((1 + np.sqrt(1 + 8 * length)) / 2))
+    if n * (n - 1) // 2 != length:
+        raise ValueError(f"{length} condensed distances are no set's n (n - 1) / 2")
+    return n
+
+
+def condensed_index(rows, cols, n):
+    """Where pair ``(i, j)``, ``i != j``, sits among ``n`` items' condensed distances.
+
+    Parameters
+    ----------
+    rows, cols : int ndarrays
+    n : int
+
+    Returns
+    -------
+    int ndarray
+
+    Examples
+    --------
+    >>> from scipy.spatial.distance import squareform
+    >>> square = np.arange(16.0).reshape(4, 4); square = square + square.T
+    >>> np.fill_diagonal(square, 0)
+    >>> condensed = squareform(square)
+    >>> bool(condensed[condensed_index(np.array([2]), np.array([1]), 4)][0] == square[2, 1])
+    True
+    """
+    i, j = np.minimum(rows, cols), np.maximum(rows, cols)
+    return n * i - i * (i + 1) // 2 + (j - i - 1)
 
 
 class PairMixture(NamedTuple):
@@ -617,8 +664,9 @@ def pair_mixture(scores, *, seed=0):
 
     Parameters
     ----------
-    scores : (n, n) ndarray
-        Symmetric, ``n >= 3``; the diagonal is ignored. Sets of 633 faces or
+    scores : (n, n) ndarray or (n (n - 1) / 2,) ndarray
+        Symmetric, ``n >= 3`` (the diagonal is ignored), or its upper triangle
+        condensed (:func:`average_linkage`'s order). Sets of 633 faces or
         more (over 200,000 pairs) are fitted on 200,000 pairs drawn at random.
     seed : int, default 0
         Of that draw.
@@ -633,15 +681,17 @@ def pair_mixture(scores, *, seed=0):
     Statistical Association 90(430).
     """
     scores = np.asarray(scores)
-    n = len(scores)
-    if scores.shape != (n, n) or n < 3:
+    condensed = scores.ndim == 1
+    n = _condensed_size(len(scores)) if condensed else len(scores)
+    if (not condensed and scores.shape != (n, n)) or n < 3:
         raise ValueError(f"expected the (n, n) scores of a set of n >= 3, got {scores.shape}")
     if n * (n - 1) // 2 <= _MIXTURE_PAIRS:
-        pairs = scores[np.triu_indices(n, 1)]
+        pairs = scores if condensed else scores[np.triu_indices(n, 1)]
     else:  # pairs drawn with replacement: a large set's triangle is never copied
         rng = np.random.default_rng(seed)
         rows, offsets = rng.integers(0, n, _MIXTURE_PAIRS), rng.integers(1, n, _MIXTURE_PAIRS)
-        pairs = scores[rows, (rows + offsets) % n]
+        cols = (rows + offsets) % n
+        pairs = scores[condensed_index(rows, cols, n)] if condensed else scores[rows, cols]
     pairs = pairs.astype(np.float64).reshape(-1, 1)
     if not np.all(np.isfinite(pairs)):
         raise ValueError("the scores must be finite")

@@ -103,13 +103,16 @@ def _two_kinds(rng, n_people, per_person, *, low=-6.0, high=4.0, spread=2.0):
 
 
 class _Scored:
-    """The identity model's two calls that grouping codes makes, on scores given."""
+    """The identity model's calls that grouping codes makes, on scores given."""
 
     def __init__(self, scores):
         self.scores = scores
 
     def pairwise_log_odds(self, a, b):
         return self.scores.copy()
+
+    def pair_scores_in_blocks(self, codes):
+        yield slice(0, len(self.scores)), self.scores.copy()
 
     def probability(self, llr):
         return 1 / (1 + np.exp(-llr))
@@ -574,3 +577,62 @@ def test_dense_paths_are_refused_beyond_the_budget_before_allocating(monkeypatch
     ours = ev.cluster(X, method="kmeans", n_clusters=3)
     theirs = KMeans(3, n_init=10, random_state=0).fit_predict(X)
     assert adjusted_rand_score(ours, theirs) == 1.0
+
+
+def _deep_model_or_skip():
+    from eigenvision.faces.compare import DEEP_IDENTITY
+
+    if not DEEP_IDENTITY.is_file():
+        pytest.skip("data/identity_deep.npz is not here")
+    return ev.load(DEEP_IDENTITY)
+
+
+def test_pair_scores_in_blocks_are_the_pairwise_scores(rng):
+    """The shipped learned model (cohort-normalised ratio and distance): a set's scores against
+    itself a block of rows at a time equal ``pairwise_log_odds`` of the set."""
+    model = _deep_model_or_skip()
+    rows = rng.normal(size=(300, 128))
+    codes = model.encode_descriptors(rows / np.linalg.norm(rows, axis=1, keepdims=True) * 0.6)
+    blocks = list(model.pair_scores_in_blocks(codes, rows_at_once=64))
+    assert [block.start for block, _ in blocks] == list(range(0, 300, 64))
+    whole = np.vstack([scores for _, scores in blocks])
+    np.testing.assert_allclose(whole, model.pairwise_log_odds(codes, codes), rtol=1e-9, atol=1e-9)
+
+
+def _faces_of_people(model, rng, n_people, seen=6):
+    """Codes of ``n_people`` people seen ``seen`` times each (unit descriptions, spread 0.35)."""
+    people = rng.normal(size=(n_people, 128))
+    rows = np.repeat(people, seen, axis=0) + 0.35 * rng.normal(size=(seen * n_people, 128))
+    return model.encode_descriptors(rows / np.linalg.norm(rows, axis=1, keepdims=True) * 0.6)
+
+
+def test_grouping_codes_holds_the_condensed_pairs_not_the_matrix(rng):
+    """Regression (issue 79): grouping LFW's 9,520 faces held the n x n scores and
+    scikit-learn's copies of them (2.3 GiB over the codes, 7.5 GB through cluster_faces); the
+    pairs are now scored in blocks into their condensed triangle and linked by SciPy's
+    average linkage on it: memory grows by about 16 bytes a pair (the triangle and SciPy's
+    copy of it), where it grew by 44. The groups equal scikit-learn's on the full matrix."""
+    import tracemalloc
+
+    from eigenvision.cluster import pair_mixture
+    from eigenvision.faces.groups import LEARNT_CUT, group_codes
+
+    model = _deep_model_or_skip()
+    codes = _faces_of_people(model, rng, 200)
+    scores = model.pairwise_log_odds(codes, codes)
+    mixture = pair_mixture(scores)
+    assert mixture is not None  # 200 people seen 6 times: two kinds of pairs to learn
+    reference = AgglomerativeClustering(
+        n_clusters=None, metric="precomputed", linkage="average", distance_threshold=1 - LEARNT_CUT
+    ).fit_predict(1 - mixture.probability(scores))
+    assert adjusted_rand_score(reference, group_codes(codes, model)) == 1.0
+    del scores
+    peaks, pairs = [], []
+    for n_people in (200, 500):
+        codes = _faces_of_people(model, rng, n_people)
+        tracemalloc.start()
+        group_codes(codes, model)
+        peaks.append(tracemalloc.get_traced_memory()[1])
+        tracemalloc.stop()
+        pairs.append(len(codes) * (len(codes) - 1) / 2)
+    assert (peaks[1] - peaks[0]) / (pairs[1] - pairs[0]) < 28  # bytes a pair

@@ -22,7 +22,7 @@ from .._base import counted
 from .._base import progress as show_progress
 from .._errors import UnreadableFilesWarning
 from .._spec import Param, check_arguments
-from ..cluster import METHODS, average_linkage, cluster, pair_mixture
+from ..cluster import METHODS, average_linkage, cluster, condensed_index, pair_mixture
 from ..dask_engine import _dask, shared
 from ..identity.model import _CROPS_AT_ONCE  # crops described at a time as the photos come
 from .compare import faces_of_photo, finder_and_model
@@ -259,14 +259,27 @@ def group_codes(codes, model, *, threshold=None, adapt=True):
         raise ValueError("no faces to group: codes is empty")
     if len(codes) == 1:
         return np.zeros(1, dtype=np.int64)
-    scores = model.pairwise_log_odds(codes, codes)
+    scores = _condensed_scores(codes, model)
     mixture = pair_mixture(scores) if adapt and len(codes) >= MIN_SET else None
     if mixture is None:
         same, default = model.probability(scores), CALIBRATED_CUT
-    else:  # one (n, n) matrix, written over: bounded memory for a large set
+    else:  # written over: one condensed vector, n (n - 1) / 2 values, for a large set
         same, default = mixture.probability(scores, out=scores), LEARNT_CUT
     cut = default if threshold is None else threshold
     return average_linkage(np.subtract(1, same, out=same), 1 - cut)
+
+
+def _condensed_scores(codes, model):
+    """Every pair's score once, condensed (:func:`~eigenvision.cluster.average_linkage`'s
+    order), from blocks of rows (:meth:`~eigenvision.IdentityModel.pair_scores_in_blocks`):
+    ``n (n - 1) / 2`` values, never the ``n x n`` matrix and its copies."""
+    n = len(codes)
+    scores = np.empty(n * (n - 1) // 2)
+    for rows, block in model.pair_scores_in_blocks(codes):
+        for i in range(rows.start, min(rows.stop, n - 1)):
+            start = condensed_index(np.array([i]), np.array([i + 1]), n)[0]
+            scores[start : start + n - i - 1] = block[i - rows.start, i + 1 :]
+    return scores
 
 
 def grouping_summary(groups, names, *, unreadable=()):
