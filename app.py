@@ -642,6 +642,36 @@ def find_faces_view(image: np.ndarray, factor: float = 1.0) -> None:
     upload_pixels_note(factor)
 
 
+#: The probabilities the identity model's threshold slider offers besides its default: fine
+#: near 0 and 1, where a calibrated model's probabilities crowd.
+SAME_PERSON_STEPS = (
+    0.0001,
+    0.001,
+    0.01,
+    0.05,
+    0.1,
+    0.2,
+    0.3,
+    0.4,
+    0.5,
+    0.6,
+    0.7,
+    0.8,
+    0.9,
+    0.95,
+    0.99,
+    0.995,
+    0.999,
+    0.9995,
+    0.9999,
+    0.99999,
+    0.999999,
+    0.9999999,
+    0.99999999,
+    0.999999999,
+)
+
+
 def threshold_slider(
     recognizer: ev.Recognizer, probes: ev.ImageSet | None, distances: np.ndarray, *, key: str
 ) -> float:
@@ -649,16 +679,28 @@ def threshold_slider(
     probes' distances; below 0 too where distances are (minus the identity model's scores, plda)."""
     default, meaning = unknown_beyond(recognizer, probes, distances)
     if recognizer.method == "plda":  # minus scores, negative for good matches: a probability
-        # rounded up: a stricter threshold, no more strangers let in than the calibrated one
-        least = float(np.ceil(1000 * recognizer.same_person([default])[0]) / 1000)
-        least = min(max(least, 0.001), 0.999)
-        chosen = st.slider(
-            "Unknown below P(same person)", 0.001, 0.999, least, step=0.001, key=key, help=meaning
+        least = float(recognizer.same_person([default])[0])
+        choices = sorted({*SAME_PERSON_STEPS, least})
+        chosen = st.select_slider(
+            "Unknown below P(same person)",
+            choices,
+            value=least,
+            format_func=probability_text,
+            key=key,
+            help=meaning,
         )
-        return recognizer.distance_at(chosen)
+        return default if chosen == least else recognizer.distance_at(chosen)
     low = min(0.0, 2 * float(distances.min()), 2 * default)
     high = max(0.0, 2 * float(distances.max()), default) + 1e-6
     return st.slider("Unknown beyond distance", low, high, default, key=key, help=meaning)
+
+
+def probability_text(probability: float) -> str:
+    """A probability as users read it: two significant digits near 0, enough nines near 1
+    (0.9995 is not "1.00")."""
+    if probability < 0.5:
+        return f"{probability:.2g}"
+    return format_below(probability, 1.0, 2) if probability < 1 else "1"
 
 
 def nearness(recognizer: ev.Recognizer, distance: float, digits: int = 3) -> str:
@@ -667,8 +709,7 @@ def nearness(recognizer: ev.Recognizer, distance: float, digits: int = 3) -> str
     same = recognizer.same_person([distance])
     if same is None:
         return f"{float(distance):.{digits}f}"
-    probability = float(same[0])  # 0.99996 is not shown as a certain 1.000
-    return "P same " + (format_below(probability, 1.0) if probability < 1 else "1")
+    return "P same " + probability_text(float(same[0]))
 
 
 def unknown_beyond(

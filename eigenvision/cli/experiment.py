@@ -28,7 +28,7 @@ def run(args) -> int:
             + _experiment_list()
         )
     # The one import by name in the package: the experiment the user asked for.
-    module = importlib.import_module(f".experiments.{args.name}", __package__)
+    module = importlib.import_module(f"eigenvision.experiments.{args.name}")
     quiet = ["--quiet"] if args.quiet and "--quiet" not in args.arguments else []
     module.main([*args.arguments, *quiet])
     return 0
