@@ -87,7 +87,7 @@ def main(argv=None):
     parser.add_argument("--faces", type=int, default=9520, help="faces grouped (default 9,520)")
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args(argv)
-    model = ev.default_identity_model()
+    model = ev.default_identity_model("classical")  # PLDA fused over its descriptions
     rng = np.random.default_rng(0)
     codes = drawn_codes(model, args.faces, rng)
     matrix = args.faces**2 * 8

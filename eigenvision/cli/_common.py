@@ -122,3 +122,14 @@ def add_face_threshold(parser):
 SOURCES_HELP = (
     "a folder with one sub-folder per label, or a dataset name ('eigenvision info' lists them)"
 )
+
+
+def add_identity_options(parser):
+    """``--model`` and ``--finder``: the identity model and the face finder a command uses."""
+    parser.add_argument(
+        "--model",
+        help="deep (dlib's learned embedding; needs eigenvision[deep]), classical (LBP, HOG, "
+        "DAISY, Fisher vectors), or an identity model file (default: deep when installed, "
+        "else classical)",
+    )
+    parser.add_argument("--finder", help="a face finder file (default: the one in data/)")

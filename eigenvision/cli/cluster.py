@@ -22,7 +22,7 @@ from ..faces.photos import (
     default_finder,
 )
 from ..io import image_entries, load_image
-from ._common import add_face_threshold, face_json
+from ._common import add_face_threshold, add_identity_options, face_json
 
 
 def options(parser):
@@ -51,13 +51,7 @@ def options(parser):
         help="judge pairs by the model's calibrated probability alone, not by the two kinds "
         "of pairs the photos show",
     )
-    parser.add_argument(
-        "--model",
-        help="deep (dlib's learned embedding; needs eigenvision[deep]), classical (LBP, HOG, "
-        "DAISY, Fisher vectors), or an identity model file (default: deep when installed, "
-        "else classical)",
-    )
-    parser.add_argument("--finder", help="a face finder file (default: the one in data/)")
+    add_identity_options(parser)
     parser.add_argument(
         "--scheduler",
         metavar="ADDRESS",

@@ -10,7 +10,7 @@ from ..faces.compare import (
 from ..faces.photos import (
     default_finder,
 )
-from ._common import plain
+from ._common import add_identity_options, plain
 
 
 def options(parser):
@@ -18,13 +18,7 @@ def options(parser):
     parser.add_argument("photo_a", help="a photo (the most confident face is compared)")
     parser.add_argument("photo_b", help="another photo")
     parser.add_argument("--json", action="store_true", help="print JSON")
-    parser.add_argument(
-        "--model",
-        help="deep (dlib's learned embedding; needs eigenvision[deep]), classical (LBP, HOG, "
-        "DAISY, Fisher vectors), or an identity model file (default: deep when installed, "
-        "else classical)",
-    )
-    parser.add_argument("--finder", help="a face finder file (default: the one in data/)")
+    add_identity_options(parser)
 
 
 def run(args) -> int:
