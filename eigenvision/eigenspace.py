@@ -201,7 +201,7 @@ class Eigenspace(OutOfCoreMixin, SubspaceModel):
         check_magnitude(float(np.abs(X).max(initial=0.0)), X.dtype, X.shape)
         mean = X.mean(axis=0, dtype=np.float64) if self.center else np.zeros(d)
         # the rank is decided on what the solver resolves: a float32 scatter would hide
-        # directions whose variance is below about 1e-5 of the largest (digits: 55 of 61)
+        # directions whose variance is below about 1e-5 of the largest
         solved = X.astype(np.float64) if self.n_components is None and solver == "covariance" else X
         spectrum = solve_spectrum(solved, mean, solver, k_solve, self.seed)
         return self._set_spectrum(spectrum, d, k_request, X.dtype, precision=solved.dtype)

@@ -476,9 +476,9 @@ default "eigenfaces"
         enrolled again), up to float32 round-off of codes computed in another batch."""
         if len(codes) == 0:
             return np.zeros(0, dtype=bool)
-        gallery = self.gallery_.astype(np.float64)
-        distances, nearest = NearestNeighbor().fit(gallery).kneighbors(codes.astype(np.float64), 1)
-        scale = np.sqrt(np.mean(np.sum(gallery**2, axis=1))) + np.finfo(np.float64).tiny
+        distances, nearest = self._index().kneighbors(codes.astype(self.gallery_.dtype), 1)
+        scale = np.sqrt(np.mean(np.sum(self.gallery_.astype(np.float64) ** 2, axis=1)))
+        scale += np.finfo(np.float64).tiny
         same_label = self.gallery_labels_[nearest[:, 0]] == labels
         return (distances[:, 0] <= 1e-5 * scale) & same_label
 

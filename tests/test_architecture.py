@@ -219,22 +219,27 @@ def test_import_eigenvision_loads_no_heavy_library():
     assert out.stdout.split("\n")[:2] == ["[]", "True"]
 
 
-def test_the_command_lines_help_loads_no_heavy_library():
-    """``eigenvision --help`` names every command without importing their libraries; each
-    command the help names has its options and its work."""
-    from eigenvision import cli
-
+def _heavy_libraries_after(argv) -> list:
+    """The heavy libraries a fresh process has imported after ``eigenvision <argv>``."""
     code = (
         "import sys, contextlib, io\n"
         "from eigenvision.cli import main\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
-        "    try: main(['--help'])\n"
+        f"    try: main({list(argv)!r})\n"
         "    except SystemExit: pass\n"
         "heavy = ('sklearn', 'skimage', 'matplotlib', 'dask', 'scipy')\n"
         "print(sorted({m.split('.')[0] for m in sys.modules if m.split('.')[0] in heavy}))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+    return out.stdout.strip()
+
+
+def test_the_command_lines_help_loads_no_heavy_library():
+    """``eigenvision --help`` names every command without importing their libraries; each
+    command the help names has its options and its work."""
+    from eigenvision import cli
+
+    assert _heavy_libraries_after(["--help"]) == "[]"
     for name in cli.COMMANDS:
         module = cli.command_module(name)
         assert callable(module.options) and callable(module.run), name
@@ -243,17 +248,7 @@ def test_the_command_lines_help_loads_no_heavy_library():
 def test_a_commands_help_loads_only_that_commands_libraries():
     """Regression (hardening round 4): ``eigenvision fetch --help`` took seconds: one module held
     every command and imported scikit-learn, scikit-image, SciPy and matplotlib for each."""
-    code = (
-        "import sys, contextlib, io\n"
-        "from eigenvision.cli import main\n"
-        "with contextlib.redirect_stdout(io.StringIO()):\n"
-        "    try: main(['fetch', '--help'])\n"
-        "    except SystemExit: pass\n"
-        "heavy = ('sklearn', 'skimage', 'matplotlib', 'dask', 'scipy')\n"
-        "print(sorted({m.split('.')[0] for m in sys.modules if m.split('.')[0] in heavy}))"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+    assert _heavy_libraries_after(["fetch", "--help"]) == "[]"
 
 
 def test_every_lazy_name_resolves():

@@ -22,7 +22,7 @@ from .._base import counted
 from .._base import progress as show_progress
 from .._errors import UnreadableFilesWarning
 from .._spec import Param, check_arguments
-from ..cluster import METHODS, average_linkage, cluster, condensed_index, pair_mixture
+from ..cluster import METHODS, average_linkage, cluster, pair_mixture
 from ..dask_engine import _dask, shared
 from ..identity.model import _CROPS_AT_ONCE  # crops described at a time as the photos come
 from .compare import faces_of_photo, finder_and_model
@@ -274,11 +274,11 @@ def _condensed_scores(codes, model):
     order), from blocks of rows (:meth:`~eigenvision.IdentityModel.pair_scores_in_blocks`):
     ``n (n - 1) / 2`` values, never the ``n x n`` matrix and its copies."""
     n = len(codes)
-    scores = np.empty(n * (n - 1) // 2)
+    scores, start = np.empty(n * (n - 1) // 2), 0
     for rows, block in model.pair_scores_in_blocks(codes):
-        for i in range(rows.start, min(rows.stop, n - 1)):
-            start = condensed_index(np.array([i]), np.array([i + 1]), n)[0]
+        for i in range(rows.start, min(rows.stop, n - 1)):  # row i's pairs (i, i+1 ... n-1)
             scores[start : start + n - i - 1] = block[i - rows.start, i + 1 :]
+            start += n - i - 1
     return scores
 
 
