@@ -732,6 +732,9 @@ def test_detect_draws_several_photos_into_a_folder_and_says_where(tmp_path, caps
     drawings = sorted(p.name for p in (tmp_path / "drawn").iterdir())
     assert drawings == ["astronaut-0.png", "astronaut-1.png"]
     assert [Path(entry["drawing"]).name for entry in report] == drawings
+    # one photo into a folder not made yet (named with a trailing separator): <photo>.png there
+    assert main(["-q", "detect", photos[0], "--draw", str(tmp_path / "one") + "/"]) == 0
+    assert (tmp_path / "one" / "astronaut.png").is_file()
 
 
 def test_identity_model_matches_are_shown_as_probabilities(imm, tmp_path, capsys):

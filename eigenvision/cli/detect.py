@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from .._argtypes import probability
@@ -29,14 +30,16 @@ def options(parser):
 
 
 def drawings(draw, paths) -> list:
-    """Where ``--draw`` puts each photo's figure: the file itself for one photo; for several, a
-    folder holding ``<photo>.png`` each (numbered where two photos share a name)."""
+    """Where ``--draw`` puts each photo's figure: a ``.png`` file for one photo; otherwise a
+    folder (existing, ending in a separator, or without a suffix) holding ``<photo>.png`` each
+    (numbered where two photos share a name)."""
     target = Path(draw)
-    if len(paths) == 1 and not target.is_dir():
+    folder = target.is_dir() or draw.endswith(("/", os.sep)) or not target.suffix
+    if not folder:
         if target.suffix.lower() != ".png":
-            raise ValueError(f"--draw {draw}: name a .png file (or a folder) to draw into")
-        return [target]
-    if target.suffix.lower() == ".png" and not target.is_dir():
+            raise ValueError(f"--draw {draw}: name a .png file or a folder to draw into")
+        if len(paths) == 1:
+            return [target]
         raise ValueError(
             f"--draw {draw} names one file, and there are {len(paths)} photos: name a folder "
             f"instead (--draw {target.with_suffix('')}), which gets one <photo>.png each"
