@@ -33,6 +33,8 @@ from .neighbors import NearestNeighbor
 __all__ = [
     "cluster",
     "affinity",
+    "LowRankAffinity",
+    "nystroem_affinity",
     "neighbour_graph",
     "laplacian_spectrum",
     "spectral_labels",
@@ -153,6 +155,65 @@ def affinity(X, model=None):
     return (similarity + similarity.T) / 2
 
 
+class LowRankAffinity(NamedTuple):
+    """An affinity ``W = F F^T`` held as its factor ``F``: ``O(n r)`` memory, never ``n x n``.
+
+    :func:`laplacian_spectrum`, :func:`eigengap_groups` and
+    :func:`spectral_labels` read it as they read a dense or sparse affinity.
+
+    Attributes
+    ----------
+    factor : (n, r) ndarray
+        E.g. Nyström's feature map of a kernel (:func:`nystroem_affinity`).
+    """
+
+    factor: np.ndarray
+
+    @property
+    def shape(self) -> tuple:
+        return (len(self.factor), len(self.factor))
+
+    @property
+    def rank(self) -> int:
+        return self.factor.shape[1]
+
+    def toarray(self) -> np.ndarray:
+        """The ``(n, n)`` affinity itself (for small ``n``: tests, plots)."""
+        return self.factor @ self.factor.T
+
+
+def nystroem_affinity(X, model) -> LowRankAffinity:
+    """The kernel of a Nyström :class:`~eigenvision.KernelPCA` between rows, as its factor.
+
+    With ``m`` landmarks ``L`` the model's kernel is
+    ``k(x, y) ~ k(x, L) K_LL^-1 k(L, y)`` (the lecture's appendix:
+    ``K_G ~ K*^T K^-1 K*``), so the affinity of ``n`` rows is ``F F^T`` with
+    ``F = k(X, L) K_LL^-1/2``, the model's own feature map: spectral
+    clustering on it costs ``O(n m)`` memory and ``O(n m^2)`` time (Fowlkes,
+    Belongie, Chung & Malik 2004) where the exact kernel needs ``n x n``.
+
+    Parameters
+    ----------
+    X : (n, d) ndarray
+        Rows (the model's input).
+    model : KernelPCA
+        Fitted with ``n_landmarks``.
+
+    Returns
+    -------
+    LowRankAffinity
+
+    References
+    ----------
+    C. Fowlkes, S. Belongie, F. Chung and J. Malik (2004), Spectral grouping
+    using the Nyström method, IEEE TPAMI 26(2).
+    """
+    if not isinstance(model, KernelPCA) or model.n_landmarks is None:
+        raise ValueError("nystroem_affinity needs a KernelPCA fitted with n_landmarks")
+    rows = np.asarray(X, dtype=np.float64)
+    return LowRankAffinity(model._kernel(rows, model.landmarks_) @ model.feature_map_)
+
+
 def neighbour_graph(codes, *, n_neighbors=_GRAPH_NEIGHBOURS):
     """The sparse self-tuning affinity of each row to its nearest neighbours.
 
@@ -223,10 +284,11 @@ def laplacian_spectrum(similarity, n_eigenvalues, *, seed=0):
 
     Parameters
     ----------
-    similarity : (n, n) ndarray or scipy.sparse array
-        Symmetric, non-negative.
+    similarity : (n, n) ndarray, scipy.sparse array or LowRankAffinity
+        Symmetric, non-negative (a low-rank one: non-negative degrees).
     n_eigenvalues : int
-        How many, ``1 <= n_eigenvalues <= n``.
+        How many, ``1 <= n_eigenvalues <= n`` (at most the rank of a
+        :class:`LowRankAffinity`).
     seed : int, default 0
         LOBPCG's start.
 
@@ -246,6 +308,8 @@ def laplacian_spectrum(similarity, n_eigenvalues, *, seed=0):
     m = int(n_eigenvalues)
     if not 1 <= m <= n:
         raise ValueError(f"n_eigenvalues must be in [1, {n}], got {n_eigenvalues}")
+    if isinstance(similarity, LowRankAffinity):
+        return _low_rank_spectrum(similarity, m)
     degree = np.asarray(similarity.sum(axis=1)).ravel()
     scale = 1 / np.sqrt(np.maximum(degree, 1e-300))
     if not sparse.issparse(similarity) or n <= max(1000, 5 * m):
@@ -262,6 +326,22 @@ def laplacian_spectrum(similarity, n_eigenvalues, *, seed=0):
     )
     order = np.argsort(values)
     return np.clip(values[order], 0.0, 2.0), vectors[:, order]
+
+
+def _low_rank_spectrum(similarity, m):
+    """:func:`laplacian_spectrum` of ``W = F F^T``: with ``G = D^-1/2 F``, the normalised
+    affinity ``G G^T`` shares its nonzero eigenvalues with the ``(r, r)`` matrix ``G^T G``."""
+    if m > similarity.rank:
+        raise ValueError(
+            f"n_eigenvalues={m} exceeds the rank {similarity.rank} of the low-rank affinity"
+        )
+    factor = similarity.factor
+    degree = factor @ factor.sum(axis=0)
+    scaled = factor / np.sqrt(np.maximum(degree, 1e-300))[:, None]
+    values, small = linalg.eigh(scaled.T @ scaled)
+    values, small = values[::-1][:m], small[:, ::-1][:, :m]
+    vectors = scaled @ (small / np.sqrt(np.maximum(values, 1e-300)))
+    return np.clip(1.0 - values, 0.0, 2.0), vectors
 
 
 def eigengap_groups(similarity, *, max_groups=None, seed=0):
@@ -282,8 +362,9 @@ def eigengap_groups(similarity, *, max_groups=None, seed=0):
 
     Parameters
     ----------
-    similarity : (n, n) ndarray or scipy.sparse array
-        Symmetric, non-negative: :func:`affinity` or :func:`neighbour_graph`.
+    similarity : (n, n) ndarray, scipy.sparse array or LowRankAffinity
+        Symmetric, non-negative: :func:`affinity`, :func:`neighbour_graph`
+        or :func:`nystroem_affinity`.
     max_groups : int, optional
         Look for the gap among the first this many eigenvalues (of each
         separate part); default ``min(n // 2, 100)``.
@@ -315,7 +396,7 @@ def spectral_labels(similarity, n_groups, *, seed=0):
 
     Parameters
     ----------
-    similarity : (n, n) ndarray or scipy.sparse array
+    similarity : (n, n) ndarray, scipy.sparse array or LowRankAffinity
     n_groups : int
     seed : int, default 0
 
@@ -372,6 +453,10 @@ def _gap_count(similarity, max_groups, seed):
         return 1
     limit = min(n // 2, _MAX_GROUPS) if max_groups is None else int(max_groups)
     limit = max(2, min(n - 1, limit))
+    if isinstance(similarity, LowRankAffinity):
+        limit = min(limit, similarity.rank - 1)
+        if limit < 2:
+            return 1
     window = limit + 1 if not sparse.issparse(similarity) else min(limit + 1, _FIRST_WINDOW)
     while True:
         values, _ = laplacian_spectrum(similarity, window, seed=seed)
@@ -417,7 +502,9 @@ def cluster(
     model : subspace model, optional
         Where to cluster: its codes (``transform``), or its own similarity
         (:func:`affinity`) where it has one (:class:`~eigenvision.KernelPCA`'s
-        kernel, the identity models' probability). A fitted model is used as
+        kernel, the identity models' probability). A KernelPCA with
+        ``n_landmarks`` gives its Nyström kernel (:func:`nystroem_affinity`):
+        spectral clustering on it holds ``O(n m)``, never ``n x n``. A fitted model is used as
         it is; an unfitted unsupervised one (:class:`~eigenvision.Eigenspace`,
         :class:`~eigenvision.KernelPCA`, ...) is fitted on the images first.
         Default: the pixels (or codes) themselves.
@@ -425,8 +512,9 @@ def cluster(
         scikit-learn's ``AgglomerativeClustering`` (average linkage; for
         the identity models on the probability of two identities, cut at
         even odds), spectral clustering (scikit-learn's ``SpectralClustering``
-        on the precomputed affinity when told how many groups; else
-        :func:`spectral_labels` of the spectrum that counted them), or
+        on the precomputed affinity when told how many groups, except on a
+        Nyström kernel; else :func:`spectral_labels` of the spectrum that
+        counted them), or
         ``KMeans`` on the codes. Default: ``"agglomerative"`` when the groups
         are told (``n_clusters``, ``distance_threshold``) or an identity
         model cuts them at even odds; otherwise ``"spectral"``, whose count
@@ -477,8 +565,11 @@ def cluster(
     told = n_clusters is not None or distance_threshold is not None
     if method is None:
         method = "agglomerative" if told or identity else "spectral"
+    low_rank = isinstance(model, KernelPCA) and model.n_landmarks is not None
     dense = method == "agglomerative" or (
-        method == "spectral" and (n_clusters is not None or _has_similarity(model))
+        method == "spectral"
+        and not low_rank
+        and (n_clusters is not None or _has_similarity(model))
     )
     if dense:
         _check_dense_budget(n, method)
@@ -487,6 +578,8 @@ def cluster(
         cut = 0.5 if distance_threshold is None else distance_threshold
         return average_linkage(apart, cut)
     if method == "spectral" and n_clusters is not None:
+        if low_rank:
+            return spectral_labels(nystroem_affinity(X, model), n_clusters, seed=seed)
         labels = SpectralClustering(
             n_clusters, affinity="precomputed", random_state=seed, assign_labels="cluster_qr"
         ).fit_predict(affinity(X, model))
@@ -494,7 +587,12 @@ def cluster(
     codes = None if method == "spectral" and _has_similarity(model) else _codes(X, model)
     groups = n_clusters
     if not told:
-        similarity = affinity(X, model) if _has_similarity(model) else neighbour_graph(codes)
+        if low_rank:
+            similarity = nystroem_affinity(X, model)
+        elif _has_similarity(model):
+            similarity = affinity(X, model)
+        else:
+            similarity = neighbour_graph(codes)
         counted = _counted_parts(similarity, None, seed)
         if method == "spectral":
             return _labels_of_parts(similarity, counted, seed)
@@ -518,7 +616,8 @@ def _check_dense_budget(n: int, method: str) -> None:
             f"method={method!r} on {n} items holds {n} x {n} matrices, about "
             f"{needed / 2**30:.1f} GiB, over the {DENSE_BUDGET / 2**30:.0f} GiB budget "
             "(eigenvision.cluster.DENSE_BUDGET): use method='kmeans' with n_clusters, or no "
-            "method and no count (the sparse spectral path counts and groups in O(n k) memory)"
+            "method and no count (the sparse spectral path counts and groups in O(n k) memory); "
+            "a KernelPCA model: fit it with n_landmarks (its Nyström kernel holds O(n m))"
         )
 
 

@@ -636,3 +636,57 @@ def test_grouping_codes_holds_the_condensed_pairs_not_the_matrix(rng):
         tracemalloc.stop()
         pairs.append(len(codes) * (len(codes) - 1) / 2)
     assert (peaks[1] - peaks[0]) / (pairs[1] - pairs[0]) < 28  # bytes a pair
+
+
+def test_a_low_rank_affinitys_spectrum_is_the_dense_one(rng):
+    """The Laplacian spectrum of ``W = F F^T`` read from the ``(r, r)`` Gram matrix: the
+    eigenvalues scipy's dense eigh gives for the ``(n, n)`` affinity, and eigenvectors of it."""
+    from scipy.linalg import eigh
+
+    from eigenvision.cluster import LowRankAffinity
+
+    factor = np.abs(rng.normal(size=(300, 12))) + np.repeat(np.eye(3), [100, 100, 100], 0) @ (
+        5 * rng.random((3, 12))
+    )
+    similarity = LowRankAffinity(factor)
+    values, vectors = laplacian_spectrum(similarity, 6)
+    dense = factor @ factor.T
+    scale = 1 / np.sqrt(dense.sum(axis=1))
+    laplacian = np.eye(300) - scale[:, None] * dense * scale[None, :]
+    np.testing.assert_allclose(values, eigh(laplacian, eigvals_only=True)[:6], atol=1e-10)
+    np.testing.assert_allclose(laplacian @ vectors, vectors * values, atol=1e-10)
+    np.testing.assert_allclose(vectors.T @ vectors, np.eye(6), atol=1e-10)
+    with pytest.raises(ValueError, match="rank 12"):
+        laplacian_spectrum(similarity, 13)
+
+
+def test_a_nystroem_kernel_groups_without_an_n_by_n_matrix(monkeypatch):
+    """Issue 79 (the lecture's appendix): a KernelPCA with landmarks gives its Nyström kernel
+    ``k(X, L) K_LL^-1 k(L, X)`` as a factor; spectral clustering on it finds 20 blobs of 128
+    dimensions, counted or told, with the dense budget at one byte and no affinity built."""
+    import importlib
+
+    from sklearn.datasets import make_blobs
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    from eigenvision.cluster import nystroem_affinity
+
+    clustering = importlib.import_module("eigenvision.cluster")
+    X, truth = make_blobs(2000, 128, centers=20, cluster_std=4.0, random_state=0)
+    model = ev.KernelPCA(10, gamma=1e-3, n_landmarks=300).fit(X)
+    landmarks = model.landmarks_
+    expected = rbf_kernel(X[:50], landmarks, gamma=1e-3) @ np.linalg.pinv(
+        rbf_kernel(landmarks, gamma=1e-3), hermitian=True, rtol=1e-10
+    ) @ rbf_kernel(landmarks, X[:50], gamma=1e-3)
+    np.testing.assert_allclose(nystroem_affinity(X[:50], model).toarray(), expected, atol=1e-6)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a dense affinity was built")
+
+    monkeypatch.setattr(clustering, "DENSE_BUDGET", 1)
+    monkeypatch.setattr(clustering, "affinity", refuse)
+    assert adjusted_rand_score(truth, ev.cluster(X, model=model)) == 1.0
+    told = ev.cluster(X, model=model, method="spectral", n_clusters=20)
+    assert adjusted_rand_score(truth, told) == 1.0
+    with pytest.raises(ValueError, match="n_landmarks"):
+        nystroem_affinity(X, ev.KernelPCA(10).fit(X[:100]))
