@@ -24,7 +24,7 @@ from eigenvision.faces.compare import (
     identity_model_name,
     model_crop,
 )
-from eigenvision.faces.crops import face_thumbnail
+from eigenvision.faces.crops import face_thumbnail, identity_faces, identity_threshold
 from eigenvision.faces.groups import (
     CALIBRATED_CUT,
     LEARNT_CUT,
@@ -585,13 +585,15 @@ def face_candidates(image: np.ndarray) -> list:
     return trained_finder().find(image, threshold=0.0, max_faces=20)
 
 
-def faces_found(image: np.ndarray, key: str) -> tuple[list, float]:
-    """The finder's faces at the sidebar's probability (default: its calibrated threshold)."""
+def faces_found(image: np.ndarray, key: str, *, identity: bool = False) -> tuple[list, float]:
+    """The finder's faces at the sidebar's probability (default: its calibrated threshold, or
+    for naming them its stricter identity threshold)."""
+    finder = trained_finder()
     least = st.sidebar.slider(
-        "Smallest face probability",
+        "Smallest face probability" + (" to name" if identity else ""),
         0.0,
         1.0,
-        float(round(trained_finder().threshold, 4)),
+        float(round(identity_threshold(finder) if identity else finder.threshold, 4)),
         0.0001,
         format="%.4f",
         key=key,
@@ -768,7 +770,7 @@ def name_every_face(
 ) -> None:
     """Find every face of a photo, cut each on its eyes to the recognizer's size, name it
     (``probes``: held-out images of the enrolled people, for the default threshold)."""
-    found, _ = faces_found(photo, "photo-probability")
+    found, _ = faces_found(photo, "photo-probability", identity=True)
     if not found:
         return
     if recognizer.finder is None:
@@ -1139,11 +1141,11 @@ def compare_page() -> None:
     crops = []
     for column, (name, photo) in zip(columns, photos, strict=True):
         with st.spinner(f"Finding the faces of {name} ..."):
-            found = finder.find(photo)
+            found = identity_faces(finder, photo)
         if not found:
             st.error(
-                f"{name} shows no face at the finder's threshold {finder.threshold:.2f}: upload "
-                "a photo with the face large and frontal."
+                f"{name} shows no face at the identity threshold "
+                f"{identity_threshold(finder):.2f}: upload a photo with the face large and frontal."
             )
             return
         shown = f"{name}: the most confident of {len(found)} faces" if len(found) > 1 else name

@@ -567,9 +567,7 @@ def cluster(
         method = "agglomerative" if told or identity else "spectral"
     low_rank = isinstance(model, KernelPCA) and model.n_landmarks is not None
     dense = method == "agglomerative" or (
-        method == "spectral"
-        and not low_rank
-        and (n_clusters is not None or _has_similarity(model))
+        method == "spectral" and not low_rank and (n_clusters is not None or _has_similarity(model))
     )
     if dense:
         _check_dense_budget(n, method)

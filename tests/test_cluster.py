@@ -675,9 +675,11 @@ def test_a_nystroem_kernel_groups_without_an_n_by_n_matrix(monkeypatch):
     X, truth = make_blobs(2000, 128, centers=20, cluster_std=4.0, random_state=0)
     model = ev.KernelPCA(10, gamma=1e-3, n_landmarks=300).fit(X)
     landmarks = model.landmarks_
-    expected = rbf_kernel(X[:50], landmarks, gamma=1e-3) @ np.linalg.pinv(
-        rbf_kernel(landmarks, gamma=1e-3), hermitian=True, rtol=1e-10
-    ) @ rbf_kernel(landmarks, X[:50], gamma=1e-3)
+    expected = (
+        rbf_kernel(X[:50], landmarks, gamma=1e-3)
+        @ np.linalg.pinv(rbf_kernel(landmarks, gamma=1e-3), hermitian=True, rtol=1e-10)
+        @ rbf_kernel(landmarks, X[:50], gamma=1e-3)
+    )
     np.testing.assert_allclose(nystroem_affinity(X[:50], model).toarray(), expected, atol=1e-6)
 
     def refuse(*args, **kwargs):

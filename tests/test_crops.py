@@ -41,3 +41,49 @@ def test_align_face_reads_light_as_the_finder_does(rng):
     as_given = ev.align_face(photo, eyes)
     assert not np.allclose(as_given, own_range)  # within [0, 1]: not stretched
     np.testing.assert_allclose(as_given, ev.align_face(photo.astype(np.float32), eyes), atol=1e-4)
+
+
+def _badge_photo():
+    """A photo with a sure face (p 0.99) and, as large, a badge the finder takes at p 0.57
+    (the astronaut's name badge at the detection threshold 0.3)."""
+    from dataclasses import replace
+
+    from conftest import KnownFaces, known_face
+
+    sure = known_face((40.0, 60.0), (70.0, 60.0))
+    badge = replace(known_face((130.0, 150.0), (160.0, 150.0)), score=0.28, confidence=0.57)
+    finder = KnownFaces({0: [sure, badge]})
+    finder.threshold = 0.3
+    finder.identity_threshold = 0.8
+    return np.zeros((220, 220, 3)), finder, sure
+
+
+def test_identity_work_takes_the_faces_at_the_identity_threshold():
+    """Issue 80: naming, enrolling, comparing and grouping took every face found at the
+    detection threshold (0.3), so a badge or a sign was named and grouped with people; they
+    take the finder's stricter ``identity_threshold``, its ``threshold`` where it has none."""
+    from eigenvision.faces.compare import faces_of_photo, model_crop
+    from eigenvision.faces.crops import identity_faces, identity_threshold
+
+    photo, finder, sure = _badge_photo()
+    assert identity_threshold(finder) == 0.8
+    assert identity_faces(finder, photo) == [sure]
+    assert ev.single_face(finder, photo) == sure  # two faces of one size: refused before
+    crops, _ = ev.photo_faces(finder, [photo], every_face=True)
+    assert len(crops) == 1
+    model = ev.default_identity_model("classical")
+    faces, cuts, _ = faces_of_photo(photo, finder, model)
+    assert faces == [sure]
+    np.testing.assert_array_equal(cuts[0], model_crop(photo, sure, model))
+    finder.identity_threshold = None  # a finder without one: its detection threshold
+    assert identity_threshold(finder) == 0.3
+    assert len(identity_faces(finder, photo)) == 2
+
+
+def test_a_photo_without_a_face_at_the_identity_threshold_says_which_to_lower():
+    from dataclasses import replace
+
+    photo, finder, sure = _badge_photo()
+    finder.faces_by_photo[0] = [replace(sure, confidence=0.6)]
+    with pytest.raises(ev.NoFaceError, match=r"identity threshold 0\.8.*finder\.identity_threshold"):
+        ev.single_face(finder, photo)

@@ -114,9 +114,23 @@ def add_face_threshold(parser):
         "--face-threshold",
         type=probability,
         metavar="P",
-        help="models on photos: smallest probability of a face "
-        "(default the finder's calibrated one)",
+        help="models on photos: smallest probability of a face that is named, compared, "
+        "grouped or enrolled (default the finder's identity threshold, stricter than "
+        "detection's)",
     )
+
+
+def set_face_threshold(finder, args) -> None:
+    """``--face-threshold``: the bar identity work reads (the finder's ``identity_threshold``)."""
+    if args.face_threshold is not None:
+        finder.identity_threshold = args.face_threshold
+
+
+def face_threshold_note(finder) -> str:
+    """How an identity command's output states which faces it took."""
+    from ..faces.crops import identity_threshold
+
+    return f"faces taken at P(face) >= {identity_threshold(finder):.3g} (the identity threshold)"
 
 
 SOURCES_HELP = (

@@ -22,7 +22,13 @@ from ..faces.photos import (
     default_finder,
 )
 from ..io import image_entries, load_image
-from ._common import add_face_threshold, add_identity_options, face_json
+from ._common import (
+    add_face_threshold,
+    add_identity_options,
+    face_json,
+    face_threshold_note,
+    set_face_threshold,
+)
 
 
 def options(parser):
@@ -68,8 +74,7 @@ def run(args) -> int:
     if not paths:
         raise ValueError(f"{args.folder} holds no photos")
     finder = default_finder(args.finder)
-    if args.face_threshold is not None:
-        finder.threshold = args.face_threshold
+    set_face_threshold(finder, args)
     model_name = identity_model_name(args.model)
     options = dict(
         finder=finder,
@@ -105,7 +110,7 @@ def run(args) -> int:
             grouping_summary(groups, [path.name for path in paths], unreadable=unreadable)
             + (f"; written to {args.output}" if args.output else "")
         )
-        print(f"  grouped by the {model_name} identity model")
+        print(f"  grouped by the {model_name} identity model; {face_threshold_note(finder)}")
         for entry in report[:20]:
             photos = sorted({Path(face["photo"]).name for face in entry["faces"]})
             shown = ", ".join(photos[:6]) + (" ..." if len(photos) > 6 else "")

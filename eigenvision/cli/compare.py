@@ -7,10 +7,17 @@ import json
 from ..faces.compare import (
     compare_faces,
 )
+from ..faces.crops import identity_threshold
 from ..faces.photos import (
     default_finder,
 )
-from ._common import add_identity_options, plain
+from ._common import (
+    add_face_threshold,
+    add_identity_options,
+    face_threshold_note,
+    plain,
+    set_face_threshold,
+)
 
 
 def options(parser):
@@ -19,12 +26,13 @@ def options(parser):
     parser.add_argument("photo_b", help="another photo")
     parser.add_argument("--json", action="store_true", help="print JSON")
     add_identity_options(parser)
+    add_face_threshold(parser)
 
 
 def run(args) -> int:
-    result = compare_faces(
-        args.photo_a, args.photo_b, finder=default_finder(args.finder), model=args.model
-    )
+    finder = default_finder(args.finder)
+    set_face_threshold(finder, args)
+    result = compare_faces(args.photo_a, args.photo_b, finder=finder, model=args.model)
     if args.json:
         photos = []
         for face, count in zip(result.faces, result.face_counts, strict=True):
@@ -37,6 +45,7 @@ def run(args) -> int:
                     "score": plain(-result.distance),
                     "threshold": plain(-result.threshold),
                     "model": result.model,
+                    "face_threshold": identity_threshold(finder),
                     "photos": photos,
                 }
             )
@@ -51,4 +60,5 @@ def run(args) -> int:
         for path, count in zip((args.photo_a, args.photo_b), result.face_counts, strict=True):
             if count > 1:
                 print(f"{path} shows {count} faces: the most confident was compared")
+        print(face_threshold_note(finder))
     return 0

@@ -13,6 +13,7 @@ from ..recognize import Recognizer
 from ..views import view_count
 from ._common import (
     add_no_face_option,
+    face_threshold_note,
     labelled_photos,
     left_out,
     load_images,
@@ -61,4 +62,6 @@ def run(args) -> int:
         f"enrolled {counted(added, 'image')}; {counted(len(model.classes_), 'class', 'classes')} "
         f"({len(model.classes_) - before} new); saved {target}"
     )
+    if model.finder is not None:
+        print(f"  {face_threshold_note(model.finder)}")
     return 0

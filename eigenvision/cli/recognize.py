@@ -9,15 +9,18 @@ from .._base import counted, format_below, progress
 from ..faces.compare import (
     file_scale,
 )
+from ..faces.crops import identity_threshold
 from ..io import load_image
 from ..recognize import Recognizer
 from ._common import (
     add_face_threshold,
     face_json,
+    face_threshold_note,
     image_paths,
     load_model,
     plain,
     refuse_whole_photos,
+    set_face_threshold,
 )
 
 
@@ -80,8 +83,7 @@ def run(args) -> int:
 
 def _recognize_photos(model, args) -> list:
     """Every face of each photo with its name (a model trained with ``--photos``)."""
-    if args.face_threshold is not None:
-        model.finder.threshold = args.face_threshold
+    set_face_threshold(model.finder, args)
     results = []
     for path in progress(args.images, desc="recognising", enabled=not args.quiet):
         image = load_image(path, as_gray=False, max_side=model.finder.max_side)
@@ -90,6 +92,7 @@ def _recognize_photos(model, args) -> list:
         results.append(
             {
                 "image": path,
+                "face_threshold": identity_threshold(model.finder),
                 "faces": [
                     {
                         **face_json(face.scaled(to_file)),
@@ -111,6 +114,7 @@ def _recognize_photos(model, args) -> list:
                 f"{result['image']}: {counted(len(result['faces']), 'face')}"
                 + (cells and f": {cells}")
             )
+        print(face_threshold_note(model.finder))
     return results
 
 

@@ -18,6 +18,7 @@ from ._common import (
     labelled_photos,
     left_out,
     load_images,
+    set_face_threshold,
 )
 from ._recognizers import add_model_options, recognizer
 
@@ -82,7 +83,7 @@ def run(args) -> int:
     )
     if args.photos:
         finder = default_finder(args.finder)
-        finder.threshold = finder.threshold if args.face_threshold is None else args.face_threshold
+        set_face_threshold(finder, args)
         photos, labels, names = labelled_photos(args.source)
         model = recognizer(
             args, len(photos), shape=shape, resize=True, finder=finder, verbose=not args.quiet

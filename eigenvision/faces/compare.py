@@ -27,7 +27,7 @@ from ..io import load_image
 from ..openset import Verification
 from ..persist import load
 from ..transform import as_float_image
-from .crops import _check_finder, model_crop
+from .crops import _check_finder, _no_face_advice, identity_faces, identity_threshold, model_crop
 from .photos import default_finder
 
 __all__ = [
@@ -297,7 +297,7 @@ def faces_of_photo(photo, finder, model, *, name="the photo"):
     except ImageLoadError as exc:
         return [], [], exc
     to_file = file_scale(photo, image)
-    found = finder.find(image)
+    found = identity_faces(finder, image)
     faces = [face if to_file == 1.0 else face.scaled(to_file) for face in found]
     return faces, [model_crop(image, face, model) for face in found], None
 
@@ -330,7 +330,7 @@ def compare_faces(photo_a, photo_b, *, finder=None, model=None) -> Verification:
     Raises
     ------
     NoFaceError
-        A photo shows no face at the finder's threshold (the error names it).
+        A photo shows no face at the identity threshold (the error names it).
     MissingExtraError
         ``model="deep"`` without ``eigenvision[deep]``.
 
@@ -354,8 +354,8 @@ def compare_faces(photo_a, photo_b, *, finder=None, model=None) -> Verification:
         if not found:
             shown = str(photo) if isinstance(photo, (str, os.PathLike)) else label
             raise NoFaceError(
-                f"{shown} shows no face at the finder's threshold {finder.threshold:.3g}: use a "
-                "photo with the face large and frontal, or lower finder.threshold"
+                f"{shown} shows no face at the identity threshold "
+                f"{identity_threshold(finder):.3g}: {_no_face_advice(finder)}"
             )
         crops.append(cut[0])
         faces.append(found[0])

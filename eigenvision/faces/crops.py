@@ -25,6 +25,8 @@ __all__ = [
     "align_face",
     "face_thumbnail",
     "single_face",
+    "identity_threshold",
+    "identity_faces",
     "photo_faces",
     "FINDER",
     "PhotoFacesMixin",
@@ -118,10 +120,68 @@ def face_thumbnail(photo, face, *, margin=0.25):
     return np.clip(photo[top:bottom, left:right], 0, 1)
 
 
+def identity_threshold(finder) -> float:
+    """The smallest probability of a face that identity work takes from ``finder``.
+
+    The finder's ``identity_threshold`` where it has one (the shipped finder's
+    is stricter than its detection ``threshold``: a badge or a sign found as
+    a face at the detection threshold is not named, compared, grouped or
+    enrolled), else its ``threshold``.
+
+    Parameters
+    ----------
+    finder : FaceFinder
+        Anything with ``find`` and ``threshold``.
+
+    Returns
+    -------
+    float
+    """
+    stricter = getattr(finder, "identity_threshold", None)
+    return float(finder.threshold if stricter is None else stricter)
+
+
+def identity_faces(finder, photo, *, max_faces=50, return_likeliest=False):
+    """The faces of a photo that identity work takes: :meth:`FaceFinder.find` at
+    :func:`identity_threshold`.
+
+    Parameters
+    ----------
+    finder : FaceFinder
+    photo : (H, W) or (H, W, 3) ndarray
+    max_faces : int, default 50
+    return_likeliest : bool, default False
+        As :meth:`FaceFinder.find`.
+
+    Returns
+    -------
+    list of Face, or (list of Face, float or None)
+    """
+    return finder.find(
+        photo,
+        threshold=identity_threshold(finder),
+        max_faces=max_faces,
+        return_likeliest=return_likeliest,
+    )
+
+
+def _no_face_advice(finder) -> str:
+    """How to let more faces through: the threshold identity work reads, and its setting."""
+    setting = (
+        "finder.threshold"
+        if getattr(finder, "identity_threshold", None) is None
+        else "finder.identity_threshold"
+    )
+    return (
+        "use a photo with the face large and frontal, or lower the threshold "
+        f"(--face-threshold, or {setting})"
+    )
+
+
 def single_face(finder, photo, *, name="the photo"):
     """The one face of a photo that shows one person (for enrolment).
 
-    The finder's most confident face at its threshold. A second face counts
+    The finder's most confident face at :func:`identity_threshold`. A second face counts
     only when it is at least half as wide as the first: smaller ones are
     bystanders or the clutter a wild-face finder also accepts (a studio
     portrait's background gave false faces of a sixth of the subject's width
@@ -142,25 +202,25 @@ def single_face(finder, photo, *, name="the photo"):
     Raises
     ------
     NoFaceError
-        No face at the finder's threshold.
+        No face at :func:`identity_threshold`.
     FaceCountError
         Several faces of similar size.
     """
     _check_finder(finder)
-    found, likeliest = finder.find(photo, max_faces=5, return_likeliest=True)
+    found, likeliest = identity_faces(finder, photo, max_faces=5, return_likeliest=True)
     if not found:
         best = "" if likeliest is None else f" (the likeliest: p {likeliest:.4f} at most)"
         raise NoFaceError(
-            f"{name} shows no face at the finder's threshold {finder.threshold:.4g}{best}: use a "
-            "photo with the face large and frontal, or lower the threshold (--face-threshold, "
-            "or finder.threshold)"
+            f"{name} shows no face at the identity threshold {identity_threshold(finder):.4g}"
+            f"{best}: {_no_face_advice(finder)}"
         )
     first = found[0]
     rivals = [face for face in found[1:] if face.box[2] >= 0.5 * first.box[2]]
     if rivals:
         raise FaceCountError(
             f"{name} shows {1 + len(rivals)} faces of similar size; enrolment takes one person per "
-            "photo: crop the photo to that person, or raise the finder's threshold"
+            "photo: crop the photo to that person, or raise the threshold (--face-threshold, or "
+            "finder.identity_threshold)"
         )
     return first
 
@@ -241,7 +301,7 @@ def photo_faces(
     )
     for index, photo in searched:
         if every_face:
-            found = finder.find(photo)
+            found = identity_faces(finder, photo)
         else:
             name = (
                 str(names[index])
@@ -269,7 +329,7 @@ def photo_faces(
     if left_out:
         warnings.warn(
             f"left out {len(left_out)} of {len(photos)} photos without one face at the "
-            f"finder's threshold {finder.threshold:.3g}: {', '.join(left_out)}",
+            f"identity threshold {identity_threshold(finder):.3g}: {', '.join(left_out)}",
             stacklevel=2,
         )
     crops = np.stack(crops) if crops else np.empty((0, *shape))
@@ -339,7 +399,7 @@ class PhotoFacesMixin:
         photo : (H, W) or (H, W, 3) ndarray
         faces : list of Face, optional
             The faces to name (say, found at another probability); default
-            every face ``finder`` finds at its threshold.
+            every face ``finder`` finds at :func:`identity_threshold`.
 
         Returns
         -------
@@ -377,7 +437,7 @@ class PhotoFacesMixin:
                 "naming the faces of a photo needs Recognizer(finder=ev.faces.photos."
                 "default_finder()) or the faces to name (faces=)"
             )
-        found = self.finder.find(photo) if faces is None else list(faces)
+        found = identity_faces(self.finder, photo) if faces is None else list(faces)
         if not found:
             return [], self.gallery_labels_[:0], np.zeros(0)
         crops = np.stack([self._cut(photo, face) for face in found])

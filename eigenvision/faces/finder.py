@@ -142,6 +142,12 @@ class FaceFinder(FinderTrainingMixin, DecidingMixin, AppearanceMixin, PlacingMix
         turned photos' finest levels cost most and add more clutter than faces.
     threshold : float, default 0.5
         Smallest probability of a face reported by :meth:`find`.
+    identity_threshold : float, optional
+        Smallest probability of a face that identity work takes (naming,
+        comparing, grouping and enrolling faces:
+        :func:`~eigenvision.faces.crops.identity_faces`): a stricter bar than
+        detection's, so that a sign or a badge found as a face is not named
+        or grouped with people. Default: ``threshold``.
     max_side : int, default 800
         Photos are searched with their longer side at most this (larger
         ones are reduced first): bounded time and memory whatever the upload.
@@ -270,6 +276,7 @@ class FaceFinder(FinderTrainingMixin, DecidingMixin, AppearanceMixin, PlacingMix
         "min_iod": Param("real", 8, 4096, optional=True),
         "tilted_scale": Param("real", 1, 64),
         "threshold": Param("real", 0, 1),
+        "identity_threshold": Param("real", 0, 1, optional=True),
         "max_side": Param("int", 64, 4096),
         "n_candidates": Param("int", 1, 100_000),
         "prefilter_recall": Param("real", 0, 1, open_low=True, optional=True),
@@ -327,6 +334,7 @@ class FaceFinder(FinderTrainingMixin, DecidingMixin, AppearanceMixin, PlacingMix
         min_iod=None,
         tilted_scale=2.0,
         threshold=0.5,
+        identity_threshold=None,
         max_side=800,
         n_candidates=200,
         prefilter_recall=0.99,
@@ -354,6 +362,7 @@ class FaceFinder(FinderTrainingMixin, DecidingMixin, AppearanceMixin, PlacingMix
         self.min_iod = min_iod
         self.tilted_scale = tilted_scale
         self.threshold = threshold
+        self.identity_threshold = identity_threshold
         self.max_side = max_side
         self.n_candidates = n_candidates
         self.prefilter_recall = prefilter_recall
