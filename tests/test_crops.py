@@ -85,5 +85,19 @@ def test_a_photo_without_a_face_at_the_identity_threshold_says_which_to_lower():
 
     photo, finder, sure = _badge_photo()
     finder.faces_by_photo[0] = [replace(sure, confidence=0.6)]
-    with pytest.raises(ev.NoFaceError, match=r"identity threshold 0\.8.*finder\.identity_threshold"):
+    with pytest.raises(
+        ev.NoFaceError, match=r"identity threshold 0\.8.*finder\.identity_threshold"
+    ):
         ev.single_face(finder, photo)
+
+
+def test_the_shipped_finder_takes_faces_for_identity_at_even_odds():
+    """Issue 80: the shipped finder's identity threshold is its recipe's, stricter than the
+    detection threshold (0.3) it used to share."""
+    from eigenvision.faces.photos import DEFAULT_FINDER, IDENTITY_THRESHOLD
+
+    if not DEFAULT_FINDER.is_file():
+        pytest.skip("data/face_finder.npz is not here")
+    finder = ev.default_finder()
+    assert finder.identity_threshold == max(finder.threshold, IDENTITY_THRESHOLD)
+    assert finder.identity_threshold > finder.threshold

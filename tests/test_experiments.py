@@ -538,3 +538,41 @@ def test_lfw_verification_learns_each_halfs_mixture_from_people_outside_its_pair
     fisher = first.description_widths()[-1]
     np.testing.assert_array_equal(x[:, :-fisher], y[:, :-fisher])
     assert not np.allclose(x[:, -fisher:], y[:, -fisher:])
+
+
+def test_identity_faces_labels_faces_misplaced_and_clutter_and_tallies_them(tmp_path):
+    """The identity_faces experiment: a detection finding the annotated face or a referee's is
+    a face, one covering a face's box in part misplaced, one apart clutter; the tally's
+    rates counted again by hand from the labels, and a small run on the real photos."""
+    from dataclasses import replace
+
+    from conftest import known_face, require_deep, require_helen_files
+
+    from eigenvision.experiments.identity_faces import _tally, covered, label_detections
+
+    assert covered((0, 0, 10, 10), [(5, 0, 10, 10), (100, 100, 5, 5)]) == 0.5
+    face = known_face((40.0, 50.0), (60.0, 50.0))
+    x, y, w, h = face.box
+    aside = replace(face, box=(x + 0.6 * w, y, w, h))
+    apart = replace(face, box=(x, y + 5 * h, w, h))
+    other = known_face((240.0, 50.0), (260.0, 50.0))
+    kinds = label_detections([face, aside, apart, other], (x + w / 2, y + h / 2), 20.0, [other.box])
+    assert [kind for _, kind in kinds] == ["face", "misplaced", "clutter", "face"]
+    rows = [(0.99, "face"), (0.35, "face"), (0.6, "clutter"), (0.45, "misplaced"), (0.2, "clutter")]
+    tally = _tally(rows, photos=4, detection=0.3)
+    assert tally["0.5"] == {
+        "clutter_per_photo": 0.25,
+        "clutter": 1,
+        "misplaced": 0,
+        "faces_kept": 0.5,
+    }
+    assert tally["0.3"]["clutter"] == 1 and tally["0.3"]["misplaced"] == 1
+    assert tally["0.1"]["faces_kept"] == 1.0
+    require_deep()
+    require_helen_files()
+    results = _run("identity_faces", tmp_path, "--helen", "2", "--lfw", "4")
+    assert sum(results["photos"].values()) == 6
+    counts = results["detections"]
+    found = sum(sum(part.values()) for part in counts.values())
+    assert found >= 6  # a face at least in each photo
+    assert results["identity_threshold"] >= results["detection_threshold"]

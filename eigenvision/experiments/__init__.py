@@ -23,6 +23,7 @@ EXPERIMENTS = (
     "face_clustering",
     "lfw_people",
     "calibration",
+    "identity_faces",
 )
 
 

@@ -41,6 +41,7 @@ __all__ = [
     "lfw_faces",
     "DEFAULT_FINDER",
     "SHIPPED_FALSE_ALARMS",
+    "IDENTITY_THRESHOLD",
     "BACKGROUNDS",
     "sample_picture",
     "calibrate_threshold",
@@ -55,6 +56,11 @@ DEFAULT_FINDER = Path(__file__).resolve().parents[2] / "data" / "face_finder.npz
 #: False alarms per photo the shipped finder's threshold allows on the held-out HELEN
 #: calibration photos (:func:`calibrate_threshold`; the user guide gives what each choice found).
 SHIPPED_FALSE_ALARMS = 0.05
+
+#: The smallest probability of a face that identity work takes from the shipped finder
+#: (:func:`~eigenvision.faces.crops.identity_threshold`): even odds, a face likelier than not.
+#: The ``identity_faces`` experiment measures what it keeps and what it leaves out.
+IDENTITY_THRESHOLD = 0.5
 
 #: scikit-image's sample pictures without a human face: non-face backgrounds.
 BACKGROUNDS = (
@@ -426,12 +432,14 @@ def build_finder(root=None, *, n_backgrounds=250, n_lfw=3000, progress=False) ->
 
 
 def fit_appearance_check(finder, root=None, *, progress=False):
-    """The shipped finder's appearance check and threshold, on a finder fitted up to its eyes.
+    """The shipped finder's appearance check and thresholds, on a finder fitted up to its eyes.
 
     :meth:`~eigenvision.FaceFinder.fit_appearance` on annotated photos of the
     training people (:func:`helen_split`, :func:`lfw_split`), then the
     threshold that gives :data:`SHIPPED_FALSE_ALARMS` false alarms per photo
-    on the last 60 held-out HELEN photos (:func:`calibrate_threshold`).
+    on the last 60 held-out HELEN photos (:func:`calibrate_threshold`), and
+    the identity threshold, :data:`IDENTITY_THRESHOLD` (or the detection
+    threshold where that is higher).
 
     Parameters
     ----------
@@ -456,6 +464,7 @@ def fit_appearance_check(finder, root=None, *, progress=False):
         false_alarms=SHIPPED_FALSE_ALARMS,
         progress=progress,
     )
+    finder.identity_threshold = max(finder.threshold, IDENTITY_THRESHOLD)
     return finder
 
 
