@@ -81,7 +81,8 @@ def run(args) -> int:
         save(finder, saved)
         print(
             f"fitted the appearance check on the training people's photos, threshold "
-            f"{finder.threshold:g} (identity work from {finder.identity_threshold:g}); saved {saved}"
+            f"{finder.threshold:g} (identity work from {finder.identity_threshold:g}); "
+            f"saved {saved}"
         )
         return 0
     finder = build_finder(n_backgrounds=args.backgrounds, progress=not args.quiet)
