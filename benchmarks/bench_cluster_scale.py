@@ -6,8 +6,8 @@ eigengap of its normalised Laplacian by LOBPCG, and the groups from the same
 eigenvectors (pivoted QR). Then the lecture appendix's kernel route: a
 KernelPCA with 1,000 Nyström landmarks (``gamma=1e-3``), whose kernel is
 grouped from its ``(n, m)`` factor without a count. Beside them on the same
-data: scikit-learn's average linkage told the count, with and without a k-nearest-neighbour connectivity
-graph, and HDBSCAN (no count). Data: ``--groups`` Gaussian blobs of 128
+data: scikit-learn's average linkage told the count, with and without a
+k-nearest-neighbour connectivity graph, and HDBSCAN (no count). Data: ``--groups`` Gaussian blobs of 128
 dimensions (scikit-learn's ``make_blobs``, ``cluster_std=4``), n from 2,000
 up. Each run is a fresh process: its peak resident memory beyond the data
 (``ru_maxrss``), its wall time, the groups found and the adjusted Rand index.
