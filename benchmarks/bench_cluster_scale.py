@@ -1,19 +1,17 @@
 """How do time and memory grow with n when grouping codes without being told how many groups?
 
-``ev.cluster(X)`` without a count: each code's nearest neighbours (the
-project's exact search in blocks), a sparse self-tuning affinity, the
-eigengap of its normalised Laplacian by LOBPCG, and the groups from the same
-eigenvectors (pivoted QR). Then the lecture appendix's kernel route: a
-KernelPCA with 1,000 Nyström landmarks (``gamma=1e-3``), whose kernel is
-grouped from its ``(n, m)`` factor without a count. Beside them on the same
-data: scikit-learn's average linkage told the count, with and without a
-k-nearest-neighbour connectivity graph, and HDBSCAN (no count). Data: ``--groups`` Gaussian blobs of 128
-dimensions (scikit-learn's ``make_blobs``, ``cluster_std=4``), n from 2,000
-up. Each run is a fresh process: its peak resident memory beyond the data
-(``ru_maxrss``), its wall time, the groups found and the adjusted Rand index.
-Peers stop where they would take more than ``--peer-limit`` points (their
-memory grows as n^2). The growth exponents are least-squares slopes of
-log(time) and log(memory) against log(n).
+``ev.cluster(X)`` without a count: each code's nearest neighbours (the project's exact
+search in blocks), a sparse self-tuning affinity, the eigengap of its normalised Laplacian
+by LOBPCG, and the groups from the same eigenvectors (pivoted QR). Then the lecture
+appendix's kernel route: a KernelPCA with 1,000 Nyström landmarks (``gamma=1e-3``), whose
+kernel is grouped from its ``(n, m)`` factor without a count. Beside them on the same data:
+scikit-learn's average linkage told the count, with and without a k-nearest-neighbour
+connectivity graph, and HDBSCAN (no count). Data: ``--groups`` Gaussian blobs of 128
+dimensions (scikit-learn's ``make_blobs``, ``cluster_std=4``), n from 2,000 up. Each run is
+a fresh process: its peak resident memory beyond the data (``ru_maxrss``), its wall time,
+the groups found and the adjusted Rand index. Peers stop where they would take more than
+``--peer-limit`` points (their memory grows as n^2). The growth exponents are least-squares
+slopes of log(time) and log(memory) against log(n).
 
 Run:  python benchmarks/bench_cluster_scale.py --out benchmarks/out/cluster_scale
 """
