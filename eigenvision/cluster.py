@@ -178,7 +178,12 @@ class LowRankAffinity(NamedTuple):
         return self.factor.shape[1]
 
     def toarray(self) -> np.ndarray:
-        """The ``(n, n)`` affinity itself (for small ``n``: tests, plots)."""
+        """The ``(n, n)`` affinity itself (for small ``n``: tests, plots).
+
+        Returns
+        -------
+        (n, n) ndarray
+        """
         return self.factor @ self.factor.T
 
 

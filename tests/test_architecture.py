@@ -162,7 +162,6 @@ SINGLE_USER_MIXINS = {
     "FinderTrainingMixin",
     "LocatingMixin",
     "OpenSetMixin",
-    "OutOfCoreMixin",
     "PhotoFacesMixin",
     "PlacingMixin",
 }

@@ -126,11 +126,9 @@ def set_face_threshold(finder, args) -> None:
         finder.identity_threshold = args.face_threshold
 
 
-def face_threshold_note(finder) -> str:
-    """How an identity command's output states which faces it took."""
-    from ..faces.crops import identity_threshold
-
-    return f"faces taken at P(face) >= {identity_threshold(finder):.3g} (the identity threshold)"
+def face_threshold_note(threshold: float) -> str:
+    """How an identity command's output states which faces it took (``identity_threshold``)."""
+    return f"faces taken at P(face) >= {threshold:.3g} (the identity threshold)"
 
 
 SOURCES_HELP = (

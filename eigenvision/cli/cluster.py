@@ -16,7 +16,7 @@ from ..faces.compare import (
     default_identity_model,
     identity_model_name,
 )
-from ..faces.crops import face_thumbnail
+from ..faces.crops import face_thumbnail, identity_threshold
 from ..faces.groups import CALIBRATED_CUT, LEARNT_CUT, cluster_faces, grouping_summary
 from ..faces.photos import (
     default_finder,
@@ -110,7 +110,10 @@ def run(args) -> int:
             grouping_summary(groups, [path.name for path in paths], unreadable=unreadable)
             + (f"; written to {args.output}" if args.output else "")
         )
-        print(f"  grouped by the {model_name} identity model; {face_threshold_note(finder)}")
+        print(
+            f"  grouped by the {model_name} identity model; "
+            + face_threshold_note(identity_threshold(finder))
+        )
         for entry in report[:20]:
             photos = sorted({Path(face["photo"]).name for face in entry["faces"]})
             shown = ", ".join(photos[:6]) + (" ..." if len(photos) > 6 else "")

@@ -60,5 +60,5 @@ def run(args) -> int:
         for path, count in zip((args.photo_a, args.photo_b), result.face_counts, strict=True):
             if count > 1:
                 print(f"{path} shows {count} faces: the most confident was compared")
-        print(face_threshold_note(finder))
+        print(face_threshold_note(identity_threshold(finder)))
     return 0

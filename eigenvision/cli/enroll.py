@@ -8,6 +8,7 @@ from pathlib import Path
 from .._base import counted
 from .._errors import AlreadyEnrolledWarning
 from .._files import updating
+from ..faces.crops import identity_threshold
 from ..persist import save
 from ..recognize import Recognizer
 from ..views import view_count
@@ -63,5 +64,5 @@ def run(args) -> int:
         f"({len(model.classes_) - before} new); saved {target}"
     )
     if model.finder is not None:
-        print(f"  {face_threshold_note(model.finder)}")
+        print(f"  {face_threshold_note(identity_threshold(model.finder))}")
     return 0

@@ -114,7 +114,7 @@ def _recognize_photos(model, args) -> list:
                 f"{result['image']}: {counted(len(result['faces']), 'face')}"
                 + (cells and f": {cells}")
             )
-        print(face_threshold_note(model.finder))
+        print(face_threshold_note(identity_threshold(model.finder)))
     return results
 
 

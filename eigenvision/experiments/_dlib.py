@@ -52,6 +52,38 @@ class Embedder:
         return boxes, np.array(vectors).reshape(-1, 128)
 
 
+class Referee:
+    """dlib's CNN (MMOD) and HOG face detectors together: the faces no one annotated."""
+
+    def __init__(self):
+        import dlib
+        import face_recognition_models as models
+
+        self.cnn = dlib.cnn_face_detection_model_v1(models.cnn_face_detector_model_location())
+        self.hog = dlib.get_frontal_face_detector()
+
+    def boxes(self, image, upsample):
+        """``(x, y, w, h)`` of every face either finds (the CNN upsampled ``upsample`` times,
+        HOG once).
+
+        Parameters
+        ----------
+        image : (H, W) ndarray
+            Grey, in [0, 1].
+        upsample : int
+
+        Returns
+        -------
+        list of tuple
+        """
+        grey = np.ascontiguousarray(np.clip(image * 255, 0, 255).astype(np.uint8))
+        found = [
+            (r.rect.left(), r.rect.top(), r.rect.width(), r.rect.height())
+            for r in self.cnn(grey, upsample)
+        ]
+        return found + [(r.left(), r.top(), r.width(), r.height()) for r in self.hog(grey, 1)]
+
+
 def hog_detector():
     """dlib's frontal-face HOG detector (None when dlib is not installed)."""
     try:

@@ -27,31 +27,13 @@ from ..faces.photos import annotated_helen_photo, default_finder, helen_split, l
 from ..identity.deep import DEEP_INSTALL, MissingExtraError, deep_available
 from ..io import load_image
 from ..plot import rate_curves
+from . import _dlib
 from ._common import Run, data_env, parser, steps
 
 NAME = "identity_faces"
 THRESHOLDS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
 _LOWEST = 0.1  # detections searched down to this probability
 _COVERED = 0.25  # a detection covering less of every face box than this is clutter
-
-
-class _Referee:
-    """dlib's CNN (MMOD) and HOG face detectors: the faces no one annotated."""
-
-    def __init__(self):
-        import dlib
-        import face_recognition_models as models
-
-        self.cnn = dlib.cnn_face_detection_model_v1(models.cnn_face_detector_model_location())
-        self.hog = dlib.get_frontal_face_detector()
-
-    def boxes(self, image, upsample):
-        grey = np.ascontiguousarray(np.clip(image * 255, 0, 255).astype(np.uint8))
-        found = [
-            (r.rect.left(), r.rect.top(), r.rect.width(), r.rect.height())
-            for r in self.cnn(grey, upsample)
-        ]
-        return found + [(r.left(), r.top(), r.width(), r.height()) for r in self.hog(grey, 1)]
 
 
 def covered(box, faces) -> float:
@@ -118,7 +100,7 @@ def main(argv=None):
         raise MissingExtraError(f"{NAME} needs dlib's face detectors as referees: {DEEP_INSTALL}")
     run = Run(NAME, args)
     finder = default_finder()
-    referee = _Referee()
+    referee = _dlib.Referee()
     rows = {"tuning": [], "report": []}
     photos = {"tuning": 0, "report": 0}
     files = datasets.helen_files()
