@@ -160,7 +160,6 @@ SINGLE_USER_MIXINS = {
     "CodesMixin",
     "DecidingMixin",
     "FinderTrainingMixin",
-    "LocatingMixin",
     "OpenSetMixin",
     "PhotoFacesMixin",
     "PlacingMixin",

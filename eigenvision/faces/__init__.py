@@ -6,10 +6,9 @@ module                 stage
 ``candidates``         stage 1: DFFS minima over a pyramid and in-plane rotations
 ``decision``           stage 2: face or not (distances to face and non-face clusters)
 ``refine``             stage 3: candidates moved to the decision's best window nearby
-``features``           stage 4: eyes, nose and mouth (eigenfeatures), the eye-pair check
+``features``           stage 4: eyes, nose and mouth (eigenfeatures) located, the eye-pair check
 ``appearance``         stage 4: HOG of each face kept, fused with the decision and the check
 ``eyes``               stage 5: the placed eyes refined by cascaded regression
-``locate``             where a face's features are: the search under a shape prior
 ``geometry``           the face box, the detection window, the eye frame
 ``crops``              faces cut to canonical crops: the recogniser's front end
 ``photos``             the finder that ships in ``data/``, its recipe and calibration
@@ -35,7 +34,6 @@ __getattr__, __dir__, __all__ = lazy.attach(
         "finder",
         "geometry",
         "groups",
-        "locate",
         "photos",
         "refine",
         "training",
