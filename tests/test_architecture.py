@@ -162,7 +162,6 @@ SINGLE_USER_MIXINS = {
     "FinderTrainingMixin",
     "OpenSetMixin",
     "PhotoFacesMixin",
-    "PlacingMixin",
 }
 
 

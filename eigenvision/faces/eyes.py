@@ -25,9 +25,8 @@ from ..descriptors import hog_descriptor
 from ..normalize import to_gray
 from ..transform import eye_transform
 from .crops import align_face
-from .features import place_features
 
-__all__ = ["EyeRegressor", "PlacingMixin"]
+__all__ = ["EyeRegressor"]
 
 #: The frame each step reads: the eyes 24 pixels apart, level, 26 pixels down a 64 x 64 cut.
 FRAME_SHAPE = (64, 64)
@@ -235,44 +234,3 @@ def _moved(eyes, move):
     """The eyes displaced by ``move``, frame pixels (each at most half the eye distance)."""
     step = np.clip(np.asarray(move, dtype=np.float64).reshape(2, 2), -_MAX_STEP, _MAX_STEP)
     return _frame_transform(eyes).inverse(_CANONICAL + step)
-
-
-class PlacingMixin:
-    """How :class:`~eigenvision.FaceFinder` places a found face's features: the placer's
-    search, then the eyes refined (reads ``locator_``, ``placer_``, ``eye_regressor_``)."""
-
-    def place(self, image, box, *, relocate=True):
-        """Eyes, nose and mouth of the face in ``box``, placed as :meth:`find` reports them.
-
-        Located by the placer (``placer_``, eye patches with the brows) in
-        ``box``, then again in the box of the eyes found there
-        (:func:`~eigenvision.faces.features.place_features`); where the model has an
-        ``eye_regressor_``, the eyes reported are the mean of the placed ones and
-        the regressor's refinement of them.
-
-        Parameters
-        ----------
-        image : (H, W) or (H, W, 3) ndarray
-        box : (x, y, w, h)
-            The face, e.g. a :class:`~eigenvision.Face`'s ``box`` or :func:`~eigenvision.face_box`
-            of known eyes; ``image``'s pixels.
-        relocate : bool, default True
-            Locate again in the box of the eyes found first (a box of
-            uncertain scale). :meth:`find` passes False: its boxes are its
-            windows moved onto the face, and one search there places the eyes
-            as well as two.
-
-        Returns
-        -------
-        FeatureLocations
-            In ``image``'s pixels.
-        """
-        check_fitted(self, "locator_")
-        placer = getattr(self, "placer_", None) or self.locator_  # None in older model files
-        placed = place_features(placer, image, box, relocate=relocate)
-        regressor = getattr(self, "eye_regressor_", None)  # None in older model files
-        if regressor is None:
-            return placed
-        # The two estimates err apart (a brow-like patch, a blurred eye): their mean beats both.
-        eyes = np.array([placed["left_eye"], placed["right_eye"]])
-        return placed.with_eyes((eyes + regressor.predict(image, eyes)) / 2)

@@ -39,8 +39,7 @@ from .candidates import (
     search_space,
 )
 from .decision import DecidingMixin
-from .eyes import PlacingMixin
-from .features import feature_check
+from .features import feature_check, place_features
 from .geometry import HalfOctaves, face_box
 from .refine import REFINEMENT, distinct, refine
 from .training import FinderTrainingMixin
@@ -110,7 +109,7 @@ class Face:
         )
 
 
-class FaceFinder(FinderTrainingMixin, DecidingMixin, AppearanceMixin, PlacingMixin, BaseEstimator):
+class FaceFinder(FinderTrainingMixin, DecidingMixin, AppearanceMixin, BaseEstimator):
     """Find faces in photographs with eigenspaces (the stages of :mod:`eigenvision.faces`).
 
     Parameters
@@ -381,6 +380,42 @@ class FaceFinder(FinderTrainingMixin, DecidingMixin, AppearanceMixin, PlacingMix
         self.equalize = equalize
         self.min_contrast = min_contrast
         self.antialias = antialias
+
+    def place(self, image, box, *, relocate=True):
+        """Eyes, nose and mouth of the face in ``box``, placed as :meth:`find` reports them.
+
+        Located by the placer (``placer_``, eye patches with the brows) in
+        ``box``, then again in the box of the eyes found there
+        (:func:`~eigenvision.faces.features.place_features`); where the model has an
+        ``eye_regressor_``, the eyes reported are the mean of the placed ones and
+        the regressor's refinement of them.
+
+        Parameters
+        ----------
+        image : (H, W) or (H, W, 3) ndarray
+        box : (x, y, w, h)
+            The face, e.g. a :class:`~eigenvision.Face`'s ``box`` or :func:`~eigenvision.face_box`
+            of known eyes; ``image``'s pixels.
+        relocate : bool, default True
+            Locate again in the box of the eyes found first (a box of
+            uncertain scale). :meth:`find` passes False: its boxes are its
+            windows moved onto the face, and one search there places the eyes
+            as well as two.
+
+        Returns
+        -------
+        FeatureLocations
+            In ``image``'s pixels.
+        """
+        check_fitted(self, "locator_")
+        placer = getattr(self, "placer_", None) or self.locator_  # None in older model files
+        placed = place_features(placer, image, box, relocate=relocate)
+        regressor = getattr(self, "eye_regressor_", None)  # None in older model files
+        if regressor is None:
+            return placed
+        # The two estimates err apart (a brow-like patch, a blurred eye): their mean beats both.
+        eyes = np.array([placed["left_eye"], placed["right_eye"]])
+        return placed.with_eyes((eyes + regressor.predict(image, eyes)) / 2)
 
     def _prefilter(self):
         """The fitted :class:`~eigenvision.faces.candidates.Prefilter` (None without one)."""
