@@ -6,7 +6,8 @@ version, the model's class and parameters, its scalar attributes and, for
 every array member, its dtype and shape. :func:`load` checks the member
 names, every ``.npy`` header (dtype, shape) and sizes against that
 declaration before reading any array, reads with ``allow_pickle=False``, and
-only builds classes from a fixed list.
+only builds classes from a fixed list. Files of an older format are brought to
+today's by :mod:`eigenvision._migrations` before any model is built.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import numpy as np
 from ._base import NotFittedError
 from ._errors import ModelFileError
 from ._files import atomic_write
+from ._migrations import upgrade
 from ._spec import MissingMemberError, check_declared_state
 from ._version import __version__
 from .bayesian import BayesianSpace
@@ -38,7 +40,7 @@ from .validation import check_state
 
 __all__ = ["save", "load", "FORMAT_VERSION"]
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 _HEADER = "__header__"
 _MODELS = {
     cls.__name__: cls
@@ -286,7 +288,7 @@ def _load_checked(path, archive: zipfile.ZipFile, max_bytes: int):
         array = _read_member(archive, members[f"{key}.npy"], path, max_bytes, dtype, shape)
         arrays[key] = array
     try:
-        model = _build(description, arrays, path)
+        model = _build(upgrade(description, version), arrays, path)
         check_state(model)
     except RecursionError as exc:
         raise ModelFileError(f"{path}: the model description nests too deeply") from exc
@@ -348,8 +350,7 @@ def _build(description: dict, arrays: dict, path):
             else _from_json(v)
             for k, v in description["params"].items()
         }
-        # a parameter added after the file was written takes the value of the behaviour then
-        model = cls(**{**getattr(cls, "_former_defaults", {}), **params})
+        model = cls(**params)
         for key, value in description["state"].items():
             setattr(model, _attribute_name(key, path), _from_json(value))
         prefix = description["prefix"]

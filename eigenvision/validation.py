@@ -414,8 +414,6 @@ def _check_face_finder(finder):
         )
     for name in ("locator_", "placer_"):
         part = getattr(finder, name, None)
-        if part is None and name == "placer_":  # older model files have none
-            continue
         if not isinstance(part, FeatureDetector):
             raise ValueError(
                 f"FaceFinder.{name} must be a FeatureDetector, not {type(part).__name__}"

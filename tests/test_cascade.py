@@ -307,6 +307,7 @@ def test_a_finder_without_a_prefilter_searches_every_windows_dffs(tmp_path):
         header["model"]["state"].pop(name, None)
         header["arrays"].pop(name, None)
         stored.pop(name, None)
+    header["format_version"] = 1  # a file from before: the format its parameters had
     stored["__header__"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
     old = tmp_path / "old.npz"
     np.savez(old, **stored)

@@ -224,13 +224,25 @@ def test_the_finder_round_trips_and_inconsistent_files_are_refused(finder, tmp_p
 
 
 def test_a_finder_file_without_a_placer_places_with_its_locator(finder, tmp_path):
-    """A file from before the placer loads and places the features with its locator (as the
-    finder that wrote it did); a placer that is no FeatureDetector is refused."""
+    """A file from before the placer (format 1) loads and places the features with its locator
+    (as the finder that wrote it did: the upgrade gives it a copy of the locator as placer);
+    today's format without a placer is refused; a placer that is no FeatureDetector too."""
+    import json
+
     image = photos.sample_picture("astronaut")
     older = copy.copy(finder)
     del older.placer_
-    loaded = ev.load(ev.save(older, tmp_path / "older.npz"))
-    assert not hasattr(loaded, "placer_")
+    path = ev.save(older, tmp_path / "older.npz")
+    with pytest.raises(ev.ModelFileError, match="placer_ is missing"):
+        ev.load(path)
+    with np.load(path, allow_pickle=False) as archive:
+        stored = {key: archive[key] for key in archive.files}
+    header = json.loads(bytes(stored["__header__"]).decode())
+    header["format_version"] = 1
+    stored["__header__"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
+    np.savez(path, **stored)
+    loaded = ev.load(path)
+    assert type(loaded.placer_) is type(finder.locator_)
     by_locator = copy.copy(finder)
     by_locator.placer_ = finder.locator_
     expected = by_locator.find(image)
@@ -263,6 +275,7 @@ def test_a_finder_file_without_equalize_loads_as_it_was_written(finder, tmp_path
         members = {name: archive.read(name) for name in archive.namelist()}
     header = json.loads(np.load(io.BytesIO(members["__header__.npy"])).tobytes())
     del header["model"]["params"]["equalize"]
+    header["format_version"] = 1  # from before equalize existed
     buffer = io.BytesIO()
     np.save(buffer, np.frombuffer(json.dumps(header).encode(), np.uint8))
     members["__header__.npy"] = buffer.getvalue()
@@ -1059,6 +1072,7 @@ def test_a_finder_file_from_before_a_parameter_loads_with_its_former_behaviour(
         stored = {key: archive[key] for key in archive.files}
     header = json.loads(bytes(stored["__header__"]).decode())
     assert header["model"]["params"].pop(name) == shipped
+    header["format_version"] = 1  # a file from before: the format its parameters had
     stored["__header__"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
     np.savez(path, **stored)
     assert getattr(ev.load(path), name) == former

@@ -330,6 +330,7 @@ def test_mirror_describes_a_face_by_the_mean_of_it_and_its_mirror_image(rng, tmp
     for added in ("mirror", "lbp_cells", "lbp_radii", "hog_cell", "descriptor_scales"):
         header["model"]["params"].pop(added)
     header["model"]["params"].update(shape=[80, 64], eye_positions=[[0.3, 0.4], [0.7, 0.4]])
+    header["format_version"] = 1  # written before these parameters existed
     stored["__header__"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
     np.savez(path, **stored)
     old = ev.load(path)
@@ -542,6 +543,7 @@ def test_an_identity_model_file_from_before_the_cohort_scores_raw_ratios(rng, tm
     header = json.loads(bytes(stored["__header__"]).decode())
     for added in ("cohort_size", "cohort_top", "length_norm", "lda_components"):
         header["model"]["params"].pop(added)
+    header["format_version"] = 1  # a file from before: the format its parameters had
     stored["__header__"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
     np.savez(path, **stored)
     old = ev.load(path)

@@ -312,3 +312,57 @@ def test_atomic_writes_clean_up_and_keep_modes(tmp_path, rng):
         os.umask(previous)
     assert not stale.exists() and alive.exists() and other.exists()
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".model")) == [alive.name]
+
+
+def test_format_1_files_are_upgraded_in_one_place(tmp_path):
+    """Issue 77: older files are brought to today's format by ``_migrations.upgrade`` before a
+    model is built; no runtime branch reads old forms. A format 1 finder without the
+    parameters added since gets their former values, and without its own placer places with
+    (a copy of) its locator; a format 2 file without a parameter gets the class default."""
+    from eigenvision._migrations import FORMER_DEFAULTS
+    from eigenvision.faces.photos import DEFAULT_FINDER
+
+    if not DEFAULT_FINDER.is_file():
+        pytest.skip("data/face_finder.npz is not here")
+    added = FORMER_DEFAULTS["FaceFinder"]
+
+    def older(version, placer=False):
+        def transform(members):
+            header = _header(members)
+            header["format_version"] = version
+            model = header["model"]
+            for name in added:
+                del model["params"][name]
+            if not placer:
+                del model["children"]["placer_"]
+                for key in [key for key in header["arrays"] if key.startswith("placer_/")]:
+                    del header["arrays"][key]
+                    del members[f"{key}.npy"]
+            return _put_header(members, header)
+
+        return transform
+
+    old = ev.load(_rewrite(DEFAULT_FINDER, tmp_path / "format1.npz", older(1)))
+    for name, value in added.items():
+        assert getattr(old, name) == value, name
+    assert isinstance(old.placer_, ev.FeatureDetector)
+    np.testing.assert_array_equal(
+        old.placer_.score_quantiles_, ev.load(DEFAULT_FINDER).locator_.score_quantiles_
+    )
+    new = ev.load(_rewrite(DEFAULT_FINDER, tmp_path / "format2.npz", older(2, placer=True)))
+    defaults = ev.FaceFinder().get_params()
+    for name in added:
+        assert getattr(new, name) == defaults[name], name
+    with pytest.raises(ev.ModelFileError, match="placer_ is missing"):
+        ev.load(_rewrite(DEFAULT_FINDER, tmp_path / "no_placer.npz", older(2)))
+
+
+def test_files_are_written_in_the_current_format(tmp_path, rng):
+    from eigenvision.persist import FORMAT_VERSION
+
+    path = ev.save(ev.Eigenspace(2).fit(rng.random((10, 6))), tmp_path / "space.npz")
+    with zipfile.ZipFile(path) as archive:
+        assert _header({"__header__.npy": archive.read("__header__.npy")})["format_version"] == (
+            FORMAT_VERSION
+        )
+    assert FORMAT_VERSION == 2

@@ -230,10 +230,9 @@ class FaceFinder(FinderTrainingMixin, DecidingMixin, AppearanceMixin, BaseEstima
     locator_ : FeatureDetector
         Eyes, nose and mouth inside a candidate's box: the eye-pair and the
         nose-and-mouth checks read their confidences.
-    placer_ : FeatureDetector or None
+    placer_ : FeatureDetector
         Places the features reported
-        (:func:`~eigenvision.faces.features.place_features`). None (model
-        files written before it existed): the locator places them.
+        (:func:`~eigenvision.faces.features.place_features`).
     window_ : (2,) int ndarray
         The detection window ``(h, w)``.
     prefilter_weights_, prefilter_bias_, prefilter_cut_ : (h, w) ndarray, float, float
@@ -250,20 +249,6 @@ class FaceFinder(FinderTrainingMixin, DecidingMixin, AppearanceMixin, BaseEstima
     Example-based learning for view-based human face detection, IEEE TPAMI
     20(1).
     """
-
-    #: Parameters added after finders were first saved, with the value that keeps an older
-    #: model file's behaviour (:func:`~eigenvision.load` gives it where a file has none).
-    _former_defaults = {
-        "equalize": False,
-        "n_networks": 1,
-        "feature_weight": 0.0,
-        "antialias": False,
-        "n_refined": 0,
-        "tilted_scale": 1.0,
-        "prefilter_recall": None,
-        "prefilter_stride": 1,
-        "appearance_gate": -1.0,
-    }
 
     #: Each parameter's kind and range (:func:`~eigenvision._spec.check_params`).
     _params = {
@@ -311,7 +296,7 @@ class FaceFinder(FinderTrainingMixin, DecidingMixin, AppearanceMixin, BaseEstima
         "network_output_bias_": State("real"),
         "n_negatives_": State("int", low=0),
         "locator_": State("model"),
-        "placer_": State("model", optional=True),
+        "placer_": State("model"),
         "prefilter_weights_": State(shape=("h", "w"), optional=True),
         "prefilter_bias_": State("real", optional=True),
         "prefilter_cut_": State("real", optional=True),
@@ -408,8 +393,7 @@ class FaceFinder(FinderTrainingMixin, DecidingMixin, AppearanceMixin, BaseEstima
             In ``image``'s pixels.
         """
         check_fitted(self, "locator_")
-        placer = getattr(self, "placer_", None) or self.locator_  # None in older model files
-        placed = place_features(placer, image, box, relocate=relocate)
+        placed = place_features(self.placer_, image, box, relocate=relocate)
         regressor = getattr(self, "eye_regressor_", None)  # None in older model files
         if regressor is None:
             return placed

@@ -74,7 +74,6 @@ class PLDAFusion(_PairScores, TransformerMixin, BaseEstimator):
 
     #: Parameters added after models were first saved, with the value that keeps an older
     #: model file's behaviour (:func:`~eigenvision.load` gives it where a file has none).
-    _former_defaults = {"lda_components": None}
 
     _state = {
         "models_": State("models"),

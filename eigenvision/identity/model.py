@@ -191,22 +191,6 @@ class IdentityModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         "cohort_top": Param("int", 1, 1_000_000),
     }
 
-    #: Parameters added after models were first saved, with the value that keeps an older
-    #: model file's behaviour (:func:`~eigenvision.load` gives it where a file has none).
-    _former_defaults = {
-        "mirror": False,
-        "lbp_cells": (8, 8),
-        "lbp_radii": (1, 2),
-        "hog_cell": 8,
-        "fisher_clusters": 128,
-        "descriptor_scales": (1.0,),
-        "cohort_size": 0,
-        "length_norm": False,
-        "lda_components": None,
-        "distance_fusion": False,
-        "alignment": "eyes",
-    }
-
     _state = {
         "plda_": State("model"),
         # a logistic calibration of normalised log-likelihood ratios and its decision: scores

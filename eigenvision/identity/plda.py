@@ -197,7 +197,6 @@ class PLDA(_PairScores, SupervisedSubspaceModel):
 
     #: Parameters added after models were first saved, with the value that keeps an older
     #: model file's behaviour (:func:`~eigenvision.load` gives it where a file has none).
-    _former_defaults = {"lda_components": None}
 
     #: Each fitted member's kind, dtype, shape rule and finiteness
     #: (:func:`~eigenvision._spec.check_declared_state`).
@@ -592,8 +591,6 @@ class JointBayesian(PLDA):
         "max_iter": Param("int", 0, 100_000),
         "tol": Param("real", 0, 1),
     }
-
-    _former_defaults = {}  # PLDA's lda_components is not a JointBayesian parameter
 
     def __init__(self, *, pca_components=None, length_norm=False, max_iter=200, tol=1e-7):
         self.pca_components = pca_components
