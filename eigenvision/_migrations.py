@@ -10,7 +10,9 @@ Format 2 files record every parameter and member their class has.
 
 from __future__ import annotations
 
-__all__ = ["FORMER_DEFAULTS", "upgrade"]
+from ._errors import ModelFileError
+
+__all__ = ["FORMER_DEFAULTS", "DERIVED", "upgrade"]
 
 #: Parameters added after format 1 files were written, by class, with the value that keeps
 #: such a file's behaviour (a class's default now may differ), in the header's JSON forms.
@@ -44,7 +46,22 @@ FORMER_DEFAULTS = {
 }
 
 
-def upgrade(description: dict, version: int) -> dict:
+#: Members format 1 files may hold that today's models make from others when asked
+#: (PLDA's pair ratio forms and its posterior map, from its covariances): dropped on reading.
+DERIVED = {
+    "PLDA": ("quadratic_", "cross_", "offset_", "components_"),
+    "JointBayesian": ("quadratic_", "cross_", "offset_", "components_"),
+}
+
+#: Members of format 1 files that no description-level step can make (they need the fitted
+#: model and, for the cohort, faces the file no longer holds): such files are refused.
+_REBUILD = {
+    "PLDA": "pair_basis_",
+    "JointBayesian": "pair_basis_",
+}
+
+
+def upgrade(description: dict, version: int, arrays: dict, path="the file") -> dict:
     """A model description written in format ``version``, as format 2 writes it.
 
     Parameters
@@ -53,29 +70,66 @@ def upgrade(description: dict, version: int) -> dict:
         The ``"model"`` entry of a file's header (changed in place, nested models too).
     version : int
         The file's ``format_version``.
+    arrays : dict of str to ndarray
+        The file's arrays by member name (derived members are removed from it).
+    path : path-like, optional
+        How errors name the file.
 
     Returns
     -------
     dict
         ``description``.
+
+    Raises
+    ------
+    ModelFileError
+        A member today's models need cannot be made from the file (a PLDA from before its
+        pair basis, an identity model whose cohort is stored as codes): train it again.
     """
     if version >= 2 or not isinstance(description, dict):
         return description
+    name = description.get("class")
+    prefix = description.get("prefix", "")
+    state = description.get("state")
+    if isinstance(state, dict):
+        for member in DERIVED.get(name, ()):
+            state.pop(member, None)
+            arrays.pop(f"{prefix}{member}", None)
+        needed = _REBUILD.get(name)
+        has = (isinstance(state, dict) and needed in state) or f"{prefix}{needed}" in arrays
+        stale = name == "IdentityModel" and (
+            f"{prefix}cohort_" in arrays or state.get("cohort_") is not None
+        )
+        if (needed and not has and _fitted(state, arrays, prefix)) or stale:
+            raise ModelFileError(
+                f"{path}: a {name} written before eigenvision kept "
+                f"{'its cohort in pair coordinates' if stale else needed}; train the model "
+                "again with this eigenvision (for the shipped models: eigenvision build-models)"
+            )
+        if name == "IdentityModel":
+            state.pop("cohort_", None)
     params = description.get("params")
     if isinstance(params, dict):
         for name, value in FORMER_DEFAULTS.get(description.get("class"), {}).items():
             params.setdefault(name, value)
         for value in params.values():
             if isinstance(value, dict) and set(value) == {"model"}:
-                upgrade(value["model"], version)
+                upgrade(value["model"], version, arrays, path)
     children = description.get("children")
     if isinstance(children, dict):
         for child in children.values():
             if isinstance(child, dict) and set(child) == {"dict"}:
                 for member in child["dict"].values():
-                    upgrade(member, version)
+                    upgrade(member, version, arrays, path)
             else:
-                upgrade(child, version)
+                upgrade(child, version, arrays, path)
         if description.get("class") == "FaceFinder" and "locator_" in children:
             children.setdefault("placer_", children["locator_"])  # placed by its locator then
     return description
+
+
+def _fitted(state, arrays, prefix) -> bool:
+    """Whether a description holds fitted members (an unfitted parameter model has none)."""
+    return bool(state) or any(
+        key.startswith(prefix) and "/" not in key[len(prefix) :] for key in arrays
+    )

@@ -288,7 +288,7 @@ def _load_checked(path, archive: zipfile.ZipFile, max_bytes: int):
         array = _read_member(archive, members[f"{key}.npy"], path, max_bytes, dtype, shape)
         arrays[key] = array
     try:
-        model = _build(upgrade(description, version), arrays, path)
+        model = _build(upgrade(description, version, arrays, path), arrays, path)
         check_state(model)
     except RecursionError as exc:
         raise ModelFileError(f"{path}: the model description nests too deeply") from exc

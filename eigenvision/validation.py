@@ -224,17 +224,13 @@ def _check_identity_model(model):
             f"shape {CHIP_SHAPE}, got descriptor={model.descriptor!r}, shape={model.shape}"
         )
     _check_eight_bits(model, "IdentityModel", "cohort_coordinates_", "cohort_scale_")
-    widths = {
-        "cohort_": (_code_width(model), "codes"),
-        "cohort_coordinates_": (_code_width(model, axis=1), "pair coordinates"),
-    }
-    for name, (width, what) in widths.items():
-        cohort = getattr(model, name, None)
-        if cohort is not None and cohort.shape[1] != width:
-            raise ValueError(
-                f"IdentityModel.{name} must hold {what} as wide as PLDA's ({width}), "
-                f"got {cohort.shape[1]} columns"
-            )
+    width = _code_width(model, axis=1)
+    cohort = getattr(model, "cohort_coordinates_", None)
+    if cohort is not None and cohort.shape[1] != width:
+        raise ValueError(
+            f"IdentityModel.cohort_coordinates_ must hold pair coordinates as wide as PLDA's "
+            f"({width}), got {cohort.shape[1]} columns"
+        )
 
 
 def _check_fisher_description(model):

@@ -136,3 +136,16 @@ def require_deep():
     if IN_CI:
         pytest.fail(f"extra missing in CI: {message}")
     pytest.skip(message)
+
+
+def written_in_format(path, version):
+    """Rewrite a model file's header as written in format ``version`` (an older file)."""
+    import json
+
+    with np.load(path, allow_pickle=False) as archive:
+        stored = {key: archive[key] for key in archive.files}
+    header = json.loads(bytes(stored["__header__"]).decode())
+    header["format_version"] = version
+    stored["__header__"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
+    np.savez(path, **stored)
+    return path

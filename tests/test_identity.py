@@ -257,6 +257,8 @@ def test_plda_saves_without_its_transform_map_and_reads_files_that_hold_it(rng, 
     before (the member saved) loads to the same transform."""
     import zipfile
 
+    from conftest import written_in_format
+
     X, y, _, _ = _people(rng)
     model = ev.PLDA(n_components=3).fit(X, y)
     F, within = model.identity_loadings_, model.within_covariance_
@@ -274,9 +276,9 @@ def test_plda_saves_without_its_transform_map_and_reads_files_that_hold_it(rng, 
     np.testing.assert_array_equal(loaded.transform(X), model.transform(X))
     older = clone(model).fit(X, y)
     older.__dict__["components_"] = older.components_  # saved as a member, as files were
-    former_path = ev.save(older, tmp_path / "former.npz")
+    former_path = written_in_format(ev.save(older, tmp_path / "former.npz"), 1)
     assert [name for name in zipfile.ZipFile(former_path).namelist() if own_map(name)]
-    former = ev.load(former_path)
+    former = ev.load(former_path)  # the member dropped on reading (_migrations.DERIVED)
     np.testing.assert_array_equal(former.components_, model.components_)
     np.testing.assert_array_equal(former.transform(X), model.transform(X))
 
@@ -473,7 +475,7 @@ def test_identity_model_lda_step_in_every_description(rng, tmp_path):
     model.fit_descriptors(X, y)
     blocks = list(model.plda_.models_.values())
     assert [part.step_.shape for part in blocks] == [(4, 576), (4, X.shape[1] - 576)]
-    assert model.plda_.encode(X[:5]).shape == (5, 8) and model.cohort_ is None
+    assert model.plda_.encode(X[:5]).shape == (5, 8)
     assert model.cohort_coordinates_.shape == (20, 4)  # the blocks' identity ranks together
     alone = ev.PLDA(n_components=2, pca_components=6, lda_components=4, length_norm=True)
     held = np.isin(y, np.unique(y)[np.isin(np.unique(y), blocks[1].classes_)])
@@ -498,7 +500,7 @@ def test_adaptive_symmetric_normalisation_against_a_brute_force_loop(rng):
     model.fit_descriptors(X, labels)
     codes = model.plda_.encode(X)
     cohort = model.cohort_coordinates_  # float32, in PLDA's pair coordinates
-    assert cohort.shape == (15, 3) and model.cohort_ is None
+    assert cohort.shape == (15, 3)
     coordinates = model.plda_.pair_coordinates(codes)
     members = np.abs(coordinates[:, None, :] - cohort[None]).max(axis=2).argmin(axis=0)
     np.testing.assert_allclose(coordinates[members], cohort, rtol=1e-6, atol=1e-6)
@@ -526,7 +528,7 @@ def test_adaptive_symmetric_normalisation_against_a_brute_force_loop(rng):
     assert model.probability(model.threshold_) == pytest.approx(0.5)
     raw = ev.IdentityModel(**ONE_DESCRIPTION, pca_components=6, n_components=3, cohort_size=0)
     raw.fit_descriptors(X, labels)
-    assert raw.cohort_ is None and raw.cohort_coordinates_ is None
+    assert raw.cohort_coordinates_ is None
     np.testing.assert_array_equal(raw.pairwise_log_odds(a, b), raw.plda_.pairwise_log_odds(a, b))
 
 
@@ -547,7 +549,7 @@ def test_an_identity_model_file_from_before_the_cohort_scores_raw_ratios(rng, tm
     stored["__header__"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
     np.savez(path, **stored)
     old = ev.load(path)
-    assert old.cohort_size == 0 and getattr(old, "cohort_", None) is None
+    assert old.cohort_size == 0 and old.cohort_coordinates_ is None
     assert old.length_norm is False and ev.IdentityModel().length_norm is True
     assert old.lda_components is None and ev.IdentityModel().lda_components == 200
     codes = old.plda_.encode(X[:5])
@@ -557,31 +559,27 @@ def test_an_identity_model_file_from_before_the_cohort_scores_raw_ratios(rng, tm
     normalised = ev.IdentityModel(
         **ONE_DESCRIPTION, pca_components=6, n_components=3, cohort_size=8
     )
-    normalised.fit_descriptors(X, labels).cohort_ = np.zeros((8, 4))
-    with pytest.raises(ValueError, match="cohort_ must hold codes"):
-        ev.validation.check_state(normalised)
-    normalised.cohort_, normalised.cohort_coordinates_ = None, np.zeros((8, 4))
+    normalised.fit_descriptors(X, labels).cohort_coordinates_ = np.zeros((8, 4))
     with pytest.raises(ValueError, match="cohort_coordinates_ must hold pair coordinates"):
         ev.validation.check_state(normalised)
 
 
-def test_an_identity_model_file_whose_cohort_is_codes_scores_as_one_in_coordinates(rng, tmp_path):
-    """Files written before ``cohort_coordinates_`` hold the cohort's codes (``cohort_``):
-    they load and score as the cohort in pair coordinates does."""
+def test_an_identity_model_file_whose_cohort_is_codes_is_refused_with_the_fix(rng, tmp_path):
+    """Issue 77: files written before ``cohort_coordinates_`` hold the cohort's codes
+    (``cohort_``), which runtime code read through a branch of its own; such a (format 1)
+    file is refused, naming what to do, and no model has a ``cohort_`` any more."""
+    from conftest import written_in_format
+
     X, labels, _, _ = _people(rng, n_people=30, per_person=3)
     model = ev.IdentityModel(
         **ONE_DESCRIPTION, pca_components=6, n_components=3, cohort_size=10, cohort_top=4
     ).fit_descriptors(X, labels)
-    cohort_codes = model.plda_.encode(X[::9])
-    model.cohort_coordinates_ = model.plda_.pair_coordinates(cohort_codes)
+    assert not hasattr(model, "cohort_")
     old = copy.copy(model)
-    old.cohort_, old.cohort_coordinates_ = cohort_codes, None  # as files from before held it
-    old = ev.load(ev.save(old, tmp_path / "old.npz"))
-    assert old.cohort_coordinates_ is None and old.cohort_.shape == (10, 6)
-    codes = model.plda_.encode(X[:7])
-    np.testing.assert_allclose(
-        old.pairwise_log_odds(codes, codes), model.pairwise_log_odds(codes, codes), rtol=1e-12
-    )
+    old.cohort_, old.cohort_coordinates_ = model.plda_.encode(X[::9]), None  # as files held it
+    path = written_in_format(ev.save(old, tmp_path / "old.npz"), 1)
+    with pytest.raises(ev.ModelFileError, match="cohort in pair coordinates; train the model"):
+        ev.load(path)
 
 
 def test_a_large_sets_pair_scores_need_no_temporary_as_large_as_themselves(rng, monkeypatch):
@@ -937,29 +935,6 @@ def test_centred_on_refuses_what_it_cannot_centre(rng):
         centred_on(plain, np.zeros((3, 24, 24)))
 
 
-def test_centred_on_a_model_from_before_the_cohort_coordinates(rng, monkeypatch):
-    """A model file from before ``cohort_coordinates_`` holds its cohort's codes (``cohort_``):
-    centred, it gets the cohort in coordinates, moved as a model fitted now would move them,
-    and scores as the centred model fitted now does."""
-    model, X, _ = _fitted_with_cohort(rng)
-    old = copy.copy(model)
-    basis = np.linalg.pinv(model.plda_.pair_coordinates(np.eye(8)))  # coordinates -> codes
-    old.cohort_ = (model.cohort_coordinates_.astype(np.float64) @ basis).astype(np.float32)
-    old.cohort_coordinates_ = None
-    np.testing.assert_allclose(
-        old.plda_.pair_coordinates(old.cohort_), model.cohort_coordinates_, atol=1e-5
-    )
-    domain = X[:12] + 0.5
-    monkeypatch.setattr(type(model), "describe", lambda self, c: domain[: len(c)])
-    now, before = centred_on(model, np.zeros((12, 24, 24))), centred_on(old, np.zeros((12, 24, 24)))
-    assert before.cohort_ is None and before.cohort_coordinates_.dtype == np.float32
-    np.testing.assert_allclose(before.cohort_coordinates_, now.cohort_coordinates_, atol=1e-5)
-    codes = now.plda_.encode(X[20:30])
-    np.testing.assert_allclose(
-        before.pairwise_log_odds(codes, codes), now.pairwise_log_odds(codes, codes), atol=1e-3
-    )
-
-
 def test_the_identity_recipe_fits_on_lfw_people_and_returns_the_eight_bit_form(
     tmp_path, monkeypatch, capsys
 ):
@@ -1209,3 +1184,27 @@ def test_pair_scores_refuse_nan_codes(rng):
     broken[0, 0] = np.nan
     with pytest.raises(ValueError, match="codes hold NaN"):
         model.pairwise_log_odds(broken, codes)
+
+
+def test_a_plda_file_from_before_its_pair_basis_is_refused_and_its_old_forms_dropped(rng, tmp_path):
+    """Issue 77: a format 1 PLDA file holding its pair ratio's forms (``quadratic_``,
+    ``cross_``, ``offset_``) loads with them dropped and made again from the covariances; one
+    without ``pair_basis_`` (which the ratio read through a runtime branch) is refused."""
+    from conftest import written_in_format
+
+    X, y, _, _ = _people(rng)
+    model = ev.PLDA(n_components=3).fit(X, y)
+    older = copy.copy(model)
+    for name in ("quadratic_", "cross_", "offset_"):
+        older.__dict__[name] = np.asarray(getattr(model, name))  # saved members, as files were
+    loaded = ev.load(written_in_format(ev.save(older, tmp_path / "forms.npz"), 1))
+    codes = model.encode(X[:4])
+    np.testing.assert_array_equal(
+        loaded.pairwise_log_odds(codes, codes), model.pairwise_log_odds(codes, codes)
+    )
+    assert "quadratic_" not in vars(loaded)
+    no_basis = copy.copy(model)
+    del no_basis.pair_basis_
+    path = written_in_format(ev.save(no_basis, tmp_path / "no_basis.npz"), 1)
+    with pytest.raises(ev.ModelFileError, match="kept pair_basis_; train the model again"):
+        ev.load(path)

@@ -110,7 +110,6 @@ def _shipped_form(model, name, store_map, store_cohort, *, parameters=None):
         if parameters is not None and value is not None:
             setattr(shipped, member, value.astype(parameters))
     shipped.classes_ = None
-    shipped._components = None  # made again from the stored map
     return shipped
 
 

@@ -161,9 +161,6 @@ class IdentityModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         The scale of each axis of an 8-bit ``cohort_coordinates_``; None otherwise.
     fisher_ : FisherVectors or None
         The ``"fisher"`` description's encoder; None without one.
-    cohort_ : (cohort_size, r) ndarray of float32 or None
-        The cohort's codes, in files written before ``cohort_coordinates_``
-        (read as it); None in models fitted now.
 
     References
     ----------
@@ -206,7 +203,6 @@ class IdentityModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         # int8 in a quantized model, with its scales
         "cohort_coordinates_": State(dtypes="fi", shape=("c", "p"), optional=True),
         "cohort_scale_": State(shape=("p",), optional=True, low=0),
-        "cohort_": State(shape=("c", "r"), optional=True),  # files from before the coordinates
         # the "fisher" description's mixture; None or absent without one
         "fisher_": State("model", optional=True),
     }
@@ -409,7 +405,7 @@ class IdentityModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         model = PLDA(**options) if len(widths) == 1 else PLDAFusion(tuple(widths), **options)
         # the PCA step is larger than the LDA step it feeds: a saved model holds their product
         self.plda_ = model.fit(fitted, labels[~calibrate]).compact()
-        self.cohort_, self.cohort_coordinates_, self.cohort_rows_ = None, None, None
+        self.cohort_coordinates_, self.cohort_rows_ = None, None
         if self.cohort_size:
             rows = fitted[_one_face_each(labels[~calibrate], self.cohort_size, rng)]
             # float32: half the file
@@ -783,11 +779,11 @@ def centred_on(model, crops=None, *, codes=None):
         }
     else:
         adapted.plda_ = moved(plda, shift)
-    cohort = _cohort_of(model)  # files from before the coordinates: made from their codes
+    cohort = _cohort_of(model)
     if cohort is not None:
         dtype = np.float32 if cohort.dtype == np.float64 else cohort.dtype  # as fit keeps them
         cohort = cohort.astype(np.float64) - plda.pair_coordinates(shift[None])
-        adapted.cohort_coordinates_, adapted.cohort_ = cohort.astype(dtype), None
+        adapted.cohort_coordinates_ = cohort.astype(dtype)
         adapted.cohort_scale_ = None  # a quantized cohort is kept moved in float32
     return adapted
 
@@ -903,21 +899,17 @@ def _split(model, codes):
 
 def _cohort_of(model):
     """An :class:`IdentityModel`'s cohort in PLDA's pair coordinates, or None:
-    ``cohort_coordinates_`` (a :func:`quantized` one in float32, made once), or made from the
-    codes files written before it hold (``cohort_``)."""
+    ``cohort_coordinates_`` (a :func:`quantized` one in float32, made once)."""
     cohort = getattr(model, "cohort_coordinates_", None)
-    if cohort is not None:
-        scale = getattr(model, "cohort_scale_", None)
-        if scale is None:
-            return cohort
-        return kept_on(
-            model,
-            "cohort",
-            (cohort, scale),
-            lambda: _stored(cohort, scale, np.float32, axis=0),
-        )
-    codes = getattr(model, "cohort_", None)
-    return None if codes is None else model.plda_.pair_coordinates(codes)
+    scale = getattr(model, "cohort_scale_", None)
+    if cohort is None or scale is None:
+        return cohort
+    return kept_on(
+        model,
+        "cohort",
+        (cohort, scale),
+        lambda: _stored(cohort, scale, np.float32, axis=0),
+    )
 
 
 def _cohort_statistics(plda, coordinates, cohort, top):

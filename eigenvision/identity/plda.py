@@ -145,12 +145,11 @@ class PLDA(_PairScores, SupervisedSubspaceModel):
         and ``within_covariance_`` when first read, never saved: the scores
         are computed in :meth:`pair_coordinates`, where the ratio is a sum
         over ``p`` axes.
-    pair_basis_ : (r, p) ndarray or None
+    pair_basis_ : (r, p) ndarray
         ``V`` of :func:`diagonal_pair_scoring`: :meth:`pair_coordinates` are
         ``codes @ pair_basis_``. Kept with the model, so that coordinates kept
         elsewhere (an :class:`IdentityModel`'s cohort) stay its own: an
-        eigensolver run again may give another sign or order. None in files
-        written before it (made when needed).
+        eigensolver run again may give another sign or order.
     code_mean_ : (r,) ndarray or None
         With ``length_norm``, the mean of the training codes after the length
         normalisation (subtracted from every code); None without.
@@ -209,7 +208,7 @@ class PLDA(_PairScores, SupervisedSubspaceModel):
         "mean_": State(shape=("d",)),
         "identity_loadings_": State(shape=("r", "p")),
         "within_covariance_": State(shape=("r", "r"), positive_definite=True),
-        "pair_basis_": State(shape=("r", "p"), optional=True),  # None in files from before it
+        "pair_basis_": State(shape=("r", "p")),
         "code_mean_": State(shape=("r",), optional=True),
         "log_likelihood_": State("reals"),
         "n_iter_": State("int", low=0),
@@ -316,16 +315,12 @@ class PLDA(_PairScores, SupervisedSubspaceModel):
         self.mean_ = self.pca_.mean_
         self.classes_ = classes
         self.n_components_ = p
-        self._components = None
         return self
 
     @property
     def components_(self):
         """``transform``'s ``(p, d)`` map: ``(I + F^T S_w^-1 F)^-1 F^T S_w^-1`` times the PCA
         step's components (the posterior mean of the identity variable), in their dtype."""
-        stored = getattr(self, "_components", None)
-        if stored is not None:
-            return stored
         inputs = (self.identity_loadings_, self.within_covariance_, self.mean_)
         inputs += tuple(
             getattr(self, name, None) for name in ("pca_", "lda_", "step_", "step_scale_")
@@ -337,11 +332,6 @@ class PLDA(_PairScores, SupervisedSubspaceModel):
             inputs,
             lambda: (self._posterior() @ self._step_map()).astype(self.mean_.dtype),
         )
-
-    @components_.setter
-    def components_(self, value):
-        # model files written before it was made on demand hold it
-        self._components = value
 
     def pair_coordinates(self, codes):
         """Codes where the pair ratio is a sum over axes: ``u = V^T a``, ``(n, r)`` -> ``(n, p)``.
@@ -393,7 +383,7 @@ class PLDA(_PairScores, SupervisedSubspaceModel):
         compacted = copy.copy(self)
         if getattr(self, "step_", None) is None:
             compacted.step_ = self._step_map().astype(self.pca_.components_.dtype)
-            compacted.pca_, compacted.lda_, compacted._components = None, None, None
+            compacted.pca_, compacted.lda_ = None, None
         return compacted
 
     def _posterior(self):
@@ -513,10 +503,9 @@ class PLDA(_PairScores, SupervisedSubspaceModel):
 
     def _pair_form(self):
         """:func:`diagonal_pair_scoring` of the fitted covariances in ``pair_basis_``, made once
-        per set of them (files from before the basis: the basis made here, not kept)."""
+        per set of them."""
         check_fitted(self, "identity_loadings_")
-        fitted = (self.identity_loadings_, self.within_covariance_)
-        fitted += (getattr(self, "pair_basis_", None),)
+        fitted = (self.identity_loadings_, self.within_covariance_, self.pair_basis_)
         return kept_on(self, "pair_form", fitted, lambda: diagonal_pair_scoring(*fitted))
 
     @property
@@ -535,20 +524,6 @@ class PLDA(_PairScores, SupervisedSubspaceModel):
     def offset_(self):
         """The pair ratio's constant (:func:`diagonal_pair_scoring`)."""
         return self._pair_form().offset
-
-    # Model files written before the ratio was made from the covariances hold its forms: they
-    # are what the covariances give, made again when read.
-    @quadratic_.setter
-    def quadratic_(self, value):
-        pass
-
-    @cross_.setter
-    def cross_(self, value):
-        pass
-
-    @offset_.setter
-    def offset_(self, value):
-        pass
 
 
 class JointBayesian(PLDA):
