@@ -1,5 +1,4 @@
-"""Which faces can identity work vouch for? The finder's detections on held-out photos, faces
-or clutter, against the probability identity work takes them from.
+"""Which faces can identity work vouch for? Held-out detections, face or clutter, by P(face).
 
 Every detection at probability 0.1 or more on held-out HELEN photos
 (:func:`~eigenvision.faces.photos.helen_split`) and LFW photos of held-out
