@@ -215,8 +215,7 @@ def nystroem_affinity(X, model) -> LowRankAffinity:
     """
     if not isinstance(model, KernelPCA) or model.n_landmarks is None:
         raise ValueError("nystroem_affinity needs a KernelPCA fitted with n_landmarks")
-    rows = np.asarray(X, dtype=np.float64)
-    return LowRankAffinity(model._kernel(rows, model.landmarks_) @ model.feature_map_)
+    return LowRankAffinity(model.nystroem_features(np.asarray(X, dtype=np.float64)))
 
 
 def neighbour_graph(codes, *, n_neighbors=_GRAPH_NEIGHBOURS):

@@ -175,7 +175,7 @@ class KernelPCA(SubspaceModel):
         keep = values > values.max() * 1e-10
         self.landmarks_ = landmarks
         self.feature_map_ = vectors[:, keep] / np.sqrt(values[keep])
-        features = self._kernel(X, landmarks) @ self.feature_map_
+        features = self.nystroem_features(X)
         k = min(self._n_kept(n), features.shape[1])
         _say_dropped(self.n_components, k, "the landmarks' kernel has")
         self.space_ = Eigenspace(k).fit(features)
@@ -183,6 +183,28 @@ class KernelPCA(SubspaceModel):
         self.n_components_ = k
         self.components_ = self.space_.components_
         return self
+
+    def nystroem_features(self, X):
+        """Nyström's feature map ``phi(x) = k(x, L) K_LL^-1/2`` of ``(n, d)`` rows (fitted
+        with ``n_landmarks``): ``phi(x) . phi(y)`` approximates ``k(x, y)``.
+
+        The ``(n, m)`` kernel is made a block of rows at a time, never whole.
+
+        Parameters
+        ----------
+        X : (n, d) ndarray
+            Float64 rows.
+
+        Returns
+        -------
+        (n, r) ndarray
+            ``r <= m``: the landmarks' kernel's directions of positive eigenvalue.
+        """
+        features = np.empty((len(X), self.feature_map_.shape[1]))
+        for start in range(0, len(X), _KERNEL_ROWS):
+            block = slice(start, start + _KERNEL_ROWS)
+            features[block] = self._kernel(X[block], self.landmarks_) @ self.feature_map_
+        return features
 
     def transform(self, X):
         """Project ``(n, d)`` data or an ``(n, H, W)`` stack: returns ``(n, k)``.
@@ -199,11 +221,14 @@ class KernelPCA(SubspaceModel):
         X = self._validate_transform(X)
         dtype, X = X.dtype, X.astype(np.float64)  # the kernel in float64; codes in X's dtype
         if self.n_landmarks is not None:
-            codes = self.space_.transform(self._kernel(X, self.landmarks_) @ self.feature_map_)
+            codes = self.space_.transform(self.nystroem_features(X))
             return codes.astype(dtype, copy=False)
         K = self._kernel(X, self.X_fit_)
         centred = K - K.mean(axis=1, keepdims=True) - self.row_means_[None, :] + self.total_mean_
         return (centred @ self.dual_coef_).astype(dtype, copy=False)
+
+
+_KERNEL_ROWS = 4096  # rows of a Nyström kernel made at once
 
 
 def _say_dropped(asked, kept, source):
