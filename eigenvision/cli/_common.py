@@ -128,7 +128,7 @@ def set_face_threshold(finder, args) -> None:
 
 def face_threshold_note(threshold: float) -> str:
     """How an identity command's output states which faces it took (``identity_threshold``)."""
-    return f"faces taken at P(face) >= {threshold:.3g} (the identity threshold)"
+    return f"faces taken at P(face) >= {threshold:g} (the identity threshold)"
 
 
 SOURCES_HELP = (

@@ -355,7 +355,7 @@ def compare_faces(photo_a, photo_b, *, finder=None, model=None) -> Verification:
             shown = str(photo) if isinstance(photo, (str, os.PathLike)) else label
             raise NoFaceError(
                 f"{shown} shows no face at the identity threshold "
-                f"{identity_threshold(finder):.3g}: {_no_face_advice(finder)}"
+                f"{identity_threshold(finder):g}: {_no_face_advice(finder)}"
             )
         crops.append(cut[0])
         faces.append(found[0])

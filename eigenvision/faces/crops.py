@@ -211,7 +211,7 @@ def single_face(finder, photo, *, name="the photo"):
     if not found:
         best = "" if likeliest is None else f" (the likeliest: p {likeliest:.4f} at most)"
         raise NoFaceError(
-            f"{name} shows no face at the identity threshold {identity_threshold(finder):.4g}"
+            f"{name} shows no face at the identity threshold {identity_threshold(finder):g}"
             f"{best}: {_no_face_advice(finder)}"
         )
     first = found[0]
@@ -329,7 +329,7 @@ def photo_faces(
     if left_out:
         warnings.warn(
             f"left out {len(left_out)} of {len(photos)} photos without one face at the "
-            f"identity threshold {identity_threshold(finder):.3g}: {', '.join(left_out)}",
+            f"identity threshold {identity_threshold(finder):g}: {', '.join(left_out)}",
             stacklevel=2,
         )
     crops = np.stack(crops) if crops else np.empty((0, *shape))
