@@ -17,7 +17,7 @@ from sklearn.svm import LinearSVC
 
 import eigenvision as ev
 from eigenvision import evaluate
-from eigenvision.faces import appearance, photos
+from eigenvision.faces import appearance, photos, recipes
 from eigenvision.faces.appearance import EXAMINED
 
 #: LFW photos of held-out people (the seeded draw's photos 501-800, which `wild_detection` does
@@ -292,10 +292,10 @@ def test_the_appearance_check_learns_from_training_people_alone():
     files = ev.datasets.helen_files()
     train_ids, _ = photos.helen_split(photo for photo, _, _ in files)
     people, _ = photos.lfw_split(person for person, _ in ev.datasets.lfw_files())
-    linear, fusion = photos._appearance_photos(None, train_ids)
+    linear, fusion = recipes._appearance_photos(None, train_ids)
     per_photo = Counter(photo for photo, _, _ in files)
     single = sum(per_photo[photo] == 1 for photo, _, _ in files if photo in train_ids)
-    assert (len(linear), len(fusion)) == (700 + 250 + len(photos.BACKGROUNDS), 600 + single - 250)
+    assert (len(linear), len(fusion)) == (700 + 250 + len(recipes.BACKGROUNDS), 600 + single - 250)
     seen = set()
     for part in (linear, fusion):
         items = set()

@@ -11,7 +11,7 @@ from sklearn.linear_model import LogisticRegression
 
 import eigenvision as ev
 from eigenvision.detection import linear_score_map
-from eigenvision.faces import photos
+from eigenvision.faces import photos, recipes
 from eigenvision.faces.candidates import (
     Prefilter,
     background_windows,
@@ -336,7 +336,7 @@ def test_lfw_training_faces_come_from_training_people_with_their_eyes_placed():
     names = sorted({person for person, _ in files})
     assert test == set(names[::5]) and not train & test and train | test == set(names)
     people = set(sorted(train)[:40])
-    faces = photos.lfw_faces(photos.default_finder().placer_, people, limit=25)
+    faces = recipes.lfw_faces(photos.default_finder().placer_, people, limit=25)
     assert 0.8 * 25 <= len(faces) <= 25 and set(faces.labels) <= people
     pairs = zip(faces.labels, faces.names, strict=True)
     assert all(name.startswith(f"{label}/") for label, name in pairs)

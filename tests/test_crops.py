@@ -94,7 +94,8 @@ def test_a_photo_without_a_face_at_the_identity_threshold_says_which_to_lower():
 def test_the_shipped_finder_takes_faces_for_identity_at_even_odds():
     """Issue 80: the shipped finder's identity threshold is its recipe's, stricter than the
     detection threshold (0.3) it used to share."""
-    from eigenvision.faces.photos import DEFAULT_FINDER, IDENTITY_THRESHOLD
+    from eigenvision.faces.photos import DEFAULT_FINDER
+    from eigenvision.faces.recipes import IDENTITY_THRESHOLD
 
     if not DEFAULT_FINDER.is_file():
         pytest.skip("data/face_finder.npz is not here")

@@ -14,7 +14,7 @@ from skimage.feature import Cascade
 
 import eigenvision as ev
 from eigenvision import evaluate
-from eigenvision.faces import photos
+from eigenvision.faces import photos, recipes
 from eigenvision.faces.geometry import FEATURES
 from eigenvision.normalize import to_gray
 
@@ -540,7 +540,7 @@ def test_a_finder_trained_on_a_few_helen_photos_ranks_held_out_faces_first(rng):
     train_ids, test_ids = sorted(train_ids)[:30], sorted(test_ids)[:8]
     faces = ev.datasets.load_helen(photo_ids=set(train_ids))
     finder = ev.FaceFinder(negatives_per_image=50, n_clusters=3).fit(
-        faces, photos._helen_backgrounds(None, train_ids, 4)
+        faces, recipes._helen_backgrounds(None, train_ids, 4)
     )
     assert len(finder.face_clusters_) == len(finder.nonface_clusters_) == 3
     held_out = ev.datasets.load_helen(photo_ids=set(test_ids))
@@ -548,7 +548,7 @@ def test_a_finder_trained_on_a_few_helen_photos_ranks_held_out_faces_first(rng):
         ev.face_windows(held_out.images, held_out.landmarks, iod=finder.iod)
     )
     clutter = []
-    for item in photos._helen_backgrounds(None, test_ids, 3):
+    for item in recipes._helen_backgrounds(None, test_ids, 3):
         image, avoid = ev.faces.training._background(item, 480)
         away = [
             c
@@ -827,11 +827,11 @@ def test_the_calibrated_threshold_lets_through_the_false_alarms_allowed(monkeypa
         lambda image, shape: other if image == 0 else np.zeros((0, 4)),
     )
     files = [(str(k), k, None) for k in range(len(alarm_scores))]
-    threshold = photos.calibrate_threshold(KnownFaces(faces), files, false_alarms=0.5)
+    threshold = recipes.calibrate_threshold(KnownFaces(faces), files, false_alarms=0.5)
     confidences = [found[1].confidence for found in faces.values()]
     assert sum(c >= threshold for c in confidences) == 2
     assert all(found[0].confidence >= threshold for found in faces.values())
-    assert photos.calibrate_threshold(KnownFaces(faces), files, false_alarms=1.0) == 0.0
+    assert recipes.calibrate_threshold(KnownFaces(faces), files, false_alarms=1.0) == 0.0
 
 
 def test_backgrounds_skip_photos_with_two_annotated_faces(monkeypatch):
@@ -850,7 +850,7 @@ def test_backgrounds_skip_photos_with_two_annotated_faces(monkeypatch):
 
     monkeypatch.setattr(ev.datasets, "load_helen_photo", record)
     train_ids, _ = photos.helen_split(photo for photo, _, _ in files)
-    backgrounds = photos._helen_backgrounds(None, train_ids, 10_000)
+    backgrounds = recipes._helen_backgrounds(None, train_ids, 10_000)
     assert len(backgrounds) == len(loaded) > 400
     assert set(loaded) <= train_ids and not set(loaded) & doubles
 

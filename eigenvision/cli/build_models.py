@@ -8,14 +8,13 @@ from .._argtypes import count
 from ..faces.compare import (
     SHIPPED_IDENTITY,
 )
-from ..faces.photos import (
-    DEFAULT_FINDER,
+from ..faces.photos import DEFAULT_FINDER, default_finder
+from ..faces.recipes import (
     build_finder,
-    default_finder,
+    build_identity_model,
     fit_appearance_check,
     fit_eye_regressor,
 )
-from ..faces.recipes import build_identity_model
 from ..persist import save
 
 

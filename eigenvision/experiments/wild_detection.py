@@ -116,7 +116,7 @@ def _lbp_faces(lbp, image, min_size):
 
 def non_face_pictures() -> dict:
     """Sample pictures without a human face that ship with the installed packages (no download),
-    none of them a training background (:data:`~eigenvision.faces.photos.BACKGROUNDS`): grey,
+    none of them a training background (:data:`~eigenvision.faces.recipes.BACKGROUNDS`): grey,
     in [0, 1].
 
     Returns

@@ -11,8 +11,9 @@ module                 stage
 ``eyes``               stage 5: the placed eyes refined by cascaded regression
 ``geometry``           the face box, the detection window, the eye frame
 ``crops``              faces cut to canonical crops: the recogniser's front end
-``photos``             the finder that ships in ``data/``, its recipe and calibration
-``compare``            the identity model that ships, its recipe, ``compare_faces``
+``photos``             the finder that ships in ``data/``, the photos' splits and annotations
+``compare``            the identity models that ship, ``compare_faces``
+``recipes``            every recipe ``build-models`` runs (the finder, the identity models)
 ``groups``             faces grouped by person (``cluster_faces``)
 ``finder``             :class:`~eigenvision.FaceFinder`, the stages in order
 ``training``           how a finder learns: face space, prefilter, mined non-faces, decision
@@ -35,6 +36,7 @@ __getattr__, __dir__, __all__ = lazy.attach(
         "geometry",
         "groups",
         "photos",
+        "recipes",
         "refine",
         "training",
     ],

@@ -336,7 +336,7 @@ def face_windows_at(image, eyes, *, iod=20, antialias=False) -> np.ndarray:
         :func:`~eigenvision.transform.align`: the last 1.5-2.1x of shrinking
         stays bilinear, as in the finder's training windows
         (:func:`face_window`); a finder trained on smoothed windows found
-        fewer faces (:func:`~eigenvision.faces.photos.build_finder`).
+        fewer faces (:func:`~eigenvision.faces.recipes.build_finder`).
 
     Returns
     -------
