@@ -28,7 +28,7 @@ from ._base import flatten_images
 from ._spec import Param
 from .identity import PLDA, IdentityModel
 from .kernel import KernelPCA
-from .neighbors import NearestNeighbor
+from .neighbors import NearestNeighbor, cell_kneighbors
 
 __all__ = [
     "cluster",
@@ -44,6 +44,7 @@ __all__ = [
     "pair_mixture",
     "PairMixture",
     "METHODS",
+    "EXACT_GRAPH_ROWS",
 ]
 
 #: The clustering methods :func:`cluster` knows (scikit-learn's algorithms).
@@ -53,6 +54,11 @@ METHODS = ("agglomerative", "spectral", "kmeans")
 #: may take; beyond it :func:`cluster` refuses before allocating, naming the paths that do not
 #: need one (``"kmeans"`` with a count; no count: the sparse spectral path).
 DENSE_BUDGET = 4 << 30
+
+#: Beyond this many rows :func:`neighbour_graph` searches nearby cells
+#: (:func:`~eigenvision.neighbors.cell_kneighbors`) instead of every row: the exact search of a
+#: set against itself grows as n^2.
+EXACT_GRAPH_ROWS = 50_000
 
 _METHOD = Param("choice", choices=METHODS)
 _NEIGHBOUR = 7  # the self-tuning affinity's local width: the 7th neighbour's distance
@@ -218,11 +224,13 @@ def nystroem_affinity(X, model) -> LowRankAffinity:
     return LowRankAffinity(model.nystroem_features(np.asarray(X, dtype=np.float64)))
 
 
-def neighbour_graph(codes, *, n_neighbors=_GRAPH_NEIGHBOURS):
+def neighbour_graph(codes, *, n_neighbors=_GRAPH_NEIGHBOURS, exact=None):
     """The sparse self-tuning affinity of each row to its nearest neighbours.
 
     Each row is joined to its ``n_neighbors`` nearest (the project's exact
-    search in blocks, :class:`~eigenvision.neighbors.NearestNeighbor`) with
+    search in blocks, :class:`~eigenvision.neighbors.NearestNeighbor`, or
+    beyond :data:`EXACT_GRAPH_ROWS` rows the search of nearby cells,
+    :func:`~eigenvision.neighbors.cell_kneighbors`) with
     weight ``exp(-d^2 / (s_i s_j))``, ``s`` a row's distance to its 7th
     nearest neighbour (Zelnik-Manor & Perona 2004); the graph is made
     symmetric by keeping an edge either end chose. Memory is ``O(n k)``: the
@@ -234,6 +242,9 @@ def neighbour_graph(codes, *, n_neighbors=_GRAPH_NEIGHBOURS):
     ----------
     codes : (n, d) ndarray
     n_neighbors : int, default 10
+    exact : bool, optional
+        The exact search (True) or the search of nearby cells (False); default
+        exact up to :data:`EXACT_GRAPH_ROWS` rows.
 
     Returns
     -------
@@ -255,7 +266,12 @@ def neighbour_graph(codes, *, n_neighbors=_GRAPH_NEIGHBOURS):
     if codes.ndim != 2 or n < 2:
         raise ValueError(f"expected codes (n, d) with n >= 2, got shape {codes.shape}")
     k = min(int(n_neighbors), n - 1)
-    distances, neighbours = NearestNeighbor().fit(codes).kneighbors(codes, k + 1)
+    if exact is None:
+        exact = n <= EXACT_GRAPH_ROWS
+    if exact:
+        distances, neighbours = NearestNeighbor().fit(codes).kneighbors(codes, k + 1)
+    else:
+        distances, neighbours = cell_kneighbors(codes, k + 1)
     # each row's own index comes first unless a duplicate ties it: drop the row itself
     itself = neighbours == np.arange(n)[:, None]
     itself[itself.sum(axis=1) == 0, -1] = True
