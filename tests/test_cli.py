@@ -208,7 +208,7 @@ def test_train_recognize_enroll_on_uncropped_photos(imm, tmp_path, capsys):
     paths = list(eyes)
     assert main(["-q", "recognize", str(model), *map(str, paths), str(blank), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert report[-1] == {"image": str(blank), "faces": []}
+    assert report[-1] == {"image": str(blank), "face_threshold": 0.5, "faces": []}
     for entry, path in zip(report, paths, strict=False):
         face = entry["faces"][0]  # the enrolled face: its own person at distance 0
         assert face["label"] == path.parent.name and face["distance"] < 1e-3
