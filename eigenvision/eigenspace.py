@@ -694,6 +694,4 @@ def eigenspace_within_rank(X, most: int, *, whiten: bool = False) -> Eigenspace:
         Fitted, ``min(most, rank)`` components.
     """
     space = Eigenspace(whiten=whiten).fit(X)
-    if space.n_components_ <= most:
-        return space
-    return Eigenspace(most, whiten=whiten).fit(X)
+    return space if space.n_components_ <= most else space.leading(most)
