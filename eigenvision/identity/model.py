@@ -573,31 +573,28 @@ class IdentityModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         (m, n) ndarray
         """
         check_fitted(self, "plda_")
+        # a set against itself (pairwise_scores, the calibration, a gallery's own score
+        # normalisation): prepared once
+        set_b = self._prepared(codes_b, statistics_b)
+        set_a = set_b if codes_a is codes_b else self._prepared(codes_a)
+        return self._scored(set_a, set_b)
+
+    def _prepared(self, codes, statistics=None):
+        """A set of codes as :meth:`_scored` reads it: ``(pair coordinates, cohort statistics
+        (None without a cohort), description rows, spread)``."""
         plda, cohort = self.plda_, _cohort_of(self)
-        same_set = codes_a is codes_b
-        (codes_a, rows_a), (codes_b, rows_b) = _split(self, codes_a), _split(self, codes_b)
-        u = plda.pair_coordinates(codes_a)
-        v = u if same_set else plda.pair_coordinates(codes_b)
-        if cohort is None:  # None in files from before the cohort
-            statistics_a = statistics_b = None
-        else:
-            if statistics_b is None:
-                statistics_b = _cohort_statistics(plda, v, cohort, self.cohort_top)
-            elif any(np.shape(part) != (len(v),) for part in statistics_b):
-                raise ValueError(
-                    f"statistics_b must be the (mean, std) of the {len(v)} codes_b, one value "
-                    "per code each (cohort_statistics(codes_b))"
-                )
-            # a set against itself (pairwise_scores, the calibration, a gallery's own score
-            # normalisation): its statistics once
-            statistics_a = (
-                statistics_b if same_set else _cohort_statistics(plda, u, cohort, self.cohort_top)
+        codes, rows = _split(self, codes)
+        coordinates = plda.pair_coordinates(codes)
+        if cohort is None:
+            statistics = None
+        elif statistics is None:
+            statistics = _cohort_statistics(plda, coordinates, cohort, self.cohort_top)
+        elif any(np.shape(part) != (len(coordinates),) for part in statistics):
+            raise ValueError(
+                f"statistics_b must be the (mean, std) of the {len(coordinates)} codes_b, one "
+                "value per code each (cohort_statistics(codes_b))"
             )
-        spread_a = _spread(self, rows_a)
-        spread_b = spread_a if same_set else _spread(self, rows_b)
-        return self._scored(
-            (u, statistics_a, rows_a, spread_a), (v, statistics_b, rows_b, spread_b)
-        )
+        return coordinates, statistics, rows, _spread(self, rows)
 
     def pair_scores_in_blocks(self, codes, *, rows_at_once=1024):
         """:meth:`pairwise_log_odds` of a set against itself, a block of rows at a time.
@@ -619,15 +616,8 @@ class IdentityModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
             ``pairwise_log_odds(codes, codes)[rows]``, up to round-off.
         """
         check_fitted(self, "plda_")
-        plda, cohort = self.plda_, _cohort_of(self)
-        codes, rows = _split(self, codes)
-        v = plda.pair_coordinates(codes)
-        statistics = (
-            None if cohort is None else _cohort_statistics(plda, v, cohort, self.cohort_top)
-        )
-        spread = _spread(self, rows)
-        whole = (v, statistics, rows, spread)
-        for block in gen_batches(len(v), rows_at_once):
+        whole = self._prepared(codes)
+        for block in gen_batches(len(whole[0]), rows_at_once):
             part = tuple(None if value is None else _rows_of(value, block) for value in whole)
             yield block, self._scored(part, whole)
 
