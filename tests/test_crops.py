@@ -102,3 +102,32 @@ def test_the_shipped_finder_takes_faces_for_identity_at_even_odds():
     finder = ev.default_finder()
     assert finder.identity_threshold == max(finder.threshold, IDENTITY_THRESHOLD)
     assert finder.identity_threshold > finder.threshold
+
+
+def test_photos_given_as_paths_or_none_get_the_librarys_error():
+    """Regression: finder.find('photo.jpg') said 'could not convert string to float';
+    single_face(None, photo) raised AttributeError."""
+    finder = ev.default_finder()
+    with pytest.raises(TypeError, match=r"file name \('photo.jpg'\).*ev.load_image"):
+        finder.find("photo.jpg")
+    with pytest.raises(TypeError, match="array of numbers"):
+        finder.find(None)
+    with pytest.raises(TypeError, match="finder must be a face finder.*default_finder"):
+        ev.single_face(None, np.zeros((60, 60)))
+    with pytest.raises(TypeError, match="finder must be a face finder"):
+        ev.photo_faces("data/face_finder.npz", [np.zeros((60, 60))])
+
+
+def test_align_face_scales_16_bit_photos_and_refuses_bad_geometry(rng):
+    """Regression: a uint16 photo's crop reached 64888; shape (1.5, 10) gave a 1x10 crop; eyes
+    1e300 apart ended in 'cannot convert float NaN to integer'."""
+    photo = (rng.random((80, 90)) * 65535).astype(np.uint16)
+    eyes = ((30.0, 35.0), (55.0, 36.0))
+    crop = ev.align_face(photo, eyes, shape=(40, 32))
+    np.testing.assert_allclose(crop, ev.align_face(photo / 65535.0, eyes, shape=(40, 32)))
+    assert crop.max() <= 1.0
+    with pytest.raises(ValueError, match=r"whole numbers, got \(1.5, 10\)"):
+        ev.align_face(photo, eyes, shape=(1.5, 10))
+    assert ev.align_face(photo, eyes, shape=(40.0, 32)).shape == (40, 32)
+    with pytest.raises(ValueError, match="1e\\+300 pixels apart"):
+        ev.align_face(photo, ((0.0, 0.0), (1e300, 0.0)))

@@ -200,3 +200,35 @@ def test_cluster_command_finds_the_faces_on_a_scheduler(client, tmp_path, capsys
     assert faces(there, "box") == faces(here, "box")
     # the workers' BLAS sums in another order: the scores agree to rounding
     np.testing.assert_allclose(sum(faces(there, "score"), []), sum(faces(here, "score"), []))
+
+
+@pytest.mark.parametrize("solver", ["auto", "svd"])
+def test_dask_backend_checks_its_input_as_the_numpy_backend_does(rng, solver):
+    """Regression (issue 44): Eigenspace(backend="dask") took complex input silently, gave
+    Dask's NotImplementedError for object arrays, ZeroDivisionError for (n, 0), TypeError for
+    lists, a '0-d Dask array' error for sparse input, and LinAlgError for huge values."""
+    import dask.array as da
+    import scipy.sparse as sp
+
+    X = rng.random((40, 12))
+
+    def fit(data):
+        return ev.Eigenspace(4, backend="dask", solver=solver).fit(data)
+
+    reference = ev.Eigenspace(4).fit(X)
+    np.testing.assert_allclose(
+        np.abs(fit(X.tolist()).components_), np.abs(reference.components_), atol=1e-10
+    )
+    for data, error, message in [
+        (X + 1j, ValueError, "Complex data not supported"),  # scikit-learn's own message
+        (np.empty((40, 0)), ValueError, "0 feature"),
+        (sp.csr_matrix(X), TypeError, "dense data is required"),
+        (X * 1e200, ValueError, "X reaches .*e.199.*rescale"),
+        (da.from_array(X + 1j, chunks=10), TypeError, "complex"),
+        (da.from_array(X.astype(object), chunks=10), TypeError, "dtype object.*astype"),
+        (da.from_array(np.empty((40, 0))), ValueError, "0 features"),
+        (da.from_array(X, chunks=10).map_blocks(sp.csr_matrix), TypeError, "sparse chunks"),
+        (da.from_array(X * 1e200, chunks=10), ValueError, "X reaches .*e.199.*rescale"),
+    ]:
+        with pytest.raises(error, match=message):
+            fit(data)

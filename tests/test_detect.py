@@ -600,3 +600,17 @@ def test_detect_refuses_options_outside_their_range(rng):
     for score_map in (ev.dffs_map, ev.difs_map, ev.likelihood_map):
         with pytest.raises(ValueError, match="the image reaches 1e.200.*rescale"):
             score_map(np.full((20, 20), 1e200), space)
+
+
+def test_detect_refuses_nan_threshold_zero_detections_and_zero_scales(rng):
+    """Regression: detect(threshold=nan) returned [], max_detections=0 returned 72 windows,
+    scales=[0] divided by zero."""
+    space = ev.Eigenspace(2).fit(rng.random((10, 6, 6)))
+    image = rng.random((40, 40))
+    with pytest.raises(ValueError, match="threshold"):
+        ev.detect(image, space, threshold=float("nan"))
+    with pytest.raises(ValueError, match="max_detections"):
+        ev.detect(image, space, max_detections=0)
+    with pytest.raises(ValueError, match="scales"):
+        ev.detect(image, space, scales=[0])
+    assert len(ev.detect(image, space, max_detections=3)) == 3

@@ -347,3 +347,55 @@ def test_inverse_transform_refuses_nan_codes(rng):
     space = ev.Eigenspace(3).fit(rng.random((20, 6, 5)))
     with pytest.raises(ValueError, match="NaN or infinite codes"):
         space.inverse_transform(np.full((1, 3), np.nan))
+
+
+def test_gap_rank_ignores_the_near_singular_tail(rng):
+    """Regression: the eigengap of 300 x 256 Gaussian noise chose 255 of 256."""
+    noise = rng.normal(size=(300, 256))
+    assert ev.select_rank(noise, method="gap").rank < 128
+    X = rng.normal(size=(200, 3)) @ rng.normal(size=(3, 30)) * 3 + rng.normal(size=(200, 30))
+    assert ev.select_rank(X, method="gap").rank == 3
+    with pytest.raises(ValueError, match="n_permutations"):
+        ev.select_rank(X, n_permutations=0)
+
+
+@pytest.mark.parametrize(
+    "fit",
+    [
+        lambda: ev.Eigenspace(3).fit(np.ones((20, 30))),  # Gram solver: 0 / 0
+        lambda: ev.Eigenspace(3).fit(np.ones((1000, 600))),  # ARPACK: "starting vector is zero"
+        lambda: ev.FisherSpace().fit(np.ones((20, 30)), np.repeat([0, 1], 10)),
+        lambda: ev.ProbabilisticPCA(2).fit(np.ones((20, 30))),
+        lambda: ev.Recognizer(3).fit(np.ones((6, 4, 4)), np.repeat([0, 1, 2], 2)),
+    ],
+)
+def test_zero_variance_data_is_our_error(fit):
+    """Regression: identical samples escaped as scipy's 'array must not contain infs or NaNs'
+    or ARPACK error -9 instead of saying what is wrong."""
+    with pytest.raises(ev.EigenvisionError, match="zero variance"):
+        fit()
+
+
+def test_data_whose_variances_overflow_is_refused_with_the_fix():
+    """Regression: Eigenspace(5).fit(digits * 1e200) ended in scipy's 'must not contain infs'."""
+    digits = ev.datasets.load_digits().images.astype(np.float64)
+    for factor in (1e200, 1e-200):
+        with pytest.raises(ValueError, match="cannot be held in float64; rescale the data"):
+            ev.Eigenspace(5).fit(digits * factor)
+    ev.Eigenspace(5).fit(digits * 1e100)  # large, but its variances fit
+
+
+def test_float32_data_keeps_its_rank_and_its_dtype(rng):
+    """Regression: float32 data of exact rank 20 kept 112 components (float64's round-off
+    tolerance) with whitened codes of round-off; KernelPCA and ProbabilisticPCA returned float64
+    codes for float32 data; NearestNeighbor could not be cloned."""
+    from sklearn.base import clone
+
+    X32 = (rng.normal(size=(2000, 20)) @ rng.normal(size=(20, 200))).astype(np.float32)
+    space = ev.Eigenspace(whiten=True).fit(X32)
+    assert space.n_components_ == 20
+    assert np.abs(space.transform(X32)).max() < 10
+    small = X32[:60]
+    for model in (ev.KernelPCA(3), ev.KernelPCA(3, n_landmarks=20), ev.ProbabilisticPCA(3)):
+        assert model.fit(small).transform(small).dtype == np.float32, model
+    assert clone(ev.NearestNeighbor(chunk_size=7)).get_params()["chunk_size"] == 7

@@ -221,3 +221,24 @@ def test_roc_summaries_refuse_what_is_no_roc_curve():
         for summary in (evaluate.auc, evaluate.eer):
             with pytest.raises(ValueError, match="fpr and tpr must be"):
                 summary(fpr, tpr)
+
+
+def test_roc_curve_refuses_labels_it_cannot_read():
+    """Regression: multiclass, {-1, 1} and string labels were cast to bool silently."""
+    scores = [0.1, 0.4, 0.35, 0.8]
+    with pytest.raises(ValueError, match="3 classes"):
+        evaluate.roc_curve([0, 1, 2, 1], scores)
+    with pytest.raises(ValueError, match="pos_label"):
+        evaluate.roc_curve(["cat", "dog", "dog", "cat"], scores)
+    # {-1, 1}: 1 is positive (scikit-learn's rule), not "non-zero is positive"
+    fpr, tpr, _ = evaluate.roc_curve([-1, -1, 1, 1], scores)
+    expected = evaluate.roc_curve([0, 0, 1, 1], scores)
+    np.testing.assert_array_equal(fpr, expected[0])
+    np.testing.assert_array_equal(tpr, expected[1])
+    fpr, tpr, _ = evaluate.roc_curve(["cat", "dog", "dog", "cat"], scores, pos_label="dog")
+    sklearn_metrics = pytest.importorskip("sklearn.metrics")
+    ref = sklearn_metrics.roc_curve(
+        ["cat", "dog", "dog", "cat"], scores, pos_label="dog", drop_intermediate=False
+    )
+    np.testing.assert_allclose(fpr, ref[0])
+    np.testing.assert_allclose(tpr, ref[1])

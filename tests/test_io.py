@@ -481,3 +481,34 @@ def test_a_nan_float_tiff_is_refused_by_name(tmp_path):
     Image.fromarray(np.full((10, 10), np.nan, np.float32), mode="F").save(path)
     with pytest.raises(ev.ImageLoadError, match=r"nan\.tif: floating-point image holds NaN"):
         ev.load_image(path)
+
+
+def test_loading_refuses_what_would_read_nothing_or_elsewhere(tmp_path, rng):
+    """Regression: load_photos(max_side=0) gave 1x1 photos; pattern '../*' read the parent."""
+    from PIL import Image
+
+    (tmp_path / "people" / "alice").mkdir(parents=True)
+    Image.new("RGB", (40, 30)).save(tmp_path / "people" / "alice" / "1.png")
+    Image.new("RGB", (40, 30)).save(tmp_path / "outside.png")
+    with pytest.raises(ValueError, match=r"max_side must lie in \[16, 16384\]"):
+        ev.load_photos(tmp_path / "people", max_side=0)
+    for pattern in ("../*", "alice/../../*", "..\\*"):
+        with pytest.raises(ValueError, match="pattern matches file names inside each folder"):
+            ev.load_photos(tmp_path / "people", pattern=pattern)
+    photos, labels, _ = ev.load_photos(tmp_path / "people", pattern="*.png", max_side=16)
+    assert labels.tolist() == ["alice"] and max(photos[0].shape[:2]) == 16
+
+
+def test_batches_keep_to_a_pixel_budget(tmp_path, rng):
+    """Regression: twelve 9000 x 9000 PNGs (0.9 MB on disk) made one 3.6 GiB batch. A batch now
+    holds at most max_batch_pixels pixels (here six 300 x 300 images, two per batch)."""
+    from PIL import Image
+
+    for i in range(6):
+        pixels = (rng.random((300, 300)) * 255).astype(np.uint8)
+        Image.fromarray(pixels).save(tmp_path / f"{i}.png")
+    batches = list(ev.iter_image_batches(tmp_path, batch_size=4, max_batch_pixels=200_000))
+    assert [len(b) for b in batches] == [2, 2, 2]
+    assert all(b.size <= 200_000 for b in batches)
+    whole = np.concatenate(list(ev.iter_image_batches(tmp_path, batch_size=4)))
+    np.testing.assert_array_equal(np.concatenate(batches), whole)

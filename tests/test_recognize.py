@@ -533,3 +533,28 @@ def test_add_leaves_out_images_enrolled_already(rng):
     assert len(model.gallery_) == size
     model.add(newcomer, [8, 8])  # the same images under another label: a choice, kept
     assert len(model.gallery_) == size + 2
+
+
+def test_nearest_neighbours_of_huge_and_tiny_codes_are_exact(rng):
+    """Regression: squares of 1e200 overflowed, so distances came back [[0, 0], [inf, inf]]."""
+    from scipy.spatial.distance import cdist
+
+    gallery, probes = rng.random((40, 5)), rng.random((6, 5))
+    for scale in (1e200, 1e-200, 2.0**300):
+        distances, rows = ev.NearestNeighbor().fit(gallery * scale).kneighbors(probes * scale, 3)
+        reference = cdist(probes, gallery)  # the same search at magnitude 1, scaled back
+        np.testing.assert_array_equal(rows, np.argsort(reference, axis=1, kind="stable")[:, :3])
+        np.testing.assert_allclose(distances, np.sort(reference, axis=1)[:, :3] * scale, rtol=1e-12)
+    exact, _ = ev.NearestNeighbor().fit(gallery).kneighbors(probes, 3)
+    scaled, _ = ev.NearestNeighbor().fit(gallery * 2.0**300).kneighbors(probes * 2.0**300, 3)
+    np.testing.assert_array_equal(scaled, exact * 2.0**300)  # a power of two: bit for bit
+
+
+def test_the_recognizer_is_a_classifier_to_scikit_learn(att):
+    """Regression: cross_val_score(Recognizer(), ...) gave [0, 0, 0, 0, 0]: not tagged a
+    classifier, it got unshuffled folds of person-sorted data (each fold a set of new people)."""
+    from sklearn.base import is_classifier
+    from sklearn.model_selection import cross_val_score
+
+    assert is_classifier(ev.Recognizer())
+    assert cross_val_score(ev.Recognizer(), att.images, att.labels, cv=5).min() > 0.9

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import eigenvision as ev
-from eigenvision import persist
+from eigenvision import evaluate, persist
 from eigenvision._spec import Param, State, check_declared_state, check_params
 from eigenvision.faces.photos import DEFAULT_FINDER
 
@@ -366,3 +366,34 @@ def test_every_public_estimator_declares_and_checks_every_parameter(cls, rng):
                 model.fit(*data)
             checked += 1
     assert checked > 0
+
+
+def test_complex_input_is_refused_not_truncated(rng):
+    """Regression: complex input lost its imaginary part in a silent cast."""
+    image = rng.random((30, 30)) + 1j
+    space = ev.Eigenspace(2).fit(rng.random((10, 5, 5)))
+    for call in (
+        lambda: ev.dffs_map(image, space),
+        lambda: ev.ImageSet(image[None], np.array([0])),
+        lambda: ev.normalize_image(image, shape=(10, 10)),
+        lambda: ev.NearestNeighbor().fit(image),
+        lambda: evaluate.roc_curve([0, 1], [1j, 2]),
+        lambda: ev.select_rank(image),
+    ):
+        with pytest.raises((TypeError, ValueError), match="[Cc]omplex"):
+            call()
+
+
+def test_size_parameters_are_bounded(rng):
+    """Regression: size parameters were unbounded (a jitter of 10**6 padded every image by it)."""
+    faces = rng.random((4, 6, 5)).astype(np.float32)
+    with pytest.raises(ValueError, match="jitter"):
+        ev.Recognizer(2, jitter=10**6).fit(faces, np.array([0, 0, 1, 1]))
+    eyes = {"left_eye": [[1, 3]] * 4, "right_eye": [[4, 3]] * 4}
+    marked = ev.ImageSet(faces, np.array([0, 0, 1, 1]), landmarks=eyes)
+    with pytest.raises(ValueError, match="iod"):
+        ev.FeatureDetector(iod=10**6).fit(marked)
+    with pytest.raises(ValueError, match="iod"):
+        ev.face_windows(marked, iod=10**5)
+    with pytest.raises(ValueError, match="shape"):
+        ev.transform.resize(faces[0], (10**6, 10**6))

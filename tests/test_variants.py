@@ -154,3 +154,21 @@ def test_ppca_bad_input(data):
     X[:, 2] = np.nan
     with pytest.raises(ValueError, match="missing in every sample"):
         ev.ProbabilisticPCA(2).fit(X)
+
+
+def test_fisher_space_never_reports_components_it_did_not_make(rng):
+    """Regression: with pca_components below n_components, n_components_ claimed more rows
+    than components_ had."""
+    X, y = rng.random((40, 12)), np.repeat(np.arange(8), 5)
+    with pytest.raises(ValueError, match="pca_components"):
+        ev.FisherSpace(n_components=7, pca_components=4).fit(X, y)
+    space = ev.FisherSpace(n_components=4, pca_components=4).fit(X, y)
+    assert space.n_components_ == len(space.components_) == 4
+
+
+def test_kernel_pca_says_when_it_keeps_fewer_components(rng):
+    """Regression: KernelPCA dropped zero-variance components without a word."""
+    X = np.repeat(rng.random((3, 4)), 4, axis=0)  # 3 distinct points: rank 2 after centring
+    with pytest.warns(UserWarning, match="keeps 2 of the 5"):
+        model = ev.KernelPCA(5, kernel="linear").fit(X)
+    assert model.n_components_ == 2
