@@ -1100,7 +1100,10 @@ def group_page() -> None:
     groups = [[owners[i] for i in np.flatnonzero(labels == g)] for g in range(labels.max() + 1)]
     alone = [group for group in groups if len(group) == 1]
     st.subheader(grouping_summary(groups, [label.rsplit("/", 1)[-1] for label, _ in photos]))
-    st.caption(f"Grouped by the {name} identity model.")
+    st.caption(
+        f"Grouped by the {name} identity model; faces taken at P(face) >= "
+        f"{identity_threshold(trained_finder()):g} (the finder's identity threshold)."
+    )
     for number, group in enumerate(groups[:30], start=1):
         if len(group) == 1:
             break
@@ -1155,7 +1158,8 @@ def compare_page() -> None:
     verdict = "the same person" if result.accepted else "two different people"
     st.subheader(f"{verdict.capitalize()}: P(same person) {result.probability:.2f}")
     st.caption(
-        f"The {model_name} identity model. Score {-result.distance:.2f}, the log-likelihood "
+        f"The {model_name} identity model, on faces of P(face) >= "
+        f"{identity_threshold(finder):g}. Score {-result.distance:.2f}, the log-likelihood "
         f"ratio normalised against the model's cohort (the model decides 'same' from "
         f"{-result.threshold:.2f}). "
         "The probability is calibrated on LFW's news photos and checked on other sources (the "
