@@ -459,3 +459,85 @@ INPUT_STATE = {
     "n_features_in_": State("int", dim="d", low=1),
     "image_shape_": State("shape", optional=True),
 }
+
+
+#: Bounds on size parameters a model (or a file) may set.
+LIMITS = {"side": 4096, "iod": 400, "jitter": 64, "scale": 16.0, "count": 64}
+
+
+def check_model(model) -> None:
+    """Raise ``ValueError`` naming the first inconsistency of a fitted model.
+
+    Its parameters (``_params``), each fitted member against ``_state``, its
+    ``image_shape_`` against its features, then the relations between
+    members that no single declaration states, which each model checks
+    itself (``_check_relations``, into the models it holds).
+
+    Parameters
+    ----------
+    model : fitted estimator
+
+    Returns
+    -------
+    None
+    """
+    if hasattr(type(model), "_params"):
+        check_params(model)
+    check_declared_state(model)  # every savable class declares its state
+    features = getattr(model, "n_features_in_", None)
+    shape = getattr(model, "image_shape_", None)
+    if features is not None and shape is not None:
+        name = type(model).__name__
+        if int(np.prod(check_sides(tuple(shape), f"{name}.image_shape_", 2))) != features:
+            raise ValueError(f"{name}: image_shape_ {shape} does not hold its {features} features")
+    relations = getattr(model, "_check_relations", None)
+    if relations is not None:
+        relations()
+
+
+def check_sides(value, name, length=None) -> tuple:
+    """``value``, a tuple of ``length`` image sides in ``[1, LIMITS["side"]]``, or ``ValueError``.
+
+    Parameters
+    ----------
+    value : tuple
+    name : str
+        How the error names it.
+    length : int, optional
+
+    Returns
+    -------
+    tuple
+    """
+    sides_ok = all(isinstance(v, Integral) and 1 <= v <= LIMITS["side"] for v in value)
+    if not (isinstance(value, tuple) and (length is None or len(value) == length) and sides_ok):
+        raise ValueError(
+            f"{name} must be {length or 'some'} ints in [1, {LIMITS['side']}], got {value!r}"
+        )
+    return value
+
+
+def check_eight_bits(model, member, scale_member) -> None:
+    """An integer ``member`` is int8 with its ``scale_member``
+    (:func:`~eigenvision.identity.quantized`); a float one has none.
+
+    Parameters
+    ----------
+    model : fitted estimator
+    member, scale_member : str
+
+    Returns
+    -------
+    None
+    """
+    name = type(model).__name__
+    values, scale = getattr(model, member, None), getattr(model, scale_member, None)
+    if values is None or values.dtype.kind == "f":
+        if scale is not None:
+            raise ValueError(f"{name}.{scale_member} scales an 8-bit {member}, the file's is float")
+        return
+    if values.dtype != np.int8 or scale is None:
+        raise ValueError(
+            f"{name}.{member} is {values.dtype}: integers must be int8 with their "
+            f"{scale_member} (eigenvision.identity.quantized writes both); the file is damaged"
+        )

@@ -11,7 +11,7 @@ from sklearn.base import clone
 from sklearn.linear_model import LogisticRegression
 
 from ._base import SupervisedSubspaceModel, check_fitted
-from ._spec import INPUT_STATE, Param, State
+from ._spec import INPUT_STATE, Param, State, check_model
 from .eigenspace import Eigenspace, eigenspace_within_rank
 from .neighbors import squared_distances
 
@@ -338,6 +338,21 @@ class BayesianSpace(SupervisedSubspaceModel):
                 f"X1 and X2 must hold as many images, got {len(codes1)} and {len(codes2)}"
             )
         return self.probability(self.log_odds(codes1.astype(np.float64) - codes2))
+
+    def _check_relations(self):
+        """A loaded space's variances, prior and calibration
+        (:func:`~eigenvision._spec.check_model`)."""
+        for key in ("intra_variances_", "extra_variances_"):
+            if not np.all(getattr(self, key) > 0):
+                raise ValueError(f"BayesianSpace.{key} must be positive variances")
+        if not (isinstance(self.intra_prior, Real) and 0 < self.intra_prior < 1):
+            raise ValueError(
+                f"BayesianSpace.intra_prior must lie in (0, 1), got {self.intra_prior!r}"
+            )
+        calibration = getattr(self, "calibration_", None)
+        if calibration is not None and not calibration[0] > 0:
+            raise ValueError("BayesianSpace.calibration_ must be (a > 0, b)")
+        check_model(self.pca_)
 
 
 #: People per half needed to calibrate (each half's model must generalise to the other's).

@@ -561,6 +561,24 @@ class FisherVectors(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
             _parts(len(crops)),
         )
 
+    def _check_relations(self):
+        """The PCA's and the mixture's shapes agree with each other and the parameters; the
+        weights are a distribution and the variances positive
+        (:func:`~eigenvision._spec.check_model`)."""
+        kept, width = self.pca_map_.shape[0], self.means_.shape[1]
+        if kept != self.n_components or width != kept + 3:
+            raise ValueError(
+                f"FisherVectors: pca_map_ must have n_components ({self.n_components}) rows and "
+                f"the means that many columns and 3 more; got {kept} rows and {width} columns"
+            )
+        if len(self.means_) != self.n_clusters or len(self.weights_) != self.n_clusters:
+            raise ValueError(
+                f"FisherVectors: means_, variances_ and weights_ must hold n_clusters "
+                f"({self.n_clusters}) Gaussians, got {len(self.means_)} and {len(self.weights_)}"
+            )
+        if not (np.all(self.variances_ > 0) and abs(float(self.weights_.sum()) - 1.0) < 1e-6):
+            raise ValueError("FisherVectors: variances_ must be positive and weights_ sum to 1")
+
 
 def _parts(count):
     """How many parts ``count`` crops are described in, one per core (:data:`_CROPS_PER_THREAD`)."""

@@ -670,6 +670,14 @@ class Eigenspace(SubspaceModel):
             raise ValueError("fitted on flattened data: there is no image shape to view with")
         return self.mean_.reshape(self.image_shape_)
 
+    def _check_relations(self):
+        """A loaded eigenspace's members agree (:func:`~eigenvision._spec.check_model`)."""
+        k = self.n_components_
+        if len(self.eigenvalues_) < k:
+            raise ValueError(
+                f"Eigenspace.eigenvalues_ must hold at least its {k} components' values"
+            )
+
 
 def eigenspace_within_rank(X, most: int, *, whiten: bool = False) -> Eigenspace:
     """The PCA step of a model: at most ``most`` components, and none beyond the data's rank.

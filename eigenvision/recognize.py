@@ -16,7 +16,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 
 from ._base import check_fitted, counted, kept_on
 from ._errors import AlreadyEnrolledWarning
-from ._spec import Param, State, check_params
+from ._spec import Param, State, check_model, check_params, check_sides
 from .codes import CodesMixin
 from .evaluate import recognition_rate
 from .faces.crops import FINDER, PhotoFacesMixin
@@ -532,3 +532,66 @@ default "eigenfaces"
         self.classes_ = np.unique(self.gallery_labels_)
         self._fit_score_norm()
         return self
+
+    def _check_relations(self):
+        """Its gallery's codes as wide as its features give, its blocks' scales, its parts
+        (:func:`~eigenvision._spec.check_model`)."""
+        self.check_parameters()
+        statistics = getattr(self, "score_statistics_", None)
+        if self.score_norm == "znorm" and (statistics is None or not np.all(statistics[:, 1] > 0)):
+            raise ValueError(
+                "Recognizer.score_statistics_ must be (n_classes, 2), std > 0, for znorm"
+            )
+        image_shape = check_sides(tuple(self.image_shape_), "Recognizer.image_shape_", 2)
+        if self.shape is not None and tuple(self.shape) != image_shape:
+            raise ValueError(
+                f"Recognizer.shape {self.shape} differs from image_shape_ {image_shape}"
+            )
+        gallery = self.gallery_
+        if len(gallery) == 0:
+            raise ValueError("Recognizer.gallery_ is empty")
+        scales = self.block_scales_
+        if scales.shape != (len(self.block_names_),) or not np.all(scales > 0):
+            raise ValueError("Recognizer.block_scales_ must be > 0, one per block")
+        names = self.block_names_
+        share = (1.0 - self.global_weight) if self.method == "combined" else 1.0
+        face_weight = self.global_weight if self.method == "combined" else 1.0
+        features = sum(name != "face" for name in names)
+        weightless = np.array(
+            [(face_weight if name == "face" else share / features) == 0 for name in names]
+        )
+        if not np.array_equal(np.isinf(scales), weightless):
+            raise ValueError(
+                "Recognizer.block_scales_ may be infinite only for a block of weight 0 (and "
+                f"must be there): blocks {list(names)}, scales {scales.tolist()}"
+            )
+        width = 0
+        if self.method == "plda":
+            identity = self.feature  # check_parameters: a trained IdentityModel
+            check_model(identity)
+            if self.feature_ is not None:
+                raise ValueError(
+                    "Recognizer: method='plda' keeps its model in feature, not feature_"
+                )
+            if tuple(identity.shape) != image_shape:
+                raise ValueError(
+                    f"Recognizer: its identity model takes {tuple(identity.shape)} crops, "
+                    f"not {image_shape}"
+                )
+            width += identity.code_width()
+        elif self.feature_ is not None:
+            check_model(self.feature_)
+            if getattr(self.feature_, "n_features_in_", None) != int(np.prod(image_shape)):
+                raise ValueError(f"Recognizer: its feature does not take {image_shape} images")
+            width += self.feature_.n_components_
+        for space in self.feature_spaces_.values():
+            check_model(space)
+            width += space.n_components_
+        if gallery.shape[1] != width:
+            raise ValueError(
+                f"Recognizer: gallery_ codes have {gallery.shape[1]} dimensions, "
+                f"its features give {width}"
+            )
+        for part in (self.detector, self.finder):
+            if part is not None:
+                check_model(part)

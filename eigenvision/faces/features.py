@@ -25,7 +25,7 @@ from sklearn.base import BaseEstimator
 
 from .._base import check_fitted
 from .._errors import refuse_complex
-from .._spec import Param, State, check_params
+from .._spec import Param, State, check_model, check_params
 from ..detection import window_maps
 from ..eigenspace import Eigenspace
 from ..imageset import ImageSet
@@ -710,6 +710,34 @@ class FeatureDetector(BaseEstimator):
         if self.score == "decision":  # the score is minus the log-odds of the feature
             return float(expit(-score))
         return float(1.0 - np.interp(score, quantiles, np.arange(101) / 100, left=0.0, right=1.0))
+
+    def _check_relations(self):
+        """Its spaces are its features', at its patch shapes; its score quantiles ascend
+        (:func:`~eigenvision._spec.check_model`)."""
+        features = tuple(self.features_)
+        if tuple(self.spaces_) != features:
+            raise ValueError("FeatureDetector.spaces_ do not match features_")
+        expected = np.array([self.patch_shape(f) for f in features])
+        if not np.array_equal(self.patch_shapes_, expected):
+            raise ValueError("FeatureDetector.patch_shapes_ do not match iod and the patch shapes")
+        spaces = [("", self.spaces_)]
+        if self.score == "decision":
+            others = getattr(self, "nonfeature_spaces_", None) or {}
+            if tuple(others) != features or getattr(self, "decision_", None) is None:
+                raise ValueError(
+                    "FeatureDetector: score='decision' needs nonfeature_spaces_ and a "
+                    "decision_ for each feature"
+                )
+            spaces.append(("non-feature ", others))
+        for kind, held in spaces:
+            for feature, shape in zip(features, expected, strict=True):
+                check_model(held[feature])
+                if tuple(held[feature].image_shape_) != tuple(shape):
+                    raise ValueError(
+                        f"FeatureDetector: the {feature} {kind}space is not {tuple(shape)}"
+                    )
+        if np.any(np.diff(self.score_quantiles_, axis=1) < 0):
+            raise ValueError("FeatureDetector.score_quantiles_ must not decrease along each row")
 
 
 def _two_folds(groups, n):

@@ -30,7 +30,7 @@ from sklearn.base import BaseEstimator
 
 from .._base import check_fitted
 from .._parallel import single_threaded_blas
-from .._spec import Param, State, check_params
+from .._spec import Param, State, check_model, check_params
 from .appearance import EXAMINED, AppearanceMixin
 from .candidates import (
     Prefilter,
@@ -39,8 +39,8 @@ from .candidates import (
     search_space,
 )
 from .decision import DecidingMixin
-from .features import feature_check, place_features
-from .geometry import HalfOctaves, face_box
+from .features import FeatureDetector, feature_check, place_features
+from .geometry import HalfOctaves, face_box, window_shape
 from .refine import REFINEMENT, distinct, refine
 from .training import FinderTrainingMixin
 
@@ -589,3 +589,36 @@ class FaceFinder(FinderTrainingMixin, DecidingMixin, AppearanceMixin, BaseEstima
             confidence=float(expit(score)),
             angle=float(np.degrees(np.arctan2(dy, dx))),
         )
+
+    def _check_relations(self):
+        """Its spaces are of its window, its perceptron fits its cluster spaces, its locator and
+        placer are feature detectors (:func:`~eigenvision._spec.check_model`)."""
+        self.check_parameters()
+        window = tuple(int(v) for v in self.window_)
+        if window != window_shape(self.iod):
+            raise ValueError(f"FaceFinder: window_ {window} is not the window of iod {self.iod}")
+        spaces = [self.face_space_, *self.face_clusters_.values(), *self.nonface_clusters_.values()]
+        for space in spaces:
+            check_model(space)
+            if tuple(space.image_shape_) != window:
+                raise ValueError(
+                    f"FaceFinder: a space of {space.image_shape_} windows, not {window}"
+                )
+        weights = getattr(self, "prefilter_weights_", None)
+        if weights is not None and weights.shape != window:
+            raise ValueError(
+                f"FaceFinder: prefilter_weights_ of shape {weights.shape}, not the window {window}"
+            )
+        features = 2 * (len(spaces) - 1)
+        if len(self.network_mean_) != features or np.any(self.network_scale_ <= 0):
+            raise ValueError(
+                f"FaceFinder: the perceptron's weights do not fit {features} features "
+                "(2 per cluster space)"
+            )
+        for name in ("locator_", "placer_"):
+            part = getattr(self, name, None)
+            if not isinstance(part, FeatureDetector):
+                raise ValueError(
+                    f"FaceFinder.{name} must be a FeatureDetector, not {type(part).__name__}"
+                )
+            check_model(part)

@@ -248,3 +248,19 @@ class PLDAFusion(_PairScores, TransformerMixin, BaseEstimator):
         """
         what = "pair coordinates" if coordinates else "codes"
         return sum(self._each("paired_log_odds", a, b, what=what, coordinates=coordinates))
+
+    def _check_relations(self):
+        """One block model per width, reading the widths' features
+        (:func:`~eigenvision._spec.check_model`)."""
+        widths = [int(w) for w in self.widths]
+        names = [f"block{i}" for i in range(len(widths))]
+        if list(self.models_) != names:
+            raise ValueError(
+                f"PLDAFusion.models_ must be {names}, one per width, got {list(self.models_)}"
+            )
+        held = [part.n_features_in_ for part in self.models_.values()]
+        if held != widths or sum(widths) != self.n_features_in_:
+            raise ValueError(
+                f"PLDAFusion's block models read {held} features, its widths say {widths} "
+                f"({self.n_features_in_} in all)"
+            )

@@ -14,7 +14,8 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.utils import gen_batches
 
 from .._base import NotFittedError, check_fitted, kept_on
-from .._spec import Param, State, check_params
+from .._spec import Param, State, check_eight_bits, check_model, check_params
+from ..descriptors import FisherVectors
 from ..imageset import check_labels
 from .deep import CHIP_SHAPE
 from .describe import DESCRIBER_PARAMETERS, FaceDescriber
@@ -685,6 +686,70 @@ class IdentityModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         coordinates = self.plda_.pair_coordinates(_split(self, codes)[0])
         return _cohort_statistics(self.plda_, coordinates, cohort, self.cohort_top)
 
+    def code_width(self) -> int:
+        """The width of :meth:`encode`'s codes: PLDA's (its blocks' together), then, with a
+        distance fused, the descriptions'.
+
+        Returns
+        -------
+        int
+        """
+        check_fitted(self, "plda_")
+        width = _pair_width(self, axis=0)
+        if getattr(self, "distance_weight_", None) is not None:
+            width += _descriptor_width(self.plda_)
+        return width
+
+    def _check_relations(self):
+        """Its PLDA is one per description, its Fisher vectors there exactly when a description
+        reads them, its cohort as wide as PLDA's pair coordinates
+        (:func:`~eigenvision._spec.check_model`)."""
+        fused = isinstance(self.plda_, PLDAFusion)
+        count = len(self.descriptions())
+        if fused != (count > 1) or (fused and len(self.plda_.models_) != count):
+            raise ValueError(
+                f"IdentityModel(descriptor={self.descriptor!r}, "
+                f"illumination={self.illumination!r}) needs "
+                + (f"a PLDAFusion of {count} descriptions" if count > 1 else "a PLDA")
+                + f" as plda_, got {type(self.plda_).__name__}"
+                + (f" of {len(self.plda_.models_)}" if fused else "")
+            )
+        check_model(self.plda_)
+        wanted = any(kind == "fisher" for kind, _, _ in self.descriptions())
+        encoder = getattr(self, "fisher_", None)
+        if wanted != (encoder is not None):
+            raise ValueError(
+                "IdentityModel.fisher_ must be a fitted FisherVectors exactly when a "
+                f"description is 'fisher' (descriptor={self.descriptor!r}), got "
+                f"{type(encoder).__name__}"
+            )
+        if encoder is not None:
+            if not isinstance(encoder, FisherVectors):
+                raise ValueError(
+                    f"IdentityModel.fisher_ must be a FisherVectors, got {type(encoder)}"
+                )
+            check_model(encoder)
+            if encoder.n_clusters != self.fisher_clusters:
+                raise ValueError(
+                    f"IdentityModel.fisher_ has {encoder.n_clusters} Gaussians, its "
+                    f"fisher_clusters says {self.fisher_clusters}"
+                )
+        if self.alignment == "five_points" and (
+            self.descriptor != "deep" or tuple(self.shape) != CHIP_SHAPE
+        ):
+            raise ValueError(
+                "IdentityModel(alignment='five_points') cuts dlib's chip for descriptor='deep' "
+                f"at shape {CHIP_SHAPE}, got descriptor={self.descriptor!r}, shape={self.shape}"
+            )
+        check_eight_bits(self, "cohort_coordinates_", "cohort_scale_")
+        width = _pair_width(self, axis=1)
+        cohort = getattr(self, "cohort_coordinates_", None)
+        if cohort is not None and cohort.shape[1] != width:
+            raise ValueError(
+                f"IdentityModel.cohort_coordinates_ must hold pair coordinates as wide as PLDA's "
+                f"({width}), got {cohort.shape[1]} columns"
+            )
+
 
 def centred_on(model, crops=None, *, codes=None):
     """A copy of an identity model whose codes are centred on faces of another kind of photo.
@@ -865,6 +930,14 @@ def _distance_statistics(rows, cohort, top):
     cohort = np.asarray(cohort, dtype=np.float64)
     mean, std = _best_statistics(len(rows), lambda block: -cdist(rows[block], cohort), top)
     return -mean, std
+
+
+def _pair_width(identity, axis):
+    """The width of an identity model's PLDA codes (``axis`` 0) or pair coordinates (1): its
+    PLDA's, or its blocks' together."""
+    plda = identity.plda_
+    parts = plda.models_.values() if hasattr(plda, "models_") else [plda]
+    return sum(part.identity_loadings_.shape[axis] for part in parts)
 
 
 def _descriptor_width(plda):

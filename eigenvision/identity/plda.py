@@ -29,7 +29,7 @@ from scipy import linalg
 from sklearn.utils import gen_batches
 
 from .._base import SupervisedSubspaceModel, check_fitted, kept_on
-from .._spec import INPUT_STATE, Param, State, check_params
+from .._spec import INPUT_STATE, Param, State, check_eight_bits, check_params
 from ..eigenspace import Eigenspace, eigenspace_within_rank
 from ..fisher import discriminant_directions
 
@@ -524,6 +524,48 @@ class PLDA(_PairScores, SupervisedSubspaceModel):
     def offset_(self):
         """The pair ratio's constant (:func:`diagonal_pair_scoring`)."""
         return self._pair_form().offset
+
+    def _check_relations(self):
+        """The steps chain: the PCA step's codes feed the LDA step (if any), whose codes the
+        model reads; or one map, a compact model's ``step_``, in their place (each declaration
+        binds only its own members' lengths); a kept ``pair_basis_`` makes both covariances
+        diagonal (:func:`~eigenvision._spec.check_model`)."""
+        name = type(self).__name__
+        basis = self.pair_basis_.astype(np.float64)  # a quantized model keeps them in float32
+        within = basis.T @ self.within_covariance_.astype(np.float64) @ basis
+        projected = self.identity_loadings_.astype(np.float64).T @ basis  # V^T S_b V = P^T P
+        between = projected.T @ projected
+        off = between - np.diag(np.diag(between))
+        scale = max(1.0, float(np.abs(between).max()))
+        if not (
+            np.allclose(within, np.eye(len(within)), atol=1e-6)
+            and np.abs(off).max() <= 1e-6 * scale
+        ):
+            raise ValueError(
+                f"{name}.pair_basis_ does not make its covariances diagonal (V^T S_w V = I, "
+                "V^T S_b V diagonal): the file is damaged; fit the model again"
+            )
+        pca, step = getattr(self, "pca_", None), getattr(self, "step_", None)
+        if (pca is None) == (step is None):
+            raise ValueError(
+                f"{name} needs its PCA step (pca_) or, compact, one map (step_) in its place; "
+                f"the file holds {'both' if step is not None else 'neither'}"
+            )
+        lda = getattr(self, "lda_", None)
+        check_eight_bits(self, "step_", "step_scale_")
+        if step is not None:
+            if lda is not None:
+                raise ValueError(f"{name}.step_ holds the LDA step already; lda_ must be None")
+            return  # step_'s rows and the loadings' bind through their declarations (r)
+        steps = pca.n_components_
+        if lda is not None and lda.shape[0] != steps:
+            raise ValueError(f"{name}.lda_ maps {lda.shape[0]} codes, the PCA step gives {steps}")
+        width = steps if lda is None else lda.shape[1]
+        if self.identity_loadings_.shape[0] != width:
+            raise ValueError(
+                f"{name}.identity_loadings_ has {self.identity_loadings_.shape[0]} rows, "
+                f"its codes are {width} wide"
+            )
 
 
 class JointBayesian(PLDA):
