@@ -4,7 +4,7 @@ A map too small for threads (fewer than ``MAP_PARALLEL_PIXELS``: the feature
 searches of a locate, a pyramid's coarse levels) correlates the photo with
 all its templates at once, one batched inverse FFT per axis, instead of one
 template at a time (``detection._BATCHED_PIXELS``). The numbers are the same
-to the bit (``tests/test_detect.py``); this times the shipped finder's
+to the bit (``tests/test_detection.py``); this times the shipped finder's
 ``find`` and ``place`` (two locates) both ways, interleaved in one process
 (``_timing.interleaved_medians``), on the held-out HELEN photos of
 ``bench_find_faces.py`` (or the astronaut without the dataset).

@@ -346,3 +346,18 @@ def test_lfw_training_faces_come_from_training_people_with_their_eyes_placed():
     ratio = np.linalg.norm(right - left, axis=1) / distance
     shift = np.linalg.norm((left + right) / 2 - expected.mean(axis=0), axis=1) / distance
     assert np.all((ratio >= 0.75) & (ratio <= 4 / 3) & (shift <= 0.25))
+
+
+def test_the_cascades_survivors_are_the_best_of_their_neighbours(rng):
+    """``_best_of_neighbours`` on the windows above the cut equals the 3 x 3 maximum filter
+    (nearest-edge mode) on the whole map, with ties, flat (-inf) windows and the edges."""
+    from eigenvision.faces.candidates import _best_of_neighbours
+
+    scores = rng.integers(0, 5, (60, 45)).astype(float)
+    scores[rng.random(scores.shape) < 0.1] = -np.inf
+    above = scores >= 3
+    expected = np.nonzero(above & (scores == ndimage.maximum_filter(scores, 3, mode="nearest")))
+    rows, cols = _best_of_neighbours(scores, *np.nonzero(above))
+    assert len(rows) > 20 and (rows == 0).any() and (cols == 44).any()
+    np.testing.assert_array_equal(rows, expected[0])
+    np.testing.assert_array_equal(cols, expected[1])
