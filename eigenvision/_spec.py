@@ -461,8 +461,8 @@ INPUT_STATE = {
 }
 
 
-#: Bounds on size parameters a model (or a file) may set.
-LIMITS = {"side": 4096, "iod": 400, "jitter": 64, "scale": 16.0, "count": 64}
+#: Bounds on sizes a model file may declare: an image side of its ``image_shape_``.
+LIMITS = {"side": 4096}
 
 
 def check_model(model) -> None:

@@ -18,11 +18,7 @@ __all__ = ["check_state", "LIMITS"]
 def check_state(model) -> None:
     """Raise ``ValueError`` naming the first inconsistency of a fitted model.
 
-    Checks the model against its declarations (:mod:`eigenvision._spec`: its
-    parameters, each fitted member's kind, shape and finiteness), then the
-    relations between members that no single declaration states
-    (``image_shape_`` against the features, a recogniser's blocks, a
-    finder's perceptron against its cluster spaces), which each model
+    :func:`~eigenvision._spec.check_model`: its declarations, then the relations each model
     checks itself, recursively into the models it holds.
 
     Parameters

@@ -282,8 +282,8 @@ def test_patches_name_the_features_their_locations_lack(detector, folds):
         detector.patches(faces.images[0], locations=positions)
 
 
-def test_unknown_feature_names_are_named(rng):
-    """Regression: an unknown feature escaped as "tuple.index(x): x not in tuple"."""
+def _noise_detector(rng):
+    """Four noise images with fixed landmarks and a small detector fitted on them."""
     faces = rng.random((4, 60, 60)).astype(np.float32)
     marks = {
         "left_eye": [[20.0, 25.0]] * 4,
@@ -294,6 +294,12 @@ def test_unknown_feature_names_are_named(rng):
     detector = ev.FeatureDetector(iod=10, rotations=(0,), scales=(1,)).fit(
         ev.ImageSet(faces, np.array([0, 0, 1, 1]), landmarks=marks)
     )
+    return faces, detector
+
+
+def test_unknown_feature_names_are_named(rng):
+    """Regression: an unknown feature escaped as "tuple.index(x): x not in tuple"."""
+    faces, detector = _noise_detector(rng)
     for call in (
         lambda: detector.search_region("left_ear", (0, 0, 40, 40)),
         lambda: detector.feature_map(faces[0], "left_ear"),
@@ -305,16 +311,7 @@ def test_unknown_feature_names_are_named(rng):
 
 def test_nan_boxes_and_empty_input_are_named(rng):
     """Regression: a NaN face box and empty input escaped as foreign errors."""
-    faces = rng.random((4, 60, 60)).astype(np.float32)
-    marks = {
-        "left_eye": [[20.0, 25.0]] * 4,
-        "right_eye": [[40.0, 25.0]] * 4,
-        "nose": [[30.0, 35.0]] * 4,
-        "mouth": [[30.0, 45.0]] * 4,
-    }
-    detector = ev.FeatureDetector(iod=10, rotations=(0,), scales=(1,)).fit(
-        ev.ImageSet(faces, np.array([0, 0, 1, 1]), landmarks=marks)
-    )
+    faces, detector = _noise_detector(rng)
     with pytest.raises(ValueError, match="box must be finite"):
         detector.locate(faces[0], box=(0, 0, float("nan"), 40))
     with pytest.raises(ValueError, match="gallery is empty"):
