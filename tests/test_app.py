@@ -27,7 +27,7 @@ TIMEOUT = 600
 def _app(page, monkeypatch=None):
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.run()
-    at.sidebar.radio(key="page").set_value(page).run()
+    at.switch_page(f"demo/pages/{page.lower()}.py").run()
     assert not at.exception, at.exception
     return at
 
@@ -238,6 +238,10 @@ def browser(served_app, tmp_path):
     driver.quit()
 
 
+#: The sidebar's link to a page, by its title.
+_NAV_LINK = "//a[@data-testid='stSidebarNavLink'][.//span[@label='{}']]"
+
+
 def _wait(driver, condition, timeout=TIMEOUT):
     from selenium.webdriver.support.ui import WebDriverWait
 
@@ -283,8 +287,7 @@ def test_browser_slider_morphs_and_upload_detects(browser, tmp_path):
     _screenshot(browser, "explore.png")
 
     # the Detect page, with an uploaded image
-    page = browser.find_element(By.XPATH, "//label[.//p[text()='Detect']]")
-    page.click()
+    browser.find_element(By.XPATH, _NAV_LINK.format("Detect")).click()
     _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, 'input[type="file"]'))
     _idle(browser)
     _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, '[data-testid="stDataFrame"]'))
@@ -316,9 +319,9 @@ def test_browser_groups_uploaded_photos_by_person(browser, tmp_path):
             files[photo.name] = photo.read_bytes()
     upload = tmp_path / "photos.zip"
     upload.write_bytes(_zip(files))
-    _wait(browser, lambda d: d.find_elements(By.XPATH, "//label[.//p[text()='Group']]"))
+    _wait(browser, lambda d: d.find_elements(By.XPATH, _NAV_LINK.format("Group")))
     _idle(browser)
-    browser.find_element(By.XPATH, "//label[.//p[text()='Group']]").click()
+    browser.find_element(By.XPATH, _NAV_LINK.format("Group")).click()
     _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, 'input[type="file"]'))
     browser.find_element(By.CSS_SELECTOR, 'input[type="file"]').send_keys(str(upload))
     _wait(browser, lambda d: "Person 1" in d.page_source)
@@ -836,3 +839,11 @@ def test_group_page_names_zip_members_it_cannot_unpack():
     left_out = " ".join(w.value for w in at.warning)
     for name in ("corrupt.png", "encrypted.png", "deflate64.png"):
         assert f"photos.zip/{name}" in left_out or f"'{name}'" in left_out, left_out
+
+
+def test_the_frame_lists_every_page_file_once():
+    """``app.py`` is the frame: each file of ``demo/pages`` is one page of its navigation."""
+    listed = re.findall(r'st\.Page\("([^"]+)"', (ROOT / "app.py").read_text())
+    files = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "demo" / "pages").glob("*.py"))
+    assert sorted(listed) == files
+    assert len(set(listed)) == len(listed)
