@@ -294,7 +294,7 @@ class IncrementalSVD:
     sqrt(n b / (n + b)) (m - m_B)]`` gives the SVD of all centred rows seen,
     exactly as long as their rank stays within ``r``; beyond that each update
     discards the variance below the ``r``-th singular value, so the subspace
-    is approximate (measured in ``tests/test_streaming.py``). The mean and
+    is approximate (measured in ``tests/test_eigenspace.py``). The mean and
     the total sum of squares are updated exactly.
 
     Parameters

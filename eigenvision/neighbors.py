@@ -419,7 +419,7 @@ def cell_kneighbors(codes, k, *, probes=8, seed=0):
     whose centres are nearest its own. Time grows as ``n^1.5`` and memory as
     ``n k``, where the exact search of a set against itself grows as
     ``n^2``; a row whose true neighbour sits in a cell not probed gets the
-    next one instead (``tests/test_cluster.py`` measures the recall against the exact search).
+    next one instead (``tests/test_neighbors.py`` measures the recall against the exact search).
 
     Parameters
     ----------

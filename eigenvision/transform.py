@@ -533,8 +533,9 @@ def rotated(image, angle):
     height, width = image.shape
     theta = np.deg2rad(angle)
     cos, sin = abs(np.cos(theta)), abs(np.sin(theta))
-    out_w = int(np.ceil(width * cos + height * sin))
-    out_h = int(np.ceil(width * sin + height * cos))
+    # rounded first: cos(pi / 2) is 6e-17, not 0, and a quarter turn must not gain a column
+    out_w = int(np.ceil(np.round(width * cos + height * sin, 9)))
+    out_h = int(np.ceil(np.round(width * sin + height * cos, 9)))
     transform = (
         SimilarityTransform(translation=(-(width - 1) / 2, -(height - 1) / 2))
         + SimilarityTransform(rotation=theta)

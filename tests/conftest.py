@@ -85,6 +85,18 @@ def rng():
     return np.random.default_rng(0)
 
 
+@pytest.fixture
+def low_rank_codes(rng):
+    """150 rows of 30 values near a 6-dimensional subspace."""
+    return rng.normal(size=(150, 6)) @ rng.normal(size=(6, 30)) + 0.3 * rng.normal(size=(150, 30))
+
+
+def match_up_to_sign(A, B, atol):
+    """Assert that the columns of ``A`` and ``B`` agree once each of ``A``'s has ``B``'s sign."""
+    signs = np.sign(np.sum(A * B, axis=0))
+    np.testing.assert_allclose(A * signs, B, atol=atol)
+
+
 @pytest.fixture(scope="session")
 def helen_slice():
     """Twelve held-out HELEN faces (aligned crops) and their photo ids: a small, fast slice."""
@@ -149,3 +161,32 @@ def written_in_format(path, version):
     stored["__header__"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
     np.savez(path, **stored)
     return path
+
+
+def blas_threads():
+    from threadpoolctl import threadpool_info
+
+    return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+
+
+# ------------------------------------------------------------ real data: AT&T
+@pytest.fixture(scope="module")
+def att_split(att):
+    return att.split(5, order="name")  # images 1-5 train, 6-10 test
+
+
+@pytest.fixture(scope="module")
+def lfw_photos():
+    """Four photos of two LFW people (colour, as the files are)."""
+    folder = require_dataset_folder("lfw_train") / "images"
+    people = ["Aaron_Peirsol", "Serena_Williams"]
+    paths = [sorted((folder / person).glob("*.jpg"))[:2] for person in people]
+    return [path for pair in paths for path in pair]
+
+
+def deep_model_or_skip():
+    from eigenvision.faces.compare import DEEP_IDENTITY
+
+    if not DEEP_IDENTITY.is_file():
+        pytest.skip("data/identity_deep.npz is not here")
+    return ev.load(DEEP_IDENTITY)

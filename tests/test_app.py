@@ -309,8 +309,9 @@ def test_browser_slider_morphs_and_upload_detects(browser, tmp_path):
 
 def test_browser_groups_uploaded_photos_by_person(browser, tmp_path):
     """The Group page in Chromium: a zip of photos of three people in, rows of faces out."""
-    from conftest import require_dataset_folder
     from selenium.webdriver.common.by import By
+
+    from tests.conftest import require_dataset_folder
 
     lfw = require_dataset_folder("lfw_train") / "images"
     files = {}
@@ -507,7 +508,7 @@ def test_a_stranger_in_a_photo_is_unknown_by_default(att, monkeypatch):
     at.sidebar.selectbox(key="recognise-set").set_value("AT&T faces").run()
     assert at.slider(key="threshold").value == pytest.approx(expected)
     at.radio[0].set_value("upload a photo (every face)").run()
-    from conftest import require_helen_files
+    from tests.conftest import require_helen_files
 
     photo = next(path for _, path, _ in require_helen_files() if path.stem == "100040721_1")
     at.file_uploader(key="recognise-photo").upload("stranger.jpg", photo.read_bytes()).run()
@@ -644,9 +645,8 @@ def test_group_page_groups_the_faces_of_uploaded_photos_as_cluster_faces_does(
     ev.cluster_faces groups them, a photo without a face and a file that is no photo named.
     Regression: each move of the slider described every face again;
     the faces' codes are kept with the upload."""
-    from conftest import require_dataset_folder
-
     import eigenvision as ev
+    from tests.conftest import require_dataset_folder
 
     lfw = require_dataset_folder("lfw_train") / "images"
     files = {}
@@ -711,9 +711,8 @@ def test_group_page_says_what_is_wrong_with_odd_uploads():
 def test_compare_page_says_same_or_not_as_compare_faces_does():
     """The Compare page: two photos in, the decision and P(same) of ev.compare_faces; a photo
     without a face is named with the fix."""
-    from conftest import require_dataset_folder
-
     import eigenvision as ev
+    from tests.conftest import require_dataset_folder
 
     lfw = require_dataset_folder("lfw_train") / "images"
     a, b = sorted((lfw / "Tony_Blair").glob("*.jpg"))[:2]
@@ -829,7 +828,7 @@ def test_group_page_names_zip_members_it_cannot_unpack():
     """Regression (hardening round 4): the Group page read zips beside ``io.load_image_zip`` and
     crashed on a corrupt, encrypted or deflate64 member (BadZipFile, RuntimeError,
     NotImplementedError); it now reads them through ``io.read_zip_images`` and names each."""
-    from test_io import _zip_with_broken_members
+    from tests.test_io import _zip_with_broken_members
 
     at = _app("Group")
     at.sidebar.file_uploader(key="group-upload").upload(

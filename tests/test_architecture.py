@@ -185,6 +185,38 @@ def test_a_mixin_has_two_users_or_more():
     assert single <= SINGLE_USER_MIXINS, single - SINGLE_USER_MIXINS
 
 
+TESTS = Path(__file__).parent
+
+
+def _test_file_of(module: str) -> Path | None:
+    """The test file of a public module, where the tests mirror the package: ``eigenvision.a.b``
+    is tested in ``tests/a/test_b.py`` (a package in ``tests/a/b/``)."""
+    parts = module.split(".")[1:]
+    folder = TESTS.joinpath(*parts[:-1])
+    for place in (folder / f"test_{parts[-1]}.py", folder / parts[-1]):
+        if place.exists():
+            return place
+    return None
+
+
+def test_the_tests_mirror_the_package():
+    """Nine public modules in ten or more have a test file of their name in the folder of
+    their package, and no test file is named after a piece of work instead of the code."""
+    public = [
+        m
+        for m in MODULES
+        if m != "eigenvision"
+        and not any(part.startswith("_") for part in m.split("."))
+        and ".experiments." not in m
+    ]
+    untested = [m for m in public if _test_file_of(m) is None]
+    assert len(untested) <= 0.1 * len(public), untested
+    named = {p.stem.removeprefix("test_") for p in TESTS.rglob("test_*.py")}
+    modules = {m.rsplit(".", 1)[-1].lstrip("_") for m in MODULES}
+    whole = {"app", "architecture", "readme", "sklearn_compat"}  # the app, the package, the README
+    assert named <= modules | whole, sorted(named - modules - whole)
+
+
 def test_no_measured_percentages_in_comments_or_docstrings():
     """Measured results live in results.json, the docs and CHANGELOG.md: a percentage in a
     comment or docstring is a measurement that will go stale (an f-string's is a message)."""

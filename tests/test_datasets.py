@@ -4,10 +4,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import require_helen_files
 
 import eigenvision as ev
 from eigenvision import datasets
+from tests.conftest import require_helen_files
 
 
 def test_digits_builtin():
@@ -166,7 +166,7 @@ def test_read_pts_refuses_malformed_files(tmp_path):
 def test_lfw_people_and_pairs_are_as_the_data_readme_says():
     """LFW's View 1 training people: 9,520 photos of 4,035 people, 150 x 150; 1,100 pairs of
     each kind in pairsDevTrain.txt, less the 4 naming a photo LFW's errata withdrew."""
-    from conftest import require_dataset
+    from tests.conftest import require_dataset
 
     lfw = require_dataset("lfw_train")
     assert len(lfw) == 9520 and len(lfw.classes) == 4035 and lfw.image_shape == (150, 150)

@@ -5,20 +5,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
+from PIL import Image
 from scipy.linalg import subspace_angles
 from scipy.stats import multivariate_normal
-from sklearn.decomposition import PCA
+from sklearn.decomposition import PCA, IncrementalPCA
 
 import eigenvision as ev
-from eigenvision import Eigenspace, select_rank
+from eigenvision import Eigenspace
+from tests.synthetic import low_rank
 
 EXACT_SOLVERS = ["svd", "gram", "covariance"]
-
-
-def _low_rank(rng, n, d, rank, noise=0.05, dtype=np.float64, spectrum=(5.0, 1.0)):
-    spectrum = np.linspace(*spectrum, rank)
-    X = (rng.normal(size=(n, rank)) * spectrum) @ np.linalg.qr(rng.normal(size=(d, rank)))[0].T
-    return (X + noise * rng.normal(size=(n, d)) + rng.normal(size=d)).astype(dtype)
 
 
 def _numpy_pca(X, k):
@@ -30,7 +26,7 @@ def _numpy_pca(X, k):
 @pytest.mark.parametrize("solver", EXACT_SOLVERS)
 @pytest.mark.parametrize("shape", [(40, 300), (500, 30), (64, 64)])
 def test_subspace_equals_numpy_svd(solver, shape, rng):
-    X = _low_rank(rng, *shape, rank=12)
+    X = low_rank(rng, *shape, rank=12)
     space = Eigenspace(10, solver=solver).fit(X)
     s, vt = _numpy_pca(X, 10)
     assert np.max(subspace_angles(space.components_.T, vt.T)) < 1e-6
@@ -41,7 +37,7 @@ def test_subspace_equals_numpy_svd(solver, shape, rng):
 
 @pytest.mark.parametrize("solver", EXACT_SOLVERS + ["randomized"])
 def test_float32_stays_float32(solver, rng):
-    X = _low_rank(rng, 60, 200, rank=8, dtype=np.float32)
+    X = low_rank(rng, 60, 200, rank=8, dtype=np.float32)
     space = Eigenspace(8, solver=solver).fit(X)
     assert space.components_.dtype == np.float32 and space.mean_.dtype == np.float32
     assert space.transform(X).dtype == np.float32
@@ -52,7 +48,7 @@ def test_float32_stays_float32(solver, rng):
 
 
 def test_agrees_with_sklearn_pca(rng):
-    X = _low_rank(rng, 200, 40, rank=6, noise=0.3)
+    X = low_rank(rng, 200, 40, rank=6, noise=0.3)
     ours = Eigenspace(6).fit(X)
     theirs = PCA(6, svd_solver="full").fit(X)
     np.testing.assert_allclose(ours.components_, theirs.components_, atol=1e-10)  # same sign rule
@@ -74,7 +70,7 @@ def test_agrees_with_sklearn_pca(rng):
 def test_leading_components_are_the_smaller_fit(whiten, rng):
     """leading(k) of a 12-component fit against scikit-learn's 4-component PCA of the same data
     (components, variances, noise, codes, likelihood); the larger fit is left as it was."""
-    X = _low_rank(rng, 150, 30, rank=8, noise=0.3)
+    X = low_rank(rng, 150, 30, rank=8, noise=0.3)
     big = Eigenspace(12, whiten=whiten).fit(X)
     before = big.components_.copy(), big.noise_variance_
     small = big.leading(4)
@@ -113,7 +109,7 @@ def test_leading_components_are_the_smaller_fit(whiten, rng):
 
 
 def test_randomized_is_close(rng):
-    X = _low_rank(rng, 300, 500, rank=10, noise=0.01)
+    X = low_rank(rng, 300, 500, rank=10, noise=0.01)
     space = Eigenspace(10, solver="randomized", seed=3).fit(X)
     _, vt = _numpy_pca(X, 10)
     assert np.max(subspace_angles(space.components_.T, vt.T)) < 1e-4
@@ -122,7 +118,7 @@ def test_randomized_is_close(rng):
 
 
 def test_lecture_identities(rng):
-    X = _low_rank(rng, 30, 50, rank=20, noise=0.2)
+    X = low_rank(rng, 30, 50, rank=20, noise=0.2)
     full = Eigenspace().fit(X)
     for r in (1, 5, 15):
         space = Eigenspace(r).fit(X)
@@ -140,7 +136,7 @@ def test_lecture_identities(rng):
 
 
 def test_dffs_difs_definitions(rng):
-    X = _low_rank(rng, 80, 20, rank=5, noise=0.5)
+    X = low_rank(rng, 80, 20, rank=5, noise=0.5)
     space = Eigenspace(5).fit(X)
     probe = rng.normal(size=(7, 20))
     centred = probe - X.mean(axis=0)
@@ -215,7 +211,6 @@ def test_transform_errors(rng):
         space.inverse_transform(np.ones((3, 3)))
 
 
-# The lecture's latent semantic analysis example (Deerwester et al. 1990): terms x titles.
 LSA_X, LSA_TERMS, _ = ev.datasets.load_lsa_example()
 
 
@@ -257,43 +252,6 @@ def test_properties_on_arbitrary_data(X):
     if rank == min(X.shape[0] - 1, X.shape[1]):
         np.testing.assert_allclose(space.reconstruct(X), X, atol=1e-6 * (1 + np.abs(X).max()))
     assert np.all(np.diff(space.eigenvalues_) <= 1e-9 * space.eigenvalues_[0])
-
-
-# ------------------------------------------------------------ rank selection
-@pytest.mark.parametrize("n, d, rank", [(200, 30, 3), (60, 400, 5), (500, 100, 8)])
-def test_permutation_recovers_rank(n, d, rank, rng):
-    # Parallel analysis compares with permuted copies that keep each column's variance, so
-    # every signal component must stand above the noise *and* the spread-out signal.
-    X = _low_rank(rng, n, d, rank, noise=0.5, spectrum=(4.0, 3.0))
-    result = select_rank(X, method="permutation", n_permutations=10, seed=1)
-    assert result.rank == rank
-    assert (
-        result.reference.shape == (10, min(n, d))
-        and result.threshold.shape == result.spectrum.shape
-    )
-    np.testing.assert_allclose(
-        result.spectrum, np.linalg.svd(X - X.mean(0), compute_uv=False), rtol=1e-10
-    )
-    assert select_rank(X, method="permutation", n_permutations=10, seed=1).rank == result.rank
-
-
-def test_gap_and_variance(rng):
-    X = _low_rank(rng, 300, 40, rank=4, noise=0.05)
-    assert select_rank(X, method="gap").rank == 4
-    result = select_rank(X, method="variance", fraction=0.9)
-    eigen = result.spectrum**2
-    ratio = np.cumsum(eigen) / eigen.sum()
-    assert ratio[result.rank - 1] >= 0.9 > ratio[result.rank - 2]
-    with pytest.raises(ValueError, match="method"):
-        select_rank(X, method="elbow")
-
-
-def test_usps_threes_spectrum_stands_above_permuted(usps):
-    threes = usps.images[usps.labels == 3]
-    assert len(threes) == 658  # the lecture's 658 USPS threes
-    result = select_rank(threes, method="permutation", n_permutations=5, seed=0)
-    assert 5 <= result.rank <= 60
-    assert result.spectrum[0] > 2 * result.threshold[0]
 
 
 def test_default_keeps_only_components_with_variance():
@@ -349,16 +307,6 @@ def test_inverse_transform_refuses_nan_codes(rng):
         space.inverse_transform(np.full((1, 3), np.nan))
 
 
-def test_gap_rank_ignores_the_near_singular_tail(rng):
-    """Regression: the eigengap of 300 x 256 Gaussian noise chose 255 of 256."""
-    noise = rng.normal(size=(300, 256))
-    assert ev.select_rank(noise, method="gap").rank < 128
-    X = rng.normal(size=(200, 3)) @ rng.normal(size=(3, 30)) * 3 + rng.normal(size=(200, 30))
-    assert ev.select_rank(X, method="gap").rank == 3
-    with pytest.raises(ValueError, match="n_permutations"):
-        ev.select_rank(X, n_permutations=0)
-
-
 @pytest.mark.parametrize(
     "fit",
     [
@@ -399,3 +347,129 @@ def test_float32_data_keeps_its_rank_and_its_dtype(rng):
     for model in (ev.KernelPCA(3), ev.KernelPCA(3, n_landmarks=20), ev.ProbabilisticPCA(3)):
         assert model.fit(small).transform(small).dtype == np.float32, model
     assert clone(ev.NearestNeighbor(chunk_size=7)).get_params()["chunk_size"] == 7
+
+
+def _angle(a, b):
+    return float(np.max(subspace_angles(a.T.astype(np.float64), b.T.astype(np.float64))))
+
+
+def _batches(X, size):
+    for start in range(0, len(X), size):
+        yield X[start : start + size]
+
+
+def test_stream_equals_batch_on_usps(usps):
+    X = usps.images.reshape(len(usps), -1).astype(np.float64)
+    batch = ev.Eigenspace(30).fit(X)
+    stream = ev.Eigenspace(30).fit_stream(_batches(X, 500))
+    assert _angle(batch.components_, stream.components_) < 1e-6
+    np.testing.assert_allclose(stream.eigenvalues_[:30], batch.eigenvalues_[:30], rtol=1e-9)
+    np.testing.assert_allclose(stream.mean_, batch.mean_, atol=1e-12)
+    assert stream.n_samples_ == len(X) and stream.solver_ == "stream"
+
+
+def test_stream_of_60000_by_784_equals_scikit_learn():
+    rng = np.random.default_rng(0)
+    basis = rng.normal(size=(20, 784))
+    scales = np.geomspace(30, 1, 20)[:, None]
+
+    def chunks():
+        for seed in range(12):  # 12 x 5000 = 60000 rows, generated batch by batch
+            r = np.random.default_rng(seed)
+            yield (
+                3.0
+                + (r.normal(size=(5000, 20)) @ (scales * basis))
+                + 0.1 * r.normal(size=(5000, 784))
+            )
+
+    stream = ev.Eigenspace(10).fit_stream(chunks())
+    X = np.concatenate(list(chunks()))
+    reference = PCA(10, svd_solver="covariance_eigh").fit(X)
+    assert _angle(stream.components_, reference.components_) < 1e-6
+    np.testing.assert_allclose(
+        stream.explained_variance_ratio_, reference.explained_variance_ratio_, rtol=1e-8
+    )
+
+
+def test_partial_fit_and_memmap(usps, tmp_path):
+    X = usps.images[:2000].astype(np.float32)
+    stored = np.lib.format.open_memmap(
+        tmp_path / "usps.npy", mode="w+", dtype=np.float32, shape=X.shape
+    )
+    stored[:] = X
+    stored.flush()
+    mapped = np.load(tmp_path / "usps.npy", mmap_mode="r")
+    incremental = ev.Eigenspace(15)
+    for batch in _batches(mapped, 256):
+        incremental.partial_fit(batch)
+    batch_fit = ev.Eigenspace(15).fit(X.astype(np.float64))
+    assert incremental.image_shape_ == (16, 16)
+    assert _angle(incremental.components_, batch_fit.components_) < 1e-4  # float32 batches
+    with pytest.raises(ValueError, match="features"):
+        incremental.partial_fit(np.zeros((3, 10)))
+
+
+def test_iter_image_batches_reads_lazily(tmp_path, rng):
+    for person in ("a", "b"):
+        (tmp_path / person).mkdir()
+        for i in range(7):
+            Image.fromarray((rng.random((12, 10)) * 255).astype(np.uint8)).save(
+                tmp_path / person / f"{i}.png"
+            )
+    batches = list(ev.iter_image_batches(tmp_path, batch_size=4))
+    assert [len(b) for b in batches] == [4, 4, 4, 2]
+    whole = ev.load_image_set(tmp_path)
+    np.testing.assert_array_equal(np.concatenate(batches), whole.images)
+    stream = ev.Eigenspace(5).fit_stream(ev.iter_image_batches(tmp_path, batch_size=3))
+    assert (
+        _angle(
+            stream.components_, ev.Eigenspace(5).fit(whole.images.astype(np.float64)).components_
+        )
+        < 1e-4
+    )
+    with pytest.raises(ValueError, match="no batches"):
+        ev.Eigenspace(2).fit_stream(iter([]))
+
+
+def test_incremental_svd_beyond_the_scatter_limit(att):
+    """10,304 pixels exceed max_scatter_features: the incremental SVD, measured against batch."""
+    X = att.images.reshape(len(att), -1).astype(np.float64)
+    X = X[np.random.default_rng(0).permutation(len(X))]
+    batch = ev.Eigenspace(20).fit(X)
+    stream = ev.Eigenspace(20).fit_stream(_batches(X, 50))
+    assert stream.solver_ == "incremental-svd" and stream.image_shape_ is None
+    assert _angle(stream.components_, batch.components_) < 0.02  # documented: 0.008 rad
+    np.testing.assert_allclose(stream.eigenvalues_[:20], batch.eigenvalues_[:20], rtol=0.01)
+    np.testing.assert_allclose(stream.mean_, batch.mean_, atol=1e-9)
+    np.testing.assert_allclose(stream.total_variance_, batch.total_variance_, rtol=1e-12)
+    ipca = IncrementalPCA(20, batch_size=50).fit(X)
+    assert _angle(ipca.components_, batch.components_) > 0.5  # the peer keeps only 20 directions
+    with pytest.raises(ValueError, match="int n_components"):
+        ev.Eigenspace(0.9).fit_stream(_batches(X, 50))
+
+
+def test_incremental_svd_is_exact_within_its_rank():
+    rng = np.random.default_rng(4)
+    X = 2.0 + rng.normal(size=(900, 40)) @ rng.normal(size=(40, 300))  # rank 40 < 20 + 100
+    space = ev.Eigenspace(20)
+    space.max_scatter_features = 100
+    space.fit_stream(_batches(X, 128))
+    reference = ev.Eigenspace(20).fit(X)
+    assert space.solver_ == "incremental-svd"
+    assert _angle(space.components_, reference.components_) < 1e-8
+    np.testing.assert_allclose(space.noise_variance_, reference.noise_variance_, rtol=1e-9)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_shifted_moments_give_the_centred_scatter(dtype):
+    """syrk fills one triangle; symmetric_scatter mirrors it and removes the mean (row blocks)."""
+    from eigenvision._linalg import shifted_moments, symmetric_scatter
+
+    X = np.random.default_rng(5).normal(3.0, 1.0, size=(700, 600)).astype(dtype)
+    count, total, upper = shifted_moments(X, X[0].astype(np.float64))
+    scatter = symmetric_scatter(count, total, upper)
+    centred = X.astype(np.float64) - X.astype(np.float64).mean(axis=0)
+    reference = centred.T @ centred
+    tolerance = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(scatter, reference, atol=tolerance * np.abs(reference).max())
+    np.testing.assert_array_equal(scatter, scatter.T)

@@ -5,7 +5,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import KnownFaces, known_face, require_helen_files
 from scipy.linalg import svdvals
 from sklearn.decomposition import PCA
 from sklearn.metrics import roc_auc_score
@@ -14,6 +13,7 @@ from eigenvision import datasets, evaluate
 from eigenvision.cli import main as cli
 from eigenvision.experiments import EXPERIMENTS
 from eigenvision.faces.geometry import PLACEMENT_EYE_PATCH
+from tests.conftest import KnownFaces, known_face, require_helen_files
 
 
 def _run(name, tmp_path, *options):
@@ -546,9 +546,8 @@ def test_identity_faces_labels_faces_misplaced_and_clutter_and_tallies_them(tmp_
     rates counted again by hand from the labels, and a small run on the real photos."""
     from dataclasses import replace
 
-    from conftest import known_face, require_deep, require_helen_files
-
     from eigenvision.experiments.identity_faces import _tally, covered, label_detections
+    from tests.conftest import known_face, require_deep, require_helen_files
 
     assert covered((0, 0, 10, 10), [(5, 0, 10, 10), (100, 100, 5, 5)]) == 0.5
     face = known_face((40.0, 50.0), (60.0, 50.0))

@@ -16,11 +16,11 @@ import time
 
 import numpy as np
 import pytest
-from conftest import require_dataset
 
 import eigenvision as ev
 from eigenvision import _fetch, datasets
 from eigenvision._base import progress
+from tests.conftest import require_dataset
 
 
 class _Server:

@@ -4,7 +4,8 @@ import os
 from pathlib import Path
 
 import numpy as np
-from conftest import require_dataset
+
+from tests.conftest import require_dataset
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 

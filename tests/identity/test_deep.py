@@ -4,25 +4,14 @@ Tests that run dlib's network need ``eigenvision[deep]``: outside CI they skip a
 install it; in CI they fail without it.
 """
 
-import json
-
 import numpy as np
 import pytest
-from conftest import require_dataset_folder, require_deep
 from PIL import Image
 
 import eigenvision as ev
 from eigenvision.faces import compare
 from eigenvision.identity import deep
-
-
-@pytest.fixture(scope="module")
-def lfw_photos():
-    """Four photos of two LFW people (colour, as the files are)."""
-    folder = require_dataset_folder("lfw_train") / "images"
-    people = ["Aaron_Peirsol", "Serena_Williams"]
-    paths = [sorted((folder / person).glob("*.jpg"))[:2] for person in people]
-    return [path for pair in paths for path in pair]
+from tests.conftest import require_dataset_folder, require_deep
 
 
 def _dlib_recipe(photo):
@@ -136,41 +125,6 @@ def test_deep_without_its_packages_is_a_clear_error_and_the_default_is_classical
         deep.embed_chips(np.zeros((1, 150, 150, 3)))
 
 
-def test_model_names_and_bad_models_are_clear_errors(tmp_path):
-    with pytest.raises(TypeError, match="'deep', 'classical'"):
-        ev.default_identity_model(3)
-    with pytest.raises(ev.EigenvisionError, match="no identity model file"):
-        ev.default_identity_model(tmp_path / "missing.npz")
-    with pytest.raises(TypeError, match="IdentityModel"):
-        ev.compare_faces(np.zeros((60, 60)), np.zeros((60, 60)), model=ev.Eigenspace(2))
-    assert compare.identity_model_name("classical") == "classical"
-    assert compare.identity_model_name(ev.IdentityModel()) == "classical (given)"
-    assert compare.identity_model_name(tmp_path / "mine.npz") == "mine.npz"
-
-
-def test_the_shipped_models_are_read_once_per_process(monkeypatch):
-    """compare_faces read the finder and the 8.5 MB identity model on every call; now each file
-    is read once (again only when it changes), and each caller gets its own copy."""
-    calls = []
-    real = compare.load
-
-    def counting(path):
-        calls.append(path)
-        return real(path)
-
-    compare._read_identity.cache_clear()
-    monkeypatch.setattr(compare, "load", counting)
-    first = ev.default_identity_model("classical")
-    second = ev.default_identity_model("classical")
-    assert len(calls) == 1
-    assert first is not second and first.plda_ is second.plda_
-    first.cohort_top = 3  # a caller's change stays its own
-    assert second.cohort_top != 3
-    finders = ev.default_finder(), ev.default_finder()
-    finders[0].threshold = 0.99
-    assert finders[1].threshold != 0.99
-
-
 def test_a_verification_names_its_model_faces_and_face_counts(lfw_photos):
     """Which face of each photo was compared, how many each showed, which model answered: a
     photo of two faces says so (the most confident was compared)."""
@@ -181,26 +135,6 @@ def test_a_verification_names_its_model_faces_and_face_counts(lfw_photos):
     assert len(result.faces) == 2 and result.face_counts[0] == 1
     assert result.face_counts[1] == len(ev.default_finder().find(two)) >= 2
     assert result.faces[1] == ev.default_finder().find(two)[0]
-
-
-def test_compare_json_gives_boxes_in_the_files_pixels(lfw_photos, tmp_path, capsys):
-    """A photo decoded reduced (longer side over the finder's max_side): the box is given in
-    the file's pixels, as detect gives it."""
-    photo = Image.open(lfw_photos[0]).convert("RGB")
-    large = tmp_path / "large.png"
-    factor = 2400 / 150
-    photo.resize((2400, 2400), Image.BICUBIC).save(large)
-    from eigenvision.cli import main
-
-    main(["-q", "compare", str(lfw_photos[0]), str(large), "--json", "--model", "classical"])
-    answer = json.loads(capsys.readouterr().out)
-    assert answer["model"] == "classical"
-    small, big = (np.array(entry["box"]) for entry in answer["photos"])
-    assert [entry["faces_in_photo"] for entry in answer["photos"]] == [1, 1]
-    np.testing.assert_allclose(big[2:], small[2:] * factor, rtol=0.15)
-    centre_small = small[:2] + small[2:] / 2
-    centre_big = big[:2] + big[2:] / 2
-    np.testing.assert_allclose(centre_big, (centre_small + 0.5) * factor - 0.5, atol=0.1 * big[2])
 
 
 def test_deep_compare_accepts_one_person_and_names_the_model(lfw_photos):
@@ -323,3 +257,14 @@ def test_the_five_point_chip_is_dlibs_chip_of_the_face(lfw_photos):
         described.append(row)
     # two people, two photos each: one person's rows closer than the other's
     assert np.linalg.norm(described[0] - described[1]) < np.linalg.norm(described[0] - described[2])
+
+
+def test_five_point_alignment_is_for_the_deep_chip_only(rng):
+    centres = rng.normal(size=(10, 64))
+    X = np.repeat(centres, 3, axis=0)
+    with pytest.raises(ValueError, match="alignment='five_points'.*descriptor='deep'"):
+        ev.IdentityModel(alignment="five_points", descriptor="pixels").fit_descriptors(
+            X, np.repeat(np.arange(10), 3)
+        )
+    with pytest.raises(ValueError, match="alignment"):
+        ev.IdentityModel(alignment="nose").fit_descriptors(X, np.repeat(np.arange(10), 3))

@@ -16,11 +16,6 @@ from eigenvision.faces.features import place_features
 from eigenvision.normalize import to_gray
 
 
-@pytest.fixture(scope="module")
-def finder():
-    return photos.default_finder()
-
-
 def _blob_face(rng, eyes, shape=(96, 96)):
     """A synthetic face: two dark eyes, a brow above each, a mouth, smooth noise."""
     yy, xx = np.mgrid[: shape[0], : shape[1]].astype(float)

@@ -11,11 +11,6 @@ import eigenvision as ev
 from eigenvision.faces import photos
 
 
-@pytest.fixture(scope="module")
-def finder():
-    return photos.default_finder()
-
-
 def test_the_decision_normalises_the_windows_it_is_given(finder, rng):
     """decision_function takes windows as cut (any grey levels): the same log-odds for a
     window, its zero-mean unit-norm copy and, equalised, any increasing change of contrast;

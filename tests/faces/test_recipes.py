@@ -6,10 +6,10 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from conftest import KnownFaces, require_helen_files
 
 import eigenvision as ev
 from eigenvision.faces import photos, recipes
+from tests.conftest import KnownFaces, require_helen_files
 
 
 @pytest.mark.parametrize("alarm_scores", [(4.0, 3.0, 2.0, 1.0), (9.0, 8.0, 7.03, 7.01)])
@@ -75,3 +75,46 @@ def test_backgrounds_skip_photos_with_two_annotated_faces(monkeypatch):
     backgrounds = recipes._helen_backgrounds(None, train_ids, 10_000)
     assert len(backgrounds) == len(loaded) > 400
     assert set(loaded) <= train_ids and not set(loaded) & doubles
+
+
+def test_the_identity_recipe_fits_on_lfw_people_and_returns_the_eight_bit_form(
+    tmp_path, monkeypatch, capsys
+):
+    """``build_identity_model`` (``eigenvision build-models --identity``) on a small copy of
+    ``lfw_train``: the model is fitted on the photos cut on the eyes given, in the 8-bit form
+    the shipped file has, and scores two photos of one person above two of two people; it shows
+    its progress while it describes the faces."""
+    from eigenvision.faces.recipes import build_identity_model
+    from tests.conftest import require_dataset_folder
+
+    source = require_dataset_folder("lfw_train")
+    root = tmp_path / "lfw_train"
+    (root / "images").mkdir(parents=True)
+    (root / "pairsDevTrain.txt").write_text("0\n")
+    people = [p for p in sorted((source / "images").iterdir()) if len(list(p.glob("*.jpg"))) >= 4]
+    for person in people[:24]:
+        (root / "images" / person.name).mkdir()
+        for photo in sorted(person.glob("*.jpg"))[:4]:
+            (root / "images" / person.name / photo.name).symlink_to(photo)
+    lfw = ev.datasets.load_lfw(root)
+    eyes = np.broadcast_to(np.asarray(ev.datasets.LFW_EYES), (len(lfw), 2, 2))
+    options = dict(pca_components=30, lda_components=12, n_components=6, cohort_size=8)
+    options.update(fisher_clusters=4)
+    monkeypatch.setattr(ev.descriptors, "FISHER_SAMPLE", 24)  # the mixture's crops: seconds
+    model = build_identity_model(
+        root,
+        eyes=eyes,
+        progress=True,
+        cohort_top=4,
+        calibration_share=0.2,
+        temper=False,  # tempered_on_att has its own test
+        **options,
+    )
+    # regression: after the eyes, the build (tens of minutes on lfw_train) showed nothing
+    assert "describing faces" in capsys.readouterr().err
+    assert isinstance(model, ev.IdentityModel) and model.cohort_coordinates_.dtype == np.int8
+    assert isinstance(model.fisher_, ev.FisherVectors)  # the recipe's learnt description
+    assert {block.step_.dtype for block in model.plda_.models_.values()} == {np.dtype(np.int8)}
+    crops = np.stack([ev.faces.compare.model_crop(image, eyes[0], model) for image in lfw.images])
+    same, other = model.score_pairs(crops[[0, 4]], crops[[1, 8]])
+    assert np.isfinite([same, other]).all() and same > other

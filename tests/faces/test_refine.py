@@ -9,11 +9,6 @@ from eigenvision.faces import photos
 from eigenvision.normalize import to_gray
 
 
-@pytest.fixture(scope="module")
-def finder():
-    return photos.default_finder()
-
-
 def test_a_refinement_round_keeps_each_candidates_best_window_of_27(finder):
     """One round of ``refine``, against a brute-force loop: every shift of (-0.15, 0, 0.15)
     IOD in x and y and scale of 2 ** (-0.25, 0, 0.25) about the eyes' midpoint, one window at a

@@ -207,10 +207,9 @@ def test_a_helen_trained_locator_finds_wild_eyes_by_decision(tmp_path):
     16% of held-out faces. The DFFS of a ten-component space of wild eyes is lower on smooth
     skin than on the eyes themselves; the decision against patches mined around each feature
     finds them. Held-out photos, true face box."""
-    from conftest import require_helen_files
-
     from eigenvision import datasets, evaluate
     from eigenvision.faces import photos
+    from tests.conftest import require_helen_files
 
     files = require_helen_files()
     train_ids, test_ids = photos.helen_split(photo for photo, _, _ in files)

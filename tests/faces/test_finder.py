@@ -1,48 +1,19 @@
-"""Faces in photographs: the shipped finder, alignment, bad input (issue 18)."""
+"""FaceFinder: the search, its parameters, its files and bad input."""
 
 from __future__ import annotations
 
 import copy
-from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import KnownFaces, known_face, require_helen_files
 from skimage import data
-from skimage.feature import Cascade
 
 import eigenvision as ev
 from eigenvision import evaluate
-from eigenvision.faces import photos, recipes
+from eigenvision.faces import photos
 from eigenvision.faces.geometry import FEATURES
 from eigenvision.normalize import to_gray
-
-
-@pytest.fixture(scope="module")
-def finder():
-    return photos.default_finder()
-
-
-def _lbp_boxes(image):
-    cascade = Cascade(data.lbp_frontal_face_cascade_filename())
-    found = cascade.detect_multi_scale(
-        image, scale_factor=1.2, step_ratio=1, min_size=(60, 60), max_size=(200, 200)
-    )
-    return [(d["c"], d["r"], d["width"], d["height"]) for d in found]
-
-
-def test_the_shipped_finder_finds_the_astronaut_first(finder):
-    """Checked against scikit-image's LBP cascade, computed here on the same picture (at a
-    probability of 0.5, under the default threshold: this test is about where, not how sure)."""
-    image = data.astronaut()
-    faces = ev.find_faces(image, threshold=0.5)
-    assert faces, "no face found in the astronaut picture"
-    ((x, y, w, h),) = _lbp_boxes(photos.sample_picture("astronaut"))
-    best = faces[0]
-    centre = np.mean([best.left_eye, best.right_eye], axis=0)
-    assert x <= centre[0] <= x + w and y <= centre[1] <= y + h  # the eyes lie in the LBP box
-    assert 0.25 <= best.iod / w <= 0.65  # and span a face's share of it
-    assert best.confidence >= 0.5 and best.nose is not None
+from tests.conftest import require_helen_files
 
 
 def test_a_search_holds_blas_to_one_thread_and_gives_it_back(finder, monkeypatch):
@@ -69,18 +40,6 @@ def test_a_search_holds_blas_to_one_thread_and_gives_it_back(finder, monkeypatch
         with pytest.raises(ZeroDivisionError):
             finder.find(np.zeros((60, 80)))
         assert blas_threads() == {2}
-
-
-@pytest.mark.parametrize("name", ["immunohistochemistry", "colorwheel", "shepp_logan_phantom"])
-def test_no_face_in_pictures_without_faces(name):
-    """Sample pictures that were not among the training backgrounds."""
-    assert ev.find_faces(photos.sample_picture(name)) == []
-
-
-def test_blank_noise_and_tiny_photos_give_no_face(rng):
-    assert ev.find_faces(np.zeros((300, 400))) == []
-    assert ev.find_faces(np.full((300, 400), 0.5) + 0.01 * rng.normal(size=(300, 400))) == []
-    assert ev.find_faces(np.ones((10, 10))) == []
 
 
 def test_a_huge_photo_is_searched_reduced(finder, monkeypatch):
@@ -195,17 +154,6 @@ def test_a_face_scores_the_same_in_a_large_photo_as_in_a_small_one(finder, helen
     assert np.mean(np.subtract(scores[False, 160], scores[False, 640])) > 0.8  # as it was
 
 
-def test_align_face_puts_the_eyes_in_place(rng):
-    photo = rng.random((120, 160))
-    face = ((50.0, 60.0), (90.0, 52.0))
-    crop = ev.align_face(photo, face, shape=(56, 46))
-    transform = ev.transform.eye_transform(*face, shape=(56, 46))
-    np.testing.assert_allclose(
-        transform(np.array(face)), [[0.3 * 45, 0.4 * 55], [0.7 * 45, 0.4 * 55]], atol=1e-9
-    )
-    assert crop.shape == (56, 46)
-
-
 def test_the_finder_round_trips_and_inconsistent_files_are_refused(finder, tmp_path):
     path = ev.save(finder, tmp_path / "finder.npz")
     loaded = ev.load(path)
@@ -289,192 +237,6 @@ def test_a_finder_file_without_equalize_loads_as_it_was_written(finder, tmp_path
         ev.FaceFinder(antialias=1).check_parameters()
 
 
-def test_cli_detect_lists_and_draws_faces(tmp_path, capsys):
-    import json
-
-    from PIL import Image
-
-    from eigenvision.cli import main
-
-    path = tmp_path / "astronaut.png"
-    Image.fromarray(data.astronaut()).save(path)
-    drawn = tmp_path / "faces.png"
-    assert (
-        main(["-q", "detect", str(path), "--json", "--draw", str(drawn), "--threshold", "0.5"]) == 0
-    )
-    report = json.loads(capsys.readouterr().out)
-    assert report[0]["faces"] and drawn.is_file()
-    assert set(report[0]["faces"][0]) >= {"box", "left_eye", "right_eye", "confidence"}
-
-
-def _photos_of_people(rng, count=6, shape=(200, 260), n_people=2):
-    """Photos with one face each (ann, bob, ...), and a finder that knows where the faces are."""
-    people = rng.random((n_people, 56, 46))
-    photos_, faces = [], {}
-    for index in range(count):
-        photo = rng.random((shape[0] + 7 * index, shape[1])) * 0.1
-        x, y = 40 + 20 * index, 30 + 5 * index
-        photo[y : y + 56, x : x + 46] = people[index % n_people] + 0.01 * rng.normal(size=(56, 46))
-        photo[0, 0] = index / 100
-        left, right = (x + 0.3 * 45, y + 0.4 * 55), (x + 0.7 * 45, y + 0.4 * 55)
-        faces[index] = [known_face(left, right)]
-        photos_.append(photo)
-    return people, photos_, KnownFaces(faces)
-
-
-def test_recognizer_enrols_and_identifies_faces_in_photos(rng):
-    """Photos of two people, faces at known places: enrolment aligns each on its eyes, and
-    identify() names every face of a group photo (UNKNOWN beyond the threshold)."""
-    people, photos_, finder = _photos_of_people(rng)
-    faces = finder.faces_by_photo
-    group = rng.random((200, 260)) * 0.1
-    group[10:66, 10:56], group[100:156, 150:196] = people[1], rng.random((56, 46))
-    group[0, 0] = 0.06
-    faces[6] = [
-        known_face((10 + 13.5, 10 + 22.0), (10 + 31.5, 10 + 22.0)),
-        known_face((150 + 13.5, 100 + 22.0), (150 + 31.5, 100 + 22.0)),
-    ]
-    rec = ev.Recognizer(3, finder=finder, aligned_shape=(56, 46))
-    rec.fit(photos_, ["ann", "bob"] * 3)
-    rec.threshold = 1.0
-    answers = rec.identify(group)
-    assert [name for _, name, _ in answers] == ["bob", ev.UNKNOWN]
-    assert answers[0][2] < 1.0 < answers[1][2]
-    assert [name for _, name, _ in rec.identify(group, faces=faces[6][1:])] == [ev.UNKNOWN]
-    found, named, distances = rec.decide_faces(group)  # no threshold: the nearest names
-    assert found == faces[6] and named[0] == "bob" and named[1] in ("ann", "bob")
-    np.testing.assert_allclose(distances, [distance for _, _, distance in answers])
-    faces[7] = faces[6]
-    two = group.copy()
-    two[0, 0] = 0.07
-    with pytest.raises(ValueError, match="2 faces"):
-        rec.add(two[None], ["carl"])
-
-
-def test_a_photo_model_takes_photos_wherever_it_takes_images(rng):
-    """Regression: a Recognizer fitted on photos (finder=) took face crops in predict, score,
-    verify and calibrate_threshold. Photos of several sizes failed inside numpy
-    ("inhomogeneous shape"), and same-size photos would be squashed whole into the face's
-    frame. Now every probe is cut on its eyes like enrolment; the distances are checked
-    against a brute-force search over the gallery."""
-    _, photos_, finder = _photos_of_people(rng, count=9, n_people=3)  # ann, bob, cyd, ann, ...
-    rec = ev.Recognizer(3, finder=finder, aligned_shape=(56, 46))
-    rec.fit([photos_[i] for i in (0, 1, 3, 4)], ["ann", "bob", "ann", "bob"])
-    order = [6, 7, 2, 5, 8]  # photos of five sizes; cyd is not enrolled
-    probes, labels = [photos_[i] for i in order], ["ann", "bob", "cyd", "cyd", "cyd"]
-    crops = np.stack(
-        [ev.align_face(photos_[i], finder.faces_by_photo[i][0], shape=(56, 46)) for i in order]
-    )
-    codes = rec.feature_.transform(crops)
-    brute = np.array(
-        [[np.linalg.norm(code - enrolled) for enrolled in rec.gallery_] for code in codes]
-    )
-    named, distances = rec.decide(probes)
-    np.testing.assert_allclose(distances, brute.min(axis=1), rtol=1e-5, atol=1e-6)
-    assert named.tolist() == rec.gallery_labels_[brute.argmin(axis=1)].tolist()
-    assert rec.predict(probes[:2]).tolist() == ["ann", "bob"]
-    with pytest.raises(ValueError, match="no photos given"):
-        rec.predict([])
-    assert rec.score(probes[:2], labels[:2]) == 1.0
-    assert rec.verify(probes[1], "bob").distance == pytest.approx(brute[1, 1::2].min(), rel=1e-5)
-    threshold = rec.calibrate_threshold(probes, labels, far=0.0)
-    assert distances[:2].max() < threshold < distances[2:].min()
-    assert rec.predict(probes).tolist() == ["ann", "bob"] + [ev.UNKNOWN] * 3
-    # scikit-learn's cross-validation fits and scores on the same kind of input: photos
-    from sklearn.model_selection import StratifiedKFold, cross_val_score
-
-    everyone = ["ann", "bob", "cyd"] * 3
-    rates = cross_val_score(
-        ev.Recognizer(3, finder=finder), photos_, everyone, cv=StratifiedKFold(3)
-    )
-    assert rates.tolist() == [1.0, 1.0, 1.0]
-
-
-class _CountingFinder(KnownFaces):
-    searched = 0
-
-    def find(self, photo, **options):
-        self.searched += 1
-        return super().find(photo, **options)
-
-
-def test_too_many_components_are_refused_before_the_face_search(rng):
-    """Regression: Recognizer(40, finder=...).fit(4 photos) searched every photo (seconds each)
-    before the eigenspace refused n_components=40. The limit counts the virtual views."""
-    _, photos_, known = _photos_of_people(rng, count=4)
-    finder = _CountingFinder(known.faces_by_photo)
-    labels = ["ann", "bob"] * 2
-    with pytest.raises(
-        ValueError,
-        match=r"40 components are more than the 4 training images "
-        r"give: ask for 4 or fewer",
-    ):
-        ev.Recognizer(40, finder=finder).fit(photos_, labels)
-    assert finder.searched == 0
-    with pytest.raises(ValueError, match=r"than the 8 training images \(4 with their virtual"):
-        ev.Recognizer(9, finder=finder, mirror=True).fit(photos_, labels)
-    fitted = ev.Recognizer(8, finder=finder, mirror=True).fit(photos_, labels)
-    assert fitted.feature_.n_components_ == 8
-    assert finder.searched == 4
-
-
-def test_single_face_ignores_small_rivals_and_names_the_likeliest():
-    """Enrolment's rule: the surest face; a second counts only at half its width or more."""
-    subject, speck = known_face((100, 100), (150, 100)), known_face((10, 10), (20, 10))
-    finder = KnownFaces({0: [subject, speck]})
-    assert ev.single_face(finder, np.zeros((5, 5))) is subject
-    finder.faces_by_photo[0] = [subject, known_face((300, 100), (340, 100))]
-    with pytest.raises(ValueError, match="2 faces of similar size"):
-        ev.single_face(finder, np.zeros((5, 5)))
-    finder.threshold = 0.999
-    with pytest.raises(ValueError, match=r"threshold 0.999 \(the likeliest: p 0.99"):
-        ev.single_face(finder, np.zeros((5, 5)), name="x")
-
-
-def test_a_face_inside_a_surer_face_is_not_a_second_face(imm):
-    """Regression: on IMM 01_06 the finder also gave a 67-pixel box (p 0.999) centred inside
-    the subject's 227-pixel face; enrolment then refused the photo as showing 2 faces."""
-    index = list(imm.names).index("01_06.jpg")
-    found = ev.find_faces(imm.images[index])
-    left, right = imm.landmarks["left_eye"][index], imm.landmarks["right_eye"][index]
-    assert len(found) == 1
-    iod = np.hypot(*np.subtract(left, right))
-    assert np.hypot(*np.subtract(found[0].left_eye, left)) < 0.25 * iod
-
-
-def test_a_finder_trained_on_a_few_helen_photos_ranks_held_out_faces_first(rng):
-    """The training recipe end to end, small: Sung & Poggio's face and non-face clusters and
-    perceptron, bootstrapped on background photos; held-out faces (other photo ids) must
-    outscore the candidates stage 1 finds in held-out backgrounds, and bad settings are named."""
-
-    files = require_helen_files()
-    train_ids, test_ids = photos.helen_split(photo for photo, _, _ in files)
-    train_ids, test_ids = sorted(train_ids)[:30], sorted(test_ids)[:8]
-    faces = ev.datasets.load_helen(photo_ids=set(train_ids))
-    finder = ev.FaceFinder(negatives_per_image=50, n_clusters=3).fit(
-        faces, recipes._helen_backgrounds(None, train_ids, 4)
-    )
-    assert len(finder.face_clusters_) == len(finder.nonface_clusters_) == 3
-    held_out = ev.datasets.load_helen(photo_ids=set(test_ids))
-    windows = ev.normalize.unit_norm(
-        ev.face_windows(held_out.images, held_out.landmarks, iod=finder.iod)
-    )
-    clutter = []
-    for item in recipes._helen_backgrounds(None, test_ids, 3):
-        image, avoid = ev.faces.training._background(item, 480)
-        away = [
-            c
-            for c in finder._candidates(image, 200)
-            if ev.search.box_iou(ev.face_box(*c[:2]), avoid).max() == 0
-        ]
-        clutter.append(finder._windows(image, away))
-    truth = np.r_[np.ones(len(windows)), np.zeros(sum(map(len, clutter)))]
-    scores = finder.decision_function(np.concatenate([windows, *clutter]))
-    assert evaluate.auc(*evaluate.roc_curve(truth, scores)[:2]) > 0.9
-    with pytest.raises(ValueError, match="n_clusters must be an int in"):
-        ev.FaceFinder(n_clusters=0).check_parameters()
-
-
 def test_a_studio_portrait_is_not_crowded_out_by_a_blank_wall(imm, finder):
     """Regression: on IMM 07_01 (a frontal face, a plain wall) half of stage 1's 1,000
     candidates were near-flat wall windows, none was the face, and the finder's answer was a
@@ -487,81 +249,6 @@ def test_a_studio_portrait_is_not_crowded_out_by_a_blank_wall(imm, finder):
     assert np.hypot(*np.subtract(found[0].left_eye, left)) < 0.25 * iod
     with pytest.raises(ValueError, match="min_contrast"):
         ev.FaceFinder(min_contrast=-1).check_parameters()
-
-
-def test_cli_detect_says_why_a_photo_shows_no_face(tmp_path, capsys, monkeypatch):
-    """With one search of the photo: a second one at threshold 0 doubled the wait (3-4 s on an
-    800-pixel HELEN photo) on exactly the photos that show nothing."""
-    from PIL import Image
-
-    from eigenvision.cli import main
-
-    searches = []
-    original = ev.FaceFinder._candidates
-    monkeypatch.setattr(
-        ev.FaceFinder,
-        "_candidates",
-        lambda self, *a, **k: searches.append(1) or original(self, *a, **k),
-    )
-    path = tmp_path / "astronaut.png"
-    Image.fromarray(data.astronaut()).save(path)
-    assert main(["-q", "detect", str(path), "--threshold", "1.0"]) == 0
-    out = capsys.readouterr().out  # an upper bound: the checks could only lower it
-    assert "0 faces (the likeliest has p " in out and "at most" in out
-    # printed with the decimals it takes to read below the threshold (a p of 0.9999 had
-    # read "1.000 ... below the threshold 1")
-    printed = float(out.split("the likeliest has p ")[1].split()[0])
-    assert 0.5 < printed < 1.0
-    assert len(searches) == 1
-
-
-def test_cli_detect_prints_the_likeliest_below_its_threshold(tmp_path, capsys, monkeypatch):
-    """Regression: a likeliest p of 0.99996 under --threshold 1 was printed "p 1.000 at most,
-    below the threshold 1"; it is printed with the decimals that show it below."""
-    from PIL import Image
-
-    from eigenvision.cli import main
-
-    monkeypatch.setattr(ev.FaceFinder, "find", lambda self, image, **kwargs: ([], 0.99996))
-    path = tmp_path / "grey.png"
-    Image.fromarray(np.full((64, 64), 128, dtype=np.uint8)).save(path)
-    assert main(["-q", "detect", str(path), "--threshold", "1.0"]) == 0
-    assert "the likeliest has p 0.99996 at most, below the threshold 1:" in capsys.readouterr().out
-
-
-def test_cli_detect_reads_the_photos_of_a_folder(tmp_path, capsys, monkeypatch):
-    """Regression: `eigenvision detect photos/` stopped with "is a folder, not an image file; use
-    load_image_set" (a function of the Python API); a folder stands for the images it holds."""
-    import json
-
-    from PIL import Image
-
-    from eigenvision.cli import main
-
-    searched = []
-    monkeypatch.setattr(
-        ev.FaceFinder,
-        "find",
-        lambda self, image, **kwargs: searched.append(image.shape) or ([], 0.1),
-    )
-    folder = tmp_path / "photos"
-    (folder / "more").mkdir(parents=True)
-    for name, side in (("10.png", 40), ("2.png", 30), ("more/1.png", 20)):
-        Image.fromarray(np.full((side, side), 128, dtype=np.uint8)).save(folder / name)
-    single = tmp_path / "single.png"
-    Image.fromarray(np.full((50, 50), 9, dtype=np.uint8)).save(single)
-    assert main(["-q", "detect", str(folder), str(single), "--json"]) == 0
-    report = json.loads(capsys.readouterr().out)
-    assert [Path(item["image"]).name for item in report] == [
-        "2.png",
-        "10.png",
-        "1.png",
-        "single.png",
-    ]
-    assert [shape[0] for shape in searched] == [30, 40, 20, 50]
-    (tmp_path / "empty").mkdir()
-    assert main(["-q", "detect", str(tmp_path / "empty")]) != 0
-    assert "a folder without images; name image files or folders of them" in capsys.readouterr().err
 
 
 def test_the_likeliest_is_what_a_search_at_threshold_0_puts_first(finder):

@@ -2,10 +2,10 @@
 
 import numpy as np
 import pytest
-from conftest import IN_CI
 from scipy.linalg import subspace_angles
 
 import eigenvision as ev
+from tests.conftest import IN_CI
 
 if IN_CI:  # CI installs the dask extra: a missing one is a failure there, not a skip
     import dask.array as da
@@ -143,7 +143,7 @@ def test_cluster_faces_finds_the_faces_on_the_workers_as_here(client, tmp_path):
     import shutil
     import warnings
 
-    from conftest import require_dataset_folder
+    from tests.conftest import require_dataset_folder
 
     lfw = require_dataset_folder("lfw_train") / "images"
     paths = []
@@ -179,9 +179,8 @@ def test_cluster_command_finds_the_faces_on_a_scheduler(client, tmp_path, capsys
     import json
     import shutil
 
-    from conftest import require_dataset_folder
-
     from eigenvision.cli import main
+    from tests.conftest import require_dataset_folder
 
     lfw = require_dataset_folder("lfw_train") / "images"
     for person in ("Tony_Blair", "Colin_Powell"):

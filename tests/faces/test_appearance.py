@@ -7,7 +7,6 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from conftest import require_dataset_folder
 from scipy.special import logit
 from skimage.feature import hog
 from sklearn.linear_model import LogisticRegression
@@ -19,6 +18,7 @@ import eigenvision as ev
 from eigenvision import evaluate
 from eigenvision.faces import appearance, photos, recipes
 from eigenvision.faces.appearance import EXAMINED
+from tests.conftest import require_dataset_folder
 
 #: LFW photos of held-out people (the seeded draw's photos 501-800, which `wild_detection` does
 #: not report) where the finder before the appearance check found no face at its threshold:
@@ -48,11 +48,6 @@ MISSED_BEFORE = (
     "Thomas_Birmingham_0002",
     "Zinedine_Zidane_0006",
 )
-
-
-@pytest.fixture(scope="module")
-def finder():
-    return photos.default_finder()
 
 
 #: Room for another machine's float32 sums: the batched HOG rows against a loop's, one BLAS

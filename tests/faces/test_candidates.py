@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import require_dataset_folder
 from scipy import ndimage
 from sklearn.linear_model import LogisticRegression
 
@@ -20,6 +19,7 @@ from eigenvision.faces.candidates import (
 )
 from eigenvision.faces.geometry import face_windows, jittered_face_windows
 from eigenvision.normalize import unit_norm
+from tests.conftest import require_dataset_folder
 
 
 def _brute_scores(image, weights, bias):
