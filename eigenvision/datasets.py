@@ -22,7 +22,6 @@ from pathlib import Path
 
 import numpy as np
 from PIL import Image
-from skimage.transform import warp
 
 from ._errors import DatasetNotFoundError, ImageSetError
 from ._fetch import (  # the data home's catalogue and the fetcher, re-exported here
@@ -36,7 +35,7 @@ from ._fetch import (  # the data home's catalogue and the fetcher, re-exported 
 )
 from .imageset import ImageSet
 from .io import load_image, load_image_set
-from .transform import eye_transform, resize_points
+from .transform import eye_transform, resize_points, warp
 
 __all__ = [
     "DATA_ENV",
@@ -697,9 +696,9 @@ def load_helen(root=None, *, photo_ids=None) -> ImageSet:
 
 
 def _warp_crop(image, transform, shape):
-    return warp(image, transform.inverse, output_shape=shape, order=1, mode="edge").astype(
-        np.float32
-    )
+    """A float32 crop of ``image`` through ``transform``, bilinear and unsmoothed (the crops
+    the shipped models were trained on)."""
+    return warp(image, transform, shape, antialias=False).astype(np.float32)
 
 
 def load_usps(root=None, split: str = "train") -> ImageSet:

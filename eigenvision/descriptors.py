@@ -19,7 +19,6 @@ import warnings
 import numpy as np
 from scipy.special import logsumexp
 from skimage.feature import daisy, local_binary_pattern
-from skimage.transform import rescale
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.decomposition import PCA
 from sklearn.exceptions import ConvergenceWarning
@@ -28,6 +27,7 @@ from sklearn.mixture import GaussianMixture
 from ._base import check_fitted
 from ._parallel import n_threads, run_on_row_parts
 from ._spec import Param, State, check_params
+from .transform import rescale
 
 __all__ = [
     "lbp_histograms",
@@ -297,7 +297,7 @@ def local_daisy(image, *, step=4, radius=10, scales=(1.0, 0.7), mirror=True, loc
     middle = float(np.mean(scales))
     rows = []
     for scale in scales:
-        scaled = image if scale == 1.0 else _rescaled(image, scale)
+        scaled = image if scale == 1.0 else rescale(image, scale)
         for flipped in (False, True) if mirror else (False,):
             described = _dense_daisy(scaled[:, ::-1] if flipped else scaled, step, radius)
             p, q, width = described.shape
@@ -644,8 +644,3 @@ def face_descriptors(crops, *, kind="lbp+hog", cells=(8, 8), radii=(1, 2), hog_c
     if "daisy" in kind:
         parts.append([np.sqrt(daisy_descriptor(crop)) for crop in crops])
     return np.hstack([np.asarray(part) for part in parts]).astype(np.float32)
-
-
-def _rescaled(crop, scale):
-    """``crop`` resized by ``scale`` (bilinear, Gaussian anti-aliasing where it shrinks)."""
-    return rescale(crop, float(scale), order=1, anti_aliasing=True)

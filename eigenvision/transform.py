@@ -16,6 +16,7 @@ import numpy as np
 from PIL import Image
 from scipy.ndimage import gaussian_filter, map_coordinates
 from skimage.transform import SimilarityTransform
+from skimage.transform import rescale as _skimage_rescale
 from skimage.transform import warp as _skimage_warp
 
 from ._errors import refuse_complex
@@ -27,6 +28,8 @@ __all__ = [
     "as_float_image",
     "check_shape",
     "resize",
+    "rescale",
+    "sample",
     "crop",
     "eye_transform",
     "align",
@@ -168,6 +171,47 @@ def resize(image: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
     if image.ndim == 3:
         return np.stack([resize(image[..., c], shape) for c in range(image.shape[2])], axis=-1)
     return _resize_plane(image, (height, width))
+
+
+def rescale(image: np.ndarray, scale: float) -> np.ndarray:
+    """``image`` resized by ``scale``: bilinear, smoothed by a Gaussian where it shrinks.
+
+    scikit-image's ``rescale`` (``order=1``, ``anti_aliasing=True``: the Gaussian's
+    ``sigma = (1 / scale - 1) / 2``), the resampling the identity model's descriptors were
+    trained with (:func:`resize` smooths with Pillow's triangle instead).
+
+    Parameters
+    ----------
+    image : (H, W) ndarray
+    scale : float
+        Output pixels per input pixel along each side.
+
+    Returns
+    -------
+    (round(H * scale), round(W * scale)) ndarray of float64
+    """
+    return _skimage_rescale(image, float(scale), order=1, anti_aliasing=True)
+
+
+def sample(image: np.ndarray, rows, cols) -> np.ndarray:
+    """Bilinear values of ``image`` at the points ``(rows, cols)``, its edge repeated beyond it.
+
+    The sampling under every many-crop warp here (:func:`warp_many`), the finder's face
+    windows (:func:`~eigenvision.faces.geometry.face_windows_at`) and the feature patches
+    (:class:`~eigenvision.FeatureDetector`).
+
+    Parameters
+    ----------
+    image : (H, W) ndarray
+    rows, cols : ndarray
+        The points' row (y) and column (x) coordinates, of one shape.
+
+    Returns
+    -------
+    ndarray
+        The shape of ``rows``; float64 for a float64 image.
+    """
+    return map_coordinates(image, [rows, cols], order=1, mode="nearest")
 
 
 def crop(image: np.ndarray, box: tuple[int, int, int, int]) -> np.ndarray:
@@ -430,7 +474,7 @@ def warp_many(image: np.ndarray, transforms, shape) -> np.ndarray:
         y = inverse[:, 1, 0, None, None] * cols + inverse[:, 1, 1, None, None] * rows
         x += inverse[:, 0, 2, None, None] - x0
         y += inverse[:, 1, 2, None, None] - y0
-        out[chosen] = map_coordinates(part, [y, x], order=1, mode="nearest")
+        out[chosen] = sample(part, y, x)
     return out
 
 

@@ -217,6 +217,30 @@ def test_the_tests_mirror_the_package():
     assert named <= modules | whole, sorted(named - modules - whole)
 
 
+#: What resamples an image geometrically: SciPy's and scikit-image's interpolators, Pillow's
+#: resampling filters (a JPEG's reduced decoding, ``draft``, is the reader's, not a resample).
+RESAMPLERS = re.compile(
+    r"map_coordinates|affine_transform|geometric_transform|ndimage\.(zoom|rotate|shift)\b"
+    r"|from scipy\.ndimage import .*\b(zoom|rotate|shift)\b"
+    r"|from skimage\.transform import .*\b(warp|rescale|resize|rotate|downscale_local_mean)\b"
+    r"|skimage\.transform\.(warp|rescale|resize|rotate)\b"
+    r"|Image\.Resampling|Image\.(BILINEAR|BICUBIC|LANCZOS)"
+)
+
+
+def test_geometric_resampling_only_in_transform():
+    """Every resize, warp and bilinear sample goes through :mod:`eigenvision.transform`: one
+    place says how an image is resampled (the experiments and their peers aside)."""
+    found = [
+        f"{module}: {line.strip()}"
+        for module, path in MODULES.items()
+        if module != "eigenvision.transform" and ".experiments" not in module
+        for line in path.read_text().splitlines()
+        if RESAMPLERS.search(line) and not line.lstrip().startswith("#")
+    ]
+    assert found == []
+
+
 def test_no_measured_percentages_in_comments_or_docstrings():
     """Measured results live in results.json, the docs and CHANGELOG.md: a percentage in a
     comment or docstring is a measurement that will go stale (an f-string's is a message)."""

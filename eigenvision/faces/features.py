@@ -19,7 +19,6 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy import ndimage
 from scipy.special import expit
 from sklearn.base import BaseEstimator
 
@@ -31,7 +30,7 @@ from ..eigenspace import Eigenspace
 from ..imageset import ImageSet
 from ..normalize import to_gray, unit_norm
 from ..search import multiscale_minima, suppress
-from ..transform import eye_points, resize, resize_points
+from ..transform import eye_points, resize, resize_points, sample
 from .decision import fit_decision, log_distance_maps, log_distances
 from .geometry import (
     FEATURES,
@@ -776,7 +775,7 @@ def _cut(image, center, shape, angle, scale):
     cos, sin = np.cos(theta) / scale, np.sin(theta) / scale
     xs = center[0] + cos * u - sin * v
     ys = center[1] + sin * u + cos * v
-    return ndimage.map_coordinates(image, [ys, xs], order=1, mode="nearest")
+    return sample(image, ys, xs)
 
 
 def _template_only(space):

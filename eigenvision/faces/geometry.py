@@ -12,12 +12,11 @@ interior a face space is trained on (:func:`face_windows`,
 from __future__ import annotations
 
 import numpy as np
-from scipy.ndimage import map_coordinates
 
 from .._parallel import n_threads, run_on_row_parts
 from ..imageset import ImageSet
 from ..normalize import to_gray, unit_norm
-from ..transform import align, eye_points, resize, resize_points
+from ..transform import align, eye_points, resize, resize_points, sample
 
 __all__ = [
     "face_box",
@@ -312,7 +311,7 @@ def face_window(image, left_eye, right_eye, *, iod=20) -> np.ndarray:
 def face_windows_at(image, eyes, *, iod=20, antialias=False) -> np.ndarray:
     """Many face windows of one image at once: :func:`face_window` for each eye pair.
 
-    One bilinear resampling of all windows (:func:`scipy.ndimage.map_coordinates`,
+    One bilinear resampling of all windows (:func:`~eigenvision.transform.sample`,
     edges repeated): without ``antialias``, equal to stacking :func:`face_window`
     calls to round-off (1e-13), 20x faster for the 3,000 candidates of a photo
     (``benchmarks/bench_face_windows.py``).
@@ -362,7 +361,7 @@ def face_windows_at(image, eyes, *, iod=20, antialias=False) -> np.ndarray:
     rows = eyes[:, 0, 1, None, None] + step.imag * x + step.real * y
     # map_coordinates releases the GIL: halves on two threads (1.6x on two cores)
     return run_on_row_parts(
-        lambda part: map_coordinates(image, [rows[part], cols[part]], order=1, mode="nearest"),
+        lambda part: sample(image, rows[part], cols[part]),
         len(eyes),
         min(n_threads(), 2) if len(eyes) > 256 else 1,
     )

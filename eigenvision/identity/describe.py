@@ -18,10 +18,10 @@ from ..descriptors import (
     DESCRIPTORS,
     FisherVectors,
     _parts,
-    _rescaled,
     face_descriptors,
 )
 from ..normalize import _LUMA
+from ..transform import rescale
 from .deep import CHIP_SHAPE, EMBEDDING_WIDTH, embed_chips
 
 __all__ = ["FaceDescriber", "IDENTITY_DESCRIPTORS"]
@@ -182,7 +182,7 @@ class FaceDescriber(BaseEstimator):
                 )
             if (normalised, scale) not in seen:
                 seen[normalised, scale] = np.stack(
-                    [_rescaled(crop, scale) for crop in seen[normalised, 1]]
+                    [rescale(crop, scale) for crop in seen[normalised, 1]]
                 )
             return seen[normalised, scale]
 
