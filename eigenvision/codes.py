@@ -21,7 +21,7 @@ from ._base import check_fitted, kept_on
 from .bayesian import BayesianSpace
 from .eigenspace import Eigenspace
 from .fisher import FisherSpace
-from .identity import IdentityModel, centred_on
+from .identity import IdentityModel, centred_on, centring_shift
 from .neighbors import METRICS, check_metric, squared_distances
 from .views import resized, view_count, virtual_views
 
@@ -302,8 +302,9 @@ class CodesMixin:
             )
         check_fitted(self, "gallery_")
         gallery = np.asarray(self.gallery_, dtype=np.float64)
+        shift = centring_shift(self.feature, gallery)  # a fused model's descriptions stay put
         self.feature = centred_on(self.feature, codes=gallery)
-        self.gallery_ = (gallery - gallery.mean(axis=0)).astype(self.gallery_.dtype)
+        self.gallery_ = (gallery - shift).astype(self.gallery_.dtype)
         return self
 
     def _gallery_statistics(self):

@@ -15,7 +15,7 @@ from .deep import CHIP_EYE_POSITIONS, DEEP_INSTALL, MissingExtraError, deep_avai
 from .describe import IDENTITY_DESCRIPTORS, FaceDescriber
 from .forms import half_precision, quantized
 from .fusion import PLDAFusion
-from .model import IDENTITY_EYE_POSITIONS, IdentityModel, centred_on, tempered
+from .model import IDENTITY_EYE_POSITIONS, IdentityModel, centred_on, centring_shift, tempered
 from .plda import PLDA, JointBayesian, PairForm, diagonal_pair_scoring, log_likelihood
 
 __all__ = [
@@ -27,6 +27,7 @@ __all__ = [
     "half_precision",
     "quantized",
     "centred_on",
+    "centring_shift",
     "tempered",
     "diagonal_pair_scoring",
     "log_likelihood",

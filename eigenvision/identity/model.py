@@ -25,7 +25,7 @@ from .plda import _BLOCK_ROWS, PLDA, _stored
 #: The largest magnitude of a calibration's weights, threshold, temperature and distance weight.
 CALIBRATION_MAGNITUDE = 1e6
 
-__all__ = ["IdentityModel", "centred_on", "tempered", "IDENTITY_EYE_POSITIONS"]
+__all__ = ["IdentityModel", "centred_on", "centring_shift", "tempered", "IDENTITY_EYE_POSITIONS"]
 
 _CROPS_AT_ONCE = 256  # crops described at a time by IdentityModel.encode
 
@@ -816,8 +816,7 @@ def centred_on(model, crops=None, *, codes=None):
             f"codes must be an (n, {width}) array of at least 2 finite codes of this model "
             f"(model.encode(crops)), got shape {codes.shape}"
         )
-    # the distance between descriptions is the same wherever they are centred
-    shift = _split(model, codes)[0].mean(axis=0)
+    shift = centring_shift(model, codes)[: sum(len(block.code_mean_) for block in blocks)]
 
     def moved(block, part):
         block = copy.copy(block)
@@ -841,6 +840,34 @@ def centred_on(model, crops=None, *, codes=None):
         adapted.cohort_coordinates_ = cohort.astype(dtype)
         adapted.cohort_scale_ = None  # a quantized cohort is kept moved in float32
     return adapted
+
+
+def centring_shift(model, codes):
+    """What :func:`centred_on` subtracts from each of ``codes``: their mean over PLDA's part.
+
+    The descriptor rows a model with ``distance_fusion`` appends to its codes are not moved:
+    the distance between two descriptions is the same wherever they are centred, and
+    :meth:`IdentityModel.encode` of the centred model leaves them as they are. Codes
+    encoded before centring (a gallery) are brought to the centred model's by subtracting
+    this shift.
+
+    Parameters
+    ----------
+    model : IdentityModel
+        Fitted.
+    codes : (n, r) ndarray
+        ``model.encode(crops)``.
+
+    Returns
+    -------
+    (r,) ndarray of float64
+        The mean of PLDA's columns of ``codes``, zeros over the descriptor rows.
+    """
+    codes = np.asarray(codes, dtype=np.float64)
+    pldas = _split(model, codes)[0]
+    shift = np.zeros(codes.shape[1])
+    shift[: pldas.shape[1]] = pldas.mean(axis=0)
+    return shift
 
 
 def tempered(model, scores, same, *, max_temperature=1000.0):
