@@ -1,8 +1,12 @@
 """Sphinx configuration of eigenvision's documentation (user guide, gallery, API reference)."""
 
 import os
+import sys
+from pathlib import Path
 
 import eigenvision
+
+sys.path.insert(0, str(Path(__file__).parent / "_ext"))
 
 project = "eigenvision"
 author = "the eigenvision developers"
@@ -15,6 +19,7 @@ extensions = [
     "sphinx.ext.mathjax",
     "numpydoc",
     "sphinx_gallery.gen_gallery",
+    "knobs",
 ]
 
 autosummary_generate = True
@@ -32,7 +37,7 @@ sphinx_gallery_conf = {
 }
 os.environ.setdefault("MPLBACKEND", "Agg")
 
-exclude_patterns = ["_build", "architecture.md", "examples/README.rst", "*.png"]
+exclude_patterns = ["_build", "_ext", "architecture.md", "examples/README.rst", "*.png"]
 templates_path = ["_templates"]
 html_theme = "alabaster"
 html_theme_options = {"description": "eigenspace image recognition", "fixed_sidebar": True}
