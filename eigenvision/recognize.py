@@ -9,27 +9,52 @@ the spirit of bytefish/facerec's feature + classifier; the distances are
 from __future__ import annotations
 
 import warnings
+from collections import Counter
 from dataclasses import replace
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.utils import gen_batches, get_tags
 
 from ._base import check_fitted, counted, kept_on
 from ._errors import AlreadyEnrolledWarning
 from ._spec import Param, State, check_model, check_params, check_sides
-from .codes import CodesMixin
+from .bayesian import BayesianSpace
+from .codes import allowed_metrics, block_scales, feature_patches, fused_codes
+from .eigenspace import Eigenspace
 from .evaluate import recognition_rate
-from .faces.crops import FINDER, PhotoFacesMixin
-from .neighbors import METRICS, NearestNeighbor
-from .openset import SCORE_NORMS, OpenSetMixin
+from .faces.crops import FINDER, align_face, identity_faces, model_crop, photo_faces
+from .fisher import FisherSpace
+from .identity import IdentityModel, centred_on, centring_shift
+from .imageset import ImageSet, as_image_set
+from .neighbors import METRICS, NearestNeighbor, check_metric, squared_distances
+from .openset import (
+    SCORE_NORMS,
+    Verification,
+    best_per_class,
+    calibrated_threshold,
+    class_distances,
+    normalized,
+    reject_unknown,
+    znorm_statistics,
+)
+from .transform import DEFAULT_EYE_POSITIONS
+from .views import resized, view_count, virtual_views
 
 __all__ = ["METHODS", "Recognizer"]
 
 #: The recognition methods (presets of the feature a :class:`Recognizer` builds).
 METHODS = ("eigenfaces", "fisherfaces", "bayesian", "modular", "combined", "plda")
 
+_GLOBAL = "face"  # name of the whole-face block in block_names_
 
-class Recognizer(PhotoFacesMixin, OpenSetMixin, CodesMixin, ClassifierMixin, BaseEstimator):
+#: Enrolled images matched at once by :meth:`Recognizer.gallery_as_strangers` (bounds the
+#: (rows, n) distances held).
+_GALLERY_ROWS = 1024
+
+
+class Recognizer(ClassifierMixin, BaseEstimator):
     """Face (or any object) recognition by nearest neighbour in an eigenspace.
 
     Parameters
@@ -319,16 +344,16 @@ default "eigenfaces"
         self._fit_features(faces)
         blocks = self._block_codes(faces)
         self._fit_block_scales(blocks)
-        self.gallery_ = self._join(blocks)
+        self.gallery_ = fused_codes(blocks, self.block_scales_)
         self.gallery_labels_ = faces.labels
         self.classes_ = np.unique(faces.labels)
         self._fit_score_norm()
         return self
 
     def _from_photos(self, images, labels=None, **options):
-        """:meth:`PhotoFacesMixin._from_photos`; for ``"plda"`` without a finder, face images of
+        """:meth:`_faces_from_photos`; for ``"plda"`` without a finder, face images of
         another size than the identity model's crops are cut again for it."""
-        faces = super()._from_photos(images, labels, **options)
+        faces = self._faces_from_photos(images, labels, **options)
         if (
             self.method == "plda"
             and self.finder is None
@@ -533,6 +558,731 @@ default "eigenfaces"
         self._fit_score_norm()
         return self
 
+    # ------------------------------------------------------------- the codes
+    def _check_feature_options(self):
+        """Refuse a feature, metric and detector that do not go together (``check_parameters``)."""
+        if self.method == "plda":
+            self._check_identity_model()
+        check_metric(self.metric)
+        if self.metric not in allowed_metrics(self.method, self.feature):
+            raise ValueError(
+                f"metric={self.metric!r} needs eigenspaces (their eigenvalues), not "
+                f"{self.method} (bayesian codes are whitened already: use 'euclidean')"
+            )
+        if self.feature is not None and self.method == "modular":
+            raise ValueError(
+                "feature= is the whole-face feature, and method='modular' has none; "
+                "use method='eigenfaces' (the feature alone) or 'combined'"
+            )
+        if self._modular and (self.detector is None or not hasattr(self.detector, "spaces_")):
+            raise ValueError(
+                f"method={self.method!r} needs a fitted FeatureDetector: "
+                "Recognizer(method=..., detector=FeatureDetector().fit(load_imm()))"
+            )
+
+    def check_component_count(self, images, *, option=None):
+        """Refuse more eigenspace components than the images and their virtual views give.
+
+        :meth:`fit` calls it first, before the face search of photos (seconds each).
+
+        Parameters
+        ----------
+        images : sequence
+            The training images or photos (their number counts).
+        option : str, optional
+            The name the caller gave the component count (the CLI's
+            ``"--n-components"``), for the message.
+
+        Returns
+        -------
+        None
+
+        Raises
+        ------
+        ValueError
+            Naming the count to ask for instead.
+        """
+        n_images = len(images) if hasattr(images, "__len__") else 0  # 0: as_image_set says
+        views = view_count(n_images, jitter=self.jitter, mirror=self.mirror)
+        k = (
+            self.modular_components
+            if self.method == "modular" and self.modular_components
+            else self.n_components
+        )
+        if (
+            self.method in ("eigenfaces", "modular", "combined")
+            and self.feature is None
+            and isinstance(k, Integral)
+            and k > views
+            and n_images >= 2
+        ):
+            with_views = "" if views == n_images else f" ({n_images} with their virtual views)"
+            asked, fix = (
+                (f"{k} components are", f"ask for {views}")
+                if option is None
+                else (f"{option} {k} is", f"pass {option} {views}")
+            )
+            raise ValueError(
+                f"{asked} more than the {views} training images{with_views} give: "
+                f"{fix} or fewer, or train on more images"
+            )
+
+    def _check_identity_model(self):
+        """``"plda"`` needs a trained identity model as ``feature``, compared by its own ratio."""
+        if not isinstance(self.feature, IdentityModel) or not hasattr(self.feature, "plda_"):
+            raise ValueError(
+                "method='plda' needs a trained IdentityModel as feature: "
+                "Recognizer(method='plda', feature=ev.default_identity_model())"
+            )
+        if self.metric != "euclidean" or self.score_norm is not None:
+            raise ValueError(
+                "method='plda' compares faces by the identity model's log-likelihood ratio: "
+                f"leave metric='euclidean' and score_norm=None (got {self.metric!r}, "
+                f"{self.score_norm!r})"
+            )
+
+    @property
+    def _modular(self):
+        return self.method in ("modular", "combined")
+
+    def _training_set(self, faces):
+        """The training images at the working resolution, with their virtual views."""
+        if not self._modular:
+            faces = faces.replace(landmarks=None)
+        return self._augmented(self._working_resolution(faces))
+
+    def _whole_face_model(self):
+        """An unfitted whole-face feature: ``feature`` or ``method``'s preset (None: modular,
+        and ``"plda"``, whose trained model stays in ``feature``: a resource, never refitted)."""
+        if self.method == "plda":
+            return None
+        if self.feature is not None:
+            return clone(self.feature)
+        preset = {
+            "fisherfaces": FisherSpace,
+            "bayesian": BayesianSpace,
+            "eigenfaces": Eigenspace,
+            "combined": Eigenspace,
+        }.get(self.method)
+        return None if preset is None else preset(n_components=self.n_components)
+
+    def _fit_features(self, faces):
+        """Fit ``feature_`` (the whole face) and ``feature_spaces_`` (one per facial feature)."""
+        self.feature_ = self._whole_face_model()
+        if self.feature_ is not None:
+            if get_tags(self.feature_).target_tags.required:
+                self.feature_.fit(faces.images, faces.labels)
+            else:
+                self.feature_.fit(faces.images)
+            if check_metric(self.metric).needs_variances and not hasattr(
+                self.feature_, "explained_variance_"
+            ):
+                raise ValueError(
+                    f"metric={self.metric!r} needs a feature with explained_variance_ "
+                    f"(an Eigenspace), not a {type(self.feature_).__name__}"
+                )
+        self.feature_spaces_ = {}
+        if self._modular:
+            k = self.n_components if self.modular_components is None else self.modular_components
+            for name, patches in feature_patches(self.detector, faces, self.face_box).items():
+                self.feature_spaces_[name] = Eigenspace(n_components=k).fit(patches)
+
+    def _fit_block_scales(self, blocks):
+        """Divisors that give each block (whole face, features) its share of the distance."""
+        if not self._modular:
+            self.block_names_ = (_GLOBAL,)
+            self.block_scales_ = np.ones(1)
+            return
+        names, weights = [], []
+        if self.feature_ is not None:
+            names.append(_GLOBAL)
+            weights.append(self.global_weight)
+        share = (1.0 - self.global_weight) if self.method == "combined" else 1.0
+        for name in self.feature_spaces_:
+            names.append(name)
+            weights.append(share / len(self.feature_spaces_))
+        self.block_names_ = tuple(names)
+        self.block_scales_ = block_scales(blocks, weights)
+
+    def _codes_for_metric(self, codes, space):
+        return check_metric(self.metric).encode(codes, space)
+
+    def _working_resolution(self, faces):
+        return faces if self.shape is None else resized(faces, tuple(self.shape))
+
+    def _augmented(self, faces):
+        """The faces with their translated copies (``jitter``), then all mirrored (``mirror``)."""
+        return virtual_views(faces, jitter=self.jitter, mirror=self.mirror)
+
+    def _block_codes(self, faces):
+        """Metric-normalised codes of each block: the whole face, then each feature."""
+        blocks = []
+        if self.method == "plda":
+            blocks.append(self.feature.encode(faces.images))
+        elif self.feature_ is not None:
+            codes = self.feature_.transform(faces.images)
+            blocks.append(self._codes_for_metric(codes, self.feature_))
+        patches = (
+            feature_patches(self.detector, faces, self.face_box) if self.feature_spaces_ else {}
+        )
+        for name, space in self.feature_spaces_.items():
+            blocks.append(self._codes_for_metric(space.transform(patches[name]), space))
+        return blocks
+
+    def _codes(self, faces):
+        """Codes of face images (an ImageSet), brought to the trained size."""
+        faces = self._working_resolution(faces)
+        if faces.image_shape != self.image_shape_:
+            if not self.resize:
+                raise ValueError(
+                    f"probe images are {faces.image_shape}, the recognizer was "
+                    f"trained on {self.image_shape_}; pass resize=True or call "
+                    f"normalize_images(images, shape={self.image_shape_}) first"
+                )
+            faces = resized(faces, self.image_shape_)
+        if not self.feature_spaces_:
+            faces = faces.replace(landmarks=None)
+        return fused_codes(self._block_codes(faces), self.block_scales_)
+
+    def _pairwise_codes(self, codes_a, codes_b):
+        """Metric distances between every pair of (metric-normalised) codes."""
+        if self.method == "plda":
+            gallery = codes_b is getattr(self, "gallery_", None)
+            statistics = self._gallery_statistics() if gallery else None
+            return -self.feature.pairwise_log_odds(codes_a, codes_b, statistics_b=statistics)
+        return self._metric_distance(np.sqrt(squared_distances(codes_a, codes_b)))
+
+    def centre_on_gallery(self):
+        """Centre the identity model's codes on the enrolled faces (``method="plda"``).
+
+        The enrolled faces stand in for the photos to come:
+        ``feature`` becomes :func:`~eigenvision.identity.centred_on` of it by
+        the gallery's codes (nothing is encoded again) and the gallery's codes
+        move with it, so the recognizer answers as one fitted with the centred
+        model would. Faces enrolled later are encoded by the centred model.
+        With a few people, centring centres on them: enrol many first.
+
+        Returns
+        -------
+        self
+        """
+        if self.method != "plda":
+            raise ValueError(
+                f"centre_on_gallery centres the identity model of method='plda', not "
+                f"method={self.method!r}"
+            )
+        check_fitted(self, "gallery_")
+        gallery = np.asarray(self.gallery_, dtype=np.float64)
+        shift = centring_shift(self.feature, gallery)  # a fused model's descriptions stay put
+        self.feature = centred_on(self.feature, codes=gallery)
+        self.gallery_ = (gallery - shift).astype(self.gallery_.dtype)
+        return self
+
+    def _gallery_statistics(self):
+        """The identity model's cohort statistics of ``gallery_``, kept between queries.
+
+        Computed again when the gallery (enrolment makes a new array) or the
+        identity model's state they read changes; None without a cohort.
+        """
+        model = self.feature
+        # the cohort in pair coordinates, or its codes in files from before them
+        cohort = (getattr(model, "cohort_coordinates_", None), getattr(model, "cohort_", None))
+        if all(part is None for part in cohort):
+            return None
+        inputs = (self.gallery_, model.plda_, *cohort, getattr(model, "cohort_scale_", None))
+        return kept_on(
+            self,
+            "gallery_statistics",
+            (*inputs, model.cohort_top),
+            lambda: model.cohort_statistics(self.gallery_),
+        )
+
+    def _metric_distance(self, euclidean):
+        """Distances between metric-normalised codes, in the metric's own units."""
+        return check_metric(self.metric).from_euclidean(euclidean)
+
+    def pairwise_distances(self, images_a, images_b=None):
+        """Distances (in the metric's units) between every pair of two sets of images.
+
+        For verification protocols (every pair of a set: ``images_b=None``)
+        and for comparing faces neither of which is enrolled.
+
+        Parameters
+        ----------
+        images_a : (m, H, W) ndarray or ImageSet
+        images_b : (n, H, W) ndarray or ImageSet, optional
+            Default ``images_a``.
+
+        Returns
+        -------
+        (m, n) ndarray
+        """
+        codes_a = self._probe_codes(images_a)
+        return self._pairwise_codes(
+            codes_a, codes_a if images_b is None else self._probe_codes(images_b)
+        )
+
+    # ---------------------------------------------------------- the open set
+    def _fit_score_norm(self):
+        """Each enrolled person's impostor statistics (``"znorm"``), from the gallery itself."""
+        self.score_statistics_ = None
+        if self.score_norm == "znorm":
+            own = class_distances(
+                self._pairwise_codes(self.gallery_, self.gallery_),
+                self.gallery_labels_,
+                self.classes_,
+            )
+            self.score_statistics_ = znorm_statistics(own, self.gallery_labels_, self.classes_)
+
+    def _decide(self, codes):
+        """``(named, decision)``: each probe's voted label and the distance its threshold judges."""
+        distances, indices = self._nearest(codes, self.k)
+        named = self._voted(self.gallery_labels_[indices])
+        if self.score_norm is None:
+            return named, distances[:, 0]
+        scores = self._class_scores(codes)
+        return named, scores[np.arange(len(codes)), np.searchsorted(self.classes_, named)]
+
+    def _class_scores(self, codes):
+        """(m, n_classes) nearest distance to each enrolled person, normalised by ``score_norm``."""
+        nearest = class_distances(
+            self._pairwise_codes(codes, self.gallery_), self.gallery_labels_, self.classes_
+        )
+        return normalized(nearest, self.score_norm, self.score_statistics_)
+
+    def _voted(self, labels):
+        if self.k == 1:
+            return labels[:, 0].copy()
+        return np.array([_vote(row) for row in labels[:, : self.k]], dtype=labels.dtype)
+
+    def predict_from_neighbors(self, distances, labels):
+        """The decision of :meth:`predict` from :meth:`kneighbors`' output, without searching again.
+
+        Parameters
+        ----------
+        distances, labels : (m, r) ndarray
+            Nearest first, ``r >= k``; only the first ``k`` columns vote.
+
+        Returns
+        -------
+        (m,) ndarray
+            As :meth:`predict`.
+        """
+        if self.score_norm is not None:
+            raise ValueError(
+                f"with score_norm={self.score_norm!r} the decision needs the probes' "
+                "distances to every enrolled person: call predict(images)"
+            )
+        named = self._voted(np.asarray(labels))
+        return self._rejected_as_unknown(named, np.asarray(distances)[:, 0])
+
+    def _rejected_as_unknown(self, named, decision):
+        """``named`` with :data:`UNKNOWN` where ``decision`` exceeds the threshold."""
+        return reject_unknown(named, decision, self._checked_threshold())
+
+    def verify(self, image, label) -> Verification:
+        """Is ``image`` (H, W) the enrolled ``label``? Uses the nearest image of that label.
+
+        Parameters
+        ----------
+        image : (H, W) ndarray
+            With ``finder``, an uncropped photo of one face ((H, W) or (H, W, 3)).
+        label
+            An enrolled label.
+
+        Returns
+        -------
+        Verification
+            ``accepted`` when the nearest image of ``label`` lies within
+            ``threshold`` (always, without a threshold) and that distance.
+        """
+        check_fitted(self, "gallery_")
+        mask = self.gallery_labels_ == label
+        if not mask.any():
+            raise ValueError(f"label {label!r} is not enrolled; enrol it with add() first")
+        code = self._probe_codes(np.asarray(image)[None])[0].astype(np.float64)
+        # A person has a handful of codes: the exact distance directly, no index needed.
+        distance = float(self._pairwise_codes(code[None], self.gallery_[mask]).min())
+        if self.score_norm is not None:
+            scores = self._class_scores(code[None])
+            distance = float(scores[0, np.searchsorted(self.classes_, label)])
+        threshold = self._checked_threshold()
+        probability = None
+        if self.method == "plda":
+            probability = float(self.feature.probability(-distance))
+        elif self._probability_ready():
+            difference = self.gallery_[mask].astype(np.float64) - code
+            probability = float(self.feature_.probability(self.feature_.log_odds(difference).max()))
+        return Verification(
+            threshold is None or distance <= threshold, distance, threshold, probability
+        )
+
+    @property
+    def _odds_model(self):
+        """The model whose log odds and probability of one person the codes have."""
+        return self.feature if self.method == "plda" else self.feature_
+
+    def _probability_ready(self, *, required=False):
+        """Whether codes have a probability of one person: bayesian (Euclidean) or plda."""
+        ready = self.method == "plda" or (
+            hasattr(self.feature_, "log_odds")
+            and not self.feature_spaces_
+            and self.metric == "euclidean"
+        )
+        if required and not ready:
+            raise ValueError(
+                "match probabilities need method='bayesian' with metric='euclidean', or 'plda' "
+                f"(got method={self.method!r}, metric={self.metric!r})"
+            )
+        return ready
+
+    def pairwise_log_odds(self, images_a, images_b=None):
+        """``log P(same) / P(different)`` of every pair of two sets of images (``"bayesian"``).
+
+        Parameters
+        ----------
+        images_a : (m, H, W) ndarray or ImageSet
+        images_b : (n, H, W) ndarray or ImageSet, optional
+            Default ``images_a``.
+
+        Returns
+        -------
+        (m, n) ndarray
+            The MAP similarity's log odds (:meth:`BayesianSpace.log_odds`).
+        """
+        codes_a = self._probe_codes(images_a)
+        self._probability_ready(required=True)
+        codes_b = codes_a if images_b is None else self._probe_codes(images_b)
+        return self._odds_model.pairwise_log_odds(codes_a, codes_b)
+
+    def match_probability(self, images, *, log_odds=False):
+        """``P(same person | difference)`` of each probe and each enrolled person.
+
+        The MAP similarity (Moghaddam, Jebara & Pentland 2000) of the
+        probe's best-matching enrolled image of each person; for
+        ``method="bayesian"`` with the Euclidean metric. Each entry answers
+        "is the probe this person?" on its own: rows need not sum to 1, and
+        a row of small values says "none of them".
+
+        Parameters
+        ----------
+        images : (H, W) or (m, H, W) ndarray or ImageSet
+            Probes (see :meth:`kneighbors`).
+        log_odds : bool, default False
+            Return ``log P(same) / P(different)`` instead of the probability
+            (it keeps its resolution where the probability rounds to 0 or 1).
+
+        Returns
+        -------
+        (m, n_classes) ndarray
+            Columns in the order of ``classes_``.
+        """
+        codes = self._probe_codes(images)
+        self._probability_ready(required=True)
+        pairwise = self._odds_model.pairwise_log_odds(codes, self.gallery_)
+        best = best_per_class(pairwise, self.gallery_labels_, self.classes_)
+        return best if log_odds else self._odds_model.probability(best)
+
+    def same_person(self, distances):
+        """``P(same person)`` of decisions (:meth:`decide`'s distances), where users read one.
+
+        The identity model's decisions (``"plda"``) are minus its normalised
+        log-likelihood ratios, negative for good matches: users are shown its
+        calibrated probability instead, in the command line, its JSON and the
+        app alike. Other methods' distances are shown as they are.
+
+        Parameters
+        ----------
+        distances : array-like
+
+        Returns
+        -------
+        ndarray or None
+            The probabilities (``"plda"``), else None.
+        """
+        if self.method != "plda":
+            return None
+        return self.feature.probability(-np.asarray(distances, dtype=np.float64))
+
+    def distance_at(self, probability: float) -> float:
+        """The decision whose :meth:`same_person` is ``probability`` (``"plda"``): a threshold
+        chosen as a probability, in the units :attr:`threshold` takes.
+
+        Parameters
+        ----------
+        probability : float
+            In ``(0, 1)``.
+
+        Returns
+        -------
+        float
+        """
+        if self.method != "plda":
+            raise ValueError("only the identity model's decisions (method='plda') have one")
+        if not 0.0 < probability < 1.0:
+            raise ValueError(f"probability must lie in (0, 1), got {probability!r}")
+        slope, intercept = self.feature.calibration_
+        return float(-(np.log(probability / (1.0 - probability)) - intercept) / slope)
+
+    def _checked_threshold(self):
+        """``threshold`` as a float (None: no rejection), refused outside its declaration."""
+        if not self._params["threshold"].accepts(self.threshold):
+            raise ValueError(
+                f"threshold must be a number or None, got {self.threshold!r}; "
+                "calibrate_threshold() picks one from data"
+            )
+        return None if self.threshold is None else float(self.threshold)
+
+    def calibrate_threshold(
+        self, images=None, labels=None, *, far: float = 0.01, enrolled=None
+    ) -> float:
+        """Set ``threshold`` so that at most ``far`` of impostor probes are accepted.
+
+        Impostors are probes whose label is not enrolled; the distance the
+        decision judges (:meth:`decide`) is what a threshold must reject.
+        Without images the enrolled people stand in for them, each one a
+        stranger to the others (:meth:`gallery_as_strangers`): photographed
+        as the probes will be, which strangers from elsewhere seldom are.
+        Only for ``method="plda"``: every other method fits its feature to
+        the enrolled people, who then look farther apart than strangers.
+        Returns the threshold.
+
+        Parameters
+        ----------
+        images : (m, H, W) ndarray or ImageSet, optional
+            Probes; those whose label is not enrolled are the impostors.
+            With ``finder``, uncropped photos: every face the finder finds
+            in a photo counts, with the photo's label (the faces
+            :meth:`identify` will name), and a photo without one adds none.
+            Default (``method="plda"``): the gallery, one person left out at a
+            time (at least two people enrolled).
+        labels : (m,) array-like or None
+            Their labels (an ImageSet brings its own).
+        far : float, default 0.01
+            False-accept rate to allow, in ``[0, 1)``. With ``m``
+            impostors at most ``floor(far m)`` are accepted: a rate below
+            ``1 / m`` accepts none of them.
+        enrolled : bool, optional
+            Count the enrolled people as strangers to each other too
+            (``method="plda"``): with images of a few strangers, more
+            impostors photographed as the probes are. Default: True without
+            images, False with them.
+
+        Returns
+        -------
+        float
+            The new ``threshold``.
+        """
+        if not (isinstance(far, Real) and 0.0 <= far < 1.0):
+            raise ValueError(f"far must lie in [0, 1), got {far!r}")
+        check_fitted(self, "gallery_")
+        enrolled = images is None if enrolled is None else bool(enrolled)
+        if images is None and not enrolled:
+            raise ValueError("calibration needs images of strangers, or enrolled=True")
+        if images is None and labels is not None:
+            raise ValueError("labels were given without images: pass the images they label")
+        if enrolled and self.method != "plda":
+            raise ValueError(
+                f"method={self.method!r} fits its feature to the enrolled people, who then "
+                "look farther apart than strangers do: calibrating on them lets strangers "
+                "in. Pass images of strangers, or use method='plda' (a model trained on "
+                "other people), which calibrates on the enrolled people without images"
+            )
+        decisions = [self.gallery_as_strangers()] if enrolled else []
+        if images is not None:
+            faces = self._from_photos(
+                images, labels, labelled=True, every_face=True, min_images=int(self.finder is None)
+            )  # photos may show none
+            impostor = ~np.isin(faces.labels, self.gallery_labels_)
+            if not impostor.any():
+                raise ValueError(
+                    "calibration needs impostor probes: images (with a finder, faces "
+                    "found in photos) of people who are not enrolled, or none at all to "
+                    "calibrate on the enrolled people themselves (method='plda')"
+                )
+            decisions.append(self._decide(self._codes(faces[impostor]))[1])
+        self.threshold = calibrated_threshold(np.concatenate(decisions), far)
+        return self.threshold
+
+    def gallery_as_strangers(self):
+        """Each enrolled image's decision as a stranger's: against everyone else enrolled.
+
+        Leave one person out: the image is matched as :meth:`decide` matches
+        a probe (its ``k`` nearest images voting, the distance or its
+        ``score_norm``), with every image of its own person left out. Those
+        decisions are the impostor distances of people photographed as the
+        enrolled are, which :meth:`calibrate_threshold` reads without images.
+        ``"znorm"``'s statistics are the gallery's own, so an image also
+        counts among the impostors of the person it is matched with. A
+        feature fitted to the enrolled people (every method but ``"plda"``)
+        sets them farther apart than strangers: their decisions are then no
+        stranger's.
+
+        Returns
+        -------
+        (n,) ndarray
+            One decision per enrolled image, in ``gallery_`` order.
+        """
+        check_fitted(self, "gallery_")
+        labels, classes = self.gallery_labels_, self.classes_
+        own = np.searchsorted(classes, labels)
+        others = len(labels) - np.bincount(own, minlength=len(classes)).max()
+        smallest = {None: 2, "znorm": 2, "tnorm": 4}[self.score_norm]
+        if len(classes) < smallest or others < self.k:
+            raise ValueError(
+                f"calibrating on the gallery needs at least {smallest} enrolled people and, "
+                f"for each, {self.k} (k) images of the others; got {len(classes)} people: "
+                "enrol more people, or calibrate on images of strangers"
+            )
+        decisions = np.empty(len(labels))
+        for rows in gen_batches(len(labels), _GALLERY_ROWS):
+            distances = self._pairwise_codes(self.gallery_[rows], self.gallery_)
+            distances[labels[rows, None] == labels[None]] = np.inf
+            nearest = np.argsort(distances, axis=1, kind="stable")[:, : self.k]
+            named = self._voted(labels[nearest])
+            if self.score_norm is None:
+                decisions[rows] = np.take_along_axis(distances, nearest[:, :1], axis=1)[:, 0]
+                continue
+            # each row's other classes, in class order: its own column taken out
+            columns = np.arange(len(classes) - 1)[None]
+            columns = columns + (columns >= own[rows, None])
+            scores = np.take_along_axis(
+                class_distances(distances, labels, classes), columns, axis=1
+            )
+            if self.score_norm == "znorm":
+                statistics = self.score_statistics_[columns]
+                scores = (scores - statistics[..., 0]) / statistics[..., 1]
+            else:
+                scores = normalized(scores, "tnorm")
+            at = np.argmax(columns == np.searchsorted(classes, named)[:, None], axis=1)
+            decisions[rows] = scores[np.arange(len(at)), at]
+        return decisions
+
+    # ------------------------------------------------------------ the photos
+    def _faces_from_photos(
+        self,
+        images,
+        labels=None,
+        *,
+        min_images=0,
+        labelled=False,
+        every_face=False,
+        names=None,
+        on_error="raise",
+    ):
+        """An ImageSet of the images, or (with ``finder``) of the aligned faces of the photos.
+
+        Enrolment, probes and calibration cut each face the same way
+        (:func:`~eigenvision.faces.crops.photo_faces`), so a photo is never
+        squashed whole into the face's frame.
+        """
+        if self.finder is None:
+            return as_image_set(images, labels, min_images=min_images, colour=self._colour_crops)
+        if labelled and labels is None and not isinstance(images, ImageSet):
+            raise ValueError("labels are required, one per photo")
+        shape, eye_positions = self.crop_geometry()
+        crops, labels = photo_faces(
+            self.finder,
+            images,
+            labels,
+            shape=shape,
+            eye_positions=eye_positions,
+            every_face=every_face,
+            names=names,
+            on_error=on_error,
+            progress=self.verbose,
+            as_gray=not self._colour_crops,
+            cut=self._cut,
+        )
+        return as_image_set(crops, labels, min_images=min_images, colour=self._colour_crops)
+
+    def identify(self, photo, *, faces=None):
+        """Every face of an uncropped photo with its name (:data:`UNKNOWN` past ``threshold``).
+
+        Parameters
+        ----------
+        photo : (H, W) or (H, W, 3) ndarray
+        faces : list of Face, optional
+            The faces to name (say, found at another probability); default
+            every face ``finder`` finds at :func:`identity_threshold`.
+
+        Returns
+        -------
+        list of (Face, label, distance)
+            In the order of ``faces`` (the finder's: most confident first);
+            empty when the photo shows none.
+        """
+        found, named, decision = self.decide_faces(photo, faces=faces)
+        names = self._rejected_as_unknown(named, decision)
+        return [
+            (face, name, float(distance))
+            for face, name, distance in zip(found, names, decision, strict=True)
+        ]
+
+    def decide_faces(self, photo, *, faces=None):
+        """:meth:`identify` without the threshold: each face's nearest name and its distance.
+
+        Parameters
+        ----------
+        photo : (H, W) or (H, W, 3) ndarray
+        faces : list of Face, optional
+            As :meth:`identify`.
+
+        Returns
+        -------
+        faces : list of Face
+        named : (m,) ndarray
+            The voted label of each face (as :meth:`decide`).
+        distances : (m,) ndarray
+            The distance ``threshold`` judges.
+        """
+        check_fitted(self, "gallery_")
+        if self.finder is None and faces is None:
+            raise ValueError(
+                "naming the faces of a photo needs Recognizer(finder=ev.faces.photos."
+                "default_finder()) or the faces to name (faces=)"
+            )
+        found = identity_faces(self.finder, photo) if faces is None else list(faces)
+        if not found:
+            return [], self.gallery_labels_[:0], np.zeros(0)
+        crops = np.stack([self._cut(photo, face) for face in found])
+        return (
+            found,
+            *self._decide(
+                self._codes(as_image_set(crops, None, min_images=0, colour=self._colour_crops))
+            ),
+        )
+
+    def _cut(self, photo, face):
+        """A face cut from a photo as this recognizer's features read it (an identity model's
+        own cut, :func:`model_crop`; else on the eyes at :meth:`crop_geometry`)."""
+        if self.method == "plda":
+            return model_crop(photo, face, self.feature)
+        shape, eye_positions = self.crop_geometry()
+        return align_face(
+            photo, face, shape=shape, eye_positions=eye_positions, as_gray=not self._colour_crops
+        )
+
+    @property
+    def _colour_crops(self):
+        """Whether faces are cut in colour: an identity model with a learned description."""
+        return self.method == "plda" and bool(getattr(self.feature, "colour", False))
+
+    def crop_geometry(self):
+        """How this recognizer cuts a face from a photo (for :func:`align_face`).
+
+        Returns
+        -------
+        shape : (H, W) tuple of int
+            The identity model's crop for ``"plda"``, else ``aligned_shape``.
+        eye_positions : ((x, y), (x, y))
+            Where the eyes go, as fractions of the width and height.
+        """
+        if self.method == "plda":
+            positions = tuple(tuple(float(v) for v in eye) for eye in self.feature.eye_positions)
+            return tuple(self.feature.shape), positions
+        return tuple(self.aligned_shape), DEFAULT_EYE_POSITIONS
+
     def _check_relations(self):
         """Its gallery's codes as wide as its features give, its blocks' scales, its parts
         (:func:`~eigenvision._spec.check_model`)."""
@@ -595,3 +1345,9 @@ default "eigenfaces"
         for part in (self.detector, self.finder):
             if part is not None:
                 check_model(part)
+
+
+def _vote(labels):
+    counts = Counter(labels.tolist())
+    top = max(counts.values())
+    return next(label for label in labels.tolist() if counts[label] == top)

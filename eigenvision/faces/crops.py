@@ -12,12 +12,11 @@ import warnings
 
 import numpy as np
 
-from .._base import check_fitted
 from .._base import progress as show_progress
 from .._errors import FaceCountError, NoFaceError
 from .._spec import Param
 from ..identity.deep import five_point_chip
-from ..imageset import ImageSet, as_image_set
+from ..imageset import ImageSet
 from ..normalize import to_gray
 from ..transform import DEFAULT_EYE_POSITIONS, align, as_float_image, unit_light
 
@@ -29,7 +28,6 @@ __all__ = [
     "identity_faces",
     "photo_faces",
     "FINDER",
-    "PhotoFacesMixin",
 ]
 
 #: What a face finder must be to cut faces from photos: anything with ``find`` and ``threshold``
@@ -343,140 +341,6 @@ def _check_finder(finder):
             f"finder must be a face finder (find() and threshold), got {type(finder).__name__}: "
             "use ev.default_finder(), or ev.load('finder.npz')"
         )
-
-
-class PhotoFacesMixin:
-    """The photo front end of :class:`~eigenvision.Recognizer`: photos in, aligned crops out.
-
-    With the recognizer's ``finder``, every method that takes images takes
-    photos and reads them through :func:`photo_faces` (enrolment, probes,
-    calibration) or :func:`align_face` (:meth:`identify`), so every face is
-    cut the same way.
-    """
-
-    def _from_photos(
-        self,
-        images,
-        labels=None,
-        *,
-        min_images=0,
-        labelled=False,
-        every_face=False,
-        names=None,
-        on_error="raise",
-    ):
-        """An ImageSet of the images, or (with ``finder``) of the aligned faces of the photos.
-
-        Enrolment, probes and calibration cut each face the same way
-        (:func:`~eigenvision.faces.crops.photo_faces`), so a photo is never
-        squashed whole into the face's frame.
-        """
-        if self.finder is None:
-            return as_image_set(images, labels, min_images=min_images, colour=self._colour_crops)
-        if labelled and labels is None and not isinstance(images, ImageSet):
-            raise ValueError("labels are required, one per photo")
-        shape, eye_positions = self.crop_geometry()
-        crops, labels = photo_faces(
-            self.finder,
-            images,
-            labels,
-            shape=shape,
-            eye_positions=eye_positions,
-            every_face=every_face,
-            names=names,
-            on_error=on_error,
-            progress=self.verbose,
-            as_gray=not self._colour_crops,
-            cut=self._cut,
-        )
-        return as_image_set(crops, labels, min_images=min_images, colour=self._colour_crops)
-
-    def identify(self, photo, *, faces=None):
-        """Every face of an uncropped photo with its name (:data:`UNKNOWN` past ``threshold``).
-
-        Parameters
-        ----------
-        photo : (H, W) or (H, W, 3) ndarray
-        faces : list of Face, optional
-            The faces to name (say, found at another probability); default
-            every face ``finder`` finds at :func:`identity_threshold`.
-
-        Returns
-        -------
-        list of (Face, label, distance)
-            In the order of ``faces`` (the finder's: most confident first);
-            empty when the photo shows none.
-        """
-        found, named, decision = self.decide_faces(photo, faces=faces)
-        names = self._rejected_as_unknown(named, decision)
-        return [
-            (face, name, float(distance))
-            for face, name, distance in zip(found, names, decision, strict=True)
-        ]
-
-    def decide_faces(self, photo, *, faces=None):
-        """:meth:`identify` without the threshold: each face's nearest name and its distance.
-
-        Parameters
-        ----------
-        photo : (H, W) or (H, W, 3) ndarray
-        faces : list of Face, optional
-            As :meth:`identify`.
-
-        Returns
-        -------
-        faces : list of Face
-        named : (m,) ndarray
-            The voted label of each face (as :meth:`decide`).
-        distances : (m,) ndarray
-            The distance ``threshold`` judges.
-        """
-        check_fitted(self, "gallery_")
-        if self.finder is None and faces is None:
-            raise ValueError(
-                "naming the faces of a photo needs Recognizer(finder=ev.faces.photos."
-                "default_finder()) or the faces to name (faces=)"
-            )
-        found = identity_faces(self.finder, photo) if faces is None else list(faces)
-        if not found:
-            return [], self.gallery_labels_[:0], np.zeros(0)
-        crops = np.stack([self._cut(photo, face) for face in found])
-        return (
-            found,
-            *self._decide(
-                self._codes(as_image_set(crops, None, min_images=0, colour=self._colour_crops))
-            ),
-        )
-
-    def _cut(self, photo, face):
-        """A face cut from a photo as this recognizer's features read it (an identity model's
-        own cut, :func:`model_crop`; else on the eyes at :meth:`crop_geometry`)."""
-        if self.method == "plda":
-            return model_crop(photo, face, self.feature)
-        shape, eye_positions = self.crop_geometry()
-        return align_face(
-            photo, face, shape=shape, eye_positions=eye_positions, as_gray=not self._colour_crops
-        )
-
-    @property
-    def _colour_crops(self):
-        """Whether faces are cut in colour: an identity model with a learned description."""
-        return self.method == "plda" and bool(getattr(self.feature, "colour", False))
-
-    def crop_geometry(self):
-        """How this recognizer cuts a face from a photo (for :func:`align_face`).
-
-        Returns
-        -------
-        shape : (H, W) tuple of int
-            The identity model's crop for ``"plda"``, else ``aligned_shape``.
-        eye_positions : ((x, y), (x, y))
-            Where the eyes go, as fractions of the width and height.
-        """
-        if self.method == "plda":
-            positions = tuple(tuple(float(v) for v in eye) for eye in self.feature.eye_positions)
-            return tuple(self.feature.shape), positions
-        return tuple(self.aligned_shape), DEFAULT_EYE_POSITIONS
 
 
 def model_crop(photo, face, model):
