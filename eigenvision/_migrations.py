@@ -5,7 +5,10 @@ written in an older format, hands it to :func:`upgrade` before any model is buil
 files wrote the parameters a class had then: a parameter added later takes the value that
 keeps the file's behaviour (:data:`FORMER_DEFAULTS`, by class), and a
 :class:`~eigenvision.FaceFinder` saved before it had its own placer places with its locator.
-Format 2 files record every parameter and member their class has.
+Format 2 files record every parameter and member their class has. Format 3 files hold a
+:class:`~eigenvision.Recognizer`'s features in its encoder (``encoder_``, an
+:class:`~eigenvision.codes.Encoder`) and write a model read twice once: a format 2
+recognizer's features are moved there (:func:`_encoder_of_recognizer`).
 """
 
 from __future__ import annotations
@@ -62,7 +65,7 @@ _REBUILD = {
 
 
 def upgrade(description: dict, version: int, arrays: dict, path="the file") -> dict:
-    """A model description written in format ``version``, as format 2 writes it.
+    """A model description written in format ``version``, as today's format writes it.
 
     Parameters
     ----------
@@ -86,8 +89,17 @@ def upgrade(description: dict, version: int, arrays: dict, path="the file") -> d
         A member today's models need cannot be made from the file (a PLDA from before its
         pair basis, an identity model whose cohort is stored as codes): train it again.
     """
-    if version >= 2 or not isinstance(description, dict):
+    if not isinstance(description, dict):
         return description
+    if version < 2:
+        _from_format_1(description, version, arrays, path)
+    if version < 3:
+        _walk(description, lambda model: _encoder_of_recognizer(model, arrays))
+    return description
+
+
+def _from_format_1(description: dict, version: int, arrays: dict, path) -> dict:
+    """A format 1 description as format 2 writes it (nested models too)."""
     name = description.get("class")
     prefix = description.get("prefix", "")
     state = description.get("state")
@@ -114,15 +126,15 @@ def upgrade(description: dict, version: int, arrays: dict, path="the file") -> d
             params.setdefault(name, value)
         for value in params.values():
             if isinstance(value, dict) and set(value) == {"model"}:
-                upgrade(value["model"], version, arrays, path)
+                _from_format_1(value["model"], version, arrays, path)
     children = description.get("children")
     if isinstance(children, dict):
         for child in children.values():
             if isinstance(child, dict) and set(child) == {"dict"}:
                 for member in child["dict"].values():
-                    upgrade(member, version, arrays, path)
+                    _from_format_1(member, version, arrays, path)
             else:
-                upgrade(child, version, arrays, path)
+                _from_format_1(child, version, arrays, path)
         if description.get("class") == "FaceFinder" and "locator_" in children:
             children.setdefault("placer_", children["locator_"])  # placed by its locator then
     return description
@@ -133,3 +145,75 @@ def _fitted(state, arrays, prefix) -> bool:
     return bool(state) or any(
         key.startswith(prefix) and "/" not in key[len(prefix) :] for key in arrays
     )
+
+
+#: The parameters a :class:`~eigenvision.Recognizer`'s encoder shares with it (format 3).
+ENCODER_PARAMS = (
+    "n_components",
+    "method",
+    "feature",
+    "metric",
+    "shape",
+    "mirror",
+    "jitter",
+    "resize",
+    "detector",
+    "modular_components",
+    "global_weight",
+    "face_box",
+)
+
+#: The members of a format 2 recognizer that are its encoder's in format 3.
+_ENCODER_MEMBERS = ("image_shape_", "feature_", "feature_spaces_", "block_names_", "block_scales_")
+
+
+def _walk(description, visit):
+    """Call ``visit`` on a description and every model description nested in it."""
+    if not isinstance(description, dict) or "class" not in description:
+        return
+    visit(description)
+    for value in (description.get("params") or {}).values():
+        if isinstance(value, dict) and set(value) == {"model"}:
+            _walk(value["model"], visit)
+    for child in (description.get("children") or {}).values():
+        members = (
+            child["dict"].values()
+            if isinstance(child, dict) and set(child) == {"dict"}
+            else [child]
+        )
+        for member in members:
+            _walk(member, visit)
+
+
+def _encoder_of_recognizer(description: dict, arrays: dict) -> None:
+    """A fitted format 2 recognizer's features (and their arrays) moved into ``encoder_``, whose
+    model parameters are the recognizer's own (read once)."""
+    if description.get("class") != "Recognizer":
+        return
+    prefix = description.get("prefix", "")
+    state, children = description.get("state") or {}, description.get("children") or {}
+    if "gallery_" not in state and f"{prefix}gallery_" not in arrays:
+        return  # unfitted
+    params = description.get("params") or {}
+    encoder_prefix = f"{prefix}encoder_/"
+    encoder = {
+        "class": "Encoder",
+        "params": {
+            name: {"model": {"same_as": f"{prefix}@{name}/"}}
+            if isinstance(params.get(name), dict) and set(params[name]) == {"model"}
+            else params.get(name)
+            for name in ENCODER_PARAMS
+        },
+        "state": {},
+        "children": {},
+        "prefix": encoder_prefix,
+    }
+    for member in _ENCODER_MEMBERS:
+        if member in state:
+            encoder["state"][member] = state.pop(member)
+        if member in children:
+            encoder["children"][member] = children.pop(member)
+        if f"{prefix}{member}" in arrays:
+            arrays[f"{encoder_prefix}{member}"] = arrays.pop(f"{prefix}{member}")
+    children["encoder_"] = encoder
+    description["children"] = children

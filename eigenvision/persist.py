@@ -25,6 +25,7 @@ from ._migrations import upgrade
 from ._spec import MissingMemberError, check_declared_state
 from ._version import __version__
 from .bayesian import BayesianSpace
+from .codes import Encoder
 from .descriptors import FisherVectors
 from .eigenspace import Eigenspace
 from .faces.eyes import EyeRegressor
@@ -40,7 +41,7 @@ from .validation import check_state
 
 __all__ = ["save", "load", "FORMAT_VERSION"]
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 _HEADER = "__header__"
 _MODELS = {
     cls.__name__: cls
@@ -56,6 +57,7 @@ _MODELS = {
         ProbabilisticPCA,
         PixelStandardizer,
         Recognizer,
+        Encoder,
         FeatureDetector,
         FaceFinder,
         EyeRegressor,
@@ -109,21 +111,34 @@ def save(model, path) -> Path:
     return atomic_write(path, write)
 
 
-def _describe(model, prefix: str, arrays: dict, *, fitted_only: bool = True) -> dict:
+def _describe(model, prefix: str, arrays: dict, *, fitted_only: bool = True, written=None) -> dict:
     """Class, parameters and fitted state; arrays go to ``arrays`` under ``prefix``.
 
     A model given as a parameter (e.g. ``Recognizer(feature=Eigenspace(5))``)
     may be unfitted (``fitted_only=False``): then only its class and
-    parameters are written.
+    parameters are written. A model met twice (a recognizer's identity model, which its
+    encoder reads too) is written once: the second time as ``{"same_as": prefix}``, the
+    prefix it was written under (``written``: id of each model written -> its prefix).
     """
+    written = {} if written is None else written
+    if id(model) in written:
+        return {"same_as": written[id(model)]}
+    written[id(model)] = prefix
     fitted = {key: value for key, value in vars(model).items() if key.endswith("_")}
     if not fitted and fitted_only:
         raise NotFittedError(f"this {type(model).__name__} is not fitted; fit it before saving")
     params = model.get_params(deep=False)
+    # the parameters first: a model read twice is read first where it is a parameter
+    described_params = {
+        k: {"model": _describe(v, f"{prefix}@{k}/", arrays, fitted_only=False, written=written)}
+        if type(v).__name__ in _MODELS
+        else _to_json(v)
+        for k, v in params.items()
+    }
     state, children = {}, {}
     for key, value in fitted.items():
         if type(value).__name__ in _MODELS:
-            children[key] = _describe(value, f"{prefix}{key}/", arrays)
+            children[key] = _describe(value, f"{prefix}{key}/", arrays, written=written)
         elif (
             isinstance(value, dict)
             and value
@@ -133,7 +148,7 @@ def _describe(model, prefix: str, arrays: dict, *, fitted_only: bool = True) -> 
                 raise TypeError(f"{key}: model dictionaries need identifier keys")
             children[key] = {
                 "dict": {
-                    name: _describe(v, f"{prefix}{key}/{name}/", arrays)
+                    name: _describe(v, f"{prefix}{key}/{name}/", arrays, written=written)
                     for name, v in value.items()
                 }
             }
@@ -145,12 +160,7 @@ def _describe(model, prefix: str, arrays: dict, *, fitted_only: bool = True) -> 
             state[key] = _to_json(value)
     return {
         "class": type(model).__name__,
-        "params": {
-            k: {"model": _describe(v, f"{prefix}@{k}/", arrays, fitted_only=False)}
-            if type(v).__name__ in _MODELS
-            else _to_json(v)
-            for k, v in params.items()
-        },
+        "params": described_params,
         "state": state,
         "children": children,
         "prefix": prefix,
@@ -341,16 +351,24 @@ def _attribute_name(name: str, path) -> str:
     return name
 
 
-def _build(description: dict, arrays: dict, path):
+def _build(description: dict, arrays: dict, path, built=None):
+    """The model a description holds (``built``: each model built so far, by its prefix, for
+    the ``{"same_as": prefix}`` of a model written once and read twice)."""
+    built = {} if built is None else built
+    if set(description) == {"same_as"}:
+        if description["same_as"] not in built:
+            raise ModelFileError(f"{path}: a model refers to {description['same_as']!r}, not read")
+        return built[description["same_as"]]
     try:
         cls = _MODELS[description["class"]]
         params = {
-            k: _build(v["model"], arrays, path)
+            k: _build(v["model"], arrays, path, built)
             if isinstance(v, dict) and set(v) == {"model"}
             else _from_json(v)
             for k, v in description["params"].items()
         }
         model = cls(**params)
+        built[description["prefix"]] = model
         for key, value in description["state"].items():
             setattr(model, _attribute_name(key, path), _from_json(value))
         prefix = description["prefix"]
@@ -363,9 +381,9 @@ def _build(description: dict, arrays: dict, path):
                 for name, member in child["dict"].items():
                     if not (isinstance(name, str) and name.isidentifier()):
                         raise ModelFileError(f"{path}: unexpected model key {name!r}")
-                    value[name] = _build(member, arrays, path)
+                    value[name] = _build(member, arrays, path, built)
             else:
-                value = _build(child, arrays, path)
+                value = _build(child, arrays, path, built)
             setattr(model, _attribute_name(key, path), value)
     except ModelFileError:
         raise

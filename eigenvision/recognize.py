@@ -1,9 +1,10 @@
 """Recognition by nearest neighbour in component space: identify, verify, enrol.
 
-A :class:`Recognizer` composes a feature (an eigenspace) and a
-:class:`~eigenvision.NearestNeighbor` classifier over a gallery of codes, in
+A :class:`Recognizer` composes its fitted features (an :class:`~eigenvision.codes.Encoder`,
+``encoder_``) and a :class:`~eigenvision.NearestNeighbor` search over a gallery of codes, in
 the spirit of bytefish/facerec's feature + classifier; the distances are
-:data:`eigenvision.neighbors.METRICS`.
+:data:`eigenvision.neighbors.METRICS`, the open-set decision :mod:`eigenvision.openset`'s
+functions over them, and photos are read through :mod:`eigenvision.faces.crops`.
 """
 
 from __future__ import annotations
@@ -11,24 +12,21 @@ from __future__ import annotations
 import warnings
 from collections import Counter
 from dataclasses import replace
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
-from sklearn.utils import gen_batches, get_tags
+from sklearn.utils import gen_batches
 
 from ._base import check_fitted, counted, kept_on
 from ._errors import AlreadyEnrolledWarning
-from ._spec import Param, State, check_model, check_params, check_sides
-from .bayesian import BayesianSpace
-from .codes import allowed_metrics, block_scales, feature_patches, fused_codes
-from .eigenspace import Eigenspace
+from ._spec import Param, State, check_model, check_params
+from .codes import ENCODER_PARAMS, METHODS, Encoder
 from .evaluate import recognition_rate
 from .faces.crops import FINDER, align_face, identity_faces, model_crop, photo_faces
-from .fisher import FisherSpace
-from .identity import IdentityModel, centred_on, centring_shift
+from .identity import centred_on, centring_shift
 from .imageset import ImageSet, as_image_set
-from .neighbors import METRICS, NearestNeighbor, check_metric, squared_distances
+from .neighbors import NearestNeighbor
 from .openset import (
     SCORE_NORMS,
     Verification,
@@ -40,14 +38,14 @@ from .openset import (
     znorm_statistics,
 )
 from .transform import DEFAULT_EYE_POSITIONS
-from .views import resized, view_count, virtual_views
 
 __all__ = ["METHODS", "Recognizer"]
 
-#: The recognition methods (presets of the feature a :class:`Recognizer` builds).
-METHODS = ("eigenfaces", "fisherfaces", "bayesian", "modular", "combined", "plda")
 
-_GLOBAL = "face"  # name of the whole-face block in block_names_
+def _encoders(name: str, doc: str) -> property:
+    """A recognizer's read-only view of its encoder's fitted member ``name``."""
+    return property(lambda self: getattr(self.encoder_, name), doc=f"{doc} (The encoder's.)")
+
 
 #: Enrolled images matched at once by :meth:`Recognizer.gallery_as_strangers` (bounds the
 #: (rows, n) distances held).
@@ -170,6 +168,9 @@ default "eigenfaces"
 
     Attributes
     ----------
+    encoder_ : Encoder
+        The fitted features (:class:`~eigenvision.codes.Encoder`): images to codes. The
+        members below up to ``image_shape_`` are its, read through the recognizer.
     feature_ : fitted subspace model or None
         The whole-face feature (None for ``"modular"``, and for ``"plda"``,
         whose trained model is ``feature`` itself).
@@ -196,22 +197,11 @@ default "eigenfaces"
 
     #: Each parameter's kind and range (:func:`~eigenvision._spec.check_params`).
     _params = {
-        "n_components": Param("real", 0, 100_000, open_low=True, optional=True),
-        "method": Param("choice", choices=METHODS),
-        "feature": Param("model", optional=True),
-        "metric": Param("choice", choices=tuple(METRICS)),
+        **ENCODER_PARAMS,
         "k": Param("int", 1, 1000),
         "threshold": Param("real", optional=True),
         "score_norm": Param("choice", choices=SCORE_NORMS, optional=True),
-        "shape": Param("shape", 1, 4096, optional=True),
-        "mirror": Param("bool"),
-        "jitter": Param("int", 0, 64),
-        "resize": Param("bool"),
         "chunk_size": Param("int", 1, 1 << 24),
-        "detector": Param("model", optional=True),
-        "modular_components": Param("int", 1, 100_000, optional=True),
-        "global_weight": Param("real", 0, 1),
-        "face_box": Param("reals", min_length=4, max_length=4, optional=True),
         "finder": replace(FINDER, optional=True),
         "aligned_shape": Param("shape", 1, 4096),
         "verbose": Param("bool"),
@@ -220,11 +210,7 @@ default "eigenfaces"
     #: Each fitted member's kind, dtype, shape rule and finiteness
     #: (:func:`~eigenvision._spec.check_declared_state`).
     _state = {
-        "image_shape_": State("shape"),
-        "feature_": State("model", optional=True),
-        "feature_spaces_": State("models"),
-        "block_names_": State("strings"),
-        "block_scales_": State(shape=("b",), finite="posinf", low=0),
+        "encoder_": State("model"),
         "gallery_": State(shape=("n", "q")),
         "gallery_labels_": State(dtypes="biufU", shape=("n",)),
         "classes_": State(dtypes="biufU", shape=("c",)),
@@ -339,12 +325,10 @@ default "eigenfaces"
         )
         if self.finder is not None:
             self.check_component_count(faces.images)  # photos may have been left out
-        faces = self._training_set(faces)
-        self.image_shape_ = faces.image_shape
-        self._fit_features(faces)
-        blocks = self._block_codes(faces)
-        self._fit_block_scales(blocks)
-        self.gallery_ = fused_codes(blocks, self.block_scales_)
+        encoder = self._encoder()
+        faces = encoder.training_set(faces)
+        self.gallery_ = encoder.fit_transform(faces)
+        self.encoder_ = encoder
         self.gallery_labels_ = faces.labels
         self.classes_ = np.unique(faces.labels)
         self._fit_score_norm()
@@ -383,7 +367,23 @@ default "eigenfaces"
                 "everyone unknown; a distance threshold is >= 0 (negative ones only with "
                 "score_norm), or use calibrate_threshold()"
             )
-        self._check_feature_options()
+        if self.method == "plda" and (self.metric != "euclidean" or self.score_norm is not None):
+            raise ValueError(
+                "method='plda' compares faces by the identity model's log-likelihood ratio: "
+                f"leave metric='euclidean' and score_norm=None (got {self.metric!r}, "
+                f"{self.score_norm!r})"
+            )
+        self._encoder().check_options()
+
+    def _encoder(self) -> Encoder:
+        """An unfitted :class:`~eigenvision.codes.Encoder` of this recognizer's parameters."""
+        return Encoder(**{name: getattr(self, name) for name in ENCODER_PARAMS})
+
+    image_shape_ = _encoders("image_shape_", "``(H, W)``: the size the features take.")
+    feature_ = _encoders("feature_", "The fitted whole-face feature, or None.")
+    feature_spaces_ = _encoders("feature_spaces_", "One fitted eigenspace per facial feature.")
+    block_names_ = _encoders("block_names_", "The blocks of a code: the whole face, the features.")
+    block_scales_ = _encoders("block_scales_", "Each block's divisor.")
 
     def _probe_codes(self, images):
         """Codes of probes as the public methods take them (photos, with ``finder``)."""
@@ -402,7 +402,7 @@ default "eigenfaces"
             order = np.argsort(distances, axis=1, kind="stable")[:, :k]
             return np.take_along_axis(distances, order, axis=1), order
         distances, indices = self._index().kneighbors(codes, k)
-        return self._metric_distance(distances), indices
+        return self.encoder_.metric_distance(distances), indices
 
     def _index(self) -> NearestNeighbor:
         """The search index of ``gallery_``, built on first use and again after it changes."""
@@ -533,7 +533,7 @@ default "eigenfaces"
         faces = self._from_photos(
             images, labels, min_images=1, labelled=True, names=names, on_error=on_error
         )
-        faces = self._training_set(faces)
+        faces = self.encoder_.training_set(faces)
         codes = self._codes(faces)
         if faces.labels.dtype.kind != self.gallery_labels_.dtype.kind:
             raise ValueError(
@@ -559,198 +559,31 @@ default "eigenfaces"
         return self
 
     # ------------------------------------------------------------- the codes
-    def _check_feature_options(self):
-        """Refuse a feature, metric and detector that do not go together (``check_parameters``)."""
-        if self.method == "plda":
-            self._check_identity_model()
-        check_metric(self.metric)
-        if self.metric not in allowed_metrics(self.method, self.feature):
-            raise ValueError(
-                f"metric={self.metric!r} needs eigenspaces (their eigenvalues), not "
-                f"{self.method} (bayesian codes are whitened already: use 'euclidean')"
-            )
-        if self.feature is not None and self.method == "modular":
-            raise ValueError(
-                "feature= is the whole-face feature, and method='modular' has none; "
-                "use method='eigenfaces' (the feature alone) or 'combined'"
-            )
-        if self._modular and (self.detector is None or not hasattr(self.detector, "spaces_")):
-            raise ValueError(
-                f"method={self.method!r} needs a fitted FeatureDetector: "
-                "Recognizer(method=..., detector=FeatureDetector().fit(load_imm()))"
-            )
-
     def check_component_count(self, images, *, option=None):
-        """Refuse more eigenspace components than the images and their virtual views give.
-
-        :meth:`fit` calls it first, before the face search of photos (seconds each).
+        """:meth:`Encoder.check_component_count <eigenvision.codes.Encoder.check_component_count>`
+        of this recognizer's parameters: :meth:`fit` calls it first, before the face search of
+        photos (seconds each).
 
         Parameters
         ----------
         images : sequence
-            The training images or photos (their number counts).
         option : str, optional
-            The name the caller gave the component count (the CLI's
-            ``"--n-components"``), for the message.
 
         Returns
         -------
         None
-
-        Raises
-        ------
-        ValueError
-            Naming the count to ask for instead.
         """
-        n_images = len(images) if hasattr(images, "__len__") else 0  # 0: as_image_set says
-        views = view_count(n_images, jitter=self.jitter, mirror=self.mirror)
-        k = (
-            self.modular_components
-            if self.method == "modular" and self.modular_components
-            else self.n_components
-        )
-        if (
-            self.method in ("eigenfaces", "modular", "combined")
-            and self.feature is None
-            and isinstance(k, Integral)
-            and k > views
-            and n_images >= 2
-        ):
-            with_views = "" if views == n_images else f" ({n_images} with their virtual views)"
-            asked, fix = (
-                (f"{k} components are", f"ask for {views}")
-                if option is None
-                else (f"{option} {k} is", f"pass {option} {views}")
-            )
-            raise ValueError(
-                f"{asked} more than the {views} training images{with_views} give: "
-                f"{fix} or fewer, or train on more images"
-            )
-
-    def _check_identity_model(self):
-        """``"plda"`` needs a trained identity model as ``feature``, compared by its own ratio."""
-        if not isinstance(self.feature, IdentityModel) or not hasattr(self.feature, "plda_"):
-            raise ValueError(
-                "method='plda' needs a trained IdentityModel as feature: "
-                "Recognizer(method='plda', feature=ev.default_identity_model())"
-            )
-        if self.metric != "euclidean" or self.score_norm is not None:
-            raise ValueError(
-                "method='plda' compares faces by the identity model's log-likelihood ratio: "
-                f"leave metric='euclidean' and score_norm=None (got {self.metric!r}, "
-                f"{self.score_norm!r})"
-            )
-
-    @property
-    def _modular(self):
-        return self.method in ("modular", "combined")
-
-    def _training_set(self, faces):
-        """The training images at the working resolution, with their virtual views."""
-        if not self._modular:
-            faces = faces.replace(landmarks=None)
-        return self._augmented(self._working_resolution(faces))
-
-    def _whole_face_model(self):
-        """An unfitted whole-face feature: ``feature`` or ``method``'s preset (None: modular,
-        and ``"plda"``, whose trained model stays in ``feature``: a resource, never refitted)."""
-        if self.method == "plda":
-            return None
-        if self.feature is not None:
-            return clone(self.feature)
-        preset = {
-            "fisherfaces": FisherSpace,
-            "bayesian": BayesianSpace,
-            "eigenfaces": Eigenspace,
-            "combined": Eigenspace,
-        }.get(self.method)
-        return None if preset is None else preset(n_components=self.n_components)
-
-    def _fit_features(self, faces):
-        """Fit ``feature_`` (the whole face) and ``feature_spaces_`` (one per facial feature)."""
-        self.feature_ = self._whole_face_model()
-        if self.feature_ is not None:
-            if get_tags(self.feature_).target_tags.required:
-                self.feature_.fit(faces.images, faces.labels)
-            else:
-                self.feature_.fit(faces.images)
-            if check_metric(self.metric).needs_variances and not hasattr(
-                self.feature_, "explained_variance_"
-            ):
-                raise ValueError(
-                    f"metric={self.metric!r} needs a feature with explained_variance_ "
-                    f"(an Eigenspace), not a {type(self.feature_).__name__}"
-                )
-        self.feature_spaces_ = {}
-        if self._modular:
-            k = self.n_components if self.modular_components is None else self.modular_components
-            for name, patches in feature_patches(self.detector, faces, self.face_box).items():
-                self.feature_spaces_[name] = Eigenspace(n_components=k).fit(patches)
-
-    def _fit_block_scales(self, blocks):
-        """Divisors that give each block (whole face, features) its share of the distance."""
-        if not self._modular:
-            self.block_names_ = (_GLOBAL,)
-            self.block_scales_ = np.ones(1)
-            return
-        names, weights = [], []
-        if self.feature_ is not None:
-            names.append(_GLOBAL)
-            weights.append(self.global_weight)
-        share = (1.0 - self.global_weight) if self.method == "combined" else 1.0
-        for name in self.feature_spaces_:
-            names.append(name)
-            weights.append(share / len(self.feature_spaces_))
-        self.block_names_ = tuple(names)
-        self.block_scales_ = block_scales(blocks, weights)
-
-    def _codes_for_metric(self, codes, space):
-        return check_metric(self.metric).encode(codes, space)
-
-    def _working_resolution(self, faces):
-        return faces if self.shape is None else resized(faces, tuple(self.shape))
-
-    def _augmented(self, faces):
-        """The faces with their translated copies (``jitter``), then all mirrored (``mirror``)."""
-        return virtual_views(faces, jitter=self.jitter, mirror=self.mirror)
-
-    def _block_codes(self, faces):
-        """Metric-normalised codes of each block: the whole face, then each feature."""
-        blocks = []
-        if self.method == "plda":
-            blocks.append(self.feature.encode(faces.images))
-        elif self.feature_ is not None:
-            codes = self.feature_.transform(faces.images)
-            blocks.append(self._codes_for_metric(codes, self.feature_))
-        patches = (
-            feature_patches(self.detector, faces, self.face_box) if self.feature_spaces_ else {}
-        )
-        for name, space in self.feature_spaces_.items():
-            blocks.append(self._codes_for_metric(space.transform(patches[name]), space))
-        return blocks
+        self._encoder().check_component_count(images, option=option)
 
     def _codes(self, faces):
         """Codes of face images (an ImageSet), brought to the trained size."""
-        faces = self._working_resolution(faces)
-        if faces.image_shape != self.image_shape_:
-            if not self.resize:
-                raise ValueError(
-                    f"probe images are {faces.image_shape}, the recognizer was "
-                    f"trained on {self.image_shape_}; pass resize=True or call "
-                    f"normalize_images(images, shape={self.image_shape_}) first"
-                )
-            faces = resized(faces, self.image_shape_)
-        if not self.feature_spaces_:
-            faces = faces.replace(landmarks=None)
-        return fused_codes(self._block_codes(faces), self.block_scales_)
+        return self.encoder_.transform(faces)
 
     def _pairwise_codes(self, codes_a, codes_b):
-        """Metric distances between every pair of (metric-normalised) codes."""
-        if self.method == "plda":
-            gallery = codes_b is getattr(self, "gallery_", None)
-            statistics = self._gallery_statistics() if gallery else None
-            return -self.feature.pairwise_log_odds(codes_a, codes_b, statistics_b=statistics)
-        return self._metric_distance(np.sqrt(squared_distances(codes_a, codes_b)))
+        """Distances between every pair of codes (the gallery's cohort statistics kept)."""
+        gallery = self.method == "plda" and codes_b is getattr(self, "gallery_", None)
+        statistics = self._gallery_statistics() if gallery else None
+        return self.encoder_.pairwise(codes_a, codes_b, statistics_b=statistics)
 
     def centre_on_gallery(self):
         """Centre the identity model's codes on the enrolled faces (``method="plda"``).
@@ -775,6 +608,7 @@ default "eigenfaces"
         gallery = np.asarray(self.gallery_, dtype=np.float64)
         shift = centring_shift(self.feature, gallery)  # a fused model's descriptions stay put
         self.feature = centred_on(self.feature, codes=gallery)
+        self.encoder_.feature = self.feature  # one model, the recognizer's and its encoder's
         self.gallery_ = (gallery - shift).astype(self.gallery_.dtype)
         return self
 
@@ -796,10 +630,6 @@ default "eigenfaces"
             (*inputs, model.cohort_top),
             lambda: model.cohort_statistics(self.gallery_),
         )
-
-    def _metric_distance(self, euclidean):
-        """Distances between metric-normalised codes, in the metric's own units."""
-        return check_metric(self.metric).from_euclidean(euclidean)
 
     def pairwise_distances(self, images_a, images_b=None):
         """Distances (in the metric's units) between every pair of two sets of images.
@@ -917,18 +747,9 @@ default "eigenfaces"
             threshold is None or distance <= threshold, distance, threshold, probability
         )
 
-    @property
-    def _odds_model(self):
-        """The model whose log odds and probability of one person the codes have."""
-        return self.feature if self.method == "plda" else self.feature_
-
     def _probability_ready(self, *, required=False):
         """Whether codes have a probability of one person: bayesian (Euclidean) or plda."""
-        ready = self.method == "plda" or (
-            hasattr(self.feature_, "log_odds")
-            and not self.feature_spaces_
-            and self.metric == "euclidean"
-        )
+        ready = self.encoder_.odds_model is not None
         if required and not ready:
             raise ValueError(
                 "match probabilities need method='bayesian' with metric='euclidean', or 'plda' "
@@ -953,7 +774,7 @@ default "eigenfaces"
         codes_a = self._probe_codes(images_a)
         self._probability_ready(required=True)
         codes_b = codes_a if images_b is None else self._probe_codes(images_b)
-        return self._odds_model.pairwise_log_odds(codes_a, codes_b)
+        return self.encoder_.odds_model.pairwise_log_odds(codes_a, codes_b)
 
     def match_probability(self, images, *, log_odds=False):
         """``P(same person | difference)`` of each probe and each enrolled person.
@@ -979,9 +800,9 @@ default "eigenfaces"
         """
         codes = self._probe_codes(images)
         self._probability_ready(required=True)
-        pairwise = self._odds_model.pairwise_log_odds(codes, self.gallery_)
+        pairwise = self.encoder_.odds_model.pairwise_log_odds(codes, self.gallery_)
         best = best_per_class(pairwise, self.gallery_labels_, self.classes_)
-        return best if log_odds else self._odds_model.probability(best)
+        return best if log_odds else self.encoder_.odds_model.probability(best)
 
     def same_person(self, distances):
         """``P(same person)`` of decisions (:meth:`decide`'s distances), where users read one.
@@ -1284,70 +1105,42 @@ default "eigenfaces"
         return tuple(self.aligned_shape), DEFAULT_EYE_POSITIONS
 
     def _check_relations(self):
-        """Its gallery's codes as wide as its features give, its blocks' scales, its parts
-        (:func:`~eigenvision._spec.check_model`)."""
+        """Its encoder's parameters its own, its gallery's codes as wide as the encoder gives,
+        its parts (:func:`~eigenvision._spec.check_model`)."""
         self.check_parameters()
         statistics = getattr(self, "score_statistics_", None)
         if self.score_norm == "znorm" and (statistics is None or not np.all(statistics[:, 1] > 0)):
             raise ValueError(
                 "Recognizer.score_statistics_ must be (n_classes, 2), std > 0, for znorm"
             )
-        image_shape = check_sides(tuple(self.image_shape_), "Recognizer.image_shape_", 2)
-        if self.shape is not None and tuple(self.shape) != image_shape:
-            raise ValueError(
-                f"Recognizer.shape {self.shape} differs from image_shape_ {image_shape}"
-            )
-        gallery = self.gallery_
-        if len(gallery) == 0:
+        encoder = self.encoder_
+        if not isinstance(encoder, Encoder):
+            raise ValueError(f"Recognizer.encoder_ is a {type(encoder).__name__}, not an Encoder")
+        for name in ENCODER_PARAMS:
+            ours, its = getattr(self, name), getattr(encoder, name)
+            same = ours is its if hasattr(ours, "get_params") else _equal(ours, its)
+            if not same:
+                raise ValueError(f"Recognizer: its encoder's {name} {its!r} is not its {ours!r}")
+        check_model(encoder)
+        if len(self.gallery_) == 0:
             raise ValueError("Recognizer.gallery_ is empty")
-        scales = self.block_scales_
-        if scales.shape != (len(self.block_names_),) or not np.all(scales > 0):
-            raise ValueError("Recognizer.block_scales_ must be > 0, one per block")
-        names = self.block_names_
-        share = (1.0 - self.global_weight) if self.method == "combined" else 1.0
-        face_weight = self.global_weight if self.method == "combined" else 1.0
-        features = sum(name != "face" for name in names)
-        weightless = np.array(
-            [(face_weight if name == "face" else share / features) == 0 for name in names]
-        )
-        if not np.array_equal(np.isinf(scales), weightless):
+        if self.gallery_.shape[1] != encoder.code_width():
             raise ValueError(
-                "Recognizer.block_scales_ may be infinite only for a block of weight 0 (and "
-                f"must be there): blocks {list(names)}, scales {scales.tolist()}"
+                f"Recognizer: gallery_ codes have {self.gallery_.shape[1]} dimensions, "
+                f"its features give {encoder.code_width()}"
             )
-        width = 0
-        if self.method == "plda":
-            identity = self.feature  # check_parameters: a trained IdentityModel
-            check_model(identity)
-            if self.feature_ is not None:
-                raise ValueError(
-                    "Recognizer: method='plda' keeps its model in feature, not feature_"
-                )
-            if tuple(identity.shape) != image_shape:
-                raise ValueError(
-                    f"Recognizer: its identity model takes {tuple(identity.shape)} crops, "
-                    f"not {image_shape}"
-                )
-            width += identity.code_width()
-        elif self.feature_ is not None:
-            check_model(self.feature_)
-            if getattr(self.feature_, "n_features_in_", None) != int(np.prod(image_shape)):
-                raise ValueError(f"Recognizer: its feature does not take {image_shape} images")
-            width += self.feature_.n_components_
-        for space in self.feature_spaces_.values():
-            check_model(space)
-            width += space.n_components_
-        if gallery.shape[1] != width:
-            raise ValueError(
-                f"Recognizer: gallery_ codes have {gallery.shape[1]} dimensions, "
-                f"its features give {width}"
-            )
-        for part in (self.detector, self.finder):
-            if part is not None:
-                check_model(part)
+        if self.finder is not None:
+            check_model(self.finder)
 
 
 def _vote(labels):
     counts = Counter(labels.tolist())
     top = max(counts.values())
     return next(label for label in labels.tolist() if counts[label] == top)
+
+
+def _equal(a, b) -> bool:
+    """Parameter values equal as a file keeps them (a tuple read back as a list is the same)."""
+    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
+        return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b, strict=True))
+    return a == b

@@ -27,7 +27,7 @@ TIMEOUT = 600
 def _app(page, monkeypatch=None):
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.run()
-    at.switch_page(f"demo/pages/{page.lower()}.py").run()
+    at.switch_page(f"app_pages/{page.lower()}.py").run()
     assert not at.exception, at.exception
     return at
 
@@ -841,8 +841,8 @@ def test_group_page_names_zip_members_it_cannot_unpack():
 
 
 def test_the_frame_lists_every_page_file_once():
-    """``app.py`` is the frame: each file of ``demo/pages`` is one page of its navigation."""
+    """``app.py`` is the frame: each file of ``app_pages`` is one page of its navigation."""
     listed = re.findall(r'st\.Page\("([^"]+)"', (ROOT / "app.py").read_text())
-    files = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "demo" / "pages").glob("*.py"))
+    files = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "app_pages").glob("*.py"))
     assert sorted(listed) == files
     assert len(set(listed)) == len(listed)

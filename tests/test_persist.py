@@ -3,6 +3,7 @@
 import io
 import json
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -252,8 +253,20 @@ def _recognizer_file(tmp_path, rng):
         (lambda h, m: h["model"]["params"].update(jitter=10**6), "jitter"),
         (lambda h, m: h["model"]["params"].update(threshold=float("nan")), "threshold"),
         (lambda h, m: h["model"]["params"].update(k=0), "Recognizer.k"),
-        (lambda h, m: h["model"]["state"].update(image_shape_={"tuple": [60, 50]}), "feature"),
-        (lambda h, m: m.update({"block_scales_.npy": _npy(np.array([-1.0]))}), "block_scales_"),
+        (
+            lambda h, m: h["model"]["children"]["encoder_"]["state"].update(
+                image_shape_={"tuple": [60, 50]}
+            ),
+            "feature",
+        ),
+        (
+            lambda h, m: m.update({"encoder_/block_scales_.npy": _npy(np.array([-1.0]))}),
+            "block_scales_",
+        ),
+        (
+            lambda h, m: h["model"]["children"]["encoder_"]["params"].update(n_components=3),
+            "encoder's n_components",
+        ),
         (
             lambda h, m: m.update({"gallery_.npy": _npy(np.full((12, 4), np.nan, np.float32))}),
             "NaN",
@@ -365,7 +378,7 @@ def test_files_are_written_in_the_current_format(tmp_path, rng):
         assert _header({"__header__.npy": archive.read("__header__.npy")})["format_version"] == (
             FORMAT_VERSION
         )
-    assert FORMAT_VERSION == 2
+    assert FORMAT_VERSION == 3
 
 
 def test_a_model_header_declaring_absurd_sizes_is_a_model_file_error(tmp_path, rng):
@@ -379,3 +392,40 @@ def test_a_model_header_declaring_absurd_sizes_is_a_model_file_error(tmp_path, r
 
     with pytest.raises(ev.ModelFileError, match="declares shape"):
         ev.load(_rewrite(good, tmp_path / "bad.npz", absurd))
+
+
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.mark.parametrize("kind", ["eigenfaces", "plda"])
+def test_a_format_2_recognizer_file_loads_with_its_features_in_its_encoder(kind):
+    """Format 3 keeps a recogniser's features in ``encoder_``: files of format 2 (written by
+    eigenvision before, kept in tests/data with the answers they gave) load with them moved
+    there, and answer as they did."""
+    loaded = ev.load(DATA / f"recognizer_format2_{kind}.npz")
+    answers = np.load(DATA / f"recognizer_format2_{kind}_answers.npz")
+    assert isinstance(loaded.encoder_, ev.codes.Encoder)
+    np.testing.assert_array_equal(
+        loaded.kneighbors(answers["probes"], k=3)[0], answers["distances"]
+    )
+    if kind == "plda":
+        assert loaded.encoder_.feature is loaded.feature  # one model, read once
+    else:
+        np.testing.assert_array_equal(loaded.decide(answers["probes"])[1], answers["decide"])
+
+
+def test_a_model_read_by_two_parts_is_written_once(tmp_path):
+    """A "plda" recogniser's identity model is its parameter and its encoder's: the file holds
+    its arrays once, and reading gives the two parts one model."""
+    loaded = ev.load(DATA / "recognizer_format2_plda.npz")
+    path = ev.save(loaded, tmp_path / "plda.npz")
+    with np.load(path) as archive:
+        names = archive.files
+    model_arrays = [name for name in names if "@feature/" in name]
+    assert model_arrays and not any(name.startswith("encoder_/@feature/") for name in names)
+    again = ev.load(path)
+    assert again.encoder_.feature is again.feature
+    probes = np.load(DATA / "recognizer_format2_plda_answers.npz")["probes"]
+    np.testing.assert_array_equal(
+        again.kneighbors(probes, k=3)[0], loaded.kneighbors(probes, k=3)[0]
+    )

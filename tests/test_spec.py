@@ -253,9 +253,10 @@ def test_a_bayesian_recognizer_with_an_infinite_block_scale_is_refused(tmp_path,
     good = ev.save(model, tmp_path / "good.npz")
     members, header = _members(good), _header(_members(good))
     bad = _written(
-        *_replaced(members, header, "block_scales_", np.array([np.inf])), tmp_path / "bad.npz"
+        *_replaced(members, header, "encoder_/block_scales_", np.array([np.inf])),
+        tmp_path / "bad.npz",
     )
-    with pytest.raises(ev.ModelFileError, match="block_scales_"):
+    with pytest.raises(ev.ModelFileError, match="block_scales_ may be infinite only"):
         ev.load(bad)
 
 

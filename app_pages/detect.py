@@ -6,9 +6,9 @@ import numpy as np
 import streamlit as st
 
 import eigenvision as ev
-from demo.models import face_space, feature_detector
-from demo.uploads import in_upload, read_photo, upload_pixels_note
-from demo.widgets import faces_found
+from app_pages.shared.models import face_space, feature_detector
+from app_pages.shared.uploads import in_upload, read_photo, upload_pixels_note
+from app_pages.shared.widgets import faces_found
 from eigenvision import plot
 from eigenvision._base import counted
 from eigenvision.search import pyramid_scales

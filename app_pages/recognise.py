@@ -6,12 +6,17 @@ import numpy as np
 import streamlit as st
 
 import eigenvision as ev
-from demo.data import available_sets, labelled_halves
-from demo.galleries import GALLERIES, photo_gallery, sidebar_recognizer, uploaded_recognizer
-from demo.models import model_download
-from demo.naming import name_every_face, nearness, threshold_slider
-from demo.uploads import read_photo, read_upload
-from demo.widgets import to_display
+from app_pages.shared.data import available_sets, labelled_halves
+from app_pages.shared.galleries import (
+    GALLERIES,
+    photo_gallery,
+    sidebar_recognizer,
+    uploaded_recognizer,
+)
+from app_pages.shared.models import model_download
+from app_pages.shared.naming import name_every_face, nearness, threshold_slider
+from app_pages.shared.uploads import read_photo, read_upload
+from app_pages.shared.widgets import to_display
 from eigenvision.faces.compare import identity_model_name
 
 

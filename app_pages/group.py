@@ -7,8 +7,8 @@ import hashlib
 import numpy as np
 import streamlit as st
 
-from demo.models import identity_choice, identity_model, trained_finder
-from demo.uploads import MAX_GROUP_PHOTOS, uploaded_photos
+from app_pages.shared.models import identity_choice, identity_model, trained_finder
+from app_pages.shared.uploads import MAX_GROUP_PHOTOS, uploaded_photos
 from eigenvision._base import counted
 from eigenvision.faces.crops import face_thumbnail, identity_threshold
 from eigenvision.faces.groups import (

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from demo.data import choose_set
-from demo.models import fitted_space, model_download, rank_selection
-from demo.widgets import component_slider, to_display
+from app_pages.shared.data import choose_set
+from app_pages.shared.models import fitted_space, model_download, rank_selection
+from app_pages.shared.widgets import component_slider, to_display
 from eigenvision import plot
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 import eigenvision as ev
-from demo.uploads import MAX_UPLOAD_PIXELS
+from app_pages.shared.uploads import MAX_UPLOAD_PIXELS
 from eigenvision import datasets
 
 

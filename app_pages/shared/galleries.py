@@ -11,15 +11,15 @@ import numpy as np
 import streamlit as st
 
 import eigenvision as ev
-from demo.models import (
+from app_pages.shared.models import (
     fitted_recognizer,
     fitted_space,
     identity_choice,
     identity_model,
     trained_finder,
 )
-from demo.uploads import uploaded_photos
-from demo.widgets import component_slider
+from app_pages.shared.uploads import uploaded_photos
+from app_pages.shared.widgets import component_slider
 from eigenvision._base import counted
 from eigenvision.codes import allowed_metrics
 from eigenvision.faces.compare import model_crop

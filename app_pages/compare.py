@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from demo.models import identity_choice, identity_model, trained_finder
-from demo.uploads import read_photo
+from app_pages.shared.models import identity_choice, identity_model, trained_finder
+from app_pages.shared.uploads import read_photo
 from eigenvision.faces.compare import compare_crops, model_crop
 from eigenvision.faces.crops import face_thumbnail, identity_faces, identity_threshold
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from demo.models import trained_finder
+from app_pages.shared.models import trained_finder
 from eigenvision._base import format_below
 from eigenvision.faces.crops import identity_threshold
 

@@ -6,8 +6,8 @@ import numpy as np
 import streamlit as st
 
 import eigenvision as ev
-from demo.galleries import GALLERY_FAR
-from demo.widgets import faces_found, probability_text, to_display
+from app_pages.shared.galleries import GALLERY_FAR
+from app_pages.shared.widgets import faces_found, probability_text, to_display
 from eigenvision import plot
 from eigenvision._base import counted
 from eigenvision.openset import GALLERY_CALIBRATION_PEOPLE, calibrated_threshold, reads_its_gallery

@@ -6,7 +6,7 @@ import numpy as np
 import streamlit as st
 
 import eigenvision as ev
-from demo.data import labelled_halves
+from app_pages.shared.data import labelled_halves
 from eigenvision import plot
 
 
