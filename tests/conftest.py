@@ -6,7 +6,10 @@ missing dataset skips with a message saying how to get it; with ``CI=true``
 it fails.
 """
 
+import functools
+import http.server
 import os
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -190,3 +193,46 @@ def deep_model_or_skip():
     if not DEEP_IDENTITY.is_file():
         pytest.skip("data/identity_deep.npz is not here")
     return ev.load(DEEP_IDENTITY)
+
+
+class MirrorServer:
+    """A static file server on 127.0.0.1 that counts the files it served."""
+
+    def __init__(self, folder):
+        served = self.served = []
+
+        class Handler(http.server.SimpleHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                served.append(self.path)
+                super().do_GET()
+
+        handler = functools.partial(Handler, directory=str(folder))
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_port}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def serve():
+    servers = []
+
+    def start(folder):
+        servers.append(MirrorServer(folder))
+        return servers[-1]
+
+    yield start
+    for server in servers:
+        server.close()
+
+
+@pytest.fixture(scope="module")
+def data_root():
+    require_dataset("att")
+    return datasets.data_home()

@@ -4,7 +4,6 @@ The server serves ``$EIGENVISION_DATA`` (or a tampered copy of part of it), so e
 download is checked against the data's own manifest and the loaders' output.
 """
 
-import functools
 import gzip
 import hashlib
 import http.server
@@ -20,50 +19,7 @@ import pytest
 import eigenvision as ev
 from eigenvision import _fetch, datasets
 from eigenvision._base import progress
-from tests.conftest import require_dataset
-
-
-class _Server:
-    """A static file server on 127.0.0.1 that counts the files it served."""
-
-    def __init__(self, folder):
-        served = self.served = []
-
-        class Handler(http.server.SimpleHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def do_GET(self):
-                served.append(self.path)
-                super().do_GET()
-
-        handler = functools.partial(Handler, directory=str(folder))
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_port}"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def close(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
-@pytest.fixture
-def serve():
-    servers = []
-
-    def start(folder):
-        servers.append(_Server(folder))
-        return servers[-1]
-
-    yield start
-    for server in servers:
-        server.close()
-
-
-@pytest.fixture(scope="module")
-def data_root():
-    require_dataset("att")
-    return datasets.data_home()
+from tests.conftest import MirrorServer
 
 
 def test_registry_matches_the_datas_own_manifest(data_root):
@@ -126,7 +82,7 @@ def test_a_local_file_altered_after_download_is_downloaded_again(data_root, serv
 
 
 def test_an_unreachable_address_names_the_file_and_the_fix(tmp_path):
-    server = _Server(tmp_path)
+    server = MirrorServer(tmp_path)
     url = server.url
     server.close()
     with pytest.raises(ev.datasets.DownloadError, match=r"mnist_t10k/t10k-.*check the connection"):
@@ -183,24 +139,6 @@ def test_loaders_find_the_download_folder_when_the_variable_is_not_set(
     datasets.fetch("mnist_test", mirror=serve(data_root).url, progress=False)
     assert datasets.find_datasets()["mnist_test"] == tmp_path / "mnist_t10k"
     assert datasets.load_mnist_test().images.shape == (10000, 28, 28)
-
-
-def test_fetch_command_downloads_and_reports_progress_in_a_log(data_root, serve, tmp_path):
-    server = serve(data_root)
-    run = subprocess.run(
-        [sys.executable, "-m", "eigenvision", "fetch", "mnist_test", "--data-home", str(tmp_path)]
-        + ["--mirror", server.url],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert run.returncode == 0, run.stderr
-    assert run.stdout.strip() == f"mnist_test: {tmp_path / 'mnist_t10k'}"
-    assert run.stderr.splitlines() == ["fetching mnist_test: 1/2", "fetching mnist_test: 2/2"]
-    refused = subprocess.run(
-        [sys.executable, "-m", "eigenvision", "fetch", "nope"], capture_output=True, text=True
-    )
-    assert refused.returncode == 2 and "invalid choice: 'nope'" in refused.stderr
 
 
 def test_progress_prints_a_line_per_item_when_not_on_a_terminal(capsys):
