@@ -30,7 +30,7 @@ __all__ = ["spectrum", "kneighbors_sharded", "read_npy_shards", "as_row_chunked"
 _FAN_IN = 8  # partial results combined per task in the tree reductions
 
 
-def _dask():
+def import_dask():
     try:
         import dask
         import dask.array as da
@@ -57,7 +57,7 @@ def shared(*objects):
     list
         Futures or delayed objects, to pass to delayed tasks in their place.
     """
-    dask, _ = _dask()
+    dask, _ = import_dask()
     try:
         from distributed import get_client
 
@@ -81,7 +81,7 @@ def as_row_chunked(X, chunk_rows="auto"):
     X : (n, d) dask.array.Array
     image_shape : (H, W) tuple or None
     """
-    _, da = _dask()
+    _, da = import_dask()
     if isinstance(X, ImageSet):
         X = X.images
     if not isinstance(X, da.Array):
@@ -121,7 +121,7 @@ def _check_dense_numbers(X):
 
 def _tree_reduce(parts, combine):
     """Combine delayed partial results ``_FAN_IN`` at a time until one is left."""
-    dask, _ = _dask()
+    dask, _ = import_dask()
     while len(parts) > 1:
         parts = [
             dask.delayed(reduce)(combine, parts[i : i + _FAN_IN])
@@ -169,7 +169,7 @@ def spectrum(X, *, solver, center, k, seed=0) -> Spectrum:
     -------
     Spectrum
     """
-    dask, da = _dask()
+    dask, da = import_dask()
     if solver not in ("covariance", "svd", "randomized"):
         raise ValueError(
             f"solver={solver!r} is not available with the Dask backend; use 'covariance' "
@@ -252,7 +252,7 @@ def kneighbors_sharded(probes, gallery, k, search):
     distances : (m, k) ndarray of float64, Euclidean
     indices : (m, k) ndarray of int64, rows of the whole gallery
     """
-    dask, _ = _dask()
+    dask, _ = import_dask()
     probes = np.atleast_2d(np.asarray(probes))
     gallery, _ = as_row_chunked(gallery)
     n, q = (int(s) for s in gallery.shape)
@@ -298,7 +298,7 @@ def read_npy_shards(paths):
     -------
     (sum n_i, q) dask.array.Array
     """
-    dask, da = _dask()
+    dask, da = import_dask()
     paths = [Path(p) for p in paths]
     if not paths:
         raise ValueError("no shard files given")

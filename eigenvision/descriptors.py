@@ -450,7 +450,7 @@ class FisherVectors(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
                 parts.append(local)
             return np.concatenate(parts)
 
-        local = run_on_row_parts(drawn, len(crops), _parts(len(crops)))
+        local = run_on_row_parts(drawn, len(crops), crop_parts(len(crops)))
         if len(local) <= self.n_clusters:
             raise ValueError(
                 f"FisherVectors: {len(local)} local descriptors cannot fit {self.n_clusters} "
@@ -558,7 +558,7 @@ class FisherVectors(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
                 [self.encode_points(self._projected(self._local(crops[i]))) for i in rows]
             ).astype(np.float32),
             len(crops),
-            _parts(len(crops)),
+            crop_parts(len(crops)),
         )
 
     def _check_relations(self):
@@ -580,7 +580,7 @@ class FisherVectors(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
             raise ValueError("FisherVectors: variances_ must be positive and weights_ sum to 1")
 
 
-def _parts(count):
+def crop_parts(count):
     """How many parts ``count`` crops are described in, one per core (:data:`_CROPS_PER_THREAD`)."""
     return max(1, min(n_threads(), count // _CROPS_PER_THREAD))
 

@@ -327,7 +327,7 @@ def standardized_correlations(image, templates, *, min_contrast=1e-3):
     # a centred image keeps the FFT's error small relative to the window contrast
     shifted = image - float(image.mean())
     sums, squares = _box_sum(shifted, h, w), _box_sum(np.square(shifted), h, w)
-    inverse, flat = _inverse_norms(sums, squares, n_pixels, min_contrast)
+    inverse, flat = inverse_norms(sums, squares, n_pixels, min_contrast)
     # u . (x - mean(x)) = (u - mean(u)) . x: zero-mean templates standardise for free
     correlation = _correlator(
         shifted, templates - templates.mean(axis=(1, 2), keepdims=True), np.zeros(n)
@@ -343,7 +343,7 @@ def standardized_correlations(image, templates, *, min_contrast=1e-3):
     return products, flat
 
 
-def _inverse_norms(sums, squares, n_pixels, min_contrast):
+def inverse_norms(sums, squares, n_pixels, min_contrast):
     """``1 / ||x - mean(x)||`` of windows from their sums and sums of squares, and which are flat.
 
     Parameters
@@ -638,7 +638,7 @@ def _strided_correlation(image, weights, stride, min_contrast):
     correlation = fft.irfft2(product, s=fft_shape, workers=1)[:rows, :cols]
     sums = _grid_box_sums(image_phases, h, w, s)[:rows, :cols]
     squares = _grid_box_sums(np.square(image_phases), h, w, s)[:rows, :cols]
-    inverse, flat = _inverse_norms(sums, squares, h * w, min_contrast)
+    inverse, flat = inverse_norms(sums, squares, h * w, min_contrast)
     return np.multiply(correlation, inverse, out=correlation), flat
 
 

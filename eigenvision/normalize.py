@@ -43,7 +43,7 @@ __all__ = [
     "PixelStandardizer",
 ]
 
-_LUMA = np.array([0.299, 0.587, 0.114])
+LUMA = np.array([0.299, 0.587, 0.114])
 
 
 def to_gray(image: np.ndarray) -> np.ndarray:
@@ -71,7 +71,7 @@ def to_gray(image: np.ndarray) -> np.ndarray:
     if image.shape[2] == 4:
         alpha = image[..., 3:]
         rgb = rgb * alpha + (1 - alpha)
-    return (rgb @ _LUMA.astype(image.dtype)).astype(image.dtype)
+    return (rgb @ LUMA.astype(image.dtype)).astype(image.dtype)
 
 
 def equalize(image: np.ndarray, *, n_bins: int = 256, mask: np.ndarray | None = None) -> np.ndarray:

@@ -22,7 +22,7 @@ from ._parallel import MAP_PARALLEL_PIXELS, n_threads, run_parallel
 from .transform import resize
 
 #: A whole image's pyramid levels of fewer pixels are scored on one canvas when the map allows it
-#: (:func:`_minima_table`'s ``local_windows``): one call's overhead instead of one a level.
+#: (:func:`minima_table`'s ``local_windows``): one call's overhead instead of one a level.
 MOSAIC_LEVEL_PIXELS = 20_000
 #: A region's levels are scored on one canvas up to this many pixels together (their maps of
 #: every template are held at once).
@@ -162,7 +162,7 @@ def multiscale_minima(
         Every candidate in input pixels (top-left, size, scale, score),
         sorted by score.
     """
-    table = _minima_table(
+    table = minima_table(
         image,
         score_map,
         window,
@@ -189,7 +189,7 @@ class _Minima(NamedTuple):
         return _Minima(*(column[indices] for column in self))
 
 
-def _minima_table(
+def minima_table(
     image,
     score_map,
     window,
@@ -321,7 +321,7 @@ def _mosaic_minima(
     stride=1,
     masked=False,
 ) -> _Minima:
-    """:func:`_minima_table`'s search of ``levels`` in one ``score_map`` call.
+    """:func:`minima_table`'s search of ``levels`` in one ``score_map`` call.
 
     The resampled levels are stacked one under the other on a canvas as wide
     as the widest, each from a row that is a multiple of ``stride``; a window

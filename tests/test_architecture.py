@@ -284,6 +284,25 @@ def test_no_class_reaches_another_modules_private_definitions():
     assert _private_reaches() <= KNOWN_PRIVATE_REACHES, _private_reaches() - KNOWN_PRIVATE_REACHES
 
 
+def test_no_module_imports_another_modules_private_names():
+    """A name one module's code needs from another is public there (a private module, such as
+    ``_fetch``, may be imported whole)."""
+    found = []
+    for module in MODULES:
+        for node in ast.walk(ast.parse(MODULES[module].read_text())):
+            if not (isinstance(node, ast.ImportFrom) and _resolve(module, node)):
+                continue
+            modules = {target.rsplit(".", 1)[-1] for target in _resolve(module, node)}
+            found += [
+                f"{module}: {alias.name}"
+                for alias in node.names
+                if alias.name.startswith("_")
+                and not alias.name.startswith("__")
+                and alias.name not in modules
+            ]
+    assert found == []
+
+
 def test_no_measured_percentages_in_comments_or_docstrings():
     """Measured results live in results.json, the docs and CHANGELOG.md: a percentage in a
     comment or docstring is a measurement that will go stale (an f-string's is a message)."""

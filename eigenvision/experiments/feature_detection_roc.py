@@ -34,7 +34,7 @@ NAME = "feature_detection_roc"
 LECTURE_POINT = (0.06, 0.94)  # DFFS(10) in the lecture: 94% detection at 6% false alarms
 
 
-def _haar():
+def haar_eye_cascade():
     try:
         import cv2
     except ImportError:
@@ -137,7 +137,7 @@ def main(argv=None):
     rng = np.random.default_rng(args.seed)
     faces = datasets.load_imm()
     person = faces.labels.astype(int)
-    haar = _haar()
+    haar = haar_eye_cascade()
     feature = args.feature
     k = args.n_components
     margin = args.search_margin

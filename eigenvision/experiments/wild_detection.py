@@ -48,7 +48,7 @@ from ..plot import image_grid, rate_curves, roc, sample_data_folder
 from ..search import pyramid_scales
 from . import _dlib
 from ._common import Run, data_env, parser, steps
-from .feature_detection_roc import _haar, haar_eyes
+from .feature_detection_roc import haar_eye_cascade, haar_eyes
 
 NAME = "wild_detection"
 
@@ -170,7 +170,7 @@ def main(argv=None):
     files = [f for f in files if f[0] in test_ids][: args.limit]
     cv2, haar, lbp = _cascades()
     hog = _dlib.hog_detector()
-    eye_haar = _haar()
+    eye_haar = haar_eye_cascade()
     found = {"eigenvision": [], "OpenCV Haar": [], "scikit-image LBP": [], "dlib HOG": []}
     seconds = {name: [] for name in found}
     truths, errors = (

@@ -17,9 +17,9 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 from sklearn.linear_model import LogisticRegression
 
-from ..detection import _inverse_norms, dffs_map, linear_score_map
+from ..detection import dffs_map, inverse_norms, linear_score_map
 from ..normalize import to_gray, unit_norm
-from ..search import _minima_table, box_iou, kept_indices, pyramid_scales
+from ..search import box_iou, kept_indices, minima_table, pyramid_scales
 from ..transform import resize, rotated, unit_light
 from .geometry import FACE_WINDOW, HalfOctaves, window_eyes
 
@@ -134,7 +134,7 @@ def _best_in_cells(windows, prefilter, rows, cols, min_contrast, valid=None):
     # w . x~ = w . x / ||x - mean(x)|| for zero-mean weights: three sums of each window
     weights = (prefilter.weights - prefilter.weights.mean()).ravel()
     sums, squares = cells.sum(axis=2), np.einsum("nkp,nkp->nk", cells, cells)
-    inverse, flat = _inverse_norms(sums, squares, h * w, min_contrast)
+    inverse, flat = inverse_norms(sums, squares, h * w, min_contrast)
     linear = (cells @ weights) * inverse + prefilter.bias
     linear[flat] = -np.inf
     if valid is not None:
@@ -324,7 +324,7 @@ def find_candidates(
         scales = pyramid_scales(turned.shape, window, step=step, min_size=min_size / factor[0])
         if len(scales) == 0:
             continue
-        minima = _minima_table(
+        minima = minima_table(
             pyramid.image,
             score_map,
             window,

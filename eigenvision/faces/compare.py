@@ -27,7 +27,7 @@ from ..io import load_image
 from ..openset import Verification
 from ..persist import load
 from ..transform import as_float_image
-from .crops import _check_finder, _no_face_advice, identity_faces, identity_threshold, model_crop
+from .crops import check_finder, identity_faces, identity_threshold, model_crop, no_face_advice
 from .photos import default_finder
 
 __all__ = [
@@ -174,7 +174,7 @@ def finder_and_model(finder=None, model=None):
         Either is something else (another model), with the fix.
     """
     finder = default_finder() if finder is None else finder
-    _check_finder(finder)
+    check_finder(finder)
     if model is None or isinstance(model, (str, os.PathLike)):
         model = default_identity_model(model)
     if not isinstance(model, IdentityModel):
@@ -355,7 +355,7 @@ def compare_faces(photo_a, photo_b, *, finder=None, model=None) -> Verification:
             shown = str(photo) if isinstance(photo, (str, os.PathLike)) else label
             raise NoFaceError(
                 f"{shown} shows no face at the identity threshold "
-                f"{identity_threshold(finder):g}: {_no_face_advice(finder)}"
+                f"{identity_threshold(finder):g}: {no_face_advice(finder)}"
             )
         crops.append(cut[0])
         faces.append(found[0])

@@ -163,7 +163,7 @@ def identity_faces(finder, photo, *, max_faces=50, return_likeliest=False):
     )
 
 
-def _no_face_advice(finder) -> str:
+def no_face_advice(finder) -> str:
     """How to let more faces through: the threshold identity work reads, and its setting."""
     setting = (
         "finder.threshold"
@@ -204,13 +204,13 @@ def single_face(finder, photo, *, name="the photo"):
     FaceCountError
         Several faces of similar size.
     """
-    _check_finder(finder)
+    check_finder(finder)
     found, likeliest = identity_faces(finder, photo, max_faces=5, return_likeliest=True)
     if not found:
         best = "" if likeliest is None else f" (the likeliest: p {likeliest:.4f} at most)"
         raise NoFaceError(
             f"{name} shows no face at the identity threshold {identity_threshold(finder):g}"
-            f"{best}: {_no_face_advice(finder)}"
+            f"{best}: {no_face_advice(finder)}"
         )
     first = found[0]
     rivals = [face for face in found[1:] if face.box[2] >= 0.5 * first.box[2]]
@@ -280,7 +280,7 @@ def photo_faces(
         found with ``every_face``.
     labels : (m,) ndarray or None
     """
-    _check_finder(finder)
+    check_finder(finder)
     if not callable(on_error) and on_error not in ("raise", "skip"):
         raise ValueError(f"on_error must be 'raise', 'skip' or a callable, got {on_error!r}")
     if isinstance(photos, ImageSet):
@@ -334,7 +334,7 @@ def photo_faces(
     return crops, None if labels is None else np.asarray(labels)[owners]
 
 
-def _check_finder(finder):
+def check_finder(finder):
     """Refuse a finder that cannot find (None, a path, ...) before any photo is searched."""
     if not FINDER.accepts(finder):
         raise TypeError(

@@ -23,8 +23,8 @@ from .._base import progress as show_progress
 from .._errors import UnreadableFilesWarning
 from .._spec import Param, check_arguments
 from ..cluster import METHODS, average_linkage, cluster, pair_mixture
-from ..dask_engine import _dask, shared
-from ..identity.model import _CROPS_AT_ONCE  # crops described at a time as the photos come
+from ..dask_engine import import_dask, shared
+from ..identity.model import CROPS_AT_ONCE  # crops described at a time as the photos come
 from .compare import faces_of_photo, finder_and_model
 
 __all__ = [
@@ -158,7 +158,7 @@ def cluster_faces(
                 on_error(index, error)
         owners += [(index, face) for face in faces]
         crops += list(cut)
-        if by_codes and len(crops) >= _CROPS_AT_ONCE:
+        if by_codes and len(crops) >= CROPS_AT_ONCE:
             kept.append(model.encode(np.stack(crops)))
             crops = []
     if unread:
@@ -186,7 +186,7 @@ def _one_photo(photos):
 
 def _faces_on_dask(photos, finder, model):
     """:func:`faces_of_photo` of every photo as Dask tasks (the active client's workers)."""
-    dask, _ = _dask()
+    dask, _ = import_dask()
     finder, model = shared(finder, model)  # sent once, shared by the tasks
     tasks = [
         dask.delayed(faces_of_photo)(photo, finder, model, name=f"photo {index}")

@@ -17,10 +17,10 @@ from .._spec import Param, check_params
 from ..descriptors import (
     DESCRIPTORS,
     FisherVectors,
-    _parts,
+    crop_parts,
     face_descriptors,
 )
-from ..normalize import _LUMA
+from ..normalize import LUMA
 from ..transform import rescale
 from .deep import CHIP_SHAPE, EMBEDDING_WIDTH, embed_chips
 
@@ -158,7 +158,7 @@ class FaceDescriber(BaseEstimator):
         (n, m) ndarray
         """
         crops = self._checked(crops)
-        parts = _parts(len(crops))
+        parts = crop_parts(len(crops))
         # the crops in parts, one per core: the descriptors' filtering runs outside the GIL
         return run_on_row_parts(
             lambda rows: np.concatenate(self._described(crops[rows]), axis=1), len(crops), parts
@@ -306,7 +306,7 @@ class FaceDescriber(BaseEstimator):
 def _grey(crops):
     """Colour crops ``(n, H, W, 3)`` made grey (:func:`~eigenvision.normalize.to_gray`'s
     weights); grey ones as they are."""
-    return crops[..., :3] @ _LUMA if crops.ndim == 4 else crops
+    return crops[..., :3] @ LUMA if crops.ndim == 4 else crops
 
 
 #: Each descriptor's scales when ``IdentityModel(descriptor_scales=None)`` (default (1.0,)).

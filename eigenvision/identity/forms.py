@@ -10,7 +10,7 @@ import numpy as np
 
 from .._base import check_fitted
 from .fusion import PLDAFusion
-from .model import IdentityModel, _cohort_of
+from .model import IdentityModel, cohort_of
 from .plda import PLDA
 
 __all__ = ["half_precision", "quantized"]
@@ -89,7 +89,7 @@ def _shipped_form(model, name, store_map, store_cohort, *, parameters=None):
         shipped = copy.copy(model)
         shipped.plda_ = _shipped_form(model.plda_, *forms, parameters=parameters)
         if getattr(model, "cohort_coordinates_", None) is not None:
-            shipped.cohort_coordinates_, shipped.cohort_scale_ = store_cohort(_cohort_of(model))
+            shipped.cohort_coordinates_, shipped.cohort_scale_ = store_cohort(cohort_of(model))
         return shipped
     if isinstance(model, PLDAFusion):
         check_fitted(model, "models_")

@@ -12,12 +12,12 @@ from sklearn.utils.validation import validate_data
 from .._base import check_fitted
 from .._spec import Param, State, check_params
 from ..imageset import check_labels
-from .plda import PLDA, _PairScores
+from .plda import PLDA, PairScores
 
 __all__ = ["PLDAFusion"]
 
 
-class PLDAFusion(_PairScores, TransformerMixin, BaseEstimator):
+class PLDAFusion(PairScores, TransformerMixin, BaseEstimator):
     """PLDA models of several descriptions of the same faces, their log-likelihood ratios summed.
 
     The columns of ``X`` are blocks, each one description of a face (e.g. its

@@ -20,14 +20,14 @@ from ..imageset import check_labels
 from .deep import CHIP_SHAPE
 from .describe import DESCRIBER_PARAMETERS, FaceDescriber
 from .fusion import PLDAFusion
-from .plda import _BLOCK_ROWS, PLDA, _stored
+from .plda import BLOCK_ROWS, PLDA, stored_values
 
 #: The largest magnitude of a calibration's weights, threshold, temperature and distance weight.
 CALIBRATION_MAGNITUDE = 1e6
 
 __all__ = ["IdentityModel", "centred_on", "centring_shift", "tempered", "IDENTITY_EYE_POSITIONS"]
 
-_CROPS_AT_ONCE = 256  # crops described at a time by IdentityModel.encode
+CROPS_AT_ONCE = 256  # crops described at a time by IdentityModel.encode
 
 #: Where :class:`IdentityModel` puts the eyes in its crops, as fractions of width and height.
 IDENTITY_EYE_POSITIONS = ((0.33, 0.42), (0.67, 0.42))
@@ -496,13 +496,13 @@ class IdentityModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         """
         check_fitted(self, "plda_")
         crops = np.asarray(crops)
-        if crops.ndim not in (3, 4) or len(crops) <= _CROPS_AT_ONCE:
+        if crops.ndim not in (3, 4) or len(crops) <= CROPS_AT_ONCE:
             return self.encode_descriptors(self.describe(crops))  # describe checks the shape
         # a block of crops at a time: their descriptions are many times their size
         return np.concatenate(
             [
                 self.encode_descriptors(self.describe(crops[rows]))
-                for rows in gen_batches(len(crops), _CROPS_AT_ONCE)
+                for rows in gen_batches(len(crops), CROPS_AT_ONCE)
             ]
         )
 
@@ -583,7 +583,7 @@ class IdentityModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
     def _prepared(self, codes, statistics=None):
         """A set of codes as :meth:`_scored` reads it: ``(pair coordinates, cohort statistics
         (None without a cohort), description rows, spread)``."""
-        plda, cohort = self.plda_, _cohort_of(self)
+        plda, cohort = self.plda_, cohort_of(self)
         codes, rows = _split(self, codes)
         coordinates = plda.pair_coordinates(codes)
         if cohort is None:
@@ -652,7 +652,7 @@ class IdentityModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         (n,) ndarray
         """
         check_fitted(self, "plda_")
-        plda, cohort = self.plda_, _cohort_of(self)
+        plda, cohort = self.plda_, cohort_of(self)
         (codes_a, rows_a), (codes_b, rows_b) = _split(self, codes_a), _split(self, codes_b)
         u, v = plda.pair_coordinates(codes_a), plda.pair_coordinates(codes_b)
         scores = plda.paired_log_odds(u, v, coordinates=True)
@@ -680,7 +680,7 @@ class IdentityModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         mean, std : (n,) ndarray
         """
         check_fitted(self, "plda_")
-        cohort = _cohort_of(self)
+        cohort = cohort_of(self)
         if cohort is None:
             raise NotFittedError("this IdentityModel has no cohort: its scores are not normalised")
         coordinates = self.plda_.pair_coordinates(_split(self, codes)[0])
@@ -833,7 +833,7 @@ def centred_on(model, crops=None, *, codes=None):
         }
     else:
         adapted.plda_ = moved(plda, shift)
-    cohort = _cohort_of(model)
+    cohort = cohort_of(model)
     if cohort is not None:
         dtype = np.float32 if cohort.dtype == np.float64 else cohort.dtype  # as fit keeps them
         cohort = cohort.astype(np.float64) - plda.pair_coordinates(shift[None])
@@ -987,7 +987,7 @@ def _split(model, codes):
     return codes[:, :-width], codes[:, -width:]
 
 
-def _cohort_of(model):
+def cohort_of(model):
     """An :class:`IdentityModel`'s cohort in PLDA's pair coordinates, or None:
     ``cohort_coordinates_`` (a :func:`quantized` one in float32, made once)."""
     cohort = getattr(model, "cohort_coordinates_", None)
@@ -998,7 +998,7 @@ def _cohort_of(model):
         model,
         "cohort",
         (cohort, scale),
-        lambda: _stored(cohort, scale, np.float32, axis=0),
+        lambda: stored_values(cohort, scale, np.float32, axis=0),
     )
 
 
@@ -1016,7 +1016,7 @@ def _best_statistics(count, against, top):
     """Mean and spread of each of ``count`` faces' ``top`` highest values against the cohort,
     ``against(rows)`` giving a block of faces' values (a block at a time: never all at once)."""
     mean, std = np.empty(count), np.empty(count)
-    for rows in gen_batches(count, _BLOCK_ROWS):
+    for rows in gen_batches(count, BLOCK_ROWS):
         values = against(rows)
         best = -np.partition(-values, min(top, values.shape[1]) - 1, axis=1)[:, :top]
         mean[rows], std[rows] = best.mean(axis=1), best.std(axis=1)

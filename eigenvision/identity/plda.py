@@ -36,10 +36,10 @@ from ..fisher import discriminant_directions
 __all__ = ["PLDA", "JointBayesian", "PairForm", "diagonal_pair_scoring", "log_likelihood"]
 
 _LOG_2PI = np.log(2 * np.pi)
-_BLOCK_ROWS = 1024  # rows of a pairwise score matrix whose temporaries are made at a time
+BLOCK_ROWS = 1024  # rows of a pairwise score matrix whose temporaries are made at a time
 
 
-class _PairScores:
+class PairScores:
     """Scores of pairs of rows through the model's codes: ``encode``, then the codes' ratio."""
 
     def score_pairs(self, A, B):
@@ -73,7 +73,7 @@ class _PairScores:
         return self.pairwise_log_odds(a, a if B is None else self.encode(B))
 
 
-class PLDA(_PairScores, SupervisedSubspaceModel):
+class PLDA(PairScores, SupervisedSubspaceModel):
     """Probabilistic linear discriminant analysis (Prince & Elder 2007; Ioffe 2006).
 
     Parameters
@@ -354,7 +354,7 @@ class PLDA(_PairScores, SupervisedSubspaceModel):
         """The ``(r, d)`` float64 map from a centred row to its code in the model's steps: the
         PCA step's components (whitened with ``length_norm``), through the LDA step if any."""
         if getattr(self, "step_", None) is not None:
-            return _stored(self.step_, getattr(self, "step_scale_", None), np.float64, axis=1)
+            return stored_values(self.step_, getattr(self, "step_scale_", None), np.float64, axis=1)
         step = self.pca_.components_.astype(np.float64)
         if self.pca_.whiten:
             step = step / np.sqrt(self.pca_.explained_variance_)[:, None]
@@ -482,7 +482,7 @@ class PLDA(_PairScores, SupervisedSubspaceModel):
         # a large set's (m, n) scores and no temporary as large
         scores = ((u * u) @ form.quadratic)[:, None] + ((v * v) @ form.quadratic)[None, :]
         weighted = u * form.cross
-        for rows in gen_batches(len(u), _BLOCK_ROWS):
+        for rows in gen_batches(len(u), BLOCK_ROWS):
             scores[rows] += weighted[rows] @ v.T
         scores += form.offset
         return scores
@@ -836,7 +836,7 @@ def _factor_step(covariance, factor, noise):
     return new_factor, np.maximum(new_noise, 1e-12 * np.trace(covariance) / len(covariance))
 
 
-def _stored(values, scale, dtype, axis):
+def stored_values(values, scale, dtype, axis):
     """An array kept in a shipped form, in ``dtype``: 8-bit ``values`` times their ``scale`` (one
     per slice along ``axis``, as :func:`_eight_bits` made it), or float ``values`` as they are."""
     computed = values.astype(dtype)
@@ -854,5 +854,5 @@ def _computed_step(plda):
         return step
     dtype = np.promote_types(plda.mean_.dtype, np.float32)
     return kept_on(
-        plda, "computed_step", (step, scale), lambda: _stored(step, scale, dtype, axis=1)
+        plda, "computed_step", (step, scale), lambda: stored_values(step, scale, dtype, axis=1)
     )

@@ -215,7 +215,7 @@ def test_cluster_faces_groups_the_faces_codes_not_their_crops(rng, monkeypatch):
         cohort_top=3,
     ).fit(crops[::2], labels[::2])
     monkeypatch.setattr(module, "finder_and_model", lambda finder, model: (finder, model))
-    monkeypatch.setattr(module, "_CROPS_AT_ONCE", 32)
+    monkeypatch.setattr(module, "CROPS_AT_ONCE", 32)
     # each "photo" holds two faces: their crops as faces_of_photo cuts them
     monkeypatch.setattr(
         module,

@@ -139,7 +139,7 @@ def test_many_crops_are_encoded_a_block_at_a_time(rng, monkeypatch):
         described = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    monkeypatch.setattr(identity.model, "_CROPS_AT_ONCE", 32)
+    monkeypatch.setattr(identity.model, "CROPS_AT_ONCE", 32)
     tracemalloc.start()
     try:
         codes = model.encode(crops)

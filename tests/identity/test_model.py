@@ -207,7 +207,7 @@ def test_a_large_sets_pair_scores_need_no_temporary_as_large_as_themselves(rng, 
     X, y, _, _ = people(rng, n_people=40, d=sum(model.description_widths()))
     model.fit_descriptors(X, y)
     for module in (identity.plda, identity.model):  # many blocks in a small set
-        monkeypatch.setattr(module, "_BLOCK_ROWS", 64)
+        monkeypatch.setattr(module, "BLOCK_ROWS", 64)
     codes = model.plda_.encode(np.repeat(X, 5, axis=0) + rng.normal(size=(800, X.shape[1])))
     blocks = list(model.plda_.models_.values())
     raw = 0.0
