@@ -75,7 +75,9 @@ def save(model, path) -> Path:
     The file is written to a temporary file in the same folder, flushed to
     disk and renamed over ``path`` (:func:`eigenvision._files.atomic_write`):
     a crash mid-save leaves any previous file intact, the next save removes
-    the crashed one's temporary, and a replaced file keeps its mode.
+    the crashed one's temporary, and a replaced file keeps its mode. A model
+    :func:`load` would refuse (its members at odds, :func:`~eigenvision.validation.check_state`)
+    is refused here with a ``ValueError``, and nothing is written.
 
     Parameters
     ----------
@@ -95,6 +97,12 @@ def save(model, path) -> Path:
         raise TypeError(f"cannot save a {name}; savable models: {sorted(_MODELS)}")
     arrays: dict[str, np.ndarray] = {}
     description = _describe(model, "", arrays)
+    try:  # what load would refuse is never written: the file in place stays
+        check_state(model)
+    except ValueError as exc:
+        raise ValueError(
+            f"cannot save this {name}: {exc}; fit it again (or undo the change) before saving"
+        ) from exc
     header = {
         "format": "eigenvision-model",
         "format_version": FORMAT_VERSION,

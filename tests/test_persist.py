@@ -429,3 +429,22 @@ def test_a_model_read_by_two_parts_is_written_once(tmp_path):
     np.testing.assert_array_equal(
         again.kneighbors(probes, k=3)[0], loaded.kneighbors(probes, k=3)[0]
     )
+
+
+def test_a_model_load_would_refuse_is_not_saved_over_a_good_file(tmp_path, rng):
+    """Regression: a recogniser whose parameters changed after fitting (its encoder fitted with
+    others) was saved, and the file then refused on loading; the save now refuses it and the
+    file already there stays."""
+    faces = rng.random((12, 6, 5))
+    model = ev.Recognizer(4).fit(faces, np.repeat(np.arange(4), 3))
+    path = ev.save(model, tmp_path / "rec.npz")
+    before = path.read_bytes()
+    model.set_params(n_components=3)
+    with pytest.raises(ValueError, match="cannot save this Recognizer: .*encoder's n_components"):
+        ev.save(model, path)
+    assert path.read_bytes() == before
+    space = ev.Eigenspace(2).fit(rng.random((10, 6)))
+    space.mean_[0] = np.nan
+    with pytest.raises(ValueError, match="Eigenspace.mean_ holds NaN"):
+        ev.save(space, tmp_path / "space.npz")
+    assert not (tmp_path / "space.npz").exists()
