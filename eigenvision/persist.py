@@ -103,6 +103,11 @@ def save(model, path) -> Path:
         raise ValueError(
             f"cannot save this {name}: {exc}; fit it again (or undo the change) before saving"
         ) from exc
+    return _write(description, arrays, path)
+
+
+def _write(description, arrays, path) -> Path:
+    """Write a model's description and arrays to ``path``, atomically (no checks)."""
     header = {
         "format": "eigenvision-model",
         "format_version": FORMAT_VERSION,

@@ -236,3 +236,12 @@ def serve():
 def data_root():
     require_dataset("att")
     return datasets.data_home()
+
+
+def saved_unchecked(model, path):
+    """Save ``model`` as eigenvision wrote files before :func:`~eigenvision.save` checked them,
+    for tests of what :func:`~eigenvision.load` does with older files or members at odds."""
+    from eigenvision import persist
+
+    arrays = {}
+    return persist._write(persist._describe(model, "", arrays), arrays, path)
