@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app_pages.shared.models import identity_choice, identity_model, trained_finder
-from app_pages.shared.uploads import read_photo
+from app_pages.shared.uploads import PHOTO_TYPES, read_photo
 from eigenvision.faces.compare import compare_crops, model_crop
 from eigenvision.faces.crops import face_thumbnail, identity_faces, identity_threshold
 
@@ -15,9 +15,7 @@ def compare_page() -> None:
     columns = st.columns(2)
     photos = []
     for column, key in zip(columns, ("compare-a", "compare-b"), strict=True):
-        upload = column.file_uploader(
-            "a photo", type=["png", "jpg", "jpeg", "bmp", "tif", "tiff"], key=key
-        )
+        upload = column.file_uploader("a photo", type=PHOTO_TYPES, key=key)
         photos.append(None if upload is None else (upload.name, read_photo(upload, colour=True)[0]))
     model_name = identity_choice("compare-identity")
     if any(photo is None for photo in photos):

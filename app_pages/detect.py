@@ -7,7 +7,7 @@ import streamlit as st
 
 import eigenvision as ev
 from app_pages.shared.models import face_space, feature_detector
-from app_pages.shared.uploads import in_upload, read_photo, upload_pixels_note
+from app_pages.shared.uploads import IMAGE_TYPES, in_upload, read_photo, upload_pixels_note
 from app_pages.shared.widgets import faces_found
 from eigenvision import plot
 from eigenvision._base import counted
@@ -45,9 +45,7 @@ def find_faces_view(image: np.ndarray, factor: float = 1.0) -> None:
 
 def detect_page() -> None:
     st.header("Detect")
-    upload = st.sidebar.file_uploader(
-        "image", type=["png", "jpg", "jpeg", "pgm", "bmp", "tif", "tiff"], key="detect-upload"
-    )
+    upload = st.sidebar.file_uploader("image", type=IMAGE_TYPES, key="detect-upload")
     if upload is None:
         from skimage import data
 

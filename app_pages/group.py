@@ -8,7 +8,7 @@ import numpy as np
 import streamlit as st
 
 from app_pages.shared.models import identity_choice, identity_model, trained_finder
-from app_pages.shared.uploads import MAX_GROUP_PHOTOS, uploaded_photos
+from app_pages.shared.uploads import MAX_GROUP_PHOTOS, PHOTO_TYPES, uploaded_photos
 from eigenvision._base import counted
 from eigenvision.faces.crops import face_thumbnail, identity_threshold
 from eigenvision.faces.groups import (
@@ -54,7 +54,7 @@ def group_page() -> None:
     st.header("Group faces by person")
     uploads = st.sidebar.file_uploader(
         "photos, or a zip of photos",
-        type=["png", "jpg", "jpeg", "bmp", "tif", "tiff", "zip"],
+        type=[*PHOTO_TYPES, "zip"],
         accept_multiple_files=True,
         key="group-upload",
     )

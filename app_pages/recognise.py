@@ -15,9 +15,18 @@ from app_pages.shared.galleries import (
 )
 from app_pages.shared.models import model_download
 from app_pages.shared.naming import name_every_face, nearness, threshold_slider
-from app_pages.shared.uploads import read_photo, read_upload
+from app_pages.shared.uploads import IMAGE_TYPES, PHOTO_TYPES, read_photo, read_upload
 from app_pages.shared.widgets import to_display
 from eigenvision.faces.compare import identity_model_name
+
+
+def name_faces_of_an_upload(recognizer: ev.Recognizer, probes: ev.ImageSet | None = None) -> None:
+    """An uploaded photo with every face named (``probes``: held-out images of the enrolled
+    people, for the default threshold)."""
+    upload = st.file_uploader("photo", type=PHOTO_TYPES, key="recognise-photo")
+    photo = None if upload is None else read_photo(upload, colour=True)[0]
+    if photo is not None:
+        name_every_face(photo, recognizer, probes)
 
 
 def recognise_from_photos() -> None:
@@ -32,12 +41,7 @@ def recognise_from_photos() -> None:
         + ", ".join(map(str, people[:20]))
         + (" ..." if len(people) > 20 else "")
     )
-    upload = st.file_uploader(
-        "photo", type=["png", "jpg", "jpeg", "bmp", "tif", "tiff"], key="recognise-photo"
-    )
-    photo = None if upload is None else read_photo(upload, colour=True)[0]
-    if photo is not None:
-        name_every_face(photo, recognizer)
+    name_faces_of_an_upload(recognizer)
     model_download(recognizer, "recognizer.npz")
 
 
@@ -81,17 +85,10 @@ def recognise() -> None:
             )
         source = st.radio("Probe", sources, horizontal=True)
     if source == "upload a photo (every face)":
-        upload = st.file_uploader(
-            "photo", type=["png", "jpg", "jpeg", "bmp", "tif", "tiff"], key="recognise-photo"
-        )
-        photo = None if upload is None else read_photo(upload, colour=True)[0]
-        if photo is not None:
-            name_every_face(photo, recognizer, enrolled_held_out)
+        name_faces_of_an_upload(recognizer, enrolled_held_out)
         return
     if source == "upload an image":
-        upload = st.file_uploader(
-            "probe image", type=["png", "jpg", "jpeg", "pgm", "bmp", "tif", "tiff"]
-        )
+        upload = st.file_uploader("probe image", type=IMAGE_TYPES)
         if upload is None:
             return
         probe = read_upload(upload)

@@ -7,7 +7,7 @@ import weakref
 from collections import OrderedDict
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, clone
 from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
 from sklearn.utils.validation import assert_all_finite, validate_data
 
@@ -208,6 +208,29 @@ class BoundedCache:
                 _, (_, evicted) = self._entries.popitem(last=False)
                 self._bytes -= evicted
         return value
+
+
+def cloned_sharing(estimator, shared):
+    """An unfitted copy of ``estimator`` whose parameters are cloned, except those named in
+    ``shared``: fitted resources it reads and never refits (a detector, a finder, a trained
+    identity model), which the copy shares. For ``__sklearn_clone__``.
+
+    Parameters
+    ----------
+    estimator : BaseEstimator
+    shared : iterable of str
+        Parameter names kept as they are.
+
+    Returns
+    -------
+    BaseEstimator
+        Of ``estimator``'s class.
+    """
+    shared = set(shared)
+    params = estimator.get_params(deep=False)
+    return type(estimator)(
+        **{k: v if k in shared else clone(v, safe=False) for k, v in params.items()}
+    )
 
 
 def counted(count: int, singular: str, plural: str | None = None) -> str:

@@ -14,7 +14,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, clone
 from sklearn.utils import get_tags
 
-from ._base import check_fitted
+from ._base import check_fitted, cloned_sharing
 from ._spec import Param, State, check_model, check_params, check_sides
 from .bayesian import BayesianSpace
 from .eigenspace import Eigenspace
@@ -252,11 +252,7 @@ class Encoder(BaseEstimator):
         Encoder
             Unfitted, with the same parameters.
         """
-        shared = ("detector",) + (("feature",) if self.method == "plda" else ())
-        params = self.get_params(deep=False)
-        return type(self)(
-            **{k: v if k in shared else clone(v, safe=False) for k, v in params.items()}
-        )
+        return cloned_sharing(self, ("detector",) + (("feature",) if self.method == "plda" else ()))
 
     @property
     def modular(self) -> bool:

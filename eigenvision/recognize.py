@@ -15,10 +15,10 @@ from dataclasses import replace
 from numbers import Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import gen_batches
 
-from ._base import check_fitted, counted, kept_on
+from ._base import check_fitted, cloned_sharing, counted, kept_on
 from ._errors import AlreadyEnrolledWarning
 from ._spec import Param, State, check_model, check_params
 from .codes import ENCODER_PARAMS, METHODS, Encoder
@@ -277,13 +277,8 @@ default "eigenfaces"
         Recognizer
             Unfitted, with the same parameters.
         """
-        params = self.get_params(deep=False)
-        shared = self._RESOURCES + (("feature",) if self.method == "plda" else ())
-        return type(self)(
-            **{
-                name: value if name in shared else clone(value, safe=False)
-                for name, value in params.items()
-            }
+        return cloned_sharing(
+            self, self._RESOURCES + (("feature",) if self.method == "plda" else ())
         )
 
     # ------------------------------------------------------------------ fit
@@ -619,11 +614,10 @@ default "eigenfaces"
         identity model's state they read changes; None without a cohort.
         """
         model = self.feature
-        # the cohort in pair coordinates, or its codes in files from before them
-        cohort = (getattr(model, "cohort_coordinates_", None), getattr(model, "cohort_", None))
-        if all(part is None for part in cohort):
+        cohort = getattr(model, "cohort_coordinates_", None)
+        if cohort is None:
             return None
-        inputs = (self.gallery_, model.plda_, *cohort, getattr(model, "cohort_scale_", None))
+        inputs = (self.gallery_, model.plda_, cohort, getattr(model, "cohort_scale_", None))
         return kept_on(
             self,
             "gallery_statistics",

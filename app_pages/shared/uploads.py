@@ -21,6 +21,11 @@ DETECT_SIDE = 1024  # photos are searched at most this large (a 16 MP photo took
 MAX_GROUP_PHOTOS = 200  # photos one grouping takes (about half a second each)
 
 
+#: What the photo uploaders take (colour photos), and the image uploaders besides (PGM faces).
+PHOTO_TYPES = ["png", "jpg", "jpeg", "bmp", "tif", "tiff"]
+IMAGE_TYPES = [*PHOTO_TYPES, "pgm"]
+
+
 def named_bytes(content: bytes, name: str) -> io.BytesIO:
     """An upload's bytes as a file object that carries the upload's name: what cannot be
     decoded is named by it (``ev.ImageLoadError``), not as ``<BytesIO>``."""

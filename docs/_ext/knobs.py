@@ -15,7 +15,6 @@ from docutils.statemachine import StringList
 #: The shipped models the directive knows, by class name.
 SHIPPED = {
     "FaceFinder": lambda ev: ev.default_finder(),
-    "IdentityModel": lambda ev: ev.default_identity_model("classical"),
 }
 
 
