@@ -10,15 +10,9 @@ import streamlit as st
 import eigenvision as ev
 
 MAX_UPLOAD_PIXELS = 16_000_000  # refuse larger images before decoding them
-
-
 MAX_PHOTO_PIXELS = 80_000_000  # decoded reduced (read_photo); under Pillow's 89 MP warning
-
-
-DETECT_SIDE = 1024  # photos are searched at most this large (a 16 MP photo took 30-53 s and 3 GB)
-
-
-MAX_GROUP_PHOTOS = 200  # photos one grouping takes (about half a second each)
+DETECT_SIDE = 1024  # photos are searched at most this large: time and memory bounded per upload
+MAX_GROUP_PHOTOS = 200  # photos one grouping takes
 
 
 #: What the photo uploaders take (colour photos), and the image uploaders besides (PGM faces).
