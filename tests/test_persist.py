@@ -401,17 +401,18 @@ DATA = Path(__file__).parent / "data"
 def test_a_format_2_recognizer_file_loads_with_its_features_in_its_encoder(kind):
     """Format 3 keeps a recogniser's features in ``encoder_``: files of format 2 (written by
     eigenvision before, kept in tests/data with the answers they gave) load with them moved
-    there, and answer as they did."""
+    there, and answer as they did (to round-off)."""
     loaded = ev.load(DATA / f"recognizer_format2_{kind}.npz")
     answers = np.load(DATA / f"recognizer_format2_{kind}_answers.npz")
     assert isinstance(loaded.encoder_, ev.codes.Encoder)
-    np.testing.assert_array_equal(
-        loaded.kneighbors(answers["probes"], k=3)[0], answers["distances"]
-    )
+    # written on one machine, read on another: room for another BLAS's float32 round-off
+    distances = loaded.kneighbors(answers["probes"], k=3)[0]
+    np.testing.assert_allclose(distances, answers["distances"], rtol=1e-4, atol=1e-5)
     if kind == "plda":
         assert loaded.encoder_.feature is loaded.feature  # one model, read once
     else:
-        np.testing.assert_array_equal(loaded.decide(answers["probes"])[1], answers["decide"])
+        decided = loaded.decide(answers["probes"])[1]
+        np.testing.assert_allclose(decided, answers["decide"], rtol=1e-4, atol=1e-5)
 
 
 def test_a_model_read_by_two_parts_is_written_once(tmp_path):
