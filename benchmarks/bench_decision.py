@@ -63,10 +63,10 @@ def main(argv=None):
     args = parser.parse_args(argv)
     finder = ev.faces.photos.default_finder()
     image = ev.normalize.resize(ev.faces.photos.sample_picture("astronaut"), (640, 640))
-    candidates = finder._candidates(image, finder.n_candidates)
-    windows = finder._normalized(finder._windows(image, candidates))
+    candidates = finder.search.candidates(image)
+    windows = finder.decision.normalized(finder.decision.windows(image, candidates))
     X = windows.reshape(len(windows), -1)
-    spaces = [*finder.face_clusters_.values(), *finder.nonface_clusters_.values()]
+    spaces = [*finder.decision.face_clusters_.values(), *finder.decision.nonface_clusters_.values()]
     pcas = [as_sklearn(space) for space in spaces]
     runs = {
         "eigenvision log_distances": lambda: log_distances(X, spaces),

@@ -32,7 +32,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     finder = ev.faces.photos.default_finder()
     image = ev.normalize.resize(ev.faces.photos.sample_picture("astronaut"), (640, 640))
-    windows = finder._windows(image, finder._candidates(image, finder.n_candidates))
+    windows = finder.decision.windows(image, finder.search.candidates(image))
     rows = windows.reshape(len(windows), -1)
     runs = {
         "eigenvision _mean_ranks": lambda: _mean_ranks(rows),

@@ -67,9 +67,9 @@ def main(argv=None):
     parser.add_argument("--limit", type=int, default=10, help="HELEN test photos (default 10)")
     args = parser.parse_args(argv)
     finder = photos.default_finder()
-    upright = copy.copy(finder).set_params(rotations=(0.0,))
+    upright = copy.copy(finder).set_params(search__rotations=(0.0,))
     # stage 1's first test at every window, not coarse to fine on its 2-pixel grid
-    every_window = copy.copy(finder).set_params(prefilter_stride=1)
+    every_window = copy.copy(finder).set_params(search__prefilter_stride=1)
     cv2, haar, lbp = _cascades()
     hog = _dlib.hog_detector()
     # the finder's smallest face, as wild_detection

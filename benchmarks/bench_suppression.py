@@ -3,7 +3,7 @@
 Stage 1 of the face finder finds thousands of local DFFS minima per photo
 and rotation (the pyramid's windows on a 640-pixel photo) and keeps the
 best ``n_candidates`` (2,000) that overlap no better one by more than
-``candidate_overlap`` (0.5) intersection over union. Side by side on the
+``search__overlap`` (0.5) intersection over union. Side by side on the
 same detections (real ones: the astronaut's minima at 640 pixels):
 ``kept_indices`` (a block of candidates at a time),
 the textbook greedy loop (one ``box_iou`` call per candidate: what the
@@ -52,11 +52,11 @@ def main(argv=None):
     window = tuple(int(v) for v in finder.window_)
     found = multiscale_minima(
         image,
-        lambda im: dffs_map(im, finder.face_space_, normalize="window", min_contrast=0.02),
+        lambda im: dffs_map(im, finder.search.face_space_, normalize="window", min_contrast=0.02),
         window,
         pyramid_scales(image.shape, window, step=finder.step),
     )
-    count, overlap = finder.n_candidates, finder.candidate_overlap
+    count, overlap = finder.search.n_candidates, finder.search.overlap
     runs = {
         "eigenvision kept_indices": lambda: kept_indices(found, max_count=count, overlap=overlap),
         "greedy loop (box_iou each)": lambda: greedy_loop(found, count, overlap),

@@ -8,10 +8,15 @@ keeps the file's behaviour (:data:`FORMER_DEFAULTS`, by class), and a
 Format 2 files record every parameter and member their class has. Format 3 files hold a
 :class:`~eigenvision.Recognizer`'s features in its encoder (``encoder_``, an
 :class:`~eigenvision.codes.Encoder`) and write a model read twice once: a format 2
-recognizer's features are moved there (:func:`_encoder_of_recognizer`).
+recognizer's features are moved there (:func:`_encoder_of_recognizer`). Format 4 files hold a
+:class:`~eigenvision.FaceFinder`'s stages as its parameters (``search``, ``decision``,
+``appearance``), each with its own settings and fitted members: a format 3 finder's are moved
+there (:func:`_stages_of_finder`).
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from ._errors import ModelFileError
 
@@ -95,6 +100,8 @@ def upgrade(description: dict, version: int, arrays: dict, path="the file") -> d
         _from_format_1(description, version, arrays, path)
     if version < 3:
         _walk(description, lambda model: _encoder_of_recognizer(model, arrays))
+    if version < 4:
+        _walk(description, lambda model: _stages_of_finder(model, arrays))
     return description
 
 
@@ -217,3 +224,112 @@ def _encoder_of_recognizer(description: dict, arrays: dict) -> None:
             arrays[f"{encoder_prefix}{member}"] = arrays.pop(f"{prefix}{member}")
     children["encoder_"] = encoder
     description["children"] = children
+
+
+#: A format 3 finder's parameters by the stage that holds them in format 4, with their names
+#: there (``None``: the finder keeps it).
+FINDER_PARAMS = {
+    "search": {
+        "n_components": "n_components",
+        "search_components": "search_components",
+        "rotations": "rotations",
+        "step": "step",
+        "min_iod": "min_iod",
+        "tilted_scale": "tilted_scale",
+        "n_candidates": "n_candidates",
+        "prefilter_recall": "prefilter_recall",
+        "dffs_weight": "dffs_weight",
+        "prefilter_stride": "prefilter_stride",
+        "candidate_overlap": "overlap",
+        "min_contrast": "min_contrast",
+    },
+    "decision": {
+        "n_components": "n_components",
+        "n_clusters": "n_clusters",
+        "hidden_units": "hidden_units",
+        "n_networks": "n_networks",
+        "negatives_per_image": "negatives_per_image",
+        "equalize": "equalize",
+        "antialias": "antialias",
+    },
+    "appearance": {"appearance_gate": "gate"},
+}
+
+#: A format 3 finder's fitted members by the stage that holds them in format 4, with their names.
+FINDER_MEMBERS = {
+    "search": {
+        "face_space_": "face_space_",
+        "prefilter_weights_": "prefilter_weights_",
+        "prefilter_bias_": "prefilter_bias_",
+        "prefilter_cut_": "prefilter_cut_",
+    },
+    "decision": {
+        "face_clusters_": "face_clusters_",
+        "nonface_clusters_": "nonface_clusters_",
+        **{
+            f"network_{name}_": f"network_{name}_"
+            for name in (
+                "mean",
+                "scale",
+                "hidden_weights",
+                "hidden_bias",
+                "output_weights",
+                "output_bias",
+            )
+        },
+        "n_negatives_": "n_negatives_",
+    },
+    "appearance": {
+        "appearance_weights_": "weights_",
+        "appearance_bias_": "bias_",
+        "appearance_offsets_": "offsets_",
+        "appearance_fusion_": "fusion_",
+    },
+}
+
+_STAGE_CLASSES = {
+    "search": "CandidateSearch",
+    "decision": "FaceDecision",
+    "appearance": "AppearanceCheck",
+}
+
+
+def _stages_of_finder(description: dict, arrays: dict) -> None:
+    """A format 3 finder's stage parameters and fitted members (and their arrays) moved into
+    its stages, the ``search``, ``decision`` and ``appearance`` parameters of format 4."""
+    params = description.get("params")
+    if description.get("class") != "FaceFinder" or not isinstance(params, dict):
+        return
+    if any(name in params for name in FINDER_PARAMS):
+        return  # its stages are there already: nothing to move
+    prefix = description.get("prefix", "")
+    state, children = description.get("state") or {}, description.get("children") or {}
+    for stage, names in FINDER_PARAMS.items():
+        stage_prefix = f"{prefix}@{stage}/"
+        model = {
+            "class": _STAGE_CLASSES[stage],
+            "params": {new: params[old] for old, new in names.items() if old in params},
+            "state": {},
+            "children": {},
+            "prefix": stage_prefix,
+        }
+        for old, new in FINDER_MEMBERS[stage].items():
+            if old in state:
+                model["state"][new] = state.pop(old)
+            if old in children:
+                model["children"][new] = children.pop(old)
+            if f"{prefix}{old}" in arrays:
+                arrays[f"{stage_prefix}{new}"] = arrays.pop(f"{prefix}{old}")
+        if stage == "decision" and "iod" in params and (model["children"] or model["state"]):
+            model["state"]["iod_"] = params["iod"]
+        if stage == "appearance":
+            fitted = f"{stage_prefix}weights_" in arrays
+            if fitted and f"{stage_prefix}offsets_" not in arrays:
+                arrays[f"{stage_prefix}offsets_"] = np.array([[1.0, 0.0, 0.0]])  # its crop alone
+        description["params"][stage] = {"model": model}
+    for names in FINDER_PARAMS.values():
+        for old in names:
+            params.pop(old, None)
+    if "eye_regressor_" not in children:
+        state.setdefault("eye_regressor_", None)  # a file from before it had one
+    description["state"], description["children"] = state, children

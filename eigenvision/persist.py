@@ -28,6 +28,9 @@ from .bayesian import BayesianSpace
 from .codes import Encoder
 from .descriptors import FisherVectors
 from .eigenspace import Eigenspace
+from .faces.appearance import AppearanceCheck
+from .faces.candidates import CandidateSearch
+from .faces.decision import FaceDecision
 from .faces.eyes import EyeRegressor
 from .faces.features import FeatureDetector
 from .faces.finder import FaceFinder
@@ -41,7 +44,7 @@ from .validation import check_state
 
 __all__ = ["save", "load", "FORMAT_VERSION"]
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 _HEADER = "__header__"
 _MODELS = {
     cls.__name__: cls
@@ -60,6 +63,9 @@ _MODELS = {
         Encoder,
         FeatureDetector,
         FaceFinder,
+        CandidateSearch,
+        FaceDecision,
+        AppearanceCheck,
         EyeRegressor,
         FisherVectors,
     )
@@ -404,6 +410,9 @@ def _build(description: dict, arrays: dict, path, built=None):
         raise ModelFileError(f"{path}: the model description is invalid ({exc})") from exc
     fitted = any(key.endswith("_") for key in vars(model))
     if fitted and hasattr(cls, "_state"):
+        for name, state in cls._state.items():  # an optional member left out reads as None
+            if state.optional and not hasattr(model, name):
+                setattr(model, name, None)
         where = prefix.rstrip("/") or "the model"
         try:
             check_declared_state(model)

@@ -166,6 +166,56 @@ def written_in_format(path, version):
     return path
 
 
+def finder_in_format_3(path):
+    """Rewrite a face finder's model file as format 3 wrote it: the stages' parameters and
+    fitted members the finder's own (the inverse of ``_migrations._stages_of_finder``)."""
+    import json
+
+    from eigenvision._migrations import FINDER_MEMBERS, FINDER_PARAMS
+
+    with np.load(path, allow_pickle=False) as archive:
+        stored = {key: archive[key] for key in archive.files}
+    header = json.loads(bytes(stored["__header__"]).decode())
+    model = header["model"]
+    params = {}
+    for name, value in model["params"].items():
+        if name not in FINDER_PARAMS:
+            params[name] = value
+            continue
+        stage = value["model"]
+        for old, new in FINDER_PARAMS[name].items():
+            params.setdefault(old, stage["params"][new])
+        for old, new in FINDER_MEMBERS[name].items():
+            if new in stage["state"]:
+                model["state"][old] = stage["state"][new]
+            if new in stage["children"]:
+                model["children"][old] = stage["children"][new]
+            key = f"{stage['prefix']}{new}"
+            if key in stored:
+                stored[old] = stored.pop(key)
+                header["arrays"][old] = header["arrays"].pop(key)
+        for key in [key for key in stored if key.startswith(stage["prefix"])]:  # nested models
+            stored[key[len(stage["prefix"]) :]] = stored.pop(key)
+            header["arrays"][key[len(stage["prefix"]) :]] = header["arrays"].pop(key)
+        _strip_prefixes(model["children"], stage["prefix"])
+    model["params"] = params
+    if model["state"].get("eye_regressor_", 0) is None:
+        del model["state"]["eye_regressor_"]
+    header["format_version"] = 3
+    stored["__header__"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
+    np.savez(path, **stored)
+    return path
+
+
+def _strip_prefixes(description, prefix):
+    """Remove ``prefix`` from the prefixes of every model description nested in ``description``."""
+    if isinstance(description, dict):
+        if isinstance(description.get("prefix"), str) and description["prefix"].startswith(prefix):
+            description["prefix"] = description["prefix"][len(prefix) :]
+        for value in description.values():
+            _strip_prefixes(value, prefix)
+
+
 def blas_threads():
     from threadpoolctl import threadpool_info
 

@@ -153,15 +153,6 @@ def test_code_is_formatted_not_packed():
     assert sum(packed.values()) <= 10, {m: n for m, n in packed.items() if n}
 
 
-#: Mixins with one user, from when a size cap split classes by size (the cap is withdrawn): each
-#: becomes a fitted part its class composes (issue 77); the list only shrinks.
-SINGLE_USER_MIXINS = {
-    "AppearanceMixin",
-    "DecidingMixin",
-    "FinderTrainingMixin",
-}
-
-
 def test_a_mixin_has_two_users_or_more():
     """A class composes fitted parts held as attributes; a mixin only where two or more classes
     share it (the identity model's descriptions are a FaceDescriber it holds, not a mixin)."""
@@ -179,7 +170,29 @@ def test_a_mixin_has_two_users_or_more():
         if isinstance(node, ast.ClassDef) and node.name.endswith("Mixin")
     }
     single = {m for m in mixins if sum(base == m for _, base in bases) < 2}
-    assert single <= SINGLE_USER_MIXINS, single - SINGLE_USER_MIXINS
+    assert single == set(), single
+
+
+def test_the_photo_pipeline_composes_its_stages():
+    """Issue 77: FaceFinder takes a handful of parameters and holds its stages as estimators,
+    each with its parameters, state, fit and score in its stage's module, reached as
+    ``set_params(search__...)``."""
+    import eigenvision as ev
+    from eigenvision.faces import appearance, candidates, decision
+
+    params = ev.FaceFinder().get_params(deep=False)
+    assert len(params) <= 12, sorted(params)
+    stages = {
+        "search": (candidates, candidates.CandidateSearch),
+        "decision": (decision, decision.FaceDecision),
+        "appearance": (appearance, appearance.AppearanceCheck),
+    }
+    finder = ev.FaceFinder(**{name: stage() for name, (_, stage) in stages.items()})
+    for name, (module, stage) in stages.items():
+        assert stage.__module__ == module.__name__
+        assert hasattr(stage, "_params") and hasattr(stage, "_state") and hasattr(stage, "fit")
+        first = next(iter(stage._params))
+        finder.set_params(**{f"{name}__{first}": getattr(stage(), first)})
 
 
 TESTS = Path(__file__).parent
@@ -241,13 +254,6 @@ def test_geometric_resampling_only_in_transform():
 #: Base classes that are templates: subclasses in other modules fill in their hooks.
 TEMPLATE_MODULES = {"eigenvision._base"}
 
-#: Private reaches left from the mixins of issue 77 (FaceFinder's stages): the list only shrinks.
-KNOWN_PRIVATE_REACHES = {
-    ("eigenvision.faces.finder", "FaceFinder", "_appearance_fitted"),
-    ("eigenvision.faces.finder", "FaceFinder", "_appearance_scored"),
-    ("eigenvision.faces.finder", "FaceFinder", "_scored"),
-}
-
 
 def _private_reaches():
     """``(module, class, name)`` of each ``self._name`` a class's methods read that is defined
@@ -281,7 +287,7 @@ def _private_reaches():
 def test_no_class_reaches_another_modules_private_definitions():
     """A class's methods read private definitions of its own module (or of a template base):
     ``Recognizer`` was one class spread over four files with 22 private calls between them."""
-    assert _private_reaches() <= KNOWN_PRIVATE_REACHES, _private_reaches() - KNOWN_PRIVATE_REACHES
+    assert _private_reaches() == set()
 
 
 def test_no_module_imports_another_modules_private_names():

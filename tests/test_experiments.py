@@ -216,13 +216,13 @@ def test_peers_search_from_the_box_they_draw_around_the_finders_smallest_face():
         assert len(measured) >= 20
         assert np.median(measured) == pytest.approx(PEER_BOX_IN_IODS[name], rel=0.06)
     # the finder's smallest face as its search has it: the closest eyes of its candidates
-    finder = default_finder().set_params(rotations=(0.0,))
+    finder = default_finder().set_params(search__rotations=(0.0,))
     picture = sample_picture("astronaut")[::2, ::2]
     for min_iod in (None, 31.4):
-        finder.set_params(min_iod=min_iod)
+        finder.set_params(search__min_iod=min_iod)
         smallest = min(
             np.hypot(*np.subtract(right, left))
-            for left, right, _ in finder._candidates(picture, 300)
+            for left, right, _ in finder.search.candidates(picture, 300)
         )
         assert smallest == pytest.approx(15.7 if min_iod is None else min_iod, rel=0.03)
         sizes = peer_min_sizes(finder)

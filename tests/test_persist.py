@@ -10,6 +10,10 @@ import pytest
 
 import eigenvision as ev
 from eigenvision import persist
+from eigenvision.faces.appearance import AppearanceCheck
+from eigenvision.faces.candidates import CandidateSearch
+from eigenvision.faces.decision import FaceDecision
+from tests.conftest import finder_in_format_3
 
 
 def _models(rng):
@@ -332,12 +336,23 @@ def test_format_1_files_are_upgraded_in_one_place(tmp_path):
     model is built; no runtime branch reads old forms. A format 1 finder without the
     parameters added since gets their former values, and without its own placer places with
     (a copy of) its locator; a format 2 file without a parameter gets the class default."""
-    from eigenvision._migrations import FORMER_DEFAULTS
+    import shutil
+
+    from eigenvision._migrations import FINDER_PARAMS, FORMER_DEFAULTS
     from eigenvision.faces.photos import DEFAULT_FINDER
 
     if not DEFAULT_FINDER.is_file():
         pytest.skip("data/face_finder.npz is not here")
     added = FORMER_DEFAULTS["FaceFinder"]
+    format_3 = finder_in_format_3(shutil.copy(DEFAULT_FINDER, tmp_path / "format3.npz"))
+
+    def by_format_3_name(finder):
+        """The finder's parameters by the names format 3 gave them (its stages' flattened)."""
+        params = finder.get_params(deep=True)
+        flat = {name: value for name, value in params.items() if "__" not in name}
+        for stage, names in FINDER_PARAMS.items():
+            flat.update({old: params[f"{stage}__{new}"] for old, new in names.items()})
+        return flat
 
     def older(version, placer=False):
         def transform(members):
@@ -355,19 +370,24 @@ def test_format_1_files_are_upgraded_in_one_place(tmp_path):
 
         return transform
 
-    old = ev.load(_rewrite(DEFAULT_FINDER, tmp_path / "format1.npz", older(1)))
+    old = ev.load(_rewrite(format_3, tmp_path / "format1.npz", older(1)))
     for name, value in added.items():
-        assert getattr(old, name) == value, name
+        assert by_format_3_name(old)[name] == value, name
     assert isinstance(old.placer_, ev.FeatureDetector)
     np.testing.assert_array_equal(
         old.placer_.score_quantiles_, ev.load(DEFAULT_FINDER).locator_.score_quantiles_
     )
-    new = ev.load(_rewrite(DEFAULT_FINDER, tmp_path / "format2.npz", older(2, placer=True)))
-    defaults = ev.FaceFinder().get_params()
+    new = ev.load(_rewrite(format_3, tmp_path / "format2.npz", older(2, placer=True)))
+    stages = {
+        "search": CandidateSearch(),
+        "decision": FaceDecision(),
+        "appearance": AppearanceCheck(),
+    }
+    defaults = by_format_3_name(ev.FaceFinder(**stages))
     for name in added:
-        assert getattr(new, name) == defaults[name], name
+        assert by_format_3_name(new)[name] == defaults[name], name
     with pytest.raises(ev.ModelFileError, match="placer_ is missing"):
-        ev.load(_rewrite(DEFAULT_FINDER, tmp_path / "no_placer.npz", older(2)))
+        ev.load(_rewrite(format_3, tmp_path / "no_placer.npz", older(2)))
 
 
 def test_files_are_written_in_the_current_format(tmp_path, rng):
@@ -378,7 +398,7 @@ def test_files_are_written_in_the_current_format(tmp_path, rng):
         assert _header({"__header__.npy": archive.read("__header__.npy")})["format_version"] == (
             FORMAT_VERSION
         )
-    assert FORMAT_VERSION == 3
+    assert FORMAT_VERSION == 4
 
 
 def test_a_model_header_declaring_absurd_sizes_is_a_model_file_error(tmp_path, rng):

@@ -234,11 +234,10 @@ def test_every_float_member_of_the_shipped_finder_is_checked(tmp_path):
         bad = _written(*_replaced(members, header, key, tampered), tmp_path / "bad.npz")
         with pytest.raises(ev.ModelFileError, match=key.rsplit("/", 1)[-1]):
             ev.load(bad)
-    weights = np.load(io.BytesIO(members["network_hidden_weights_.npy"]))
+    key = "@decision/network_hidden_weights_"
+    weights = np.load(io.BytesIO(members[f"{key}.npy"]))
     for array in (weights.astype(str), np.clip(weights, -100, 100).astype(np.int8)):
-        bad = _written(
-            *_replaced(members, header, "network_hidden_weights_", array), tmp_path / "bad.npz"
-        )
+        bad = _written(*_replaced(members, header, key, array), tmp_path / "bad.npz")
         with pytest.raises(ev.ModelFileError, match="network_hidden_weights_"):
             ev.load(bad)
 

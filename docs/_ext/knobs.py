@@ -1,9 +1,10 @@
 """``.. knobs:: FaceFinder``: a table of a model's parameters, its shipped value and what it
 trades, the values read from the package when the docs are built (never typed into them).
 
-Each line of the directive's content is ``parameter: what it trades``; the table's value
-columns come from the shipped model (``eigenvision.default_finder()``) and the class's
-defaults, so the page cannot disagree with the code.
+Each line of the directive's content is ``parameter: what it trades``, a stage's parameter
+named as ``set_params`` reaches it (``search__rotations``); the table's value columns come from
+the shipped model (``eigenvision.default_finder()``) and the class's defaults (its stages'
+defaults for a stage left None), so the page cannot disagree with the code.
 """
 
 from __future__ import annotations
@@ -16,6 +17,24 @@ from docutils.statemachine import StringList
 SHIPPED = {
     "FaceFinder": lambda ev: ev.default_finder(),
 }
+
+#: A model as its class's defaults make it, its stages made too (``fit`` makes a None one).
+DEFAULTS = {
+    "FaceFinder": lambda ev: ev.FaceFinder(
+        search=ev.faces.CandidateSearch(),
+        decision=ev.faces.FaceDecision(),
+        appearance=ev.faces.AppearanceCheck(),
+    ),
+}
+
+
+def _settings(model) -> dict:
+    """Every setting of a model and of its stages (``stage__name``), the stages themselves not."""
+    return {
+        name: value
+        for name, value in model.get_params(deep=True).items()
+        if not hasattr(value, "get_params")
+    }
 
 
 def _shown(value) -> str:
@@ -34,12 +53,12 @@ class Knobs(Directive):
         import eigenvision as ev
 
         name = self.arguments[0]
-        shipped = SHIPPED[name](ev).get_params(deep=False)
-        defaults = getattr(ev, name)().get_params(deep=False)
+        shipped = _settings(SHIPPED[name](ev))
+        defaults = _settings(DEFAULTS[name](ev))
         rows = [
             ".. list-table::",
             "   :header-rows: 1",
-            "   :widths: 18 12 12 58",
+            "   :widths: 22 12 12 54",
             "",
             "   * - parameter",
             "     - shipped",

@@ -87,7 +87,7 @@ def run(args) -> int:
     finder = build_finder(n_backgrounds=args.backgrounds, progress=not args.quiet)
     save(finder, out / "face_finder.npz")
     print(
-        f"trained the face finder on HELEN, IMM and LFW ({finder.n_negatives_} mined "
+        f"trained the face finder on HELEN, IMM and LFW ({finder.decision.n_negatives_} mined "
         "non-faces); "
         f"saved {out / 'face_finder.npz'}"
     )

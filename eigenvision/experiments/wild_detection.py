@@ -40,7 +40,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import datasets, evaluate
-from ..faces.candidates import cascade_map, search_space
+from ..faces.candidates import cascade_map, reduced, search_space
 from ..faces.geometry import FACE_WINDOW, HalfOctaves, face_box
 from ..faces.photos import default_finder, helen_split, lfw_face, lfw_split, sample_picture
 from ..io import load_image
@@ -77,7 +77,7 @@ def peer_min_sizes(finder):
     """The smallest box each peer searches: the one it draws around the finder's smallest face.
 
     Issue 18 compares the detectors at the same smallest face. The finder's
-    is the eye distance of its window (or ``min_iod``); a peer's box around
+    is the eye distance of its window (or its search's ``min_iod``); a peer's box around
     a face is :data:`PEER_BOX_IN_IODS` times its eye distance.
 
     Returns
@@ -86,7 +86,9 @@ def peer_min_sizes(finder):
         ``{"OpenCV Haar": pixels, "scikit-image LBP": pixels}``.
     """
     smallest = (
-        finder.window_[1] / FACE_WINDOW["width"] if finder.min_iod is None else finder.min_iod
+        finder.window_[1] / FACE_WINDOW["width"]
+        if finder.search.min_iod is None
+        else finder.search.min_iod
     )
     return {name: int(round(ratio * smallest)) for name, ratio in PEER_BOX_IN_IODS.items()}
 
@@ -398,20 +400,21 @@ def _stages(finder, image, examined, finds):
     :func:`~eigenvision.face_box`); the candidates examined (``examined``: every face at
     threshold 0, after the decision's gate and the moves); those reported at the default
     threshold. ``finds(box)`` says whether a box finds the photo's face."""
-    small, scale = finder._reduced(image)
+    search = finder.search
+    small, scale = reduced(image, finder.max_side)
     pyramid = HalfOctaves(small)
-    space = search_space(finder.face_space_, finder.search_components)
-    prefilter, gate = finder._prefilter(), max(finder.min_contrast, 1e-3)
+    space = search_space(search.face_space_, search.search_components)
+    prefilter, gate = search.prefilter(), max(search.min_contrast, 1e-3)
     windows = kept = scored = 0
     stride = prefilter.stride
     # from the window's own size: the smallest face of a finder without min_iod (the shipped)
-    for level in pyramid_scales(small.shape, finder.window_, step=finder.step):
+    for level in pyramid_scales(small.shape, finder.window_, step=search.step):
         size = (int(round(small.shape[0] / level)), int(round(small.shape[1] / level)))
         values = cascade_map(pyramid.resized(size), space, prefilter, min_contrast=gate)
         windows += values.size
         scored += values[::stride, ::stride].size  # the grid's windows
         kept += int(np.isfinite(values).sum())
-    candidates = finder._candidates(pyramid, finder.n_candidates)
+    candidates = search.candidates(pyramid)
     boxes = [
         face_box(*((np.asarray(eye) + 0.5) / scale[::-1] - 0.5 for eye in c[:2]))
         for c in candidates

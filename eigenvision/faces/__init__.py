@@ -3,11 +3,11 @@
 =====================  ====================================================================
 module                 stage
 =====================  ====================================================================
-``candidates``         stage 1: DFFS minima over a pyramid and in-plane rotations
-``decision``           stage 2: face or not (distances to face and non-face clusters)
+``candidates``         stage 1, ``CandidateSearch``: DFFS minima over a pyramid and rotations
+``decision``           stage 2, ``FaceDecision``: face or not, from face and non-face clusters
 ``refine``             stage 3: candidates moved to the decision's best window nearby
 ``features``           stage 4: eyes, nose and mouth (eigenfeatures) located, the eye-pair check
-``appearance``         stage 4: HOG of each face kept, fused with the decision and the check
+``appearance``         stage 4, ``AppearanceCheck``: HOG of each face, fused with the decision
 ``eyes``               stage 5: the placed eyes refined by cascaded regression
 ``geometry``           the face box, the detection window, the eye frame
 ``crops``              faces cut to canonical crops: the recogniser's front end
@@ -15,8 +15,8 @@ module                 stage
 ``compare``            the identity models that ship, ``compare_faces``
 ``recipes``            every recipe ``build-models`` runs (the finder, the identity models)
 ``groups``             faces grouped by person (``cluster_faces``)
-``finder``             :class:`~eigenvision.FaceFinder`, the stages in order
-``training``           how a finder learns: face space, prefilter, mined non-faces, decision
+``finder``             :class:`~eigenvision.FaceFinder`: the stages composed, in order; its training
+``training``           the background photos a finder mines its non-faces from
 =====================  ====================================================================
 """
 
@@ -40,4 +40,9 @@ __getattr__, __dir__, __all__ = lazy.attach(
         "refine",
         "training",
     ],
+    submod_attrs={
+        "appearance": ["AppearanceCheck"],
+        "candidates": ["CandidateSearch"],
+        "decision": ["FaceDecision"],
+    },
 )

@@ -27,15 +27,15 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.special import logit
+from sklearn.base import BaseEstimator
 from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import LinearSVC
 
-from .._base import progress as show_progress
+from .._base import check_fitted
+from .._spec import Param, State, check_params
 from ..descriptors import hog_descriptors
-from ..evaluate import face_found, finds_a_face_of
 from ..transform import as_float_image, eye_transform, warp_many
-from .geometry import face_box
 
 __all__ = [
     "APPEARANCE_SHAPE",
@@ -47,10 +47,10 @@ __all__ = [
     "appearance_crops",
     "appearance_features",
     "offset_eyes",
-    "AppearanceMixin",
+    "checked_offsets",
+    "AppearanceCheck",
     "appearance_svm",
     "fit_fusion",
-    "labelled_candidates",
 ]
 
 #: The crop the appearance check reads, (height, width) pixels: brow to chin.
@@ -69,7 +69,7 @@ APPEARANCE_CELL = 6
 #: Where the appearance check looks around a candidate (:func:`offset_eyes`): ``(scale, along,
 #: across)``, the eye pair scaled about its midpoint and moved along and across the eye line, in
 #: eye distances. The check reads the best of these crops, as a sliding-window detector reads
-#: the best window near a face; :meth:`~AppearanceMixin.fit_appearance`'s default.
+#: the best window near a face; :meth:`AppearanceCheck.fit`'s default.
 APPEARANCE_OFFSETS = tuple(
     (scale, along, across)
     for scale in (0.9, 1.0, 1.1)
@@ -222,152 +222,195 @@ def fit_fusion(checked, appearance, labels) -> np.ndarray:
     return np.r_[fusion.coef_[0], fusion.intercept_]
 
 
-def labelled_candidates(
-    finder, photos, *, check=True, scored=False, progress=False, desc="candidates"
-):
-    """Every candidate the finder's search examines in annotated photos, with what it is.
+class AppearanceCheck(BaseEstimator):
+    """Stage 4 of :class:`~eigenvision.FaceFinder`: the appearance check, its linear score on HOG
+    of the face and its fusion with the decision and the eye-pair check.
+
+    The finder fits it (:meth:`~eigenvision.FaceFinder.fit_appearance`) on the
+    candidates its search examines in annotated photos: :meth:`fit` (the
+    linear score) on one set of photos, :meth:`fit_fusion` on another.
 
     Parameters
     ----------
-    finder : FaceFinder
-        Fitted up to its decision and eye-pair check.
-    photos : iterable of (image, centre, iod, others)
-        Each photo (grey), its annotated face's centre ``(x, y)`` and
-        inter-ocular distance (``centre`` None: a photo without a face), and
-        the boxes of the faces it holds unannotated (``None``: its other
-        candidates are neither faces nor non-faces, as in LFW, where people
-        stand behind the one named).
-    check : bool, default True
-        Run the eye-pair check (a locate a candidate); False: ``checked`` is NaN.
-    scored : bool, default False
-        Return the finder's appearance score of each candidate (its fitted
-        linear score, the best over its offsets) instead of its crop.
-    progress : bool, default False
-    desc : str
+    gate : float, default -1.0
+        The decision's log-odds from which a candidate reaches the check (the
+        decision's likeliest candidate always does).
 
-    Returns
-    -------
-    decision : (n,) ndarray
-        The decision's log-odds.
-    checked : (n,) ndarray
-        After the eye-pair check.
-    crops : (n, 56, 48) ndarray
-        Cut on the candidates' own eyes; with ``scored``, the ``(n,)`` appearance scores.
-    labels : (n,) ndarray of bool
-        The candidates that find the annotated face.
-    """
-    decision, checked, crops, labels = [], [], [], []
-    for image, centre, iod, others in show_progress(photos, desc=desc, enabled=progress):
-        small, scale = finder._reduced(image)
-        candidates, scores, _ = finder._examined(
-            small, lambda s: s >= finder.appearance_gate, EXAMINED
-        )
-        kept = []
-        for candidate, score in zip(candidates, scores, strict=True):
-            back = [(np.asarray(p) + 0.5) / scale[::-1] - 0.5 for p in candidate[:2]]
-            box = face_box(*back)
-            face = centre is not None and face_found(box, centre, iod)
-            if not face and (others is None or finds_a_face_of(box, others)):
-                continue
-            kept.append(candidate)
-            decision.append(score)
-            checked.append(finder._checked(small, candidate, score) if check else np.nan)
-            labels.append(face)
-        if kept:
-            crops.append(
-                finder._best_appearance(small, kept) if scored else appearance_crops(small, kept)
-            )
-    if scored:
-        crops = np.concatenate(crops) if crops else np.zeros(0)
-    else:
-        crops = np.concatenate(crops) if crops else np.zeros((0, *APPEARANCE_SHAPE), np.float32)
-    return np.asarray(decision), np.asarray(checked), crops, np.asarray(labels, dtype=bool)
+    Attributes
+    ----------
+    weights_, bias_ : (d,) ndarray, float
+        The linear score of :func:`appearance_features` (:func:`appearance_svm`).
+    offsets_ : (k, 3) ndarray
+        Where the check looks around a candidate (:func:`offset_eyes`).
+    fusion_ : (3,) ndarray or None
+        ``(a, b, c)`` of :func:`fit_fusion` (None until :meth:`fit_fusion`).
 
-
-class AppearanceMixin:
-    """The appearance check of :class:`~eigenvision.FaceFinder`: its fit and its scores.
-
-    Reads the finder's search (``_reduced``, ``_examined``, ``_checked``) and
-    ``appearance_gate``.
+    References
+    ----------
+    N. Dalal and B. Triggs (2005), Histograms of oriented gradients for human
+    detection, CVPR.
     """
 
-    def fit_appearance(self, photos, fusion_photos, *, offsets=APPEARANCE_OFFSETS, progress=False):
-        """Fit the appearance check on annotated photos (the rest of the finder fitted).
+    #: Each parameter's kind and range (:func:`~eigenvision._spec.check_params`).
+    _params = {"gate": Param("real", -100, 100)}
 
-        The linear score is trained on the candidates of ``photos``
-        (:func:`appearance_svm`), cut on their own eyes; a candidate's
-        appearance is then the best linear score of its crops at ``offsets``
-        (:func:`offset_eyes`). The fusion of the scores is fitted on the
-        candidates of ``fusion_photos`` (:func:`fit_fusion`): other photos, so
-        the fusion weighs the appearance as it scores faces the linear score
-        was not trained on.
+    #: Each fitted member's kind, dtype, shape rule and finiteness
+    #: (:func:`~eigenvision._spec.check_declared_state`).
+    _state = {
+        "weights_": State(shape=("a",)),
+        "bias_": State("real"),
+        "offsets_": State(shape=("o", 3)),
+        "fusion_": State(shape=(3,), optional=True),
+    }
+
+    def __init__(self, gate=-1.0):
+        self.gate = gate
+
+    def fit(self, crops, faces, *, offsets=APPEARANCE_OFFSETS):
+        """The linear score of candidates' crops (:func:`appearance_svm`); no fusion yet.
 
         Parameters
         ----------
-        photos, fusion_photos : iterable of (image, centre, iod, others)
-            As :func:`labelled_candidates` reads them.
+        crops : (n, 56, 48) ndarray
+            The candidates' crops (:func:`appearance_crops`), cut on their own eyes.
+        faces : (n,) array-like of bool
+            Which are faces.
         offsets : (k, 3) array-like, default APPEARANCE_OFFSETS
             ``(scale, along, across)`` rows; ``[(1, 0, 0)]``: the candidate alone.
-        progress : bool, default False
 
         Returns
         -------
         self
         """
-        offsets = np.array(offsets, dtype=float).reshape(-1, 3)
-        if not len(offsets) or not np.isfinite(offsets).all() or (offsets[:, 0] <= 0).any():
-            raise ValueError(
-                f"offsets must be (scale, along, across) rows, finite, with scales > 0, got "
-                f"{offsets.tolist()}; e.g. [(1.0, 0.0, 0.0)] for the candidate alone"
-            )
-        _, _, crops, faces = labelled_candidates(
-            self, photos, check=False, progress=progress, desc="appearance"
-        )
-        weights, bias = appearance_svm(crops[faces], crops[~faces])
-        self.appearance_weights_, self.appearance_bias_ = weights, bias
-        self.appearance_offsets_ = offsets
-        _, checked, seen, faces = labelled_candidates(
-            self, fusion_photos, scored=True, progress=progress, desc="fusion"
-        )
-        self.appearance_fusion_ = fit_fusion(checked, seen, faces)
+        check_params(self)
+        offsets = checked_offsets(offsets)
+        faces = np.asarray(faces, dtype=bool)
+        self.weights_, self.bias_ = appearance_svm(crops[faces], crops[~faces])
+        self.offsets_ = offsets
+        self.fusion_ = None
         return self
 
-    def _appearance_fitted(self):
-        return getattr(self, "appearance_fusion_", None) is not None
+    def fit_fusion(self, checked, appearance, faces):
+        """The fusion of the checked decision and the appearance (:func:`fit_fusion`).
 
-    def _appearance(self, crops):
-        """The linear score of :func:`appearance_crops`' crops."""
-        return appearance_features(crops) @ self.appearance_weights_ + self.appearance_bias_
+        Parameters
+        ----------
+        checked, appearance : (n,) array-like
+            Candidates' log-odds after the eye-pair check and their appearance
+            (:meth:`best`), on photos :meth:`fit` did not see.
+        faces : (n,) array-like of bool
 
-    def _best_appearance(self, small, candidates):
-        """Each candidate's appearance: the best linear score of its crops at the check's offsets
-        (``appearance_offsets_``; a finder file without them reads the candidate alone)."""
-        offsets = getattr(self, "appearance_offsets_", None)
-        if offsets is None:
-            return self._appearance(appearance_crops(small, candidates))
-        moved = offset_eyes(candidates, offsets)
-        return self._appearance(appearance_crops(small, moved)).reshape(len(candidates), -1).max(1)
+        Returns
+        -------
+        self
+        """
+        check_fitted(self, "weights_")
+        self.fusion_ = fit_fusion(checked, appearance, faces)
+        return self
 
-    def _appearance_scored(self, small, candidates, scores, threshold):
+    def __sklearn_is_fitted__(self):
+        """Fitted when it can score: its linear score and its fusion."""
+        return getattr(self, "fusion_", None) is not None
+
+    def linear(self, crops) -> np.ndarray:
+        """The linear score of :func:`appearance_crops`' crops.
+
+        Parameters
+        ----------
+        crops : (n, 56, 48) ndarray
+
+        Returns
+        -------
+        (n,) ndarray
+        """
+        check_fitted(self, "weights_")
+        return appearance_features(crops) @ self.weights_ + self.bias_
+
+    def best(self, image, candidates) -> np.ndarray:
+        """Each candidate's appearance: the best linear score of its crops at ``offsets_``.
+
+        Parameters
+        ----------
+        image : (H, W) ndarray
+        candidates : sequence of (left_eye, right_eye, ...)
+
+        Returns
+        -------
+        (n,) ndarray
+        """
+        moved = offset_eyes(candidates, self.offsets_)
+        return self.linear(appearance_crops(image, moved)).reshape(len(candidates), -1).max(1)
+
+    def fused(self, image, candidates, scores, threshold, check) -> np.ndarray:
         """The candidates' face log-odds: the fusion of the checked decision and the appearance.
 
         Each candidate is first read on its own crop; the offsets' crops are read only where
-        that fusion comes within :data:`OFFSET_MARGIN` of ``threshold`` (a probability), the
-        others keep that lower bound: far under the threshold, they stay under it. The
-        eye-pair check (a locate, the dearest step) runs only where the fusion without it, an
-        upper bound, reaches ``threshold``.
+        that fusion comes within :data:`OFFSET_MARGIN` of ``threshold``, the others keep that
+        lower bound: far under the threshold, they stay under it. The eye-pair check (a
+        locate, the dearest step) runs only where the fusion without it, an upper bound,
+        reaches ``threshold``.
+
+        Parameters
+        ----------
+        image : (H, W) ndarray
+        candidates : sequence of (left_eye, right_eye, ...)
+        scores : (n,) array-like
+            The decision's log-odds.
+        threshold : float
+            A probability.
+        check : callable
+            ``check(candidate, score)``: ``score`` after the eye-pair check.
+
+        Returns
+        -------
+        (n,) ndarray
         """
         if not candidates:
             return np.zeros(0)
-        a, b, c = self.appearance_fusion_
+        check_fitted(self, "fusion_")
+        a, b, c = self.fusion_
         scores = np.asarray(scores, dtype=float)
-        seen = b * self._appearance(appearance_crops(small, candidates)) + c
-        if getattr(self, "appearance_offsets_", None) is not None:
-            near = np.flatnonzero(a * scores + seen >= logit(threshold) - OFFSET_MARGIN)
-            if len(near):
-                best = self._best_appearance(small, [candidates[i] for i in near])
-                seen[near] = b * best + c
+        seen = b * self.linear(appearance_crops(image, candidates)) + c
+        near = np.flatnonzero(a * scores + seen >= logit(threshold) - OFFSET_MARGIN)
+        if len(near):
+            seen[near] = b * self.best(image, [candidates[i] for i in near]) + c
         fused = a * scores + seen
         for i in np.flatnonzero(fused >= logit(threshold)):
-            fused[i] = a * self._checked(small, candidates[i], scores[i]) + seen[i]
+            fused[i] = a * check(candidates[i], scores[i]) + seen[i]
         return fused
+
+    def _check_relations(self):
+        """Its offsets are scales and shifts, its weights fit HOG of its crop."""
+        check_params(self)
+        checked_offsets(self.offsets_)
+        width = appearance_features(np.zeros((1, *APPEARANCE_SHAPE))).shape[1]
+        if len(self.weights_) != width:
+            raise ValueError(
+                f"AppearanceCheck: weights_ of length {len(self.weights_)}, not the {width} HOG "
+                f"values of a {APPEARANCE_SHAPE} crop"
+            )
+
+
+def checked_offsets(offsets) -> np.ndarray:
+    """``offsets`` as a ``(k, 3)`` float array, or ``ValueError`` naming what is wrong.
+
+    Parameters
+    ----------
+    offsets : (k, 3) array-like
+        ``(scale, along, across)`` rows (:func:`offset_eyes`).
+
+    Returns
+    -------
+    (k, 3) ndarray
+    """
+    try:
+        array = np.array(offsets, dtype=float).reshape(-1, 3)
+    except (TypeError, ValueError):
+        array = np.zeros((0, 3))
+    if not len(array) or not np.isfinite(array).all() or (array[:, 0] <= 0).any():
+        raise ValueError(
+            f"offsets must be (scale, along, across) rows, finite, with scales > 0, got "
+            f"{np.asarray(offsets, dtype=object).tolist()}; e.g. [(1.0, 0.0, 0.0)] for the "
+            "candidate alone"
+        )
+    return array

@@ -15,15 +15,21 @@ from typing import NamedTuple
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
+from sklearn.base import BaseEstimator
 from sklearn.linear_model import LogisticRegression
 
+from .._base import check_fitted
+from .._errors import EigenvisionError
+from .._spec import Param, State, check_model, check_params
 from ..detection import dffs_map, inverse_norms, linear_score_map
+from ..eigenspace import Eigenspace
 from ..normalize import to_gray, unit_norm
 from ..search import box_iou, kept_indices, minima_table, pyramid_scales
 from ..transform import resize, rotated, unit_light
 from .geometry import FACE_WINDOW, HalfOctaves, window_eyes
 
 __all__ = [
+    "CandidateSearch",
     "find_candidates",
     "search_space",
     "reduced",
@@ -388,3 +394,223 @@ def reduced(image, max_side):
         return image, np.ones(2)
     small = resize(image, tuple(max(1, round(side * factor)) for side in image.shape))
     return small, np.array(small.shape) / np.array(image.shape)
+
+
+class CandidateSearch(BaseEstimator):
+    """Stage 1 of :class:`~eigenvision.FaceFinder`: the face space, the cascade's first test and
+    the search for candidates with them (:func:`find_candidates`).
+
+    Parameters
+    ----------
+    n_components : int, default 20
+        Components of the face space.
+    search_components : int, optional
+        Components the search uses, the face space's first ones
+        (:meth:`~eigenvision.Eigenspace.leading`); default all. Each costs an
+        inverse FFT of every pyramid level.
+    rotations : tuple of float, default (-20.0, 0.0, 20.0)
+        In-plane rotations searched, degrees (the face space is trained on
+        faces tilted in between: the finder's ``augment``).
+    step : float, default 2**0.25
+        Ratio between the pyramid's window sizes.
+    min_iod : float, optional
+        The smallest face searched, as its eye distance in the searched
+        (reduced) photo's pixels; default the window's own. A larger one
+        skips the pyramid's finest levels, where texture looks most like a
+        small face.
+    tilted_scale : float, default 2.0
+        Faces turned in the plane (the ``rotations`` other than 0) are
+        searched from this many times the smallest upright face up: the
+        turned photos' finest levels cost most and add more clutter than faces.
+    n_candidates : int, default 200
+        Candidates per rotation passed on to the face/non-face decision.
+    prefilter_recall : float or None, default 0.99
+        The cascade's first test (:func:`fit_prefilter`): a linear
+        discriminant slid over the pyramid keeps this fraction of the
+        (jittered) training faces; the DFFS of the windows it keeps ranks
+        them with it (:func:`cascade_map`). None: every window's DFFS, ranked
+        by it alone. The cut is set by ``fit``; on a fitted search only None
+        changes the search.
+    dffs_weight : float, default 1.0
+        The candidates' rank: ``dffs_weight log DFFS`` minus the
+        discriminant's score (:class:`Prefilter`).
+    prefilter_stride : int, default 2
+        The discriminant is first read on a grid of this many pixels, each
+        survivor then moved to its cell's best window (coarse to fine).
+    overlap : float, default 0.5
+        Candidates may overlap a better one (by DFFS) up to this
+        intersection over union, so the decision also sees better-placed
+        neighbours.
+    min_contrast : float, default 0.02
+        Windows whose grey levels (in [0, 1]) vary less than this (standard
+        deviation) are no candidates: standardised, a blank wall's JPEG noise
+        can look like anything.
+
+    Attributes
+    ----------
+    face_space_ : Eigenspace
+        Of standardised face windows.
+    prefilter_weights_, prefilter_bias_, prefilter_cut_ : (h, w) ndarray, float, float
+        The cascade's first test (None without ``prefilter_recall``).
+
+    References
+    ----------
+    B. Moghaddam and A. Pentland (1997), Probabilistic visual learning for
+    object representation, IEEE TPAMI 19(7). P. Viola and M. Jones (2001),
+    Rapid object detection using a boosted cascade of simple features, CVPR
+    (the cascade's first test).
+    """
+
+    #: Each parameter's kind and range (:func:`~eigenvision._spec.check_params`).
+    _params = {
+        "n_components": Param("int", 1, 1000),
+        "search_components": Param("int", 1, 1000, optional=True),
+        "rotations": Param("reals", -90, 90, max_length=9),
+        "step": Param("real", 1, 4, open_low=True),
+        "min_iod": Param("real", 8, 4096, optional=True),
+        "tilted_scale": Param("real", 1, 64),
+        "n_candidates": Param("int", 1, 100_000),
+        "prefilter_recall": Param("real", 0, 1, open_low=True, optional=True),
+        "dffs_weight": Param("real", 0, 100),
+        "prefilter_stride": Param("int", 1, 8),
+        "overlap": Param("real", 0, 1, open_low=True),
+        "min_contrast": Param("real", 0, 1, open_high=True),
+    }
+
+    #: Each fitted member's kind, dtype, shape rule and finiteness
+    #: (:func:`~eigenvision._spec.check_declared_state`).
+    _state = {
+        "face_space_": State("model"),
+        "prefilter_weights_": State(shape=("h", "w"), optional=True),
+        "prefilter_bias_": State("real", optional=True),
+        "prefilter_cut_": State("real", optional=True),
+    }
+
+    def __init__(
+        self,
+        n_components=20,
+        *,
+        search_components=None,
+        rotations=(-20.0, 0.0, 20.0),
+        step=2**0.25,
+        min_iod=None,
+        tilted_scale=2.0,
+        n_candidates=200,
+        prefilter_recall=0.99,
+        dffs_weight=1.0,
+        prefilter_stride=2,
+        overlap=0.5,
+        min_contrast=0.02,
+    ):
+        self.n_components = n_components
+        self.search_components = search_components
+        self.rotations = rotations
+        self.step = step
+        self.min_iod = min_iod
+        self.tilted_scale = tilted_scale
+        self.n_candidates = n_candidates
+        self.prefilter_recall = prefilter_recall
+        self.dffs_weight = dffs_weight
+        self.prefilter_stride = prefilter_stride
+        self.overlap = overlap
+        self.min_contrast = min_contrast
+
+    def fit(self, windows, backgrounds=(), *, jittered=()):
+        """The face space of ``windows`` and, with ``prefilter_recall``, the first test.
+
+        Parameters
+        ----------
+        windows : (n, h, w) ndarray
+            Aligned face windows (:func:`~eigenvision.faces.geometry.augmented_face_windows`).
+        backgrounds : sequence of ((H, W) ndarray, boxes)
+            Photos whose windows (away from ``boxes``) are non-faces
+            (:func:`background_windows`); only with ``prefilter_recall``.
+        jittered : sequence of (m, h, w) ndarray
+            More face windows, cut as a search meets them
+            (:func:`~eigenvision.faces.geometry.jittered_face_windows`), for the first test.
+
+        Returns
+        -------
+        self
+        """
+        check_params(self)
+        windows = np.asarray(windows, dtype=float)
+        self.face_space_ = Eigenspace(min(self.n_components, len(windows) - 1)).fit(windows)
+        self.prefilter_weights_ = self.prefilter_bias_ = self.prefilter_cut_ = None
+        if self.prefilter_recall is None:
+            return self
+        nonfaces = background_windows(backgrounds, windows.shape[1:], step=self.step)
+        if len(nonfaces) < 2:
+            raise EigenvisionError(
+                f"only {len(nonfaces)} non-face windows were found in the backgrounds; "
+                "give more (or larger) photos"
+            )
+        prefilter = fit_prefilter(
+            np.concatenate([windows, *jittered]), nonfaces, recall=self.prefilter_recall
+        )
+        self.prefilter_weights_ = prefilter.weights
+        self.prefilter_bias_, self.prefilter_cut_ = prefilter.bias, prefilter.cut
+        return self
+
+    @property
+    def window(self) -> tuple[int, int]:
+        """The window searched, ``(h, w)``: the face space's."""
+        check_fitted(self, "face_space_")
+        return tuple(int(v) for v in self.face_space_.image_shape_)
+
+    def prefilter(self) -> Prefilter | None:
+        """The fitted :class:`Prefilter` with these settings (None without one).
+
+        Returns
+        -------
+        Prefilter or None
+        """
+        if getattr(self, "prefilter_weights_", None) is None or self.prefilter_recall is None:
+            return None
+        return Prefilter(
+            self.prefilter_weights_,
+            self.prefilter_bias_,
+            self.prefilter_cut_,
+            self.dffs_weight,
+            self.prefilter_stride,
+        )
+
+    def candidates(self, image, count=None) -> list:
+        """Stage 1's candidates in a (reduced) photo: :func:`find_candidates` with these settings.
+
+        Parameters
+        ----------
+        image : (H, W) ndarray or HalfOctaves
+        count : int, optional
+            Candidates per rotation (default ``n_candidates``).
+
+        Returns
+        -------
+        list of (left_eye, right_eye, dffs)
+        """
+        check_fitted(self, "face_space_")
+        return find_candidates(
+            image,
+            search_space(self.face_space_, self.search_components),
+            self.window,
+            count=self.n_candidates if count is None else count,
+            rotations=self.rotations,
+            step=self.step,
+            min_iod=self.min_iod,
+            tilted_scale=self.tilted_scale,
+            overlap=self.overlap,
+            min_contrast=self.min_contrast,
+            prefilter=self.prefilter(),
+        )
+
+    def _check_relations(self):
+        """Its parameters in range, its first test of its window
+        (:func:`~eigenvision._spec.check_model`)."""
+        check_params(self)
+        check_model(self.face_space_)
+        weights = getattr(self, "prefilter_weights_", None)
+        if weights is not None and weights.shape != self.window:
+            raise ValueError(
+                f"CandidateSearch: prefilter_weights_ of shape {weights.shape}, not the window "
+                f"{self.window}"
+            )

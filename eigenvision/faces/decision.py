@@ -17,17 +17,20 @@ to all of them with a small perceptron (:func:`fit_network`,
 from __future__ import annotations
 
 import numpy as np
+from sklearn.base import BaseEstimator
 from sklearn.cluster import KMeans
 from sklearn.linear_model import LogisticRegression
 from sklearn.neural_network import MLPClassifier
 
 from .._base import check_fitted
 from .._base import progress as show_progress
+from .._errors import EigenvisionError
 from .._parallel import n_threads, run_on_row_parts
+from .._spec import Param, State, check_model, check_params
 from ..detection import standardized_correlations
 from ..eigenspace import Eigenspace
 from ..normalize import equalize_windows, unit_norm
-from .geometry import face_windows_at
+from .geometry import face_windows_at, window_shape
 
 __all__ = [
     "log_distances",
@@ -38,11 +41,13 @@ __all__ = [
     "network_log_odds",
     "decision_windows",
     "mine_nonfaces",
+    "decision_cuts",
     "NETWORK",
-    "DecidingMixin",
+    "FaceDecision",
 ]
 
-#: The perceptron's weights (:func:`fit_network`), each held by the finder as ``network_<name>_``.
+#: The perceptron's weights (:func:`fit_network`), each held by :class:`FaceDecision` as
+#: ``network_<name>_``.
 NETWORK = ("mean", "scale", "hidden_weights", "hidden_bias", "output_weights", "output_bias")
 
 _FLOOR = 1e-12  # log of an exact fit
@@ -317,23 +322,186 @@ def mine_nonfaces(backgrounds, pools, cut, *, per_image, decide=None, progress=F
     return np.concatenate(found) if found else None
 
 
-class DecidingMixin:
-    """The decision of :class:`~eigenvision.FaceFinder`: its windows, their distances, the
-    perceptron's log-odds.
+def decision_cuts(image, candidates, *, iod, antialias=True) -> np.ndarray:
+    """The candidates' face windows as the decision reads them, before normalising.
 
-    Reads the finder's ``iod``, ``antialias``, ``equalize`` and its fitted clusters and
-    perceptron (``face_clusters_``, ``nonface_clusters_``, ``network_*_``).
+    Parameters
+    ----------
+    image : (H, W) ndarray or HalfOctaves
+    candidates : sequence of (left_eye, right_eye, ...)
+    iod : int
+        The window's eye distance.
+    antialias : bool, default True
+        Cut from antialiased half-octave reductions
+        (:func:`~eigenvision.faces.geometry.face_windows_at`).
+
+    Returns
+    -------
+    (n, h, w) ndarray
+    """
+    eyes = [(left, right) for left, right, *_ in candidates]
+    return face_windows_at(image, eyes, iod=iod, antialias=antialias)
+
+
+class FaceDecision(BaseEstimator):
+    """Stage 2 of :class:`~eigenvision.FaceFinder`: face or not, a perceptron on the distances
+    to clusters of faces and of mined non-faces (Sung & Poggio 1998).
+
+    Parameters
+    ----------
+    n_components : int, default 20
+        Components of each cluster's space.
+    n_clusters : int, default 6
+        Clusters of faces and of non-faces (Sung & Poggio's six and six).
+    hidden_units : int, default 32
+        Hidden units of the perceptron.
+    n_networks : int, default 5
+        Perceptrons (seeds) averaged in log-odds (:func:`fit_network`): one
+        fit's seed moves the detection rate by a few points.
+    negatives_per_image : int, default 200
+        Candidates of each background kept as non-faces in each of the two
+        bootstrap rounds (random ones, then the most face-like:
+        :func:`mine_nonfaces`), when the finder trains it.
+    equalize : bool, default True
+        Histogram-equalise every window (:func:`decision_windows`), as Sung &
+        Poggio do, so the decision ignores any increasing change of contrast.
+    antialias : bool, default True
+        Cut the windows from antialiased half-octave reductions of the photo
+        (:func:`decision_cuts`), so a face many times larger than the window
+        is not sampled a pixel here and there.
+
+    Attributes
+    ----------
+    iod_ : int
+        The eye distance of the windows it reads.
+    face_clusters_, nonface_clusters_ : dict of Eigenspace
+        ``{"c0": ..., "c1": ...}``: the spaces of the face and non-face clusters.
+    network_mean_, network_scale_, network_hidden_weights_, network_hidden_bias_, \
+network_output_weights_, network_output_bias_
+        The perceptron on ``log`` (DFFS, DIFS) to every cluster space
+        (:func:`fit_network`): ``(f,)``, ``(f,)``, ``(f, hidden_units)``,
+        ``(hidden_units,)``, ``(hidden_units,)``, float, with
+        ``f = 2 (face + non-face clusters)``.
+    n_negatives_ : int
+        Non-face windows it was fitted on.
+
+    References
+    ----------
+    K.-K. Sung and T. Poggio (1998), Example-based learning for view-based
+    human face detection, IEEE TPAMI 20(1).
     """
 
-    def _windows(self, image, candidates):
-        """The candidates' face windows cut from ``image`` (an ndarray or
-        :class:`~eigenvision.faces.geometry.HalfOctaves`) on their eyes, from antialiased
-        reductions with ``antialias`` (as cut: :meth:`decision_function` normalises them)."""
-        eyes = [(left, right) for left, right, _ in candidates]
-        return face_windows_at(image, eyes, iod=self.iod, antialias=self.antialias)
+    #: Each parameter's kind and range (:func:`~eigenvision._spec.check_params`).
+    _params = {
+        "n_components": Param("int", 1, 1000),
+        "n_clusters": Param("int", 1, 64),
+        "hidden_units": Param("int", 1, 1024),
+        "n_networks": Param("int", 1, 64),
+        "negatives_per_image": Param("int", 1, 10_000),
+        "equalize": Param("bool"),
+        "antialias": Param("bool"),
+    }
 
-    def _normalized(self, windows):
-        """Windows as the decision sees them (:func:`decision_windows`)."""
+    #: Each fitted member's kind, dtype, shape rule and finiteness
+    #: (:func:`~eigenvision._spec.check_declared_state`).
+    _state = {
+        "iod_": State("int", low=1),
+        "face_clusters_": State("models"),
+        "nonface_clusters_": State("models"),
+        "network_mean_": State(shape=("f",)),
+        "network_scale_": State(shape=("f",), low=0),
+        "network_hidden_weights_": State(shape=("f", "m")),
+        "network_hidden_bias_": State(shape=("m",)),
+        "network_output_weights_": State(shape=("m",)),
+        "network_output_bias_": State("real"),
+        "n_negatives_": State("int", low=0),
+    }
+
+    def __init__(
+        self,
+        n_components=20,
+        *,
+        n_clusters=6,
+        hidden_units=32,
+        n_networks=5,
+        negatives_per_image=200,
+        equalize=True,
+        antialias=True,
+    ):
+        self.n_components = n_components
+        self.n_clusters = n_clusters
+        self.hidden_units = hidden_units
+        self.n_networks = n_networks
+        self.negatives_per_image = negatives_per_image
+        self.equalize = equalize
+        self.antialias = antialias
+
+    def fit(self, faces, nonfaces, *, iod):
+        """The face and non-face clusters and the perceptron between them.
+
+        Parameters
+        ----------
+        faces, nonfaces : (n, h, w) ndarray, (m, h, w) ndarray
+            Windows as cut (:func:`decision_cuts`; any grey levels): normalised here.
+        iod : int
+            Their eye distance: the windows :meth:`windows` cuts.
+
+        Returns
+        -------
+        self
+        """
+        check_params(self)
+        if len(nonfaces) < 2:
+            raise EigenvisionError(
+                f"only {len(nonfaces)} non-face windows were found in the backgrounds; "
+                "give more (or larger) photos"
+            )
+        faces, nonfaces = self.normalized(faces), self.normalized(nonfaces)
+        self.iod_ = int(iod)
+        self.face_clusters_ = _named(cluster_spaces(faces, self.n_clusters, self.n_components))
+        self.nonface_clusters_ = _named(
+            cluster_spaces(nonfaces, self.n_clusters, self.n_components)
+        )
+        network = fit_network(
+            self._describe(faces),
+            self._describe(nonfaces),
+            hidden=self.hidden_units,
+            n_networks=self.n_networks,
+        )
+        for name in NETWORK:
+            setattr(self, f"network_{name}_", network[name])
+        self.n_negatives_ = len(nonfaces)
+        return self
+
+    def windows(self, image, candidates) -> np.ndarray:
+        """The candidates' windows cut from a photo on their eyes (:func:`decision_cuts`).
+
+        Parameters
+        ----------
+        image : (H, W) ndarray or HalfOctaves
+            A :class:`~eigenvision.faces.geometry.HalfOctaves` keeps its reductions.
+        candidates : sequence of (left_eye, right_eye, ...)
+
+        Returns
+        -------
+        (n, h, w) ndarray
+            As cut: :meth:`decision_function` normalises them.
+        """
+        check_fitted(self, "iod_")
+        return decision_cuts(image, candidates, iod=self.iod_, antialias=self.antialias)
+
+    def normalized(self, windows) -> np.ndarray:
+        """Windows as the decision sees them (:func:`decision_windows`).
+
+        Parameters
+        ----------
+        windows : (n, h, w) ndarray
+            As cut.
+
+        Returns
+        -------
+        (n, h, w) ndarray
+        """
         return decision_windows(windows, equalize=self.equalize)
 
     def _describe(self, windows):
@@ -341,14 +509,22 @@ class DecidingMixin:
         spaces = [*self.face_clusters_.values(), *self.nonface_clusters_.values()]
         return log_distances(windows.reshape(len(windows), -1), spaces)
 
-    def _scored(self, image, candidates):
-        """The decision's log-odds of the candidates' windows in ``image`` (many candidates in
-        two parts, on two threads: cutting, ranking and projecting release the GIL)."""
+    def candidate_scores(self, image, candidates) -> np.ndarray:
+        """The log-odds of the candidates' windows in ``image`` (many candidates in two parts,
+        on two threads: cutting, ranking and projecting release the GIL).
+
+        Parameters
+        ----------
+        image : (H, W) ndarray or HalfOctaves
+        candidates : sequence of (left_eye, right_eye, ...)
+
+        Returns
+        -------
+        (n,) ndarray
+        """
         parts = min(n_threads(), 2) if len(candidates) >= _PARALLEL_WINDOWS else 1
         return run_on_row_parts(
-            lambda part: self.decision_function(
-                self._windows(image, [candidates[i] for i in part])
-            ),
+            lambda part: self.decision_function(self.windows(image, [candidates[i] for i in part])),
             len(candidates),
             parts,
         )
@@ -359,9 +535,9 @@ class DecidingMixin:
         Parameters
         ----------
         windows : (n, h, w) ndarray
-            Face windows of ``window_`` shape, as cut from a photo
-            (:func:`~eigenvision.faces.geometry.face_windows_at`; any grey levels): each is
-            normalised here (:func:`~eigenvision.faces.decision.decision_windows`).
+            Face windows of the clusters' shape, as cut from a photo
+            (:func:`decision_cuts`; any grey levels): each is normalised here
+            (:func:`decision_windows`).
 
         Returns
         -------
@@ -369,4 +545,29 @@ class DecidingMixin:
         """
         check_fitted(self, "network_hidden_weights_")
         network = {name: getattr(self, f"network_{name}_") for name in NETWORK}
-        return network_log_odds(self._describe(self._normalized(windows)), network)
+        return network_log_odds(self._describe(self.normalized(windows)), network)
+
+    def _check_relations(self):
+        """Its cluster spaces are of its window and its perceptron fits them
+        (:func:`~eigenvision._spec.check_model`)."""
+        check_params(self)
+        window = window_shape(self.iod_)
+        spaces = [*self.face_clusters_.values(), *self.nonface_clusters_.values()]
+        for space in spaces:
+            check_model(space)
+            if tuple(space.image_shape_) != window:
+                raise ValueError(
+                    f"FaceDecision: a space of {space.image_shape_} windows, not {window} "
+                    f"(iod_ {self.iod_})"
+                )
+        features = 2 * len(spaces)
+        if len(self.network_mean_) != features or np.any(self.network_scale_ <= 0):
+            raise ValueError(
+                f"FaceDecision: the perceptron's weights do not fit {features} features "
+                "(2 per cluster space)"
+            )
+
+
+def _named(spaces):
+    """Cluster spaces as the dictionary a model file holds."""
+    return {f"c{index}": space for index, space in enumerate(spaces)}

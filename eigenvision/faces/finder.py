@@ -3,16 +3,16 @@
 The eigenspace detector of Moghaddam & Pentland (1997) made to hold up in
 the wild, in four stages, each a module of its own:
 
-1. :mod:`~eigenvision.faces.candidates`: DFFS minima over a pyramid and a
-   few in-plane rotations;
-2. :mod:`~eigenvision.faces.decision`: face or not, a perceptron on the
-   distances to clusters of faces and of mined non-faces (Sung & Poggio 1998);
+1. :class:`~eigenvision.faces.candidates.CandidateSearch`: DFFS minima over a
+   pyramid and a few in-plane rotations;
+2. :class:`~eigenvision.faces.decision.FaceDecision`: face or not, a perceptron
+   on the distances to clusters of faces and of mined non-faces (Sung & Poggio 1998);
 3. :mod:`~eigenvision.faces.refine`: the best candidates moved to the
    decision's best window nearby;
 4. :mod:`~eigenvision.faces.features`: eyes, nose and mouth located inside
    each face kept, which checks it and places its features; and
-   :mod:`~eigenvision.faces.appearance`: a linear classifier on HOG of the
-   face, fused with the decision and the check.
+   :class:`~eigenvision.faces.appearance.AppearanceCheck`: a linear classifier
+   on HOG of the face, fused with the decision and the check.
 
 :func:`~eigenvision.find_faces` runs the finder that ships in the project's
 ``data/`` (:mod:`eigenvision.faces.photos`). The user guide's page on faces
@@ -21,7 +21,9 @@ in photographs gives the measurements behind each default.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, replace
+from functools import partial
 from numbers import Integral, Real
 
 import numpy as np
@@ -29,20 +31,31 @@ from scipy.special import expit
 from sklearn.base import BaseEstimator
 
 from .._base import check_fitted
+from .._base import progress as show_progress
 from .._parallel import single_threaded_blas
 from .._spec import Param, State, check_model, check_params
-from .appearance import EXAMINED, AppearanceMixin
-from .candidates import (
-    Prefilter,
-    find_candidates,
-    reduced,
-    search_space,
+from ..evaluate import face_found, finds_a_face_of
+from ..imageset import ImageSet
+from .appearance import (
+    APPEARANCE_OFFSETS,
+    APPEARANCE_SHAPE,
+    EXAMINED,
+    AppearanceCheck,
+    appearance_crops,
+    checked_offsets,
 )
-from .decision import DecidingMixin
-from .features import FeatureDetector, feature_check, place_features
-from .geometry import HalfOctaves, face_box, window_shape
+from .candidates import CandidateSearch, reduced
+from .decision import FaceDecision, decision_cuts, mine_nonfaces
+from .features import FeatureDetector, feature_check, place_features, placement_locator
+from .geometry import (
+    HalfOctaves,
+    augmented_face_windows,
+    face_box,
+    jittered_face_windows,
+    window_shape,
+)
 from .refine import REFINEMENT, distinct, refine
-from .training import FinderTrainingMixin
+from .training import background_candidates, training_background
 
 __all__ = ["Face", "FaceFinder"]
 
@@ -109,36 +122,23 @@ class Face:
         )
 
 
-class FaceFinder(FinderTrainingMixin, DecidingMixin, AppearanceMixin, BaseEstimator):
+class FaceFinder(BaseEstimator):
     """Find faces in photographs with eigenspaces (the stages of :mod:`eigenvision.faces`).
+
+    The stages are estimators of their own, held as parameters and fitted in
+    place, as a scikit-learn ``Pipeline`` holds its steps: their settings are
+    reached as ``set_params(search__rotations=(0.0,))``,
+    ``set_params(decision__equalize=False)``, ``set_params(appearance__gate=0.0)``,
+    on a fitted finder too (a search or check setting then changes what
+    :meth:`find` does; a training setting needs ``fit`` again).
 
     Parameters
     ----------
-    n_components : int, default 20
-        Components of the face space and of each cluster's space.
-    search_components : int, optional
-        Components of the face space stage 1 searches with, its first ones
-        (:meth:`~eigenvision.Eigenspace.leading`); default all. Each costs an
-        inverse FFT of every pyramid level.
     iod : int, default 16
         Inter-ocular distance of the detection window
         (:data:`~eigenvision.faces.geometry.FACE_WINDOW` geometry:
         ``round(1.6 iod) x round(1.4 iod)`` pixels): the smallest face found
         without upsampling.
-    rotations : tuple of float, default (-20.0, 0.0, 20.0)
-        In-plane rotations searched, degrees (the face space is trained on
-        faces tilted by ``augment`` in between).
-    step : float, default 2**0.25
-        Ratio between the pyramid's window sizes.
-    min_iod : float, optional
-        The smallest face searched, as its eye distance in the searched
-        (reduced) photo's pixels; default the window's own. A larger one
-        skips the pyramid's finest levels, where texture looks most like a
-        small face.
-    tilted_scale : float, default 2.0
-        Faces turned in the plane (the ``rotations`` other than 0) are
-        searched from this many times the smallest upright face up: the
-        turned photos' finest levels cost most and add more clutter than faces.
     threshold : float, default 0.5
         Smallest probability of a face reported by :meth:`find`.
     identity_threshold : float, optional
@@ -150,30 +150,11 @@ class FaceFinder(FinderTrainingMixin, DecidingMixin, AppearanceMixin, BaseEstima
     max_side : int, default 800
         Photos are searched with their longer side at most this (larger
         ones are reduced first): bounded time and memory whatever the upload.
-    n_candidates : int, default 200
-        Stage-1 candidates per rotation passed to the face/non-face decision.
-    prefilter_recall : float or None, default 0.99
-        The cascade's first test (:func:`~eigenvision.faces.candidates.fit_prefilter`):
-        a linear discriminant slid over the pyramid keeps this fraction of the
-        (jittered) training faces; the DFFS of the windows it keeps ranks them
-        with it (:func:`~eigenvision.faces.candidates.cascade_map`). None:
-        every window's DFFS, ranked by it alone. The cut is set by ``fit``;
-        on a fitted finder only None changes the search.
-    dffs_weight : float, default 1.0
-        The candidates' rank: ``dffs_weight log DFFS`` minus the
-        discriminant's score (:class:`~eigenvision.faces.candidates.Prefilter`).
-    prefilter_stride : int, default 2
-        The discriminant is first read on a grid of this many pixels, each
-        survivor then moved to its cell's best window (coarse to fine).
     n_refined : int, default 30
         The candidates the decision likes best, moved to the best window
         around them (one coarse round of :func:`~eigenvision.faces.refine.refine`)
         and ranked by the mean of the decision there and where they were
         (the sharp decision rejects a window a little off). 0: none moved.
-    candidate_overlap : float, default 0.5
-        Stage-1 candidates may overlap a better one (by DFFS) up to this
-        intersection over union, so the decision also sees better-placed
-        neighbours.
     eye_weight : float, default 16.0
         The eye-pair check: a face's score is the decision's log-odds plus
         ``eye_weight (log p_left + log p_right)``, the located eyes'
@@ -181,66 +162,36 @@ class FaceFinder(FinderTrainingMixin, DecidingMixin, AppearanceMixin, BaseEstima
         the decision alone).
     feature_weight : float, default 16.0
         The same check for the located nose and mouth.
-    appearance_gate : float, default -1.0
-        With an appearance check fitted (:meth:`fit_appearance`): the
-        decision's log-odds from which a candidate reaches it (the
-        decision's likeliest candidate always does). The face's score is
-        then the fusion of the checked decision and the appearance
-        (:mod:`~eigenvision.faces.appearance`).
     augment : tuple of float, default (-8.0, 0.0, 8.0)
         Tilts (degrees) of the training windows.
-    negatives_per_image : int, default 200
-        Stage-1 windows of each background kept as non-faces in each of the
-        two bootstrap rounds (random ones, then the most face-like).
-    n_clusters : int, default 6
-        Clusters of faces and of non-faces (Sung & Poggio's six and six).
-    hidden_units : int, default 32
-        Hidden units of the face/non-face perceptron.
-    n_networks : int, default 5
-        Perceptrons (seeds) averaged in log-odds
-        (:func:`~eigenvision.faces.decision.fit_network`): one fit's seed
-        moves the detection rate by a few points.
-    equalize : bool, default True
-        Histogram-equalise every window the decision sees
-        (:func:`~eigenvision.faces.decision.decision_windows`), as Sung &
-        Poggio do, so it ignores any increasing change of contrast.
-    min_contrast : float, default 0.02
-        Stage-1 windows whose grey levels (in [0, 1]) vary less than this
-        (standard deviation) are no candidates: standardised, a blank wall's
-        JPEG noise can look like anything.
-    antialias : bool, default True
-        The decision's windows are cut from antialiased half-octave
-        reductions of the photo (:func:`~eigenvision.faces.geometry.face_windows_at`), so a
-        face many times larger than the window is not sampled a pixel here
-        and there.
+    search : CandidateSearch, optional
+        Stage 1, the face space and the candidates' search
+        (:class:`~eigenvision.faces.candidates.CandidateSearch`). None: one
+        with its defaults, made by ``fit``.
+    decision : FaceDecision, optional
+        Stage 2, face or not
+        (:class:`~eigenvision.faces.decision.FaceDecision`). None: one with
+        its defaults, made by ``fit``.
+    appearance : AppearanceCheck, optional
+        Stage 4, the appearance check
+        (:class:`~eigenvision.faces.appearance.AppearanceCheck`), fitted by
+        :meth:`fit_appearance`; unfitted, the finder scores by the decision
+        and the eye-pair check alone. None: one with its defaults, made by
+        ``fit``.
 
     Attributes
     ----------
-    face_space_ : Eigenspace
-        Of standardised face windows (stage 1).
-    face_clusters_, nonface_clusters_ : dict of Eigenspace
-        ``{"c0": ..., "c1": ...}``: the spaces of the face and non-face
-        clusters.
-    network_mean_, network_scale_, network_hidden_weights_, network_hidden_bias_, \
-    network_output_weights_, network_output_bias_
-        The perceptron on ``log`` (DFFS, DIFS) to every cluster space
-        (:func:`~eigenvision.faces.decision.fit_network`): ``(f,)``, ``(f,)``,
-        ``(f, hidden_units)``, ``(hidden_units,)``, ``(hidden_units,)``,
-        float, with ``f = 2 (face + non-face clusters)``.
+    window_ : (2,) int ndarray
+        The detection window ``(h, w)``.
     locator_ : FeatureDetector
         Eyes, nose and mouth inside a candidate's box: the eye-pair and the
         nose-and-mouth checks read their confidences.
     placer_ : FeatureDetector
         Places the features reported
         (:func:`~eigenvision.faces.features.place_features`).
-    window_ : (2,) int ndarray
-        The detection window ``(h, w)``.
-    prefilter_weights_, prefilter_bias_, prefilter_cut_ : (h, w) ndarray, float, float
-        The cascade's first test (None without ``prefilter_recall``, and in
-        model files written before it existed).
     eye_regressor_ : EyeRegressor or None
         Refines the placed eyes (:class:`~eigenvision.faces.eyes.EyeRegressor`);
-        None in model files written before it existed.
+        None unless given (:func:`~eigenvision.faces.recipes.build_finder` fits one).
 
     References
     ----------
@@ -252,119 +203,243 @@ class FaceFinder(FinderTrainingMixin, DecidingMixin, AppearanceMixin, BaseEstima
 
     #: Each parameter's kind and range (:func:`~eigenvision._spec.check_params`).
     _params = {
-        "n_components": Param("int", 1, 1000),
-        "search_components": Param("int", 1, 1000, optional=True),
         "iod": Param("int", 8, 64),
-        "rotations": Param("reals", -90, 90, max_length=9),
-        "step": Param("real", 1, 4, open_low=True),
-        "min_iod": Param("real", 8, 4096, optional=True),
-        "tilted_scale": Param("real", 1, 64),
         "threshold": Param("real", 0, 1),
         "identity_threshold": Param("real", 0, 1, optional=True),
         "max_side": Param("int", 64, 4096),
-        "n_candidates": Param("int", 1, 100_000),
-        "prefilter_recall": Param("real", 0, 1, open_low=True, optional=True),
-        "dffs_weight": Param("real", 0, 100),
-        "prefilter_stride": Param("int", 1, 8),
         "n_refined": Param("int", 0, 100_000),
-        "candidate_overlap": Param("real", 0, 1, open_low=True),
         "eye_weight": Param("real", 0, 1000),
         "feature_weight": Param("real", 0, 1000),
-        "appearance_gate": Param("real", -100, 100),
         "augment": Param("reals", -45, 45, max_length=9),
-        "negatives_per_image": Param("int", 1, 10_000),
-        "n_clusters": Param("int", 1, 64),
-        "hidden_units": Param("int", 1, 1024),
-        "n_networks": Param("int", 1, 64),
-        "equalize": Param("bool"),
-        "min_contrast": Param("real", 0, 1, open_high=True),
-        "antialias": Param("bool"),
+        "search": Param("model", optional=True, needs=("candidates",)),
+        "decision": Param("model", optional=True, needs=("decision_function",)),
+        "appearance": Param("model", optional=True, needs=("fused",)),
     }
 
     #: Each fitted member's kind, dtype, shape rule and finiteness
     #: (:func:`~eigenvision._spec.check_declared_state`).
     _state = {
         "window_": State(dtypes="iu", shape=(2,), low=1),
-        "face_space_": State("model"),
-        "face_clusters_": State("models"),
-        "nonface_clusters_": State("models"),
-        "network_mean_": State(shape=("f",)),
-        "network_scale_": State(shape=("f",), low=0),
-        "network_hidden_weights_": State(shape=("f", "m")),
-        "network_hidden_bias_": State(shape=("m",)),
-        "network_output_weights_": State(shape=("m",)),
-        "network_output_bias_": State("real"),
-        "n_negatives_": State("int", low=0),
         "locator_": State("model"),
         "placer_": State("model"),
-        "prefilter_weights_": State(shape=("h", "w"), optional=True),
-        "prefilter_bias_": State("real", optional=True),
-        "prefilter_cut_": State("real", optional=True),
         "eye_regressor_": State("model", optional=True),
-        "appearance_weights_": State(shape=("a",), optional=True),
-        "appearance_bias_": State("real", optional=True),
-        "appearance_fusion_": State(shape=(3,), optional=True),
-        "appearance_offsets_": State(shape=("o", 3), optional=True),
     }
 
     def __init__(
         self,
-        n_components=20,
-        *,
-        search_components=None,
         iod=16,
-        rotations=(-20.0, 0.0, 20.0),
-        step=2**0.25,
-        min_iod=None,
-        tilted_scale=2.0,
+        *,
         threshold=0.5,
         identity_threshold=None,
         max_side=800,
-        n_candidates=200,
-        prefilter_recall=0.99,
-        dffs_weight=1.0,
-        prefilter_stride=2,
         n_refined=30,
-        candidate_overlap=0.5,
         eye_weight=16.0,
         feature_weight=16.0,
-        appearance_gate=-1.0,
         augment=(-8.0, 0.0, 8.0),
-        negatives_per_image=200,
-        n_clusters=6,
-        hidden_units=32,
-        n_networks=5,
-        equalize=True,
-        min_contrast=0.02,
-        antialias=True,
+        search=None,
+        decision=None,
+        appearance=None,
     ):
-        self.n_components = n_components
-        self.search_components = search_components
         self.iod = iod
-        self.rotations = rotations
-        self.step = step
-        self.min_iod = min_iod
-        self.tilted_scale = tilted_scale
         self.threshold = threshold
         self.identity_threshold = identity_threshold
         self.max_side = max_side
-        self.n_candidates = n_candidates
-        self.prefilter_recall = prefilter_recall
-        self.dffs_weight = dffs_weight
-        self.prefilter_stride = prefilter_stride
         self.n_refined = n_refined
-        self.candidate_overlap = candidate_overlap
         self.eye_weight = eye_weight
         self.feature_weight = feature_weight
-        self.appearance_gate = appearance_gate
         self.augment = augment
-        self.negatives_per_image = negatives_per_image
-        self.n_clusters = n_clusters
-        self.hidden_units = hidden_units
-        self.n_networks = n_networks
-        self.equalize = equalize
-        self.min_contrast = min_contrast
-        self.antialias = antialias
+        self.search = search
+        self.decision = decision
+        self.appearance = appearance
+
+    def __copy__(self):
+        """A copy with settings of its own, its stages' too (their fitted arrays shared):
+        ``copy.copy(finder).set_params(search__rotations=(0.0,))`` changes no other finder."""
+        new = type(self).__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        for name in _STAGES:
+            if getattr(self, name) is not None:
+                setattr(new, name, copy.copy(getattr(self, name)))
+        return new
+
+    def fit(self, faces: ImageSet, backgrounds, *, locator=None, placer=None, progress=False):
+        """Train the face space, mine non-faces from ``backgrounds``, fit the decision.
+
+        Training follows the stages the search runs: the face space of aligned
+        face windows and the cascade's first test (``search``), then two rounds
+        of non-faces mined from stage 1's candidates on the backgrounds
+        (bootstrapping, Sung & Poggio 1998) with the face/non-face decision
+        fitted after each (``decision``), and the feature locators. The
+        appearance check is fitted after (:meth:`fit_appearance`).
+
+        Parameters
+        ----------
+        faces : ImageSet or sequence of ImageSet
+            Faces with ``left_eye`` and ``right_eye`` landmarks (e.g.
+            :func:`~eigenvision.datasets.load_helen`); ``nose`` and ``mouth``
+            too for the feature locator (fitted on the first set).
+        backgrounds : sequence of (H, W) ndarray or ((H, W) ndarray, boxes)
+            Photos whose windows are non-faces, except inside ``boxes``
+            (``(x, y, w, h)`` each, e.g. the annotated faces, which are
+            skipped along with windows overlapping them).
+        locator : FeatureDetector, optional
+            A fitted eye, nose and mouth detector (the checks); default one
+            fitted here on ``faces``.
+        placer : FeatureDetector, optional
+            A fitted eye, nose and mouth detector (the positions reported);
+            default :func:`~eigenvision.faces.features.placement_locator`
+            fitted here on ``faces``.
+        progress : bool, default False
+            Progress bars (stderr, on a terminal) over the search of the
+            backgrounds and the two mining rounds, minutes on a few hundred
+            photos.
+
+        Returns
+        -------
+        self
+        """
+        for name, default in _STAGES.items():
+            if getattr(self, name) is None:
+                setattr(self, name, default())
+        self.check_parameters()
+        sets = [faces] if isinstance(faces, ImageSet) else list(faces)
+        windows = np.concatenate(
+            [
+                augmented_face_windows(one.images, one.landmarks, iod=self.iod, tilts=self.augment)
+                for one in sets
+            ]
+        )
+        self.window_ = np.array(windows.shape[1:], dtype=np.int64)
+        backgrounds = [training_background(item, self.max_side) for item in backgrounds]
+        jittered = []
+        if self.search.prefilter_recall is not None:
+            jittered = [
+                jittered_face_windows(one.images, one.landmarks, iod=self.iod) for one in sets
+            ]
+        self.search.fit(windows, backgrounds, jittered=jittered)
+        pools = background_candidates(self.search, backgrounds, progress=progress)
+        # Round 1 samples the candidates stage 1 gives on backgrounds; round 2 (bootstrapping,
+        # Sung & Poggio 1998) keeps those the whole decision still calls faces.
+        cut = partial(decision_cuts, iod=self.iod, antialias=self.decision.antialias)
+        per_image = self.decision.negatives_per_image
+        negatives = mine_nonfaces(backgrounds, pools, cut, per_image=per_image, progress=progress)
+        if negatives is None:
+            negatives = np.zeros((0, *self.window_))
+        self.decision.fit(windows, negatives, iod=self.iod)
+        mined = mine_nonfaces(
+            backgrounds,
+            pools,
+            cut,
+            per_image=per_image,
+            decide=self.decision.decision_function,
+            progress=progress,
+        )
+        if mined is not None:
+            negatives = np.concatenate([negatives, mined])
+        self.decision.fit(windows, negatives, iod=self.iod)
+        self.locator_ = (
+            FeatureDetector(score="decision").fit(sets[0]) if locator is None else locator
+        )
+        self.placer_ = placement_locator().fit(sets[0]) if placer is None else placer
+        self.eye_regressor_ = None
+        return self
+
+    def fit_appearance(self, photos, fusion_photos, *, offsets=APPEARANCE_OFFSETS, progress=False):
+        """Fit the appearance check on annotated photos (the rest of the finder fitted).
+
+        The linear score is trained on the candidates of ``photos``
+        (:meth:`~eigenvision.faces.appearance.AppearanceCheck.fit`), cut on
+        their own eyes; a candidate's appearance is then the best linear score
+        of its crops at ``offsets``
+        (:func:`~eigenvision.faces.appearance.offset_eyes`). The fusion of the
+        scores is fitted on the candidates of ``fusion_photos``: other photos,
+        so the fusion weighs the appearance as it scores faces the linear
+        score was not trained on.
+
+        Parameters
+        ----------
+        photos, fusion_photos : iterable of (image, centre, iod, others)
+            As :meth:`labelled_candidates` reads them.
+        offsets : (k, 3) array-like, default APPEARANCE_OFFSETS
+            ``(scale, along, across)`` rows; ``[(1, 0, 0)]``: the candidate alone.
+        progress : bool, default False
+
+        Returns
+        -------
+        self
+        """
+        offsets = checked_offsets(offsets)
+        check_fitted(self, "locator_")
+        if self.appearance is None:
+            self.appearance = AppearanceCheck()
+        _, _, crops, faces = self.labelled_candidates(
+            photos, check=False, progress=progress, desc="appearance"
+        )
+        self.appearance.fit(crops, faces, offsets=offsets)
+        _, checked, seen, faces = self.labelled_candidates(
+            fusion_photos, scored=True, progress=progress, desc="fusion"
+        )
+        self.appearance.fit_fusion(checked, seen, faces)
+        return self
+
+    def labelled_candidates(
+        self, photos, *, check=True, scored=False, progress=False, desc="candidates"
+    ):
+        """Every candidate the search examines in annotated photos, with what it is.
+
+        Parameters
+        ----------
+        photos : iterable of (image, centre, iod, others)
+            Each photo (grey), its annotated face's centre ``(x, y)`` and
+            inter-ocular distance (``centre`` None: a photo without a face), and
+            the boxes of the faces it holds unannotated (``None``: its other
+            candidates are neither faces nor non-faces, as in LFW, where people
+            stand behind the one named).
+        check : bool, default True
+            Run the eye-pair check (a locate a candidate); False: ``checked`` is NaN.
+        scored : bool, default False
+            Return each candidate's appearance (the check's linear score, the
+            best over its offsets: :meth:`~eigenvision.faces.appearance.AppearanceCheck.best`)
+            instead of its crop.
+        progress : bool, default False
+        desc : str
+
+        Returns
+        -------
+        decision : (n,) ndarray
+            The decision's log-odds.
+        checked : (n,) ndarray
+            After the eye-pair check.
+        crops : (n, 56, 48) ndarray
+            Cut on the candidates' own eyes; with ``scored``, the ``(n,)`` appearance scores.
+        labels : (n,) ndarray of bool
+            The candidates that find the annotated face.
+        """
+        gate = (self.appearance or AppearanceCheck()).gate
+        decision, checked, crops, labels = [], [], [], []
+        for image, centre, iod, others in show_progress(photos, desc=desc, enabled=progress):
+            small, scale = reduced(image, self.max_side)
+            candidates, scores, _ = self._examined(small, lambda s: s >= gate, EXAMINED)
+            kept = []
+            for candidate, score in zip(candidates, scores, strict=True):
+                back = [(np.asarray(p) + 0.5) / scale[::-1] - 0.5 for p in candidate[:2]]
+                box = face_box(*back)
+                face = centre is not None and face_found(box, centre, iod)
+                if not face and (others is None or finds_a_face_of(box, others)):
+                    continue
+                kept.append(candidate)
+                decision.append(score)
+                checked.append(self._checked(small, candidate, score) if check else np.nan)
+                labels.append(face)
+            if kept:
+                crops.append(
+                    self.appearance.best(small, kept) if scored else appearance_crops(small, kept)
+                )
+        if scored:
+            crops = np.concatenate(crops) if crops else np.zeros(0)
+        else:
+            crops = np.concatenate(crops) if crops else np.zeros((0, *APPEARANCE_SHAPE), np.float32)
+        return np.asarray(decision), np.asarray(checked), crops, np.asarray(labels, dtype=bool)
 
     def place(self, image, box, *, relocate=True):
         """Eyes, nose and mouth of the face in ``box``, placed as :meth:`find` reports them.
@@ -394,24 +469,12 @@ class FaceFinder(FinderTrainingMixin, DecidingMixin, AppearanceMixin, BaseEstima
         """
         check_fitted(self, "locator_")
         placed = place_features(self.placer_, image, box, relocate=relocate)
-        regressor = getattr(self, "eye_regressor_", None)  # None in older model files
+        regressor = self.eye_regressor_
         if regressor is None:
             return placed
         # The two estimates err apart (a brow-like patch, a blurred eye): their mean beats both.
         eyes = np.array([placed["left_eye"], placed["right_eye"]])
         return placed.with_eyes((eyes + regressor.predict(image, eyes)) / 2)
-
-    def _prefilter(self):
-        """The fitted :class:`~eigenvision.faces.candidates.Prefilter` (None without one)."""
-        if getattr(self, "prefilter_weights_", None) is None or self.prefilter_recall is None:
-            return None
-        return Prefilter(
-            self.prefilter_weights_,
-            self.prefilter_bias_,
-            self.prefilter_cut_,
-            self.dffs_weight,
-            self.prefilter_stride,
-        )
 
     def check_parameters(self):
         """Raise ``ValueError`` naming a parameter outside ``_params`` (``fit``, ``load`` call it).
@@ -421,27 +484,16 @@ class FaceFinder(FinderTrainingMixin, DecidingMixin, AppearanceMixin, BaseEstima
         None
         """
         check_params(self)
-        if self.min_iod is not None and self.min_iod < self.iod:
+        for name in _STAGES:
+            stage = getattr(self, name)
+            if stage is not None:
+                check_params(stage)
+        min_iod = None if self.search is None else self.search.min_iod
+        if min_iod is not None and min_iod < self.iod:
             raise ValueError(
-                f"FaceFinder: min_iod must be None or at least iod={self.iod} pixels (the "
-                f"window's), got {self.min_iod!r}"
+                f"FaceFinder: search__min_iod must be None or at least iod={self.iod} pixels "
+                f"(the window's), got {min_iod!r}"
             )
-
-    def _candidates(self, image, count):
-        """Stage 1 (:func:`~eigenvision.faces.candidates.find_candidates`), these settings."""
-        return find_candidates(
-            image,
-            search_space(self.face_space_, self.search_components),
-            self.window_,
-            count=count,
-            rotations=self.rotations,
-            step=self.step,
-            min_iod=self.min_iod,
-            tilted_scale=self.tilted_scale,
-            overlap=self.candidate_overlap,
-            min_contrast=self.min_contrast,
-            prefilter=self._prefilter(),
-        )
 
     def find(self, image, *, threshold=None, max_faces=50, return_likeliest=False):
         """Every face in a photo, most confident first.
@@ -462,7 +514,7 @@ class FaceFinder(FinderTrainingMixin, DecidingMixin, AppearanceMixin, BaseEstima
             threshold count with the decision's probability, which the
             eye-pair and nose-and-mouth checks could only lower: then it is
             an upper bound. With one (the shipped finder), the likeliest of
-            the candidates examined (``appearance_gate``).
+            the candidates examined (the appearance check's ``gate``).
 
         Returns
         -------
@@ -471,8 +523,8 @@ class FaceFinder(FinderTrainingMixin, DecidingMixin, AppearanceMixin, BaseEstima
         likeliest : float or None
             Only with ``return_likeliest``.
         """
-        check_fitted(self, "network_hidden_weights_")
-        check_params(self)  # set_params(max_side=0) after fit: refused, not "no face"
+        check_fitted(self, "locator_")
+        self.check_parameters()  # set_params(max_side=0) after fit: refused, not "no face"
         threshold = self.threshold if threshold is None else threshold
         if not (isinstance(threshold, Real) and 0.0 <= threshold <= 1.0):
             raise ValueError(f"threshold must be a probability in [0, 1], got {threshold!r}")
@@ -480,10 +532,6 @@ class FaceFinder(FinderTrainingMixin, DecidingMixin, AppearanceMixin, BaseEstima
             raise ValueError(f"max_faces must be a positive int, got {max_faces!r}")
         faces, likeliest = self._search(image, threshold, max_faces)
         return (faces, likeliest) if return_likeliest else faces
-
-    def _reduced(self, image):
-        """``image`` reduced to at most ``max_side`` pixels, and the scale it was reduced by."""
-        return reduced(image, self.max_side)
 
     def _examined(self, small, keep, max_faces, *, best=False):
         """The candidates the search examines in a reduced photo, placed by every round of
@@ -497,16 +545,17 @@ class FaceFinder(FinderTrainingMixin, DecidingMixin, AppearanceMixin, BaseEstima
         if small.shape[0] < self.window_[0] or small.shape[1] < self.window_[1]:
             return nothing
         reductions = HalfOctaves(small)  # the pyramid's, and the windows are cut from them
-        candidates = self._candidates(reductions, self.n_candidates)
+        candidates = self.search.candidates(reductions)
         if not candidates:
             return nothing
-        photo = reductions if self.antialias else small
-        scores = self._scored(photo, candidates)
+        photo = reductions if self.decision.antialias else small
+        score = self.decision.candidate_scores
+        scores = score(photo, candidates)
         if self.n_refined:
             moving = np.argsort(-scores)[: self.n_refined]
             chosen = [candidates[i] for i in moving]
             moved, moved_scores = refine(
-                self._scored, photo, chosen, scores[moving], rounds=REFINEMENT[:1]
+                score, photo, chosen, scores[moving], rounds=REFINEMENT[:1]
             )
             # The best of 27 windows scores higher than any one, on clutter as on faces; the
             # mean with the window's own score halves that gain.
@@ -520,20 +569,23 @@ class FaceFinder(FinderTrainingMixin, DecidingMixin, AppearanceMixin, BaseEstima
         chosen = [order[k] for k in distinct(candidates, scores, order, max_faces)]
         # Placed by all three rounds, ranked by the score before them (ranked by their score,
         # clutter gains as much as faces).
-        refined, _ = refine(self._scored, photo, [candidates[i] for i in chosen], scores[chosen])
+        refined, _ = refine(score, photo, [candidates[i] for i in chosen], scores[chosen])
         examined = distinct(refined, scores[chosen], range(len(chosen)), max_faces)
         return [refined[k] for k in examined], scores[chosen][examined], scores[~kept]
 
     @single_threaded_blas()  # small products: BLAS's own threads only spin on our cores
     def _search(self, image, threshold, max_faces):
         """:meth:`find`'s faces and the likeliest candidate's probability (or None)."""
-        small, scale = self._reduced(image)
-        if self._appearance_fitted():
+        small, scale = reduced(image, self.max_side)
+        if self.appearance is not None and self.appearance.__sklearn_is_fitted__():
             # as many examined whatever max_faces: the fusion, not the decision, ranks them
+            gate = self.appearance.gate
             candidates, scores, _ = self._examined(
-                small, lambda s: s >= self.appearance_gate, max(max_faces, EXAMINED), best=True
+                small, lambda s: s >= gate, max(max_faces, EXAMINED), best=True
             )
-            checked = self._appearance_scored(small, candidates, scores, threshold)
+            checked = self.appearance.fused(
+                small, candidates, scores, threshold, partial(self._checked, small)
+            )
             unexamined = np.zeros(0)
         else:
             candidates, scores, unexamined = self._examined(
@@ -591,30 +643,29 @@ class FaceFinder(FinderTrainingMixin, DecidingMixin, AppearanceMixin, BaseEstima
         )
 
     def _check_relations(self):
-        """Its spaces are of its window, its perceptron fits its cluster spaces, its locator and
-        placer are feature detectors (:func:`~eigenvision._spec.check_model`)."""
+        """Its stages are fitted to its window, its locator and placer are feature detectors
+        (:func:`~eigenvision._spec.check_model`)."""
         self.check_parameters()
         window = tuple(int(v) for v in self.window_)
         if window != window_shape(self.iod):
             raise ValueError(f"FaceFinder: window_ {window} is not the window of iod {self.iod}")
-        spaces = [self.face_space_, *self.face_clusters_.values(), *self.nonface_clusters_.values()]
-        for space in spaces:
-            check_model(space)
-            if tuple(space.image_shape_) != window:
+        for name in ("search", "decision"):
+            stage = getattr(self, name)
+            if not isinstance(stage, _STAGES[name]):
                 raise ValueError(
-                    f"FaceFinder: a space of {space.image_shape_} windows, not {window}"
+                    f"FaceFinder.{name} must be a fitted {_STAGES[name].__name__}, not "
+                    f"{type(stage).__name__}"
                 )
-        weights = getattr(self, "prefilter_weights_", None)
-        if weights is not None and weights.shape != window:
+            check_model(stage)
+        if self.search.window != window:
+            raise ValueError(f"FaceFinder: a search of {self.search.window} windows, not {window}")
+        if self.decision.iod_ != self.iod:
             raise ValueError(
-                f"FaceFinder: prefilter_weights_ of shape {weights.shape}, not the window {window}"
+                f"FaceFinder: a decision of windows with eyes {self.decision.iod_} pixels apart, "
+                f"not iod {self.iod}"
             )
-        features = 2 * (len(spaces) - 1)
-        if len(self.network_mean_) != features or np.any(self.network_scale_ <= 0):
-            raise ValueError(
-                f"FaceFinder: the perceptron's weights do not fit {features} features "
-                "(2 per cluster space)"
-            )
+        if self.appearance is not None and self.appearance.__sklearn_is_fitted__():
+            check_model(self.appearance)
         for name in ("locator_", "placer_"):
             part = getattr(self, name, None)
             if not isinstance(part, FeatureDetector):
@@ -622,3 +673,7 @@ class FaceFinder(FinderTrainingMixin, DecidingMixin, AppearanceMixin, BaseEstima
                     f"FaceFinder.{name} must be a FeatureDetector, not {type(part).__name__}"
                 )
             check_model(part)
+
+
+#: The finder's stages: its parameter for each and the estimator ``fit`` makes for None.
+_STAGES = {"search": CandidateSearch, "decision": FaceDecision, "appearance": AppearanceCheck}

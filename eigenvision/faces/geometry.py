@@ -331,9 +331,9 @@ def face_windows_at(image, eyes, *, iod=20, antialias=False) -> np.ndarray:
         itself for smaller faces). Bilinear sampling alone skips pixels of
         a face many times larger than the window: the window aliases, and
         a face/non-face decision trained on smaller faces rejects it
-        (``FaceFinder``'s ``antialias``). Not the full smoothing of
-        :func:`~eigenvision.transform.align`: the last 1.5-2.1x of shrinking
-        stays bilinear, as in the finder's training windows
+        (:class:`~eigenvision.faces.decision.FaceDecision`'s ``antialias``).
+        Not the full smoothing of :func:`~eigenvision.transform.align`: the
+        last 1.5-2.1x of shrinking stays bilinear, as in the finder's training windows
         (:func:`face_window`); a finder trained on smoothed windows found
         fewer faces (:func:`~eigenvision.faces.recipes.build_finder`).
 

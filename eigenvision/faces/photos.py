@@ -43,7 +43,8 @@ def default_finder(path=None) -> FaceFinder:
     """The trained finder, read from ``data/face_finder.npz`` (or ``path``) and checked.
 
     Read once per process (again when the file changes); each call gets its own shallow
-    copy, so setting its parameters (``finder.threshold = 0.5``) changes no other caller's.
+    copy (:meth:`~eigenvision.FaceFinder.__copy__`), so setting its parameters or its stages'
+    (``finder.set_params(search__rotations=(0.0,))``) changes no other caller's.
 
     Parameters
     ----------

@@ -29,7 +29,9 @@ from ..identity import IdentityModel, quantized, tempered
 from ..identity.deep import CHIP_EYE_POSITIONS, CHIP_SHAPE
 from ..imageset import ImageSet
 from ..io import load_image
+from .candidates import CandidateSearch
 from .compare import model_crop
+from .decision import FaceDecision
 from .eyes import EyeRegressor
 from .features import FeatureDetector, place_features, placement_locator
 from .finder import FaceFinder
@@ -415,11 +417,15 @@ def build_finder(root=None, *, n_backgrounds=250, n_lfw=3000, progress=False) ->
     # Mined without the contrast gate (so the non-faces hold flat windows), from aliased cuts,
     # with turned faces at every size, the first test at every window; searched with the gate,
     # antialiased, turned faces from twice the smallest, the first test coarse to fine.
-    mining = {"min_contrast": 0.0, "antialias": False, "tilted_scale": 1.0, "prefilter_stride": 1}
-    finder = FaceFinder(**mining).fit(
-        faces, backgrounds, locator=locator, placer=placer, progress=progress
-    )
-    defaults = FaceFinder().get_params()
+    mining = {
+        "search__min_contrast": 0.0,
+        "search__tilted_scale": 1.0,
+        "search__prefilter_stride": 1,
+        "decision__antialias": False,
+    }
+    finder = FaceFinder(search=CandidateSearch(), decision=FaceDecision()).set_params(**mining)
+    finder.fit(faces, backgrounds, locator=locator, placer=placer, progress=progress)
+    defaults = FaceFinder(search=CandidateSearch(), decision=FaceDecision()).get_params()
     finder.set_params(**{name: defaults[name] for name in mining})
     finder.eye_regressor_ = fit_eye_regressor(helen=helen, progress=progress)
     return fit_appearance_check(finder, root, progress=progress)

@@ -18,7 +18,8 @@ import eigenvision as ev
 from eigenvision import evaluate
 from eigenvision.faces import appearance, photos, recipes
 from eigenvision.faces.appearance import EXAMINED
-from tests.conftest import require_dataset_folder
+from eigenvision.faces.candidates import reduced
+from tests.conftest import finder_in_format_3, require_dataset_folder
 
 #: LFW photos of held-out people (the seeded draw's photos 501-800, which `wild_detection` does
 #: not report) where the finder before the appearance check found no face at its threshold:
@@ -58,11 +59,7 @@ _FLOAT32_SUMS = 1e-3
 def _without_appearance(finder):
     """The shipped finder as it was before the appearance check: the decision and the eye-pair
     check, at the threshold it shipped with, its first test at every window."""
-    before = copy.copy(finder)
-    before.appearance_fusion_ = None
-    before.threshold = 0.8
-    before.prefilter_stride = 1
-    return before
+    return copy.copy(finder).set_params(appearance=None, threshold=0.8, search__prefilter_stride=1)
 
 
 def test_appearance_features_are_scikit_images_hog(rng):
@@ -114,12 +111,10 @@ def test_the_fusion_is_scikit_learns_logistic_regression(rng):
 
 def _best_linear_score(finder, image, candidate):
     """The appearance of a candidate by a loop: the best linear score of HOG of its crops at the
-    finder's offsets (its eyes scaled about their midpoint, moved along and across their line),
-    or of its own crop when the finder has none."""
-    offsets = getattr(finder, "appearance_offsets_", None)
+    check's offsets (its eyes scaled about their midpoint, moved along and across their line)."""
     left, right = (complex(*point) for point in candidate[:2])
     best = -np.inf
-    for scale, along, across in [(1.0, 0.0, 0.0)] if offsets is None else offsets:
+    for scale, along, across in finder.appearance.offsets_:
         middle = (left + right) / 2 + (right - left) * (along + 1j * across)
         half = scale * (right - left) / 2
         eyes = [(p.real, p.imag) for p in (middle - half, middle + half)]
@@ -131,7 +126,7 @@ def _best_linear_score(finder, image, candidate):
             cells_per_block=(2, 2),
             transform_sqrt=True,
         )
-        best = max(best, features @ finder.appearance_weights_ + finder.appearance_bias_)
+        best = max(best, features @ finder.appearance.weights_ + finder.appearance.bias_)
     return best
 
 
@@ -156,14 +151,14 @@ def test_the_face_score_fuses_the_checked_decision_and_the_appearance(
     recomputed by a loop over the candidates examined; the offsets are read only near the
     threshold, and the check (a locate) runs only where the score without it, an upper bound,
     reaches the threshold."""
-    assert finder.appearance_fusion_ is not None  # the shipped finder has the check
-    assert len(finder.appearance_offsets_) == len(appearance.APPEARANCE_OFFSETS)
+    assert finder.appearance.fusion_ is not None  # the shipped finder has the check
+    assert len(finder.appearance.offsets_) == len(appearance.APPEARANCE_OFFSETS)
     image = photos.sample_picture("astronaut")
     seen, calls = [], []
-    scored = finder._appearance_scored
+    scored = finder.appearance.fused
 
-    def spy(small, candidates, scores, cut):
-        fused = scored(small, candidates, scores, cut)
+    def spy(small, candidates, scores, cut, check):
+        fused = scored(small, candidates, scores, cut, check)
         seen.append((small, candidates, np.array(scores), fused))
         return fused
 
@@ -173,15 +168,15 @@ def test_the_face_score_fuses_the_checked_decision_and_the_appearance(
         calls.append(candidate)
         return checked(small, candidate, score)
 
-    monkeypatch.setattr(finder, "_appearance_scored", spy)
+    monkeypatch.setattr(finder.appearance, "fused", spy)
     monkeypatch.setattr(finder, "_checked", counted)
     faces = finder.find(image, threshold=threshold)
     ((small, candidates, scores, fused),) = seen
     assert len(candidates) > 5
-    a, b, c = finder.appearance_fusion_
+    a, b, c = finder.appearance.fusion_
     bounds, expected = [], []
     alone = copy.copy(finder)
-    alone.appearance_offsets_ = None
+    alone.appearance.offsets_ = np.array([[1.0, 0.0, 0.0]])
     for candidate, score in zip(candidates, scores, strict=True):
         # its offsets are read only where its own crop comes within the margin of the threshold
         seen_score = b * _best_linear_score(alone, small, candidate) + c
@@ -202,18 +197,28 @@ def test_the_face_score_fuses_the_checked_decision_and_the_appearance(
     assert faces and faces[0].box[0] > 100  # her face first, not the rocket's
 
 
-def test_a_finder_file_without_offsets_reads_the_candidate_alone(finder):
-    """Finder files fitted before the offsets: the appearance of a candidate is its own crop's."""
-    alone = copy.copy(finder)
-    alone.appearance_offsets_ = None
-    image = photos.sample_picture("astronaut")
-    small, _ = alone._reduced(image)
-    candidates, _, _ = alone._examined(small, lambda s: s >= alone.appearance_gate, 10)
-    seen = alone._best_appearance(small, candidates)
+def test_a_finder_file_without_offsets_reads_the_candidate_alone(finder, tmp_path):
+    """Finder files fitted before the offsets load with the candidate's own crop as the one
+    offset: the appearance of a candidate is its own crop's (a loop's), at most the best of the
+    shipped offsets (the centre is one of them)."""
+    import json
+
+    path = finder_in_format_3(ev.save(finder, tmp_path / "finder.npz"))
+    with np.load(path, allow_pickle=False) as archive:
+        stored = {key: archive[key] for key in archive.files}
+    header = json.loads(bytes(stored["__header__"]).decode())
+    del stored["appearance_offsets_"], header["arrays"]["appearance_offsets_"]
+    stored["__header__"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
+    np.savez(path, **stored)
+    alone = ev.load(path)
+    assert alone.appearance.offsets_.tolist() == [[1.0, 0.0, 0.0]]
+    small, _ = reduced(photos.sample_picture("astronaut"), alone.max_side)
+    candidates, _, _ = alone._examined(small, lambda s: s >= alone.appearance.gate, 10)
+    seen = alone.appearance.best(small, candidates)
     expected = [_best_linear_score(alone, small, candidate) for candidate in candidates]
     np.testing.assert_allclose(seen, expected, atol=_FLOAT32_SUMS)
-    best = finder._best_appearance(small, candidates)
-    assert np.all(best >= seen - _FLOAT32_SUMS)  # the centre is one of the offsets
+    best = finder.appearance.best(small, candidates)
+    assert np.all(best >= seen - _FLOAT32_SUMS)
 
 
 @pytest.mark.parametrize("offsets", [[], [(0.0, 0.0, 0.0)], [(1.0, np.nan, 0.0)]])
@@ -233,10 +238,10 @@ def test_a_finder_without_the_check_searches_as_before(finder, monkeypatch):
 def test_the_appearance_check_round_trips(finder, tmp_path):
     ev.save(finder, tmp_path / "finder.npz")
     loaded = ev.load(tmp_path / "finder.npz")
-    np.testing.assert_array_equal(loaded.appearance_weights_, finder.appearance_weights_)
-    np.testing.assert_array_equal(loaded.appearance_fusion_, finder.appearance_fusion_)
-    np.testing.assert_array_equal(loaded.appearance_offsets_, finder.appearance_offsets_)
-    assert loaded.appearance_gate == finder.appearance_gate
+    np.testing.assert_array_equal(loaded.appearance.weights_, finder.appearance.weights_)
+    np.testing.assert_array_equal(loaded.appearance.fusion_, finder.appearance.fusion_)
+    np.testing.assert_array_equal(loaded.appearance.offsets_, finder.appearance.offsets_)
+    assert loaded.appearance.gate == finder.appearance.gate
     image = photos.sample_picture("astronaut")
     assert loaded.find(image) == finder.find(image)
 
@@ -324,7 +329,7 @@ def test_build_models_appearance_refits_the_check_of_the_saved_finder(
 
     monkeypatch.setattr(build_models, "fit_appearance_check", fit)
     assert main(["-q", "build-models", "--appearance", "-o", str(tmp_path)]) == 0
-    assert len(calls) == 1 and calls[0].appearance_fusion_ is not None
+    assert len(calls) == 1 and calls[0].appearance.fusion_ is not None
     assert ev.load(tmp_path / "face_finder.npz").threshold == 0.123
     assert "threshold 0.123" in capsys.readouterr().out
 
@@ -335,10 +340,10 @@ def test_the_linear_score_learns_from_candidates_without_locating_them(finder, m
     image = photos.sample_picture("astronaut")
     face = finder.find(image)[0]
     photo = [(image, (face.box[0] + face.box[2] / 2, face.box[1] + face.box[3] / 2), face.iod, ())]
-    with_check = appearance.labelled_candidates(finder, photo)
+    with_check = finder.labelled_candidates(photo)
     calls = []
     monkeypatch.setattr(finder, "_checked", lambda *args: calls.append(args))
-    decision, checked, crops, labels = appearance.labelled_candidates(finder, photo, check=False)
+    decision, checked, crops, labels = finder.labelled_candidates(photo, check=False)
     assert not calls and np.isnan(checked).all() and labels.any() and not labels.all()
     np.testing.assert_array_equal(decision, with_check[0])
     np.testing.assert_array_equal(crops, with_check[2])
@@ -352,12 +357,14 @@ def test_the_fusion_learns_from_the_best_appearance_of_each_candidate(finder):
     image = photos.sample_picture("astronaut")
     face = finder.find(image)[0]
     photo = [(image, (face.box[0] + face.box[2] / 2, face.box[1] + face.box[3] / 2), face.iod, ())]
-    decision, _, crops, labels = appearance.labelled_candidates(finder, photo, check=False)
-    again, _, seen, same = appearance.labelled_candidates(finder, photo, check=False, scored=True)
+    decision, _, crops, labels = finder.labelled_candidates(photo, check=False)
+    again, _, seen, same = finder.labelled_candidates(photo, check=False, scored=True)
     np.testing.assert_array_equal(again, decision)
     np.testing.assert_array_equal(same, labels)
     assert seen.shape == (len(crops),) and labels.any() and not labels.all()
-    small, _ = finder._reduced(image)  # no unannotated faces: every candidate examined is kept
-    candidates, _, _ = finder._examined(small, lambda s: s >= finder.appearance_gate, EXAMINED)
+    small, _ = reduced(
+        image, finder.max_side
+    )  # no unannotated faces: every candidate examined is kept
+    candidates, _, _ = finder._examined(small, lambda s: s >= finder.appearance.gate, EXAMINED)
     expected = [_best_linear_score(finder, small, candidate) for candidate in candidates]
     np.testing.assert_allclose(seen, expected, rtol=1e-3, atol=1e-3)  # float32 sums, as above

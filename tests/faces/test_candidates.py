@@ -19,7 +19,7 @@ from eigenvision.faces.candidates import (
 )
 from eigenvision.faces.geometry import face_windows, jittered_face_windows
 from eigenvision.normalize import unit_norm
-from tests.conftest import require_dataset_folder
+from tests.conftest import finder_in_format_3, require_dataset_folder
 
 
 def _brute_scores(image, weights, bias):
@@ -298,7 +298,7 @@ def test_a_finder_without_a_prefilter_searches_every_windows_dffs(tmp_path):
     import json
 
     finder = photos.default_finder()
-    path = ev.save(finder, tmp_path / "finder.npz")
+    path = finder_in_format_3(ev.save(finder, tmp_path / "finder.npz"))
     with np.load(path, allow_pickle=False) as archive:
         stored = {key: archive[key] for key in archive.files}
     header = json.loads(bytes(stored["__header__"]).decode())
@@ -312,15 +312,15 @@ def test_a_finder_without_a_prefilter_searches_every_windows_dffs(tmp_path):
     old = tmp_path / "old.npz"
     np.savez(old, **stored)
     loaded = ev.load(old)
-    assert loaded.prefilter_recall is None and loaded._prefilter() is None
+    assert loaded.search.prefilter_recall is None and loaded.search.prefilter() is None
     image = photos.sample_picture("astronaut")[::2, ::2]
-    searched = loaded.set_params(rotations=(0.0,))._candidates(image, 50)
-    space = loaded.face_space_
+    searched = loaded.set_params(search__rotations=(0.0,)).search.candidates(image, 50)
+    space = loaded.search.face_space_
     dffs = ev.dffs_map(image, space, normalize="window", min_contrast=0.02)
     # DFFS values, not cascade scores: none negative, the best no worse than the finest level's
     values = np.array([value for *_, value in searched])
     assert values.min() >= 0 and values[0] <= dffs.min() + 1e-9
-    finder.prefilter_weights_ = finder.prefilter_weights_[:, :-1]
+    finder.search.prefilter_weights_ = finder.search.prefilter_weights_[:, :-1]
     with pytest.raises(ValueError, match="prefilter_weights_"):
         ev.validation.check_state(finder)
 

@@ -9,6 +9,7 @@ import pytest
 
 import eigenvision as ev
 from eigenvision.faces import photos
+from eigenvision.faces.decision import FaceDecision
 
 
 def test_the_decision_normalises_the_windows_it_is_given(finder, rng):
@@ -18,21 +19,22 @@ def test_the_decision_normalises_the_windows_it_is_given(finder, rng):
     from eigenvision.faces.decision import log_distances, network_log_odds
     from eigenvision.normalize import equalize_windows, unit_norm
 
-    cut = finder._windows(
+    cut = finder.decision.windows(
         photos.sample_picture("astronaut"),
         [((190.0 + dx, 100.0), (240.0 + dx, 104.0), 0.0) for dx in range(8)],
     )
     for equalize, normalise in ((True, equalize_windows), (False, unit_norm)):
-        model = copy.copy(finder).set_params(equalize=equalize)
+        model = copy.copy(finder.decision).set_params(equalize=equalize)
         scores = model.decision_function(cut)
         np.testing.assert_allclose(model.decision_function(unit_norm(cut)), scores, atol=1e-9)
         spaces = [*model.face_clusters_.values(), *model.nonface_clusters_.values()]
         network = {name: getattr(model, f"network_{name}_") for name in ev.faces.decision.NETWORK}
         features = log_distances(normalise(cut).reshape(len(cut), -1), spaces)
         np.testing.assert_allclose(scores, network_log_odds(features, network), atol=1e-12)
+    equalized = copy.copy(finder.decision).set_params(equalize=True)
     np.testing.assert_allclose(
-        copy.copy(finder).set_params(equalize=True).decision_function(np.sqrt(cut) * 2 + 3),
-        copy.copy(finder).set_params(equalize=True).decision_function(cut),
+        equalized.decision_function(np.sqrt(cut) * 2 + 3),
+        equalized.decision_function(cut),
         atol=1e-9,
     )
 
@@ -95,7 +97,7 @@ def test_averaged_perceptrons_are_one_perceptron(n_networks, rng):
     )
     np.testing.assert_allclose(network_log_odds(X, weights), expected, atol=1e-8)
     with pytest.raises(ValueError, match="n_networks must be an int in"):
-        ev.FaceFinder(n_networks=0).check_parameters()
+        ev.FaceFinder(decision=FaceDecision(n_networks=0)).check_parameters()
 
 
 def test_a_decision_shared_between_threads_scores_as_one_batch(finder, monkeypatch):
@@ -105,17 +107,17 @@ def test_a_decision_shared_between_threads_scores_as_one_batch(finder, monkeypat
 
     monkeypatch.setattr(decision, "n_threads", lambda: 2)  # two parts on a machine of any size
     image = ev.normalize.resize(photos.sample_picture("astronaut"), (320, 320))
-    candidates = finder._candidates(image, 200)
+    candidates = finder.search.candidates(image, 200)
     assert len(candidates) >= decision._PARALLEL_WINDOWS  # in parts
     parts = []
-    decide = type(finder).decision_function
+    decide = FaceDecision.decision_function
     monkeypatch.setattr(
-        type(finder),
+        FaceDecision,
         "decision_function",
         lambda self, windows: parts.append(len(windows)) or decide(self, windows),
     )
-    scores = finder._scored(image, candidates)
+    scores = finder.decision.candidate_scores(image, candidates)
     assert len(parts) == 2 and sum(parts) == len(candidates)
-    windows = finder._windows(image, candidates)
-    alone = [decide(finder, window[None])[0] for window in windows[::7]]
+    windows = finder.decision.windows(image, candidates)
+    alone = [decide(finder.decision, window[None])[0] for window in windows[::7]]
     np.testing.assert_allclose(scores[::7], alone, rtol=1e-10, atol=1e-10)

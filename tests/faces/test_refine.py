@@ -16,12 +16,14 @@ def test_a_refinement_round_keeps_each_candidates_best_window_of_27(finder):
     from eigenvision.faces.refine import REFINEMENT, refine
 
     small = to_gray(photos.sample_picture("astronaut"))
-    candidates = finder._candidates(small, 200)
-    scores = finder.decision_function(finder._windows(small, candidates))
+    candidates = finder.search.candidates(small, 200)
+    scores = finder.decision.decision_function(finder.decision.windows(small, candidates))
     best = np.argsort(-scores)[:6]
     chosen, own = [candidates[i] for i in best], scores[best]
     own[-1] = 50.0  # a score no window beats: the candidate stays where it is
-    moved, values = refine(finder._scored, small, chosen, own, rounds=REFINEMENT[:1])
+    moved, values = refine(
+        finder.decision.candidate_scores, small, chosen, own, rounds=REFINEMENT[:1]
+    )
     for (left, right, dffs), score, (new_left, new_right, new_dffs), value in zip(
         chosen, own, moved, values, strict=True
     ):
@@ -35,7 +37,8 @@ def test_a_refinement_round_keeps_each_candidates_best_window_of_27(finder):
                     middle = centre + np.array([dx, dy]) * iod
                     trials.append((middle - half * 2.0**e, middle + half * 2.0**e))
         trial_scores = [
-            finder.decision_function(finder._windows(small, [(a, b, 0.0)]))[0] for a, b in trials
+            finder.decision.decision_function(finder.decision.windows(small, [(a, b, 0.0)]))[0]
+            for a, b in trials
         ]
         # scored one window at a time here and in a batch there: another BLAS may order
         # windows within round-off of the best (or of the candidate's own score) otherwise

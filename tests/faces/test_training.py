@@ -8,6 +8,9 @@ import pytest
 import eigenvision as ev
 from eigenvision import evaluate
 from eigenvision.faces import photos, recipes
+from eigenvision.faces.candidates import CandidateSearch
+from eigenvision.faces.decision import FaceDecision
+from eigenvision.faces.training import training_background
 from tests.conftest import require_helen_files
 
 
@@ -20,25 +23,27 @@ def test_a_finder_trained_on_a_few_helen_photos_ranks_held_out_faces_first(rng):
     train_ids, test_ids = photos.helen_split(photo for photo, _, _ in files)
     train_ids, test_ids = sorted(train_ids)[:30], sorted(test_ids)[:8]
     faces = ev.datasets.load_helen(photo_ids=set(train_ids))
-    finder = ev.FaceFinder(negatives_per_image=50, n_clusters=3).fit(
+    decision = FaceDecision(negatives_per_image=50, n_clusters=3)
+    finder = ev.FaceFinder(decision=decision).fit(
         faces, recipes._helen_backgrounds(None, train_ids, 4)
     )
-    assert len(finder.face_clusters_) == len(finder.nonface_clusters_) == 3
+    assert finder.decision is decision and isinstance(finder.search, CandidateSearch)
+    assert len(finder.decision.face_clusters_) == len(finder.decision.nonface_clusters_) == 3
     held_out = ev.datasets.load_helen(photo_ids=set(test_ids))
     windows = ev.normalize.unit_norm(
         ev.face_windows(held_out.images, held_out.landmarks, iod=finder.iod)
     )
     clutter = []
     for item in recipes._helen_backgrounds(None, test_ids, 3):
-        image, avoid = ev.faces.training._background(item, 480)
+        image, avoid = training_background(item, 480)
         away = [
             c
-            for c in finder._candidates(image, 200)
+            for c in finder.search.candidates(image, 200)
             if ev.search.box_iou(ev.face_box(*c[:2]), avoid).max() == 0
         ]
-        clutter.append(finder._windows(image, away))
+        clutter.append(finder.decision.windows(image, away))
     truth = np.r_[np.ones(len(windows)), np.zeros(sum(map(len, clutter)))]
-    scores = finder.decision_function(np.concatenate([windows, *clutter]))
+    scores = finder.decision.decision_function(np.concatenate([windows, *clutter]))
     assert evaluate.auc(*evaluate.roc_curve(truth, scores)[:2]) > 0.9
     with pytest.raises(ValueError, match="n_clusters must be an int in"):
-        ev.FaceFinder(n_clusters=0).check_parameters()
+        ev.FaceFinder(decision=FaceDecision(n_clusters=0)).check_parameters()
