@@ -55,7 +55,7 @@ __getattr__, _, _lazy_names = lazy.attach(
         "faces.geometry": ["face_box", "face_windows", "window_eyes"],
         "faces.photos": ["default_finder", "find_faces"],
         "fisher": ["FisherSpace"],
-        "identity": ["PLDA", "JointBayesian", "PLDAFusion", "IdentityModel"],
+        "identity": ["PLDA", "JointBayesian", "PLDAFusion", "IdentityModel", "FaceDescriber"],
         "imageset": ["ImageSet"],
         "io": ["iter_image_batches", "load_image", "load_image_set", "load_photos"],
         "kernel": ["KernelPCA"],

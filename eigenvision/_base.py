@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import threading
 import weakref
 from collections import OrderedDict
@@ -231,6 +232,31 @@ def cloned_sharing(estimator, shared):
     return type(estimator)(
         **{k: v if k in shared else clone(v, safe=False) for k, v in params.items()}
     )
+
+
+def copied_with_parts(model, parts):
+    """A shallow copy of ``model`` whose parts (estimators it holds as parameters and fits in
+    place, as a pipeline holds its steps) are shallow copies too: setting a parameter of the
+    copy or of its parts (``set_params(part__name=...)``) changes no other model, and the
+    fitted arrays stay shared. For ``__copy__``.
+
+    Parameters
+    ----------
+    model : BaseEstimator
+    parts : iterable of str
+        Parameter names of the parts (None ones left as they are).
+
+    Returns
+    -------
+    BaseEstimator
+        Of ``model``'s class.
+    """
+    new = type(model).__new__(type(model))
+    new.__dict__.update(model.__dict__)
+    for name in parts:
+        if getattr(model, name) is not None:
+            setattr(new, name, copy.copy(getattr(model, name)))
+    return new
 
 
 def counted(count: int, singular: str, plural: str | None = None) -> str:

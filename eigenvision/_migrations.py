@@ -11,7 +11,8 @@ Format 2 files record every parameter and member their class has. Format 3 files
 recognizer's features are moved there (:func:`_encoder_of_recognizer`). Format 4 files hold a
 :class:`~eigenvision.FaceFinder`'s stages as its parameters (``search``, ``decision``,
 ``appearance``), each with its own settings and fitted members: a format 3 finder's are moved
-there (:func:`_stages_of_finder`).
+there (:func:`_stages_of_finder`), and an :class:`~eigenvision.IdentityModel`'s description
+parameters and mixture (``fisher_``) into its ``describer`` (:func:`_describer_of_identity_model`).
 """
 
 from __future__ import annotations
@@ -102,6 +103,7 @@ def upgrade(description: dict, version: int, arrays: dict, path="the file") -> d
         _walk(description, lambda model: _encoder_of_recognizer(model, arrays))
     if version < 4:
         _walk(description, lambda model: _stages_of_finder(model, arrays))
+        _walk(description, _describer_of_identity_model)
     return description
 
 
@@ -333,3 +335,47 @@ def _stages_of_finder(description: dict, arrays: dict) -> None:
     if "eye_regressor_" not in children:
         state.setdefault("eye_regressor_", None)  # a file from before it had one
     description["state"], description["children"] = state, children
+
+
+#: The parameters a format 3 identity model held that are its describer's in format 4.
+DESCRIBER_PARAMS = (
+    "shape",
+    "descriptor",
+    "illumination",
+    "descriptor_scales",
+    "lbp_cells",
+    "lbp_radii",
+    "hog_cell",
+    "fisher_clusters",
+    "mirror",
+    "seed",
+)
+
+
+def _describer_of_identity_model(description: dict) -> None:
+    """A format 3 identity model's description parameters and its mixture (``fisher_``) moved
+    into its ``describer``, a :class:`~eigenvision.identity.describe.FaceDescriber`, of format
+    4 (``seed`` stays the model's too: it also holds out the calibration's people)."""
+    params = description.get("params")
+    if description.get("class") != "IdentityModel" or not isinstance(params, dict):
+        return
+    if "describer" in params:
+        return  # its describer is there already: nothing to move
+    prefix = description.get("prefix", "")
+    state, children = description.get("state") or {}, description.get("children") or {}
+    describer = {
+        "class": "FaceDescriber",
+        "params": {name: params[name] for name in DESCRIBER_PARAMS if name in params},
+        "state": {},
+        "children": {},
+        "prefix": f"{prefix}@describer/",
+    }
+    fitted = bool(state) or bool(children)
+    if "fisher_" in children:
+        describer["children"]["fisher_"] = children.pop("fisher_")
+    elif fitted:
+        describer["state"]["fisher_"] = state.pop("fisher_", None)
+    for name in DESCRIBER_PARAMS:
+        if name != "seed":
+            params.pop(name, None)
+    description["params"] = {"describer": {"model": describer}, **params}

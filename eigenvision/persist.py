@@ -36,6 +36,7 @@ from .faces.features import FeatureDetector
 from .faces.finder import FaceFinder
 from .fisher import FisherSpace
 from .identity import PLDA, IdentityModel, JointBayesian, PLDAFusion
+from .identity.describe import FaceDescriber
 from .kernel import KernelPCA
 from .normalize import PixelStandardizer
 from .ppca import ProbabilisticPCA
@@ -56,6 +57,7 @@ _MODELS = {
         JointBayesian,
         PLDAFusion,
         IdentityModel,
+        FaceDescriber,
         KernelPCA,
         ProbabilisticPCA,
         PixelStandardizer,

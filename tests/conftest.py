@@ -166,26 +166,33 @@ def written_in_format(path, version):
     return path
 
 
-def finder_in_format_3(path):
-    """Rewrite a face finder's model file as format 3 wrote it: the stages' parameters and
-    fitted members the finder's own (the inverse of ``_migrations._stages_of_finder``)."""
+def in_format_3(path):
+    """Rewrite a face finder's or an identity model's model file as format 3 wrote it: a
+    finder's stages' parameters and fitted members the finder's own, an identity model's
+    describer's parameters and mixture the model's (the inverse of ``_migrations``'
+    ``_stages_of_finder`` and ``_describer_of_identity_model``)."""
     import json
 
-    from eigenvision._migrations import FINDER_MEMBERS, FINDER_PARAMS
+    from eigenvision._migrations import DESCRIBER_PARAMS, FINDER_MEMBERS, FINDER_PARAMS
 
     with np.load(path, allow_pickle=False) as archive:
         stored = {key: archive[key] for key in archive.files}
     header = json.loads(bytes(stored["__header__"]).decode())
     model = header["model"]
-    params = {}
+    if model["class"] == "FaceFinder":
+        params, members = FINDER_PARAMS, FINDER_MEMBERS
+    else:
+        names = {name: name for name in DESCRIBER_PARAMS}
+        params, members = {"describer": names}, {"describer": {"fisher_": "fisher_"}}
+    flat = {}
     for name, value in model["params"].items():
-        if name not in FINDER_PARAMS:
-            params[name] = value
+        if name not in params:
+            flat[name] = value
             continue
         stage = value["model"]
-        for old, new in FINDER_PARAMS[name].items():
-            params.setdefault(old, stage["params"][new])
-        for old, new in FINDER_MEMBERS[name].items():
+        for old, new in params[name].items():
+            flat.setdefault(old, stage["params"][new])
+        for old, new in members[name].items():
             if new in stage["state"]:
                 model["state"][old] = stage["state"][new]
             if new in stage["children"]:
@@ -198,7 +205,7 @@ def finder_in_format_3(path):
             stored[key[len(stage["prefix"]) :]] = stored.pop(key)
             header["arrays"][key[len(stage["prefix"]) :]] = header["arrays"].pop(key)
         _strip_prefixes(model["children"], stage["prefix"])
-    model["params"] = params
+    model["params"] = flat
     if model["state"].get("eye_regressor_", 0) is None:
         del model["state"]["eye_regressor_"]
     header["format_version"] = 3

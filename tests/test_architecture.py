@@ -173,6 +173,16 @@ def test_a_mixin_has_two_users_or_more():
     assert single == set(), single
 
 
+@pytest.mark.parametrize("name", ["FaceFinder", "IdentityModel"])
+def test_the_models_users_meet_take_a_handful_of_parameters(name):
+    """Issue 77: at most 12 each; the rest are their parts' (``set_params(search__...)``,
+    ``set_params(describer__...)``)."""
+    import eigenvision as ev
+
+    params = getattr(ev, name)().get_params(deep=False)
+    assert len(params) <= 12, sorted(params)
+
+
 def test_the_photo_pipeline_composes_its_stages():
     """Issue 77: FaceFinder takes a handful of parameters and holds its stages as estimators,
     each with its parameters, state, fit and score in its stage's module, reached as
@@ -180,8 +190,6 @@ def test_the_photo_pipeline_composes_its_stages():
     import eigenvision as ev
     from eigenvision.faces import appearance, candidates, decision
 
-    params = ev.FaceFinder().get_params(deep=False)
-    assert len(params) <= 12, sorted(params)
     stages = {
         "search": (candidates, candidates.CandidateSearch),
         "decision": (decision, decision.FaceDecision),

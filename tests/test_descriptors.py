@@ -3,10 +3,12 @@
 import numpy as np
 import pytest
 from skimage.feature import daisy, hog, local_binary_pattern
+from sklearn.base import clone
 from sklearn.mixture import GaussianMixture
 
 import eigenvision as ev
 from eigenvision.descriptors import FisherVectors, face_descriptors, lbp_histograms, local_daisy
+from eigenvision.identity.describe import FaceDescriber
 from tests.conftest import UNLEARNT_DESCRIPTIONS
 
 
@@ -163,12 +165,14 @@ def test_describe_splits_many_crops_between_threads_and_gives_each_crops_own_row
     import eigenvision.identity.describe as describing
 
     model = ev.IdentityModel(
-        shape=(40, 36),
-        descriptor=("lbp+hog", "daisy"),
-        illumination=(True, False),
-        descriptor_scales=((1.0,), (1.0,)),
-        lbp_cells=(2, 2),
-        hog_cell=8,
+        FaceDescriber(
+            shape=(40, 36),
+            descriptor=("lbp+hog", "daisy"),
+            illumination=(True, False),
+            descriptor_scales=((1.0,), (1.0,)),
+            lbp_cells=(2, 2),
+            hog_cell=8,
+        )
     )
     crops = rng.random((17, 40, 36))
     parts = []
@@ -195,9 +199,8 @@ def test_the_identity_model_verifies_people_it_never_saw(att, tmp_path):
     where the probability is one half; a pair's score is its entry of the pairwise scores."""
     people = np.unique(att.labels)
     train = np.isin(att.labels, people[:30])
-    model = ev.IdentityModel(
-        shape=(112, 92), pca_components=100, n_components=25, **UNLEARNT_DESCRIPTIONS
-    )
+    describer = FaceDescriber(shape=(112, 92), **UNLEARNT_DESCRIPTIONS)
+    model = ev.IdentityModel(describer, pca_components=100, n_components=25)
     model.fit(att.images[train], att.labels[train])
     test_images, test_labels = att.images[~train], att.labels[~train]
     rows, cols = np.triu_indices(len(test_images), 1)
@@ -336,17 +339,24 @@ def test_an_identity_model_with_a_fisher_description(att, tmp_path):
     crops = att.images[:, ::2, ::2]
     people = np.unique(att.labels)
     train = np.isin(att.labels, people[:30])
-    options = dict(shape=crops.shape[1:], pca_components=60, n_components=20, cohort_size=0)
-    options["illumination"] = True
-    model = ev.IdentityModel(descriptor=("lbp+hog", "fisher"), fisher_clusters=4, **options)
+    describer = FaceDescriber(
+        shape=crops.shape[1:],
+        descriptor=("lbp+hog", "fisher"),
+        illumination=True,
+        fisher_clusters=4,
+    )
+    model = ev.IdentityModel(describer, pca_components=60, n_components=20, cohort_size=0)
     with pytest.raises(ev.NotFittedError, match="'fisher' description is learned"):
         model.describe(crops[:2])
     model.fit(crops[train], att.labels[train])
-    assert isinstance(model.fisher_, FisherVectors) and model.fisher_.n_clusters == 4
+    assert (
+        isinstance(model.describer.fisher_, FisherVectors)
+        and model.describer.fisher_.n_clusters == 4
+    )
     described = model.describe(crops[~train][:3])
     np.testing.assert_allclose(
         described[:, -model.description_widths()[1] :],
-        model.fisher_.transform(
+        model.describer.fisher_.transform(
             np.stack([ev.normalize.illumination(c) for c in crops[~train][:3]])
         ),
         atol=1e-6,
@@ -359,8 +369,13 @@ def test_an_identity_model_with_a_fisher_description(att, tmp_path):
     np.testing.assert_array_equal(
         loaded.pairwise_scores(crops[~train][:4]), model.pairwise_scores(crops[~train][:4])
     )
-    plain = ev.IdentityModel(descriptor="lbp+hog", **options).fit(crops[train], att.labels[train])
-    assert plain.fisher_ is None
+    plain = ev.IdentityModel(
+        FaceDescriber(shape=crops.shape[1:], descriptor="lbp+hog", illumination=True),
+        pca_components=60,
+        n_components=20,
+        cohort_size=0,
+    ).fit(crops[train], att.labels[train])
+    assert plain.describer.fisher_ is None
 
 
 def test_fit_draws_its_sample_crop_by_crop(monkeypatch):
@@ -396,17 +411,18 @@ def test_fit_description_then_fit_descriptors_is_fit(att):
     """Describing a set once (``fit_description``, ``describe``) and fitting on its rows gives
     the model ``fit`` gives, to the digit."""
     crops = att.images[:120, ::2, ::2]
-    options = dict(shape=crops.shape[1:], pca_components=30, n_components=10, cohort_size=0)
-    options.update(descriptor=("lbp+hog", "fisher"), illumination=True, fisher_clusters=2)
-    whole = ev.IdentityModel(**options).fit(crops, att.labels[:120])
-    learnt = ev.IdentityModel(**options).fit_description(crops)
+    options = dict(pca_components=30, n_components=10, cohort_size=0)
+    description = dict(shape=crops.shape[1:], illumination=True, fisher_clusters=2)
+    describer = FaceDescriber(descriptor=("lbp+hog", "fisher"), **description)
+    whole = ev.IdentityModel(clone(describer), **options).fit(crops, att.labels[:120])
+    learnt = ev.IdentityModel(clone(describer), **options).fit_description(crops)
     parts = learnt.fit_descriptors(learnt.describe(crops), att.labels[:120])
-    np.testing.assert_array_equal(parts.fisher_.means_, whole.fisher_.means_)
+    np.testing.assert_array_equal(parts.describer.fisher_.means_, whole.describer.fisher_.means_)
     np.testing.assert_array_equal(
         parts.pairwise_scores(crops[:6]), whole.pairwise_scores(crops[:6])
     )
-    plain = ev.IdentityModel(**{**options, "descriptor": "lbp+hog"})
-    assert plain.fit_description(crops) is plain and plain.fisher_ is None
+    plain = ev.IdentityModel(FaceDescriber(descriptor="lbp+hog", **description), **options)
+    assert plain.fit_description(crops) is plain and plain.describer.fisher_ is None
 
 
 def test_a_tampered_fisher_vectors_model_is_refused(encoder_and_crops):

@@ -534,7 +534,7 @@ def test_lfw_verification_learns_each_halfs_mixture_from_people_outside_its_pair
     assert {labels[i] for i in seen[1]}.isdisjoint({6, 8, 10})
     assert learnt[0] is learnt[1] and learnt[2] is learnt[3] and learnt[0] is not learnt[2]
     (first, x), (second, y) = learnt[0], learnt[2]
-    assert first.fisher_ is not second.fisher_ and x.shape == y.shape
+    assert first.describer.fisher_ is not second.describer.fisher_ and x.shape == y.shape
     fisher = first.description_widths()[-1]
     np.testing.assert_array_equal(x[:, :-fisher], y[:, :-fisher])
     assert not np.allclose(x[:, -fisher:], y[:, -fisher:])

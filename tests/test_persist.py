@@ -13,7 +13,7 @@ from eigenvision import persist
 from eigenvision.faces.appearance import AppearanceCheck
 from eigenvision.faces.candidates import CandidateSearch
 from eigenvision.faces.decision import FaceDecision
-from tests.conftest import finder_in_format_3
+from tests.conftest import in_format_3
 
 
 def _models(rng):
@@ -344,7 +344,7 @@ def test_format_1_files_are_upgraded_in_one_place(tmp_path):
     if not DEFAULT_FINDER.is_file():
         pytest.skip("data/face_finder.npz is not here")
     added = FORMER_DEFAULTS["FaceFinder"]
-    format_3 = finder_in_format_3(shutil.copy(DEFAULT_FINDER, tmp_path / "format3.npz"))
+    format_3 = in_format_3(shutil.copy(DEFAULT_FINDER, tmp_path / "format3.npz"))
 
     def by_format_3_name(finder):
         """The finder's parameters by the names format 3 gave them (its stages' flattened)."""

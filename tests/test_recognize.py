@@ -10,6 +10,7 @@ from sklearn.base import clone
 import eigenvision as ev
 from eigenvision import UNKNOWN, Recognizer
 from eigenvision.identity import centring_shift
+from eigenvision.identity.describe import FaceDescriber
 from tests.conftest import UNLEARNT_DESCRIPTIONS, blas_threads
 
 
@@ -360,9 +361,8 @@ def _background(att, **options):
     """An identity model of AT&T people 1-30 (at AT&T's 112 x 92), and people 31-40."""
     people = np.array([int(label[1:]) for label in att.labels])
     train = people <= 30
-    model = ev.IdentityModel(
-        shape=(112, 92), pca_components=60, n_components=20, **UNLEARNT_DESCRIPTIONS, **options
-    )
+    describer = FaceDescriber(shape=(112, 92), **UNLEARNT_DESCRIPTIONS)
+    model = ev.IdentityModel(describer, pca_components=60, n_components=20, **options)
     model.fit(att.images[train], att.labels[train])
     return model, att.images[~train], att.labels[~train]
 

@@ -39,8 +39,7 @@ from ..evaluate import pair_precision_recall
 from ..faces.compare import model_crop
 from ..faces.groups import CALIBRATED_CUT, LEARNT_CUT, cluster_faces, group_codes
 from ..faces.photos import default_finder
-from ..faces.recipes import RECIPES
-from ..identity import IdentityModel
+from ..faces.recipes import RECIPES, recipe_model
 from ..plot import rate_curves
 from . import _dlib
 from ._common import (
@@ -197,7 +196,7 @@ def main(argv=None):
     args = command.parse_args(argv)
     data_env(args)
     run = Run(NAME, args)
-    model = IdentityModel(**RECIPES[args.model])
+    model = recipe_model(args.model)
     lfw, eyes, crops = lfw_crops(args, model)
     people, counts = np.unique(lfw.labels, return_counts=True)
     dealt = np.random.default_rng(args.seed).permutation(people[counts >= 6])

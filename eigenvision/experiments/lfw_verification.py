@@ -33,9 +33,10 @@ import numpy as np
 from .. import datasets
 from ..eigenspace import Eigenspace
 from ..evaluate import auc, roc_curve
-from ..faces.recipes import DEEP_RECIPE
+from ..faces.recipes import recipe_model
 from ..identity import IdentityModel
 from ..identity.deep import deep_available
+from ..identity.describe import FaceDescriber
 from ..plot import roc
 from ..transform import resize
 from . import _dlib
@@ -162,7 +163,7 @@ def _learnt_by_half(crops, labels, a_rows, b_rows, pair_fold, args):
         start = time.perf_counter()
         described = (model, model.describe(crops))
         seconds.append((time.perf_counter() - start) / len(crops))
-        if model.fisher_ is None:
+        if model.describer.fisher_ is None:
             return dict.fromkeys(folds, described), seconds[0]
         learnt.update(dict.fromkeys(half, described))
     return learnt, float(np.mean(seconds))
@@ -214,7 +215,7 @@ def main(argv=None):
     learned = None
     if deep_available():  # the learned description: one more description under the same PLDA
         methods += (DEEP,)
-        learned = lfw_deep_rows(args, eyes, IdentityModel(**DEEP_RECIPE))
+        learned = lfw_deep_rows(args, eyes, recipe_model("deep"))
     scores = {name: np.zeros(len(pairs)) for name in methods}
     decided = {name: np.zeros(len(pairs), dtype=bool) for name in methods}
     rng = np.random.default_rng(args.seed)
@@ -239,12 +240,13 @@ def main(argv=None):
             # the pixels are one description (the recipe's descriptors several, each read by a
             # PLDA model of its own), so one PLDA model reads them
             model, described = learnt[fold]
+            on_pixels = IdentityModel(FaceDescriber(descriptor="pixels", illumination=True))
             fitted_models += [
-                ("PLDA on pixels", pixels, IdentityModel(descriptor="pixels", illumination=True)),
+                ("PLDA on pixels", pixels, on_pixels),
                 (recipe, described, copy.copy(model)),
             ]
         if learned is not None:
-            fitted_models.append((DEEP, learned, IdentityModel(**DEEP_RECIPE)))
+            fitted_models.append((DEEP, learned, recipe_model("deep")))
         for name, X, untrained in fitted_models:
             fitted = untrained.fit_descriptors(X[train], lfw.labels[train])
             # the model's score (PLDA's ratio normalised against its cohort, fused with the

@@ -21,7 +21,6 @@ in photographs gives the measurements behind each default.
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, replace
 from functools import partial
 from numbers import Integral, Real
@@ -30,7 +29,7 @@ import numpy as np
 from scipy.special import expit
 from sklearn.base import BaseEstimator
 
-from .._base import check_fitted
+from .._base import check_fitted, copied_with_parts
 from .._base import progress as show_progress
 from .._parallel import single_threaded_blas
 from .._spec import Param, State, check_model, check_params
@@ -255,12 +254,7 @@ class FaceFinder(BaseEstimator):
     def __copy__(self):
         """A copy with settings of its own, its stages' too (their fitted arrays shared):
         ``copy.copy(finder).set_params(search__rotations=(0.0,))`` changes no other finder."""
-        new = type(self).__new__(type(self))
-        new.__dict__.update(self.__dict__)
-        for name in _STAGES:
-            if getattr(self, name) is not None:
-                setattr(new, name, copy.copy(getattr(self, name)))
-        return new
+        return copied_with_parts(self, _STAGES)
 
     def fit(self, faces: ImageSet, backgrounds, *, locator=None, placer=None, progress=False):
         """Train the face space, mine non-faces from ``backgrounds``, fit the decision.

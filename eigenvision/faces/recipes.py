@@ -27,6 +27,7 @@ from .._errors import EigenvisionError
 from ..evaluate import hits_and_alarms
 from ..identity import IdentityModel, quantized, tempered
 from ..identity.deep import CHIP_EYE_POSITIONS, CHIP_SHAPE
+from ..identity.describe import FaceDescriber
 from ..imageset import ImageSet
 from ..io import load_image
 from .candidates import CandidateSearch
@@ -59,23 +60,25 @@ __all__ = [
     "CLASSICAL_RECIPE",
     "DEEP_RECIPE",
     "RECIPES",
+    "recipe_model",
     "SHIPPED_FORMS",
     "tempered_on_att",
 ]
 
 #: The classical model's parameters: :class:`~eigenvision.IdentityModel`'s defaults.
 CLASSICAL_RECIPE = {}
-#: The learned model's parameters: dlib's embedding of the chip dlib's network was trained
-#: on (its 5-point landmarks in the box our eyes give), under PLDA fused with the embedding's
-#: own distance (chosen on the tuning folds of ``lfw_verification``).
+#: The learned model's parameters (as ``set_params`` takes them, :func:`recipe_model`): dlib's
+#: embedding of the chip dlib's network was trained on (its 5-point landmarks in the box our
+#: eyes give), under PLDA fused with the embedding's own distance (chosen on the tuning folds
+#: of ``lfw_verification``).
 DEEP_RECIPE = {
-    "descriptor": "deep",
-    "shape": CHIP_SHAPE,
+    "describer__descriptor": "deep",
+    "describer__shape": CHIP_SHAPE,
+    "describer__illumination": False,
+    "describer__mirror": False,
     "eye_positions": CHIP_EYE_POSITIONS,
     "alignment": "five_points",
     "distance_fusion": True,
-    "illumination": False,
-    "mirror": False,
     "pca_components": 128,
     "lda_components": None,
     "n_components": 100,
@@ -83,6 +86,28 @@ DEEP_RECIPE = {
 }
 #: The shipped models' recipes by name.
 RECIPES = {"classical": CLASSICAL_RECIPE, "deep": DEEP_RECIPE}
+
+
+def recipe_model(recipe="classical", **options) -> IdentityModel:
+    """An unfitted :class:`~eigenvision.IdentityModel` of a shipped recipe (:data:`RECIPES`).
+
+    Parameters
+    ----------
+    recipe : {"classical", "deep"}, default "classical"
+    **options
+        Parameters over the recipe's, as ``set_params`` takes them
+        (``describer__mirror=False``).
+
+    Returns
+    -------
+    IdentityModel
+        With a describer of its own.
+    """
+    if recipe not in RECIPES:
+        raise ValueError(f"recipe must be one of {sorted(RECIPES)}, got {recipe!r}")
+    return IdentityModel(describer=FaceDescriber()).set_params(**{**RECIPES[recipe], **options})
+
+
 #: Each shipped model's file form: the classical maps in 8 bits; the learned model in full
 #: precision (its whitening map's large weights cancel one another: rounded to 8 bits or
 #: float16 they change the scores beyond use, and the model is small as it is).
@@ -152,9 +177,7 @@ def build_identity_model(
     lfw = datasets.load_lfw(root)
     if eyes is None:
         eyes = lfw_eyes(lfw.images, default_finder(), progress=progress)
-    if recipe not in RECIPES:
-        raise ValueError(f"recipe must be one of {sorted(RECIPES)}, got {recipe!r}")
-    model = IdentityModel(**{**RECIPES[recipe], **options})
+    model = recipe_model(recipe, **options)
     # a colour model reads each photo again in colour (load_lfw's are grey)
     photos = (
         (load_image(path, as_gray=False) for _, path in datasets.lfw_files(root))

@@ -13,7 +13,7 @@ from sklearn.base import BaseEstimator
 from .. import descriptors, normalize
 from .._base import NotFittedError
 from .._parallel import run_on_row_parts
-from .._spec import Param, check_params
+from .._spec import Param, State, check_model, check_params
 from ..descriptors import (
     DESCRIPTORS,
     FisherVectors,
@@ -31,20 +31,6 @@ __all__ = ["FaceDescriber", "IDENTITY_DESCRIPTORS"]
 #: learned embedding of a colour chip, :func:`~eigenvision.identity.deep.embed_chips`).
 IDENTITY_DESCRIPTORS = (*DESCRIPTORS, "fisher", "deep")
 
-#: :class:`FaceDescriber`'s parameters, which :class:`~eigenvision.IdentityModel` holds too.
-DESCRIBER_PARAMETERS = (
-    "shape",
-    "descriptor",
-    "illumination",
-    "descriptor_scales",
-    "lbp_cells",
-    "lbp_radii",
-    "hog_cell",
-    "fisher_clusters",
-    "mirror",
-    "seed",
-)
-
 
 class FaceDescriber(BaseEstimator):
     """Aligned face crops described once per description, the descriptions side by side.
@@ -53,14 +39,59 @@ class FaceDescriber(BaseEstimator):
     ----------
     shape : (H, W), default (120, 104)
         The aligned crops' size.
-    descriptor, illumination, descriptor_scales, lbp_cells, lbp_radii, hog_cell,
-    fisher_clusters, mirror, seed
-        As :class:`~eigenvision.IdentityModel`'s.
+    descriptor : str or tuple of str, default ("daisy", "daisy", "lbp+hog", "fisher")
+        What describes a crop (:func:`~eigenvision.descriptors.face_descriptors`:
+        ``"pixels"``, ``"lbp"``, ``"hog"``, ``"lbp+hog"``, ``"daisy"`` or
+        ``"lbp+hog+daisy"``), or ``"fisher"``: the Fisher vector of the crop's
+        local DAISY descriptors (:class:`~eigenvision.descriptors.FisherVectors`,
+        its mixture fitted by :meth:`fit` on a sample of the crops, kept as
+        ``fisher_``; its own scales and mirror image). A tuple describes each
+        crop several times, each description with a PLDA model of its own,
+        and a pair's ratio is the sum of theirs (:class:`PLDAFusion`); see
+        :meth:`descriptions`.
+    lbp_cells : (rows, cols), default (10, 8)
+        The grid of LBP histograms (:func:`~eigenvision.descriptors.lbp_histograms`;
+        descriptors with ``"lbp"``).
+    lbp_radii : sequence of int, default (1, 2, 3)
+        The LBP radii, pixels: one histogram grid per radius.
+    hog_cell : int, default 12
+        HOG's cell side, pixels (:func:`~eigenvision.descriptors.hog_descriptor`;
+        descriptors with ``"hog"``).
+    fisher_clusters : int, default 128
+        Gaussians of the ``"fisher"`` description's mixture.
+    descriptor_scales : sequence of float, a tuple of them, or None, default None
+        The crop is described at each of these sizes (relative to ``shape``;
+        scikit-image's ``rescale`` with its anti-aliasing), the descriptors
+        concatenated: the descriptors' cells and radii in pixels cover a
+        larger share of a smaller crop. A tuple of sequences gives each
+        description its own (:meth:`descriptions`). None: DAISY at 0.7 of
+        the crop, the other descriptors at its full size.
+    illumination : bool, "both" or tuple of bool, default (True, False, True, True)
+        Tan & Triggs' normalisation before the descriptors
+        (:func:`~eigenvision.normalize.illumination`), for all descriptions
+        or, a tuple, for each ``descriptor`` in turn; ``"both"``: each
+        descriptor twice, with it and without it. The normalised crop keeps
+        the shape the light hides, the crop as it is keeps the shading the
+        normalisation removes.
+    mirror : bool, default True
+        Describe each crop by the mean of its descriptors and its mirror
+        image's (as Simonyan et al. 2013 do): a face and its mirror show one
+        person, and the mean depends less on which side the light or a turn
+        favours.
+    seed : int, default 0
+        Which crops the ``"fisher"`` description's mixture is fitted on.
 
     Attributes
     ----------
     fisher_ : FisherVectors or None
         The ``"fisher"`` description's encoder (:meth:`fit`); None without one.
+
+    References
+    ----------
+    X. Tan and B. Triggs (2010), Enhanced local texture feature sets for face
+    recognition under difficult lighting conditions, IEEE TIP 19(6).
+    K. Simonyan, O. Parkhi, A. Vedaldi and A. Zisserman (2013), Fisher vector
+    faces in the wild, BMVC (descriptors of the face and its mirror image).
 
     Notes
     -----
@@ -80,6 +111,9 @@ class FaceDescriber(BaseEstimator):
         "mirror": Param("bool"),
         "seed": Param("int", 0, 2**32 - 1),
     }
+
+    #: Each fitted member's kind (:func:`~eigenvision._spec.check_declared_state`).
+    _state = {"fisher_": State("model", optional=True)}
 
     def __init__(
         self,
@@ -135,7 +169,7 @@ class FaceDescriber(BaseEstimator):
             return self
         if len(set(lit)) > 1:
             raise ValueError(
-                "IdentityModel: the 'fisher' description may be given once (one mixture)"
+                "FaceDescriber: the 'fisher' description may be given once (one mixture)"
             )
         rng = np.random.default_rng(self.seed)
         chosen = np.sort(rng.permutation(len(crops))[: descriptors.FISHER_SAMPLE])
@@ -232,8 +266,7 @@ class FaceDescriber(BaseEstimator):
 
         Examples
         --------
-        >>> from eigenvision import IdentityModel
-        >>> IdentityModel(descriptor=("daisy", "lbp+hog"), illumination="both").descriptions()
+        >>> FaceDescriber(descriptor=("daisy", "lbp+hog"), illumination="both").descriptions()
         ... # doctest: +NORMALIZE_WHITESPACE
         [('daisy', True, (0.7,)), ('daisy', False, (0.7,)),
          ('lbp+hog', True, (1.0,)), ('lbp+hog', False, (1.0,))]
@@ -259,7 +292,7 @@ class FaceDescriber(BaseEstimator):
         repeated = [item for i, item in enumerate(found) if item in found[:i]]
         if repeated:
             raise ValueError(
-                f"IdentityModel: the description {repeated[0]} comes twice in {found} (two "
+                f"FaceDescriber: the description {repeated[0]} comes twice in {found} (two "
                 "PLDA models of one description count its evidence twice); give each "
                 "descriptor its own illumination or scales, e.g. descriptor='daisy', "
                 "illumination=True for one description"
@@ -302,6 +335,30 @@ class FaceDescriber(BaseEstimator):
             )
         return crops
 
+    def _check_relations(self):
+        """Its Fisher vectors there exactly when a description reads them, with as many
+        Gaussians as ``fisher_clusters`` says (:func:`~eigenvision._spec.check_model`)."""
+        check_params(self)
+        wanted = any(kind == "fisher" for kind, _, _ in self.descriptions())
+        encoder = getattr(self, "fisher_", None)  # unfitted: rows described by its caller
+        if wanted != (encoder is not None):
+            raise ValueError(
+                "FaceDescriber.fisher_ must be a fitted FisherVectors exactly when a "
+                f"description is 'fisher' (descriptor={self.descriptor!r}), got "
+                f"{type(encoder).__name__}"
+            )
+        if encoder is not None:
+            if not isinstance(encoder, FisherVectors):
+                raise ValueError(
+                    f"FaceDescriber.fisher_ must be a FisherVectors, got {type(encoder)}"
+                )
+            check_model(encoder)
+            if encoder.n_clusters != self.fisher_clusters:
+                raise ValueError(
+                    f"FaceDescriber.fisher_ has {encoder.n_clusters} Gaussians, its "
+                    f"fisher_clusters says {self.fisher_clusters}"
+                )
+
 
 def _grey(crops):
     """Colour crops ``(n, H, W, 3)`` made grey (:func:`~eigenvision.normalize.to_gray`'s
@@ -309,7 +366,7 @@ def _grey(crops):
     return crops[..., :3] @ LUMA if crops.ndim == 4 else crops
 
 
-#: Each descriptor's scales when ``IdentityModel(descriptor_scales=None)`` (default (1.0,)).
+#: Each descriptor's scales when ``FaceDescriber(descriptor_scales=None)`` (default (1.0,)).
 _DEFAULT_SCALES = {"daisy": (0.7,)}
 
 
@@ -317,7 +374,7 @@ def _check_pairing(name, count, other, expected):
     """Item-by-item parameters of :class:`FaceDescriber`: one item per ``other``."""
     if count != expected:
         raise ValueError(
-            f"IdentityModel: {name} must pair with the {other}s item by item, got {count} "
+            f"FaceDescriber: {name} must pair with the {other}s item by item, got {count} "
             f"items for {expected} {other}s; give it one item per {other}, or one value for "
             "them all"
         )

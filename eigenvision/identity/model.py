@@ -13,12 +13,11 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.linear_model import LogisticRegression
 from sklearn.utils import gen_batches
 
-from .._base import NotFittedError, check_fitted, kept_on
+from .._base import NotFittedError, check_fitted, copied_with_parts, kept_on
 from .._spec import Param, State, check_eight_bits, check_model, check_params
-from ..descriptors import FisherVectors
 from ..imageset import check_labels
 from .deep import CHIP_SHAPE
-from .describe import DESCRIBER_PARAMETERS, FaceDescriber
+from .describe import FaceDescriber
 from .fusion import PLDAFusion
 from .plda import BLOCK_ROWS, PLDA, stored_values
 
@@ -36,10 +35,11 @@ IDENTITY_EYE_POSITIONS = ((0.33, 0.42), (0.67, 0.42))
 class IdentityModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Faces in, "same person?" out: descriptors, a PLDA identity subspace and a calibration.
 
-    Aligned face crops (:func:`~eigenvision.align_face` at ``shape``) are
-    described four times (:func:`~eigenvision.descriptors.face_descriptors`):
-    by dense DAISY gradient histograms once normalised for illumination (Tan
-    & Triggs 2010) and once as they are, by LBP histograms and HOG of the
+    Aligned face crops (:func:`~eigenvision.align_face` at the describer's
+    ``shape``) are described, by default, four times
+    (:func:`~eigenvision.descriptors.face_descriptors`): by dense DAISY
+    gradient histograms once normalised for illumination (Tan & Triggs 2010)
+    and once as they are, by LBP histograms and HOG of the
     normalised crop, and by the Fisher vector of the normalised crop's local
     DAISY descriptors (:class:`~eigenvision.descriptors.FisherVectors`, its
     Gaussian mixture learnt by :meth:`fit`). Pairs are compared by the log-likelihood ratio of a
@@ -49,8 +49,15 @@ class IdentityModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
 
     Parameters
     ----------
-    shape : (H, W), default (120, 104)
-        The aligned crops' size.
+    describer : FaceDescriber, optional
+        What describes an aligned crop, and at what size
+        (:class:`~eigenvision.identity.describe.FaceDescriber`: its
+        ``shape``, ``descriptor``, ``illumination``, ``descriptor_scales``,
+        ``lbp_cells``, ``lbp_radii``, ``hog_cell``, ``fisher_clusters``,
+        ``mirror`` and ``seed``, reached as ``set_params(describer__mirror=False)``).
+        Fitted in place by :meth:`fit_description`. None: one with its
+        defaults (DAISY twice, LBP and HOG, Fisher vectors of DAISY), made by
+        :meth:`fit_description`.
     eye_positions : ((u, v), (u, v)), default ((0.33, 0.42), (0.67, 0.42))
         Where :func:`~eigenvision.align_face` puts the eyes, as fractions of
         the crop's width and height: the default crop is three eye distances
@@ -60,45 +67,6 @@ class IdentityModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         on its eyes at ``eye_positions``, or, for the ``"deep"`` description
         at ``shape`` (150, 150), dlib's own chip on its 5-point landmarks
         found in the box the eyes give (:func:`~eigenvision.identity.deep.five_point_chip`).
-    descriptor : str or tuple of str, default ("daisy", "daisy", "lbp+hog", "fisher")
-        What describes a crop (:func:`~eigenvision.descriptors.face_descriptors`:
-        ``"pixels"``, ``"lbp"``, ``"hog"``, ``"lbp+hog"``, ``"daisy"`` or
-        ``"lbp+hog+daisy"``), or ``"fisher"``: the Fisher vector of the crop's
-        local DAISY descriptors (:class:`~eigenvision.descriptors.FisherVectors`,
-        its mixture fitted by :meth:`fit` on a sample of the crops, kept as
-        ``fisher_``; its own scales and mirror image). A tuple describes each
-        crop several times, each description with a PLDA model of its own,
-        and a pair's ratio is the sum of theirs (:class:`PLDAFusion`); see
-        :meth:`descriptions`.
-    lbp_cells : (rows, cols), default (10, 8)
-        The grid of LBP histograms (:func:`~eigenvision.descriptors.lbp_histograms`;
-        descriptors with ``"lbp"``).
-    lbp_radii : sequence of int, default (1, 2, 3)
-        The LBP radii, pixels: one histogram grid per radius.
-    hog_cell : int, default 12
-        HOG's cell side, pixels (:func:`~eigenvision.descriptors.hog_descriptor`;
-        descriptors with ``"hog"``).
-    fisher_clusters : int, default 128
-        Gaussians of the ``"fisher"`` description's mixture.
-    descriptor_scales : sequence of float, a tuple of them, or None, default None
-        The crop is described at each of these sizes (relative to ``shape``;
-        scikit-image's ``rescale`` with its anti-aliasing), the descriptors
-        concatenated: the descriptors' cells and radii in pixels cover a
-        larger share of a smaller crop. A tuple of sequences gives each
-        description its own (:meth:`descriptions`). None: DAISY at 0.7 of
-        the crop, the other descriptors at its full size.
-    illumination : bool, "both" or tuple of bool, default (True, False, True, True)
-        Tan & Triggs' normalisation before the descriptors
-        (:func:`~eigenvision.normalize.illumination`), for all descriptions
-        or, a tuple, for each ``descriptor`` in turn; ``"both"``: each
-        descriptor twice, with it and without it. The normalised crop keeps
-        the shape the light hides, the crop as it is keeps the shading the
-        normalisation removes.
-    mirror : bool, default True
-        Describe each crop by the mean of its descriptors and its mirror
-        image's (as Simonyan et al. 2013 do): a face and its mirror show one
-        person, and the mean depends less on which side the light or a turn
-        favours.
     length_norm : bool, default True
         PLDA's ``length_norm``: the PCA step's codes whitened and brought to
         one length (Garcia-Romero & Espy-Wilson 2011).
@@ -160,9 +128,6 @@ class IdentityModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         the coordinates being ``cohort_coordinates_ * cohort_scale_``.
     cohort_scale_ : (p,) ndarray or None
         The scale of each axis of an 8-bit ``cohort_coordinates_``; None otherwise.
-    fisher_ : FisherVectors or None
-        The ``"fisher"`` description's encoder; None without one.
-
     References
     ----------
     X. Tan and B. Triggs (2010), Enhanced local texture feature sets for face
@@ -176,7 +141,7 @@ class IdentityModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
     """
 
     _params = {
-        **FaceDescriber._params,  # the description's, checked as FaceDescriber checks them
+        "describer": Param("model", optional=True, needs=("describe", "descriptions")),
         "eye_positions": Param("any"),
         "alignment": Param("choice", choices=("eyes", "five_points")),
         "length_norm": Param("bool"),
@@ -187,6 +152,7 @@ class IdentityModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         "distance_fusion": Param("bool"),
         "cohort_size": Param("int", 0, 1_000_000),
         "cohort_top": Param("int", 1, 1_000_000),
+        "seed": Param("int", 0, 2**32 - 1),
     }
 
     _state = {
@@ -204,24 +170,14 @@ class IdentityModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         # int8 in a quantized model, with its scales
         "cohort_coordinates_": State(dtypes="fi", shape=("c", "p"), optional=True),
         "cohort_scale_": State(shape=("p",), optional=True, low=0),
-        # the "fisher" description's mixture; None or absent without one
-        "fisher_": State("model", optional=True),
     }
 
     def __init__(
         self,
+        describer=None,
         *,
-        shape=(120, 104),
         eye_positions=IDENTITY_EYE_POSITIONS,
         alignment="eyes",
-        descriptor=("daisy", "daisy", "lbp+hog", "fisher"),
-        lbp_cells=(10, 8),
-        lbp_radii=(1, 2, 3),
-        hog_cell=12,
-        fisher_clusters=128,
-        descriptor_scales=None,
-        illumination=(True, False, True, True),
-        mirror=True,
         length_norm=True,
         pca_components=500,
         lda_components=200,
@@ -232,17 +188,9 @@ class IdentityModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         cohort_top=100,
         seed=0,
     ):
-        self.shape = shape
+        self.describer = describer
         self.eye_positions = eye_positions
         self.alignment = alignment
-        self.descriptor = descriptor
-        self.lbp_cells = lbp_cells
-        self.lbp_radii = lbp_radii
-        self.hog_cell = hog_cell
-        self.fisher_clusters = fisher_clusters
-        self.descriptor_scales = descriptor_scales
-        self.illumination = illumination
-        self.mirror = mirror
         self.length_norm = length_norm
         self.pca_components = pca_components
         self.lda_components = lda_components
@@ -253,13 +201,19 @@ class IdentityModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         self.cohort_top = cohort_top
         self.seed = seed
 
+    def __copy__(self):
+        """A copy with settings of its own, its describer's too (their fitted members shared)."""
+        return copied_with_parts(self, ("describer",))
+
     @property
-    def describer(self):
-        """The model's :class:`~eigenvision.identity.describe.FaceDescriber`: its description
-        parameters, with the mixture :meth:`fit_description` learnt (``fisher_``)."""
-        describer = FaceDescriber(**{name: getattr(self, name) for name in DESCRIBER_PARAMETERS})
-        describer.fisher_ = getattr(self, "fisher_", None)
-        return describer
+    def description(self) -> FaceDescriber:
+        """The describer, or, where none is given yet, the default one ``fit`` would make."""
+        return FaceDescriber() if self.describer is None else self.describer
+
+    @property
+    def shape(self) -> tuple:
+        """The aligned crops' size, ``(H, W)``: the describer's."""
+        return tuple(self.description.shape)
 
     def describe(self, crops):
         """Descriptor rows of aligned crops (:meth:`FaceDescriber.describe`).
@@ -273,12 +227,13 @@ class IdentityModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         -------
         (n, m) ndarray
         """
-        return self.describer.describe(crops)
+        return self.description.describe(crops)
 
     def fit_description(self, crops):
-        """Learn what the descriptions learn from faces (:meth:`FaceDescriber.fit`): sets
-        ``fisher_``. :meth:`fit` calls it; call it alone to :meth:`describe` crops before
-        fitting the rest on them (:meth:`fit_descriptors`).
+        """Learn what the descriptions learn from faces (:meth:`FaceDescriber.fit`, in place;
+        a describer of its defaults made first where ``describer`` is None). :meth:`fit` calls
+        it; call it alone to :meth:`describe` crops before fitting the rest on them
+        (:meth:`fit_descriptors`).
 
         Parameters
         ----------
@@ -289,7 +244,9 @@ class IdentityModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         self
         """
         check_params(self)
-        self.fisher_ = self.describer.fit(crops).fisher_
+        if self.describer is None:
+            self.describer = FaceDescriber()
+        self.describer.fit(crops)
         return self
 
     def descriptions(self):
@@ -299,7 +256,7 @@ class IdentityModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         -------
         list of (str, bool, tuple of float)
         """
-        return self.describer.descriptions()
+        return self.description.descriptions()
 
     def description_widths(self):
         """The width of each description's block of :meth:`describe`'s columns.
@@ -308,12 +265,12 @@ class IdentityModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         -------
         list of int
         """
-        return self.describer.description_widths()
+        return self.description.description_widths()
 
     @property
     def colour(self):
         """Whether the model reads colour crops (the ``"deep"`` description)."""
-        return self.describer.colour
+        return self.description.colour
 
     def prepare(self):
         """Make what scoring derives from the fitted state (the maps and cohort of a shipped
@@ -363,14 +320,10 @@ class IdentityModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         self
         """
         check_params(self)
-        if self.alignment == "five_points" and (
-            self.descriptor != "deep" or tuple(self.shape) != CHIP_SHAPE
-        ):
-            raise ValueError(
-                f"alignment='five_points' cuts dlib's {CHIP_SHAPE} chip for the network: it "
-                f"takes descriptor='deep' and shape={CHIP_SHAPE}, got descriptor="
-                f"{self.descriptor!r} and shape={tuple(self.shape)}"
-            )
+        self._check_alignment()
+        if self.describer is None:
+            self.describer = FaceDescriber()
+        check_params(self.describer)
         labels = check_labels(labels, len(X))
         people, counts = np.unique(labels, return_counts=True)
         repeated = people[counts >= 2]
@@ -700,6 +653,18 @@ class IdentityModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
             width += _descriptor_width(self.plda_)
         return width
 
+    def _check_alignment(self):
+        """``alignment="five_points"`` only with the ``"deep"`` description at dlib's chip."""
+        description = self.description
+        if self.alignment == "five_points" and (
+            description.descriptor != "deep" or tuple(description.shape) != CHIP_SHAPE
+        ):
+            raise ValueError(
+                f"alignment='five_points' cuts dlib's {CHIP_SHAPE} chip for the network: it "
+                f"takes a describer with descriptor='deep' and shape={CHIP_SHAPE}, got "
+                f"descriptor={description.descriptor!r} and shape={tuple(description.shape)}"
+            )
+
     def _check_relations(self):
         """Its PLDA is one per description, its Fisher vectors there exactly when a description
         reads them, its cohort as wide as PLDA's pair coordinates
@@ -708,39 +673,19 @@ class IdentityModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         count = len(self.descriptions())
         if fused != (count > 1) or (fused and len(self.plda_.models_) != count):
             raise ValueError(
-                f"IdentityModel(descriptor={self.descriptor!r}, "
-                f"illumination={self.illumination!r}) needs "
+                f"IdentityModel(describer={self.describer!r}) needs "
                 + (f"a PLDAFusion of {count} descriptions" if count > 1 else "a PLDA")
                 + f" as plda_, got {type(self.plda_).__name__}"
                 + (f" of {len(self.plda_.models_)}" if fused else "")
             )
         check_model(self.plda_)
-        wanted = any(kind == "fisher" for kind, _, _ in self.descriptions())
-        encoder = getattr(self, "fisher_", None)
-        if wanted != (encoder is not None):
+        if not isinstance(self.describer, FaceDescriber):
             raise ValueError(
-                "IdentityModel.fisher_ must be a fitted FisherVectors exactly when a "
-                f"description is 'fisher' (descriptor={self.descriptor!r}), got "
-                f"{type(encoder).__name__}"
+                "IdentityModel.describer must be a fitted FaceDescriber, not "
+                f"{type(self.describer).__name__}"
             )
-        if encoder is not None:
-            if not isinstance(encoder, FisherVectors):
-                raise ValueError(
-                    f"IdentityModel.fisher_ must be a FisherVectors, got {type(encoder)}"
-                )
-            check_model(encoder)
-            if encoder.n_clusters != self.fisher_clusters:
-                raise ValueError(
-                    f"IdentityModel.fisher_ has {encoder.n_clusters} Gaussians, its "
-                    f"fisher_clusters says {self.fisher_clusters}"
-                )
-        if self.alignment == "five_points" and (
-            self.descriptor != "deep" or tuple(self.shape) != CHIP_SHAPE
-        ):
-            raise ValueError(
-                "IdentityModel(alignment='five_points') cuts dlib's chip for descriptor='deep' "
-                f"at shape {CHIP_SHAPE}, got descriptor={self.descriptor!r}, shape={self.shape}"
-            )
+        check_model(self.describer)
+        self._check_alignment()
         check_eight_bits(self, "cohort_coordinates_", "cohort_scale_")
         width = _pair_width(self, axis=1)
         cohort = getattr(self, "cohort_coordinates_", None)

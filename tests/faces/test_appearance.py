@@ -19,7 +19,7 @@ from eigenvision import evaluate
 from eigenvision.faces import appearance, photos, recipes
 from eigenvision.faces.appearance import EXAMINED
 from eigenvision.faces.candidates import reduced
-from tests.conftest import finder_in_format_3, require_dataset_folder
+from tests.conftest import in_format_3, require_dataset_folder
 
 #: LFW photos of held-out people (the seeded draw's photos 501-800, which `wild_detection` does
 #: not report) where the finder before the appearance check found no face at its threshold:
@@ -203,7 +203,7 @@ def test_a_finder_file_without_offsets_reads_the_candidate_alone(finder, tmp_pat
     shipped offsets (the centre is one of them)."""
     import json
 
-    path = finder_in_format_3(ev.save(finder, tmp_path / "finder.npz"))
+    path = in_format_3(ev.save(finder, tmp_path / "finder.npz"))
     with np.load(path, allow_pickle=False) as archive:
         stored = {key: archive[key] for key in archive.files}
     header = json.loads(bytes(stored["__header__"]).decode())

@@ -19,7 +19,7 @@ from eigenvision.faces.candidates import (
 )
 from eigenvision.faces.geometry import face_windows, jittered_face_windows
 from eigenvision.normalize import unit_norm
-from tests.conftest import finder_in_format_3, require_dataset_folder
+from tests.conftest import in_format_3, require_dataset_folder
 
 
 def _brute_scores(image, weights, bias):
@@ -298,7 +298,7 @@ def test_a_finder_without_a_prefilter_searches_every_windows_dffs(tmp_path):
     import json
 
     finder = photos.default_finder()
-    path = finder_in_format_3(ev.save(finder, tmp_path / "finder.npz"))
+    path = in_format_3(ev.save(finder, tmp_path / "finder.npz"))
     with np.load(path, allow_pickle=False) as archive:
         stored = {key: archive[key] for key in archive.files}
     header = json.loads(bytes(stored["__header__"]).decode())

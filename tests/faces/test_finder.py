@@ -16,7 +16,7 @@ from eigenvision.faces.candidates import CandidateSearch
 from eigenvision.faces.decision import FaceDecision
 from eigenvision.faces.geometry import FEATURES
 from eigenvision.normalize import to_gray
-from tests.conftest import finder_in_format_3, require_helen_files, saved_unchecked
+from tests.conftest import in_format_3, require_helen_files, saved_unchecked
 
 
 def test_a_search_holds_blas_to_one_thread_and_gives_it_back(finder, monkeypatch):
@@ -189,7 +189,7 @@ def test_a_finder_file_without_a_placer_places_with_its_locator(finder, tmp_path
     path = saved_unchecked(older, tmp_path / "older.npz")
     with pytest.raises(ev.ModelFileError, match="placer_ is missing"):
         ev.load(path)
-    finder_in_format_3(path)
+    in_format_3(path)
     with np.load(path, allow_pickle=False) as archive:
         stored = {key: archive[key] for key in archive.files}
     header = json.loads(bytes(stored["__header__"]).decode())
@@ -224,7 +224,7 @@ def test_a_finder_file_without_equalize_loads_as_it_was_written(finder, tmp_path
         written = copy.copy(finder).set_params(decision__equalize=value)
         path = ev.save(written, tmp_path / "finder.npz")
         assert ev.load(path).decision.equalize is value
-    finder_in_format_3(path)
+    in_format_3(path)
     with np.load(path, allow_pickle=False) as archive:
         stored = {key: archive[key] for key in archive.files}
     header = json.loads(bytes(stored["__header__"]).decode())
@@ -426,7 +426,7 @@ def test_a_finder_file_from_before_a_parameter_loads_with_its_former_behaviour(
     n_refined or tilted_scale existed keep their behaviour."""
     import json
 
-    path = finder_in_format_3(ev.save(finder, tmp_path / "old.npz"))
+    path = in_format_3(ev.save(finder, tmp_path / "old.npz"))
     with np.load(path, allow_pickle=False) as archive:
         stored = {key: archive[key] for key in archive.files}
     header = json.loads(bytes(stored["__header__"]).decode())

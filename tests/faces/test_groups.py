@@ -9,6 +9,7 @@ import eigenvision as ev
 from eigenvision.cluster import (
     pair_mixture,
 )
+from eigenvision.identity.describe import FaceDescriber
 from tests.conftest import deep_model_or_skip
 from tests.synthetic import likeliest_mixture, two_kinds
 
@@ -204,10 +205,7 @@ def test_cluster_faces_groups_the_faces_codes_not_their_crops(rng, monkeypatch):
     )
     labels = np.repeat(np.arange(n_people), per_person)
     model = ev.IdentityModel(
-        shape=shape,
-        descriptor="pixels",
-        illumination=False,
-        mirror=False,
+        FaceDescriber(shape=shape, descriptor="pixels", illumination=False, mirror=False),
         pca_components=30,
         lda_components=None,
         n_components=10,

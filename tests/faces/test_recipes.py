@@ -99,7 +99,7 @@ def test_the_identity_recipe_fits_on_lfw_people_and_returns_the_eight_bit_form(
     lfw = ev.datasets.load_lfw(root)
     eyes = np.broadcast_to(np.asarray(ev.datasets.LFW_EYES), (len(lfw), 2, 2))
     options = dict(pca_components=30, lda_components=12, n_components=6, cohort_size=8)
-    options.update(fisher_clusters=4)
+    options.update(describer__fisher_clusters=4)
     monkeypatch.setattr(ev.descriptors, "FISHER_SAMPLE", 24)  # the mixture's crops: seconds
     model = build_identity_model(
         root,
@@ -113,7 +113,7 @@ def test_the_identity_recipe_fits_on_lfw_people_and_returns_the_eight_bit_form(
     # regression: after the eyes, the build (tens of minutes on lfw_train) showed nothing
     assert "describing faces" in capsys.readouterr().err
     assert isinstance(model, ev.IdentityModel) and model.cohort_coordinates_.dtype == np.int8
-    assert isinstance(model.fisher_, ev.FisherVectors)  # the recipe's learnt description
+    assert isinstance(model.describer.fisher_, ev.FisherVectors)  # the recipe's learnt description
     assert {block.step_.dtype for block in model.plda_.models_.values()} == {np.dtype(np.int8)}
     crops = np.stack([ev.faces.compare.model_crop(image, eyes[0], model) for image in lfw.images])
     same, other = model.score_pairs(crops[[0, 4]], crops[[1, 8]])

@@ -6,9 +6,12 @@ import numpy as np
 from scipy.stats import multivariate_normal
 
 import eigenvision as ev
+from eigenvision.identity.describe import FaceDescriber
 
-#: One description of a crop, one PLDA model: descriptor rows of any width fit.
-ONE_DESCRIPTION = {"descriptor": "daisy", "illumination": True}
+
+def one_description():
+    """One description of a crop, one PLDA model: descriptor rows of any width fit."""
+    return FaceDescriber(descriptor="daisy", illumination=True)
 
 
 def people(rng, n_people=30, per_person=4, d=6, identity_rank=3):
@@ -47,13 +50,15 @@ def two_descriptions(**options):
     """An identity model of two small descriptions of 24 x 24 crops: pixels, and LBP of the
     normalised crop (576 and 40 columns)."""
     return ev.IdentityModel(
-        shape=(24, 24),
-        descriptor=("pixels", "lbp"),
-        illumination=(False, True),
-        lbp_cells=(2, 2),
-        lbp_radii=(1,),
-        descriptor_scales=(1.0,),
-        mirror=False,
+        FaceDescriber(
+            shape=(24, 24),
+            descriptor=("pixels", "lbp"),
+            illumination=(False, True),
+            lbp_cells=(2, 2),
+            lbp_radii=(1,),
+            descriptor_scales=(1.0,),
+            mirror=False,
+        ),
         **options,
     )
 

@@ -11,6 +11,7 @@ from PIL import Image
 import eigenvision as ev
 from eigenvision.faces import compare
 from eigenvision.identity import deep
+from eigenvision.identity.describe import FaceDescriber
 from tests.conftest import require_dataset_folder, require_deep
 
 
@@ -76,11 +77,8 @@ def test_a_deep_identity_model_is_plda_on_the_embeddings(rng):
     rows by hand gives the same ratios, before the cohort)."""
     require_deep()
     model = ev.IdentityModel(
-        descriptor="deep",
-        shape=(150, 150),
+        FaceDescriber(descriptor="deep", shape=(150, 150), illumination=False, mirror=False),
         eye_positions=deep.CHIP_EYE_POSITIONS,
-        illumination=False,
-        mirror=False,
         pca_components=20,
         lda_components=None,
         n_components=5,
@@ -154,7 +152,7 @@ def test_the_deep_recipe_keeps_its_scores_as_fitted(tmp_path):
     the classical model is, its whitened map lost the scores (two different people called one;
     CHANGELOG.md has the numbers)."""
     require_deep()
-    from eigenvision.faces.recipes import DEEP_RECIPE, build_identity_model
+    from eigenvision.faces.recipes import build_identity_model, recipe_model
 
     source = require_dataset_folder("lfw_train")
     root = tmp_path / "lfw_train"
@@ -178,7 +176,7 @@ def test_the_deep_recipe_keeps_its_scores_as_fitted(tmp_path):
     )
     assert chips.shape == (len(files), 150, 150, 3)
     labels = [person for person, _ in files]
-    fitted = ev.IdentityModel(**{**DEEP_RECIPE, **options}).fit(chips, labels)
+    fitted = recipe_model("deep", **options).fit(chips, labels)
     np.testing.assert_allclose(
         model.pairwise_scores(chips), fitted.pairwise_scores(chips), rtol=1e-6, atol=1e-6
     )
@@ -234,11 +232,10 @@ def test_the_five_point_chip_is_dlibs_chip_of_the_face(lfw_photos):
     handed on in 8 bits, read as [0, 1] and described white (every face one person)."""
     require_deep()
     finder = ev.default_finder()
-    from eigenvision.faces.recipes import DEEP_RECIPE
+    from eigenvision.faces.recipes import recipe_model
 
-    model = ev.IdentityModel(**DEEP_RECIPE)
+    model = recipe_model("deep")
     assert model.alignment == "five_points"
-    eyes_recipe = {**DEEP_RECIPE, "alignment": "eyes"}
     described = []
     for path in lfw_photos:
         photo = np.asarray(Image.open(path).convert("RGB"))
@@ -246,7 +243,7 @@ def test_the_five_point_chip_is_dlibs_chip_of_the_face(lfw_photos):
         chip = compare.model_crop(photo, face, model)
         assert chip.shape == (150, 150, 3) and chip.dtype == np.float64 and chip.max() <= 1
         reference, dlib_chip = _dlib_recipe(photo)
-        on_eyes = compare.model_crop(photo, face, ev.IdentityModel(**eyes_recipe))
+        on_eyes = compare.model_crop(photo, face, recipe_model("deep", alignment="eyes"))
         # dlib's chip found again (to the pixel where dlib's box gives the same 5 points),
         # closer than the chip cut on the eyes alone
         difference = np.abs(chip - dlib_chip / 255).mean()
@@ -263,8 +260,8 @@ def test_five_point_alignment_is_for_the_deep_chip_only(rng):
     centres = rng.normal(size=(10, 64))
     X = np.repeat(centres, 3, axis=0)
     with pytest.raises(ValueError, match="alignment='five_points'.*descriptor='deep'"):
-        ev.IdentityModel(alignment="five_points", descriptor="pixels").fit_descriptors(
-            X, np.repeat(np.arange(10), 3)
-        )
+        ev.IdentityModel(
+            FaceDescriber(descriptor="pixels"), alignment="five_points"
+        ).fit_descriptors(X, np.repeat(np.arange(10), 3))
     with pytest.raises(ValueError, match="alignment"):
         ev.IdentityModel(alignment="nose").fit_descriptors(X, np.repeat(np.arange(10), 3))

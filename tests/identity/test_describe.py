@@ -4,11 +4,13 @@ import numpy as np
 import pytest
 
 import eigenvision as ev
+from eigenvision.identity.describe import FaceDescriber
+from tests.conftest import in_format_3
 from tests.identity.synthetic import people, two_descriptions
 
 
 def test_mirror_describes_a_face_by_the_mean_of_it_and_its_mirror_image(rng, tmp_path):
-    """IdentityModel(mirror=True) describes each crop by the mean of its descriptors and its
+    """FaceDescriber(mirror=True) describes each crop by the mean of its descriptors and its
     mirror image's, with its own LBP grid, radii and HOG cell; a model file from before those
     parameters keeps its behaviour (no mirror, an 8 x 8 grid, radii 1 and 2, 8-pixel cells)."""
     import json
@@ -21,16 +23,20 @@ def test_mirror_describes_a_face_by_the_mean_of_it_and_its_mirror_image(rng, tmp
     options = {"kind": "daisy", "cells": (10, 8), "radii": (1, 2, 3), "hog_cell": 12}
     plain = face_descriptors(lit, **options)
     flipped = face_descriptors(lit[:, :, ::-1], **options)
-    whole = ev.IdentityModel(descriptor="daisy", descriptor_scales=(1.0,), illumination=True)
+    whole = ev.IdentityModel(
+        FaceDescriber(descriptor="daisy", descriptor_scales=(1.0,), illumination=True)
+    )
     np.testing.assert_allclose(whole.describe(crops), (plain + flipped) / 2)
-    whole.set_params(mirror=False)
+    whole.set_params(describer__mirror=False)
     np.testing.assert_array_equal(whole.describe(crops), plain)
     people = np.repeat(np.arange(12), 3)
     model = ev.IdentityModel(
-        descriptor="lbp+hog", mirror=False, illumination=True, pca_components=20, n_components=5
+        FaceDescriber(descriptor="lbp+hog", mirror=False, illumination=True),
+        pca_components=20,
+        n_components=5,
     )
     model.fit_descriptors(rng.random((36, 30)), people)
-    path = ev.save(model, tmp_path / "old.npz")
+    path = in_format_3(ev.save(model, tmp_path / "old.npz"))
     with np.load(path, allow_pickle=False) as archive:
         stored = {key: archive[key] for key in archive.files}
     header = json.loads(bytes(stored["__header__"]).decode())
@@ -41,7 +47,7 @@ def test_mirror_describes_a_face_by_the_mean_of_it_and_its_mirror_image(rng, tmp
     stored["__header__"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
     np.savez(path, **stored)
     old = ev.load(path)
-    assert old.mirror is False
+    assert old.describer.mirror is False
     small = rng.random((2, 80, 64))
     np.testing.assert_array_equal(
         old.describe(small),
@@ -50,7 +56,7 @@ def test_mirror_describes_a_face_by_the_mean_of_it_and_its_mirror_image(rng, tmp
 
 
 def test_descriptor_scales_describe_the_crop_rescaled_and_concatenate(rng):
-    """IdentityModel(descriptor_scales=...) describes the normalised crop rescaled by each
+    """FaceDescriber(descriptor_scales=...) describes the normalised crop rescaled by each
     scale (scikit-image's rescale, anti-aliased), mirror means per scale, side by side."""
     from skimage.transform import rescale
 
@@ -58,7 +64,9 @@ def test_descriptor_scales_describe_the_crop_rescaled_and_concatenate(rng):
     from eigenvision.normalize import illumination
 
     crops = rng.random((2, 120, 104))
-    model = ev.IdentityModel(descriptor="daisy", descriptor_scales=(0.7, 1.0), illumination=True)
+    model = ev.IdentityModel(
+        FaceDescriber(descriptor="daisy", descriptor_scales=(0.7, 1.0), illumination=True)
+    )
     expected = []
     for crop in crops:
         row = []
@@ -72,7 +80,7 @@ def test_descriptor_scales_describe_the_crop_rescaled_and_concatenate(rng):
     assert described.shape == (2, 42 * 104 + 120 * 104)  # 7 x 6 and 12 x 10 DAISY points
     np.testing.assert_allclose(described, expected, rtol=1e-5, atol=1e-7)
     with pytest.raises(ValueError, match="descriptor_scales"):
-        ev.IdentityModel(descriptor_scales=(0.0,)).fit(crops, [0, 1])
+        ev.IdentityModel(FaceDescriber(descriptor_scales=(0.0,))).fit(crops, [0, 1])
 
 
 def test_descriptions_pair_descriptors_illumination_and_scales_item_by_item():
@@ -81,7 +89,7 @@ def test_descriptions_pair_descriptors_illumination_and_scales_item_by_item():
     of the normalised crop at full size and the normalised crop's Fisher vector, side by
     side."""
     crops = np.random.default_rng(1).random((2, 120, 104))
-    model = ev.IdentityModel(fisher_clusters=2)
+    model = ev.IdentityModel(FaceDescriber(fisher_clusters=2))
     assert model.descriptions() == [
         ("daisy", True, (0.7,)),
         ("daisy", False, (0.7,)),
@@ -91,31 +99,43 @@ def test_descriptions_pair_descriptors_illumination_and_scales_item_by_item():
     model.fit_description(crops)
     blocks = []
     for kind, lit, scales in model.descriptions():
-        alone = ev.IdentityModel(descriptor=kind, illumination=lit, descriptor_scales=scales)
-        alone.fisher_ = model.fisher_
+        alone = ev.IdentityModel(
+            FaceDescriber(descriptor=kind, illumination=lit, descriptor_scales=scales)
+        )
+        alone.describer.fisher_ = model.describer.fisher_
         blocks.append(alone.describe(crops))
     np.testing.assert_array_equal(model.describe(crops), np.hstack(blocks))
     assert model.description_widths() == [block.shape[1] for block in blocks]
-    both = ev.IdentityModel(descriptor="daisy", illumination="both", descriptor_scales=(0.7, 1.0))
+    both = ev.IdentityModel(
+        FaceDescriber(descriptor="daisy", illumination="both", descriptor_scales=(0.7, 1.0))
+    )
     assert both.descriptions() == [("daisy", True, (0.7, 1.0)), ("daisy", False, (0.7, 1.0))]
     assert ev.IdentityModel(
-        descriptor=("lbp", "hog"), illumination=False, descriptor_scales=((1.0,), (0.5, 1.0))
+        FaceDescriber(
+            descriptor=("lbp", "hog"), illumination=False, descriptor_scales=((1.0,), (0.5, 1.0))
+        )
     ).descriptions() == [("lbp", False, (1.0,)), ("hog", False, (0.5, 1.0))]
     with pytest.raises(ValueError, match="illumination must pair.*one item per descriptor"):
-        ev.IdentityModel(descriptor=("lbp", "hog"), illumination=(True,) * 3).descriptions()
+        ev.IdentityModel(
+            FaceDescriber(descriptor=("lbp", "hog"), illumination=(True,) * 3)
+        ).descriptions()
     # three descriptors beside the four-item default illumination: the message says the fix
     with pytest.raises(ValueError, match="got 4 items for 3 descriptors; give it one item"):
-        ev.IdentityModel(descriptor=("daisy", "daisy", "lbp+hog")).descriptions()
+        ev.IdentityModel(FaceDescriber(descriptor=("daisy", "daisy", "lbp+hog"))).descriptions()
     # Regression: illumination=True, the former way to ask for one normalised description,
     # described DAISY twice with the three-description default (its evidence counted twice)
     with pytest.raises(ValueError, match=r"description \('daisy', True, \(0.7,\)\) comes twice"):
-        ev.IdentityModel(illumination=True).descriptions()
+        ev.IdentityModel(FaceDescriber(illumination=True)).descriptions()
     with pytest.raises(ValueError, match="comes twice"):
-        ev.IdentityModel(descriptor="hog", illumination=(True, True)).fit(crops, [0, 1])
+        ev.IdentityModel(FaceDescriber(descriptor="hog", illumination=(True, True))).fit(
+            crops, [0, 1]
+        )
     with pytest.raises(ValueError, match="descriptor_scales must pair with the descriptions"):
-        ev.IdentityModel(descriptor_scales=((0.7,), (1.0,))).descriptions()
-    with pytest.raises(ValueError, match="IdentityModel.descriptor must be one of"):
-        ev.IdentityModel(descriptor=("daisy", "sift")).fit_descriptors(np.zeros((8, 4)), [0] * 8)
+        ev.IdentityModel(FaceDescriber(descriptor_scales=((0.7,), (1.0,)))).descriptions()
+    with pytest.raises(ValueError, match="FaceDescriber.descriptor must be one of"):
+        ev.IdentityModel(FaceDescriber(descriptor=("daisy", "sift"))).fit_descriptors(
+            np.zeros((8, 4)), [0] * 8
+        )
 
 
 def test_many_crops_are_encoded_a_block_at_a_time(rng, monkeypatch):
@@ -161,7 +181,13 @@ def test_describing_crops_keeps_no_reference_to_them(rng):
     import weakref
 
     model = ev.IdentityModel(
-        shape=(24, 24), descriptor="lbp", illumination=True, descriptor_scales=(0.7,), mirror=True
+        FaceDescriber(
+            shape=(24, 24),
+            descriptor="lbp",
+            illumination=True,
+            descriptor_scales=(0.7,),
+            mirror=True,
+        )
     )
     crops = rng.random((3, 24, 24))
     held = weakref.ref(crops)

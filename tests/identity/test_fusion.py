@@ -7,6 +7,7 @@ import pytest
 
 import eigenvision as ev
 from eigenvision.identity import centred_on
+from eigenvision.identity.describe import FaceDescriber
 
 
 def _fused_model(rng, **options):
@@ -15,10 +16,7 @@ def _fused_model(rng, **options):
     X = np.repeat(centres, 5, axis=0) + 0.5 * rng.normal(size=(200, 128))
     labels = np.repeat(np.arange(40), 5)
     model = ev.IdentityModel(
-        descriptor="deep",
-        shape=(150, 150),
-        illumination=False,
-        mirror=False,
+        FaceDescriber(descriptor="deep", shape=(150, 150), illumination=False, mirror=False),
         pca_components=20,
         lda_components=None,
         n_components=5,

@@ -8,11 +8,11 @@ from scipy.linalg import block_diag
 
 import eigenvision as ev
 from eigenvision.identity import centred_on, quantized
-from tests.conftest import deep_model_or_skip, saved_unchecked
+from tests.conftest import deep_model_or_skip, in_format_3, saved_unchecked
 from tests.identity.synthetic import (
-    ONE_DESCRIPTION,
     as_stored,
     fitted_with_cohort,
+    one_description,
     people,
     stacked_pair_ratio,
     two_descriptions,
@@ -70,7 +70,7 @@ def test_descriptions_are_plda_models_whose_ratios_add(rng, tmp_path):
     loaded.plda_ = blocks[0]
     with pytest.raises(ValueError, match="needs a PLDAFusion of 2 descriptions"):
         ev.validation.check_state(loaded)
-    loaded.set_params(descriptor="pixels", illumination=True)
+    loaded.set_params(describer__descriptor="pixels", describer__illumination=True)
     ev.validation.check_state(loaded)  # one description, one PLDA
 
 
@@ -105,7 +105,7 @@ def test_adaptive_symmetric_normalisation_against_a_brute_force_loop(rng):
     with PLDA's own ratio and Python's sort."""
     X, labels, _, _ = people(rng, n_people=40, per_person=4)
     model = ev.IdentityModel(
-        **ONE_DESCRIPTION, pca_components=6, n_components=3, cohort_size=15, cohort_top=5
+        one_description(), pca_components=6, n_components=3, cohort_size=15, cohort_top=5
     )
     model.fit_descriptors(X, labels)
     codes = model.plda_.encode(X)
@@ -136,7 +136,7 @@ def test_adaptive_symmetric_normalisation_against_a_brute_force_loop(rng):
     np.testing.assert_allclose(model.paired_log_odds(a[:3], b), np.diag(expected), rtol=1e-5)
     np.testing.assert_allclose(model.paired_log_odds(b, a[:3]), np.diag(expected), rtol=1e-5)
     assert model.probability(model.threshold_) == pytest.approx(0.5)
-    raw = ev.IdentityModel(**ONE_DESCRIPTION, pca_components=6, n_components=3, cohort_size=0)
+    raw = ev.IdentityModel(one_description(), pca_components=6, n_components=3, cohort_size=0)
     raw.fit_descriptors(X, labels)
     assert raw.cohort_coordinates_ is None
     np.testing.assert_array_equal(raw.pairwise_log_odds(a, b), raw.plda_.pairwise_log_odds(a, b))
@@ -148,8 +148,8 @@ def test_an_identity_model_file_from_before_the_cohort_scores_raw_ratios(rng, tm
     import json
 
     X, labels, _, _ = people(rng, n_people=20, per_person=3)
-    model = ev.IdentityModel(**ONE_DESCRIPTION, pca_components=6, n_components=3, cohort_size=0)
-    path = ev.save(model.fit_descriptors(X, labels), tmp_path / "old.npz")
+    model = ev.IdentityModel(one_description(), pca_components=6, n_components=3, cohort_size=0)
+    path = in_format_3(ev.save(model.fit_descriptors(X, labels), tmp_path / "old.npz"))
     with np.load(path, allow_pickle=False) as archive:
         stored = {key: archive[key] for key in archive.files}
     header = json.loads(bytes(stored["__header__"]).decode())
@@ -167,7 +167,7 @@ def test_an_identity_model_file_from_before_the_cohort_scores_raw_ratios(rng, tm
         old.pairwise_log_odds(codes, codes), old.plda_.pairwise_log_odds(codes, codes)
     )
     normalised = ev.IdentityModel(
-        **ONE_DESCRIPTION, pca_components=6, n_components=3, cohort_size=8
+        one_description(), pca_components=6, n_components=3, cohort_size=8
     )
     normalised.fit_descriptors(X, labels).cohort_coordinates_ = np.zeros((8, 4))
     with pytest.raises(ValueError, match="cohort_coordinates_ must hold pair coordinates"):
@@ -182,7 +182,7 @@ def test_an_identity_model_file_whose_cohort_is_codes_is_refused_with_the_fix(rn
 
     X, labels, _, _ = people(rng, n_people=30, per_person=3)
     model = ev.IdentityModel(
-        **ONE_DESCRIPTION, pca_components=6, n_components=3, cohort_size=10, cohort_top=4
+        one_description(), pca_components=6, n_components=3, cohort_size=10, cohort_top=4
     ).fit_descriptors(X, labels)
     assert not hasattr(model, "cohort_")
     old = copy.copy(model)
@@ -315,7 +315,7 @@ def test_tempering_divides_the_calibration_by_the_likeliest_temperature(rng):
 
     X, labels, _, _ = people(rng, n_people=30, per_person=3)
     model = ev.IdentityModel(
-        **ONE_DESCRIPTION, pca_components=6, n_components=3, cohort_size=0
+        one_description(), pca_components=6, n_components=3, cohort_size=0
     ).fit_descriptors(X, labels)
     a, b = model.calibration_
     threshold = -b / a

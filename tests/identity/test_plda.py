@@ -10,7 +10,7 @@ from sklearn.base import clone
 import eigenvision as ev
 from eigenvision.identity import log_likelihood
 from tests.conftest import saved_unchecked
-from tests.identity.synthetic import MODELS, ONE_DESCRIPTION, people, stacked_pair_ratio
+from tests.identity.synthetic import MODELS, one_description, people, stacked_pair_ratio
 
 
 @pytest.mark.parametrize("model", MODELS, ids=repr)
@@ -259,7 +259,7 @@ def test_a_saved_model_scores_in_its_own_pair_basis_whatever_the_eigensolver_giv
 
     X, labels, _, _ = people(rng, n_people=30, per_person=3)
     model = ev.IdentityModel(
-        **ONE_DESCRIPTION, pca_components=6, n_components=3, cohort_size=10, cohort_top=4
+        one_description(), pca_components=6, n_components=3, cohort_size=10, cohort_top=4
     ).fit_descriptors(X, labels)
     codes = model.plda_.encode(X[:9])
     expected = model.pairwise_log_odds(codes, codes)
