@@ -318,7 +318,7 @@ def test_no_module_imports_another_modules_private_names():
 
 
 def test_no_measured_percentages_in_comments_or_docstrings():
-    """Measured results live in results.json, the docs and CHANGELOG.md: a percentage in a
+    """Measured results live in results.json, the docs and HISTORY.md: a percentage in a
     comment or docstring is a measurement that will go stale (an f-string's is a message)."""
     measured = re.compile(r"\d(\.\d+)? ?%")
     found = []

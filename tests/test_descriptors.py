@@ -103,7 +103,7 @@ def test_hog_refuses_images_it_cannot_describe(rng):
 def test_hog_of_a_large_stack_holds_a_block_of_images_at_a_time(rng, monkeypatch):
     """Regression: hog_descriptors made its temporaries (about eight arrays the size of the whole
     stack in float64) for every image at once, and an identity model's fit describes thousands
-    of crops in one call (CHANGELOG has the peak it cost). It now describes blocks of
+    of crops in one call (HISTORY.md has the peak it cost). It now describes blocks of
     _HOG_BLOCK_PIXELS pixels, with the same rows whatever the block."""
     import tracemalloc
 

@@ -20,3 +20,15 @@ def test_a_user_guide_page_teaches_rather_than_records(page):
 def test_the_benchmarks_readme_holds_the_latest_runs():
     """Each benchmark's latest run in README.md; the runs before it in HISTORY.md."""
     assert len((ROOT / "benchmarks" / "README.md").read_text().splitlines()) < 300
+
+
+def test_the_changelog_says_what_changed_per_release():
+    """CHANGELOG.md: a section per release (``Unreleased`` or ``X.Y.Z (date)``), what changed
+    under Keep a Changelog's headings, no measurements (HISTORY.md keeps them)."""
+    text = (ROOT / "CHANGELOG.md").read_text()
+    releases = re.findall(r"^## (.+)$", text, flags=re.MULTILINE)
+    assert releases and releases[0] == "Unreleased"
+    assert all(re.fullmatch(r"\d+\.\d+\.\d+ \(\d{4}-\d{2}-\d{2}\)", r) for r in releases[1:])
+    kinds = set(re.findall(r"^### (.+)$", text, flags=re.MULTILINE))
+    assert kinds <= {"Added", "Changed", "Changed (breaking)", "Deprecated", "Fixed", "Removed"}
+    assert re.findall(r"\d(\.\d+)? ?%", text) == []

@@ -26,7 +26,7 @@ number, the arguments, the package version, the time) into `--out`, and prints
 one summary line. The runs below are stored in `figures/<run>/`; this page is
 generated from their `results.json` by `python experiments/index.py` (do not
 edit it by hand). The user guide (`docs/`) discusses the results; the history
-of each number is in `CHANGELOG.md` and git.
+of each number is in `HISTORY.md` and git.
 
 | run | question | summary | seconds |
 |---|---|---|---|

@@ -43,7 +43,7 @@ __all__ = [
 MIN_SET = 12
 #: Where merging stops by default when the set's two kinds of pairs are learnt: the mean
 #: probability of one person between two groups' faces (chosen on LFW people held out of the
-#: model, CHANGELOG; a person's few unlike photos pull the mean of their group's pairs under
+#: model, HISTORY.md; a person's few unlike photos pull the mean of their group's pairs under
 #: even odds).
 LEARNT_CUT = 0.2
 #: Where merging stops by default on the model's calibrated probability (``adapt=False``, and

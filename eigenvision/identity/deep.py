@@ -50,11 +50,11 @@ DEEP_INSTALL = 'pip install "eigenvision[deep]"'
 CHIP_SHAPE = (150, 150)
 #: Where dlib's ``get_face_chip(size=150, padding=0.25)`` puts the eye centres (the mean of each
 #: eye's two corners), as fractions of the chip's ``(W - 1, H - 1)``: read off dlib's own chips
-#: of LFW faces, a dot drawn at each eye centre and found again in the chip (CHANGELOG.md).
+#: of LFW faces, a dot drawn at each eye centre and found again in the chip (HISTORY.md).
 CHIP_EYE_POSITIONS = ((0.3158, 0.3105), (0.6707, 0.3105))
 #: The face box dlib's 5-point predictor reads, from a face's eyes: ``(x, y, width, height)``
 #: in eye distances from the eyes' midpoint; the medians of dlib's HOG boxes against its own
-#: 5-point eye centres on every 40th LFW photo of folds 5-9's people (CHANGELOG.md).
+#: 5-point eye centres on every 40th LFW photo of folds 5-9's people (HISTORY.md).
 FIVE_POINT_BOX = (-1.2555, -0.6881, 2.6140, 2.6140)
 #: The embedding's length.
 EMBEDDING_WIDTH = 128

@@ -14,7 +14,7 @@ from eigenvision.faces import compare
 def test_compare_faces_with_the_shipped_models(imm, tmp_path, capsys):
     """IMM studio portraits (people the identity model never saw): two photos of one person
     are judged likelier one person than photos of two (the threshold, calibrated on LFW's news
-    photos, is not: see the CHANGELOG); the same photo twice is accepted; a 16-bit copy answers
+    photos, is not: see HISTORY.md); the same photo twice is accepted; a 16-bit copy answers
     the same; a photo without a face is named in the error."""
 
     def photo(person, shot):

@@ -150,7 +150,7 @@ def test_the_deep_recipe_keeps_its_scores_as_fitted(tmp_path):
     """``build-models --identity --deep`` on a small copy of ``lfw_train``: the model it returns
     scores every pair as the model fitted on the same chips does. Regression: kept in 8 bits as
     the classical model is, its whitened map lost the scores (two different people called one;
-    CHANGELOG.md has the numbers)."""
+    HISTORY.md has the numbers)."""
     require_deep()
     from eigenvision.faces.recipes import build_identity_model, recipe_model
 

@@ -140,7 +140,7 @@ def test_descriptions_pair_descriptors_illumination_and_scales_item_by_item():
 
 def test_many_crops_are_encoded_a_block_at_a_time(rng, monkeypatch):
     """IdentityModel.encode described every crop before encoding any, and the descriptions
-    are many times the crops' size (CHANGELOG has the measured sizes). A block of crops at a
+    are many times the crops' size (HISTORY.md has the measured sizes). A block of crops at a
     time, the codes equal those of the crops encoded one by one, and the memory allocated
     meanwhile (tracemalloc) stays under half of what describing them all at once allocates;
     a single crop and a stack of the wrong shape are answered as before."""

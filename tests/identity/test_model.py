@@ -195,7 +195,7 @@ def test_an_identity_model_file_whose_cohort_is_codes_is_refused_with_the_fix(rn
 def test_a_large_sets_pair_scores_need_no_temporary_as_large_as_themselves(rng, monkeypatch):
     """Scoring every pair of a large set (``cluster_faces`` of thousands of faces) made
     several matrices as large as the scores at once (each description's scores, their sum
-    and the normalisation's temporaries; CHANGELOG has the measured peaks). The scores now
+    and the normalisation's temporaries; HISTORY.md has the measured peaks). The scores now
     equal the formula's (PLDA's ratio summed over the descriptions, normalised
     against the cohort), the cross term a block of rows at a time and the rest in place; the
     memory Python allocates meanwhile (tracemalloc) stays under 2.5 times the result's."""
