@@ -176,6 +176,21 @@ ENCODER_PARAMS = (
 _ENCODER_MEMBERS = ("image_shape_", "feature_", "feature_spaces_", "block_names_", "block_scales_")
 
 
+def _move_members(source: dict, target: dict, names: dict, arrays: dict) -> None:
+    """Fitted members of the model ``source`` describes moved to ``target``'s description,
+    ``names`` mapping each old name to its new one: JSON state, child models and arrays (the
+    arrays renamed under ``target``'s prefix)."""
+    state, children = source.setdefault("state", {}), source.setdefault("children", {})
+    prefix = source.get("prefix", "")
+    for old, new in names.items():
+        if old in state:
+            target["state"][new] = state.pop(old)
+        if old in children:
+            target["children"][new] = children.pop(old)
+        if f"{prefix}{old}" in arrays:
+            arrays[f"{target['prefix']}{new}"] = arrays.pop(f"{prefix}{old}")
+
+
 def _walk(description, visit):
     """Call ``visit`` on a description and every model description nested in it."""
     if not isinstance(description, dict) or "class" not in description:
@@ -200,7 +215,7 @@ def _encoder_of_recognizer(description: dict, arrays: dict) -> None:
     if description.get("class") != "Recognizer":
         return
     prefix = description.get("prefix", "")
-    state, children = description.get("state") or {}, description.get("children") or {}
+    state, children = description.setdefault("state", {}), description.setdefault("children", {})
     if "gallery_" not in state and f"{prefix}gallery_" not in arrays:
         return  # unfitted
     params = description.get("params") or {}
@@ -217,15 +232,8 @@ def _encoder_of_recognizer(description: dict, arrays: dict) -> None:
         "children": {},
         "prefix": encoder_prefix,
     }
-    for member in _ENCODER_MEMBERS:
-        if member in state:
-            encoder["state"][member] = state.pop(member)
-        if member in children:
-            encoder["children"][member] = children.pop(member)
-        if f"{prefix}{member}" in arrays:
-            arrays[f"{encoder_prefix}{member}"] = arrays.pop(f"{prefix}{member}")
+    _move_members(description, encoder, {member: member for member in _ENCODER_MEMBERS}, arrays)
     children["encoder_"] = encoder
-    description["children"] = children
 
 
 #: A format 3 finder's parameters by the stage that holds them in format 4, with their names
@@ -305,7 +313,7 @@ def _stages_of_finder(description: dict, arrays: dict) -> None:
     if any(name in params for name in FINDER_PARAMS):
         return  # its stages are there already: nothing to move
     prefix = description.get("prefix", "")
-    state, children = description.get("state") or {}, description.get("children") or {}
+    state, children = description.setdefault("state", {}), description.setdefault("children", {})
     for stage, names in FINDER_PARAMS.items():
         stage_prefix = f"{prefix}@{stage}/"
         model = {
@@ -315,13 +323,7 @@ def _stages_of_finder(description: dict, arrays: dict) -> None:
             "children": {},
             "prefix": stage_prefix,
         }
-        for old, new in FINDER_MEMBERS[stage].items():
-            if old in state:
-                model["state"][new] = state.pop(old)
-            if old in children:
-                model["children"][new] = children.pop(old)
-            if f"{prefix}{old}" in arrays:
-                arrays[f"{stage_prefix}{new}"] = arrays.pop(f"{prefix}{old}")
+        _move_members(description, model, FINDER_MEMBERS[stage], arrays)
         if stage == "decision" and "iod" in params and (model["children"] or model["state"]):
             model["state"]["iod_"] = params["iod"]
         if stage == "appearance":
@@ -334,7 +336,6 @@ def _stages_of_finder(description: dict, arrays: dict) -> None:
             params.pop(old, None)
     if "eye_regressor_" not in children:
         state.setdefault("eye_regressor_", None)  # a file from before it had one
-    description["state"], description["children"] = state, children
 
 
 #: The parameters a format 3 identity model held that are its describer's in format 4.
@@ -362,7 +363,7 @@ def _describer_of_identity_model(description: dict) -> None:
     if "describer" in params:
         return  # its describer is there already: nothing to move
     prefix = description.get("prefix", "")
-    state, children = description.get("state") or {}, description.get("children") or {}
+    state, children = description.setdefault("state", {}), description.setdefault("children", {})
     describer = {
         "class": "FaceDescriber",
         "params": {name: params[name] for name in DESCRIBER_PARAMS if name in params},

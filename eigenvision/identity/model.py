@@ -128,6 +128,7 @@ class IdentityModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         the coordinates being ``cohort_coordinates_ * cohort_scale_``.
     cohort_scale_ : (p,) ndarray or None
         The scale of each axis of an 8-bit ``cohort_coordinates_``; None otherwise.
+
     References
     ----------
     X. Tan and B. Triggs (2010), Enhanced local texture feature sets for face
