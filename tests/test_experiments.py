@@ -575,3 +575,28 @@ def test_identity_faces_labels_faces_misplaced_and_clutter_and_tallies_them(tmp_
     found = sum(sum(part.values()) for part in counts.values())
     assert found >= 6  # a face at least in each photo
     assert results["identity_threshold"] >= results["detection_threshold"]
+
+
+def test_small_faces_reduces_each_photo_to_its_drawn_eye_distance_and_counts_by_band(tmp_path):
+    """The small_faces experiment: each held-out photo reduced so its face's eyes lie the
+    drawn distance apart (a loop over the same draw), every detector counted per photo, the
+    shares by band recomputed from the counts, and the two halves split by photo."""
+    from eigenvision.experiments.small_faces import BANDS
+    from eigenvision.faces.photos import annotated_helen_photo, helen_split
+
+    files = require_helen_files()
+    results = _run("small_faces", tmp_path, "--limit", "4", "--min-iod", "8")
+    _, test_ids = helen_split(photo for photo, _, _ in files)
+    held_out = [annotated_helen_photo(*f[1:])[2] for f in files if f[0] in test_ids][:4]
+    draws = np.minimum(np.random.default_rng(0).uniform(8.0, 20.0, size=4), held_out)
+    assert results["tuning"]["photos"] == results["report"]["photos"] == 2
+    for half, drawn in (("tuning", draws[:2]), ("report", draws[2:])):
+        counts = [int(((drawn >= low) & (drawn < high)).sum()) for low, high in BANDS]
+        assert results[half]["faces_by_band"] == counts
+        for name, found in results[half]["found"].items():
+            by_band = results[half]["found_by_band"][name]
+            pairs = [(rate, count) for rate, count in zip(by_band, counts, strict=True) if count]
+            rates, weights = zip(*pairs, strict=True)  # the bands with faces
+            assert found == pytest.approx(np.dot(rates, weights) / sum(weights))
+    assert "eigenvision, min_iod 8" in results["report"]["found"]
+    assert results["report"]["time_over_shipped"]["eigenvision (shipped)"] == 1.0

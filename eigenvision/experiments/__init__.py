@@ -24,6 +24,7 @@ EXPERIMENTS = (
     "lfw_people",
     "calibration",
     "identity_faces",
+    "small_faces",
 )
 
 

@@ -288,7 +288,7 @@ def find_candidates(
         Ratio between the pyramid's window sizes.
     min_iod : float, optional
         The smallest face searched, as its eye distance in ``image``'s pixels;
-        default the window's own.
+        default the window's own. Below it, the levels are ``image`` enlarged.
     tilted_scale : float, default 1.0
         The rotations other than 0 are searched from this many times the
         smallest upright face up.
@@ -417,7 +417,9 @@ class CandidateSearch(BaseEstimator):
         The smallest face searched, as its eye distance in the searched
         (reduced) photo's pixels; default the window's own. A larger one
         skips the pyramid's finest levels, where texture looks most like a
-        small face.
+        small face; a smaller one (down to half the window's) searches the
+        photo enlarged for faces smaller than the window, at the cost of
+        levels larger than the photo.
     tilted_scale : float, default 2.0
         Faces turned in the plane (the ``rotations`` other than 0) are
         searched from this many times the smallest upright face up: the

@@ -483,10 +483,11 @@ class FaceFinder(BaseEstimator):
             if stage is not None:
                 check_params(stage)
         min_iod = None if self.search is None else self.search.min_iod
-        if min_iod is not None and min_iod < self.iod:
+        if min_iod is not None and min_iod < self.iod / 2:
             raise ValueError(
-                f"FaceFinder: search__min_iod must be None or at least iod={self.iod} pixels "
-                f"(the window's), got {min_iod!r}"
+                f"FaceFinder: search__min_iod must be None or at least half of iod={self.iod} "
+                f"pixels (the window's; smaller faces are searched in the photo enlarged, up to "
+                f"twice), got {min_iod!r}"
             )
 
     def find(self, image, *, threshold=None, max_faces=50, return_likeliest=False):

@@ -424,7 +424,7 @@ class HalfOctaves:
         Parameters
         ----------
         shape : (h, w)
-            At most the image's shape.
+            Larger than the image's: the image enlarged (a search below its window).
 
         Returns
         -------

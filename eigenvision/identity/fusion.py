@@ -72,9 +72,6 @@ class PLDAFusion(PairScores, TransformerMixin, BaseEstimator):
         "lda_components": Param("int", 1, 100_000, optional=True),
     }
 
-    #: Parameters added after models were first saved, with the value that keeps an older
-    #: model file's behaviour (:func:`~eigenvision.load` gives it where a file has none).
-
     _state = {
         "models_": State("models"),
         "n_features_in_": State("int", low=1),

@@ -194,9 +194,6 @@ class PLDA(PairScores, SupervisedSubspaceModel):
         "tol": Param("real", 0, 1),
     }
 
-    #: Parameters added after models were first saved, with the value that keeps an older
-    #: model file's behaviour (:func:`~eigenvision.load` gives it where a file has none).
-
     #: Each fitted member's kind, dtype, shape rule and finiteness
     #: (:func:`~eigenvision._spec.check_declared_state`).
     _state = {

@@ -59,11 +59,13 @@ def test_cli_detect_says_why_a_photo_shows_no_face(tmp_path, capsys, monkeypatch
 
     from eigenvision.cli import main
 
+    from eigenvision.faces.candidates import CandidateSearch
+
     searches = []
-    original = ev.FaceFinder._candidates
+    original = CandidateSearch.candidates
     monkeypatch.setattr(
-        ev.FaceFinder,
-        "_candidates",
+        CandidateSearch,
+        "candidates",
         lambda self, *a, **k: searches.append(1) or original(self, *a, **k),
     )
     path = tmp_path / "astronaut.png"

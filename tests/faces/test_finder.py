@@ -452,9 +452,11 @@ def test_min_iod_skips_the_pyramids_finest_levels():
     assert every.min() == pytest.approx(16, abs=0.5) and len(coarse) > 0
     # the pyramid starts there (to the whole pixels a level is resized to)
     assert coarse.min() == pytest.approx(24.0, rel=0.01)
-    for bad in (8, "24", np.inf):
+    for bad in (7.5, "24", np.inf):
         with pytest.raises(ValueError, match="min_iod"):
             ev.FaceFinder(search=CandidateSearch(min_iod=bad)).check_parameters()
+    with pytest.raises(ValueError, match="at least half of iod=20"):
+        ev.FaceFinder(iod=20, search=CandidateSearch(min_iod=9.0)).check_parameters()
 
 
 def test_turned_faces_are_searched_from_tilted_scale_times_the_smallest_face():
@@ -601,3 +603,28 @@ def test_a_copy_of_a_finder_has_stage_settings_of_its_own(finder):
     fresh = photos.default_finder()
     assert (fresh.search.rotations, fresh.decision.equalize, fresh.appearance.gate) == before
     assert changed.search.face_space_ is finder.search.face_space_
+
+
+def test_a_search_below_the_window_finds_a_face_smaller_than_it(finder):
+    """Issue 78: ``search__min_iod`` below the window's eye distance (16) searches the photo
+    enlarged. The astronaut with her eyes 10 pixels apart, on another picture: the default
+    search (from 16) has no window of her size and finds nothing; from 8 it finds her, the
+    eyes to a tenth of their distance in the photo's pixels, and nothing else."""
+    astronaut = photos.sample_picture("astronaut")
+    face = finder.find(astronaut)[0]
+    factor = 10.0 / face.iod
+    small = ev.normalize.resize(astronaut, (round(512 * factor),) * 2)
+    canvas = ev.normalize.resize(photos.sample_picture("coffee"), (300, 400))
+    canvas[100 : 100 + len(small), 150 : 150 + len(small)] = small
+    truth = [
+        np.multiply(np.add(eye, 0.5), factor) - 0.5 + (150, 100)
+        for eye in (face.left_eye, face.right_eye)
+    ]
+    assert finder.find(canvas) == []
+    below = copy.copy(finder).set_params(search__min_iod=8.0)
+    (found,) = below.find(canvas)
+    errors = [
+        np.hypot(*np.subtract(eye, true))
+        for eye, true in zip((found.left_eye, found.right_eye), truth, strict=True)
+    ]
+    assert max(errors) < 1.0 and found.iod == pytest.approx(10.0, rel=0.1)

@@ -1,0 +1,173 @@
+"""Small faces: the finder below its window against OpenCV Haar and dlib HOG, by eye distance.
+
+Held-out HELEN photos (every 5th photo id, never seen in training), each
+reduced until its annotated face's eyes lie a distance drawn at random
+between ``--smallest`` and ``--largest`` pixels apart (the photo's longer
+side at most ``--max-side``), are given to each detector at its default: the
+shipped finder as it ships (its search from the window's eye distance, 16
+pixels), the same finder searching below its window
+(``search__min_iod``, each value of ``--min-iod``: the photo enlarged), OpenCV's
+Haar cascade from the same smallest face as each (``wild_detection.peer_min_sizes``)
+and dlib's HOG detector upsampled once, as face_recognition calls it. A
+detection finds the face as ``wild_detection`` counts it
+(:func:`~eigenvision.evaluate.hits_and_alarms`: another person's
+unannotated face is neither a hit nor a false alarm). Reported: the share of
+faces found in each band of eye distances, the false alarms per photo, and
+each detector's median time over the shipped finder's. The held-out photos
+are split in two by photo id: the first half (``tuning``) is where a value of
+``search__min_iod`` would be chosen, the second (``report``) where it is
+reported; both halves' numbers are written.
+
+Run: ``eigenvision experiment small_faces [--limit 170]`` (needs
+``$EIGENVISION_DATA`` with ``helen_train/``; OpenCV and dlib from the
+``bench`` and ``deep`` extras, each left out when missing).
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+
+import numpy as np
+
+from .. import datasets, evaluate
+from ..faces.photos import annotated_helen_photo, default_finder, helen_split
+from ..plot import rate_curves
+from ..transform import resize
+from . import _dlib
+from ._common import Run, data_env, parser, steps
+from .wild_detection import _cascades, _haar_faces, peer_min_sizes
+
+NAME = "small_faces"
+
+#: The bands of eye distances (pixels) the rates are reported in: below the window, up to it,
+#: and the next band the issue names.
+BANDS = ((8.0, 12.0), (12.0, 16.0), (16.0, 20.0))
+
+
+def main(argv=None):
+    command = parser(NAME, __doc__.splitlines()[0])
+    command.add_argument(
+        "--limit", type=int, default=170, help="held-out photos (default 170, all)"
+    )
+    command.add_argument("--max-side", type=int, default=640, help="photo size (default 640)")
+    command.add_argument("--smallest", type=float, default=8.0, help="eye distance from (8)")
+    command.add_argument("--largest", type=float, default=20.0, help="eye distance to (20)")
+    command.add_argument(
+        "--min-iod",
+        type=float,
+        nargs="+",
+        default=[8.0, 10.0, 12.0],
+        help="search__min_iod values searched below the window (default 8 10 12)",
+    )
+    args = command.parse_args(argv)
+    data_env(args)
+    run = Run(NAME, args)
+    shipped = default_finder()
+    finders = {"eigenvision (shipped)": shipped}
+    for min_iod in args.min_iod:
+        finders[f"eigenvision, min_iod {min_iod:g}"] = copy.copy(shipped).set_params(
+            search__min_iod=min_iod
+        )
+    _, haar, _ = _cascades()
+    hog = _dlib.hog_detector()
+    detectors = {name: finder.find for name, finder in finders.items()}
+    if haar is not None:
+        for finder in finders.values():
+            size = peer_min_sizes(finder)["OpenCV Haar"]
+            detectors[f"OpenCV Haar from {size} px"] = lambda image, size=size: [
+                (box, 1.0) for box, _ in _haar_faces(haar, image, size)
+            ]
+    if hog is not None:
+        detectors["dlib HOG (upsample 1)"] = lambda image: _dlib.hog_faces(hog, image)
+    files = datasets.helen_files()
+    _, test_ids = helen_split(photo for photo, _, _ in files)
+    files = [f for f in files if f[0] in test_ids][: args.limit]
+    rng = np.random.default_rng(args.seed)
+    rows = []
+    for index, (photo, image_path, pts_path) in enumerate(steps(files, args, "photos")):
+        image, centre, iod, others = annotated_helen_photo(
+            image_path, pts_path, max_side=args.max_side
+        )
+        target = float(rng.uniform(args.smallest, args.largest))
+        factor = min(1.0, target / iod)
+        shape = tuple(max(1, round(side * factor)) for side in image.shape)
+        small = resize(image, shape)
+        row = {
+            "photo": photo,
+            "half": "tuning" if index < len(files) // 2 else "report",
+            "iod": iod * factor,
+        }
+        for name, detect in detectors.items():
+            start = time.perf_counter()
+            found = detect(small)
+            seconds = time.perf_counter() - start
+            boxes = [_found_box(item) for item in found]
+            hits, alarms = evaluate.hits_and_alarms(
+                boxes, centre * factor, iod * factor, np.asarray(others) * factor
+            )
+            row[name] = {"found": bool(hits), "false_alarms": len(alarms), "seconds": seconds}
+        rows.append(row)
+    results = {half: _summary(rows, half, detectors) for half in ("tuning", "report")}
+    run.results.update(results)
+    run.results["bands"] = [list(band) for band in BANDS]
+    report = results["report"]
+    middles = [np.mean(band) for band in BANDS]
+    run.figure(
+        rate_curves(
+            middles,
+            {name: report["found_by_band"][name] for name in detectors},
+            xlabel="eye distance (pixels; band middles)",
+            ylabel="faces found at each detector's default",
+            title=f"Small faces, {report['photos']} held-out HELEN photos (report half)",
+        )
+    )
+    best = max(
+        (name for name in finders if name != "eigenvision (shipped)"),
+        key=lambda name: results["tuning"]["found"][name],
+        default="eigenvision (shipped)",
+    )
+    haar_names = [name for name in detectors if name.startswith("OpenCV Haar")]
+    haar_rate = max((report["found"][name] for name in haar_names), default=np.nan)
+    return run.finish(
+        f"report half ({report['photos']} photos, eyes {args.smallest:g}-{args.largest:g} px): "
+        f"shipped finds {100 * report['found']['eigenvision (shipped)']:.0f}%, {best} (best on "
+        f"the tuning half) {100 * report['found'][best]:.0f}% at "
+        f"{report['false_alarms_per_photo'][best]:.2f} false alarms/photo in "
+        f"{report['time_over_shipped'][best]:.1f}x the shipped time; Haar at best "
+        f"{100 * haar_rate:.0f}%, dlib HOG "
+        f"{100 * report['found'].get('dlib HOG (upsample 1)', np.nan):.0f}%"
+    )
+
+
+def _found_box(item):
+    """A finder's Face or a peer's ``(box, score)`` as ``(box, score)``."""
+    return (item.box, item.score) if hasattr(item, "box") else item
+
+
+def _summary(rows, half, detectors):
+    """Each detector's share of faces found, in all and by band of eye distance, its false
+    alarms per photo and its median time over the shipped finder's, on one half's photos."""
+    rows = [row for row in rows if row["half"] == half]
+    if not rows:
+        return {"photos": 0}
+    iods = np.array([row["iod"] for row in rows])
+    bands = [(iods >= low) & (iods < high) for low, high in BANDS]
+    summary = {"photos": len(rows), "faces_by_band": [int(band.sum()) for band in bands]}
+    for name in detectors:
+        found = np.array([row[name]["found"] for row in rows])
+        seconds = np.array([row[name]["seconds"] for row in rows])
+        shipped = np.array([row["eigenvision (shipped)"]["seconds"] for row in rows])
+        summary.setdefault("found", {})[name] = float(found.mean())
+        summary.setdefault("found_by_band", {})[name] = [
+            float(found[band].mean()) if band.any() else float("nan") for band in bands
+        ]
+        summary.setdefault("false_alarms_per_photo", {})[name] = float(
+            np.mean([row[name]["false_alarms"] for row in rows])
+        )
+        summary.setdefault("time_over_shipped", {})[name] = float(np.median(seconds / shipped))
+    return summary
+
+
+if __name__ == "__main__":
+    main()
