@@ -4,6 +4,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 from PIL import Image
 from skimage import data
 
@@ -58,7 +59,6 @@ def test_cli_detect_says_why_a_photo_shows_no_face(tmp_path, capsys, monkeypatch
     from PIL import Image
 
     from eigenvision.cli import main
-
     from eigenvision.faces.candidates import CandidateSearch
 
     searches = []
@@ -127,3 +127,27 @@ def test_cli_detect_reads_the_photos_of_a_folder(tmp_path, capsys, monkeypatch):
     (tmp_path / "empty").mkdir()
     assert main(["-q", "detect", str(tmp_path / "empty")]) != 0
     assert "a folder without images; name image files or folders of them" in capsys.readouterr().err
+
+
+def test_cli_detect_small_faces_searches_below_the_window(tmp_path, capsys):
+    """``--small-faces``: the astronaut with her eyes 10 pixels apart, on another picture, is
+    found only with it (the search from half the window's eye distance)."""
+    from PIL import Image
+
+    from eigenvision.cli import main
+    from eigenvision.faces import photos
+
+    astronaut = photos.sample_picture("astronaut")
+    factor = 10.0 / photos.default_finder().find(astronaut)[0].iod
+    small = ev.normalize.resize(astronaut, (round(512 * factor),) * 2)
+    canvas = ev.normalize.resize(photos.sample_picture("coffee"), (300, 400))
+    canvas[100 : 100 + len(small), 150 : 150 + len(small)] = small
+    path = tmp_path / "small.png"
+    Image.fromarray((canvas * 255).round().astype(np.uint8)).save(path)
+    found = {}
+    for options in ([], ["--small-faces"]):
+        assert main(["-q", "detect", str(path), "--json", *options]) == 0
+        found[bool(options)] = json.loads(capsys.readouterr().out)[0]["faces"]
+    assert found[False] == [] and len(found[True]) == 1
+    left, right = found[True][0]["left_eye"], found[True][0]["right_eye"]
+    assert np.hypot(*np.subtract(right, left)) == pytest.approx(10.0, rel=0.15)
