@@ -600,3 +600,36 @@ def test_small_faces_reduces_each_photo_to_its_drawn_eye_distance_and_counts_by_
             assert found == pytest.approx(np.dot(rates, weights) / sum(weights))
     assert "eigenvision, min_iod 8" in results["report"]["found"]
     assert results["report"]["time_over_shipped"]["eigenvision (shipped)"] == 1.0
+
+
+def test_turned_faces_bands_each_face_by_the_turn_its_landmarks_give(tmp_path, rng):
+    """rough_yaw: the sine of the turn is the nose tip's offset from the jaw's middle over half
+    the jaw's width, along the eye line, whatever the face's tilt in the plane and its scale;
+    the experiment's bands hold the held-out faces by that turn."""
+    from eigenvision.experiments.turned_faces import BANDS, rough_yaw
+    from eigenvision.faces.photos import helen_split
+
+    points = rng.normal(size=(68, 2)) * 5
+    points[36:42] += (-30.0, 0.0)
+    points[42:48] += (30.0, 0.0)
+    points[0], points[16], points[30] = (-60.0, 20.0), (60.0, 20.0), (-21.0, 35.0)
+    eyes = datasets.face_landmarks(points)
+    tilt = np.arctan2(*np.subtract(eyes["right_eye"], eyes["left_eye"])[::-1])
+    along = np.array([np.cos(tilt), np.sin(tilt)])
+    left, right, nose = (points[i] @ along for i in (0, 16, 30))
+    expected = np.degrees(np.arcsin((2 * nose - left - right) / (right - left)))
+    turn = np.radians(25.0)
+    rotation = np.array([[np.cos(turn), -np.sin(turn)], [np.sin(turn), np.cos(turn)]])
+    for moved in (points, 3.0 * points @ rotation.T + (40.0, -7.0)):
+        assert rough_yaw(moved) == pytest.approx(expected, abs=1e-9)
+    files = require_helen_files()
+    results = _run("turned_faces", tmp_path, "--limit", "4")
+    _, test_ids = helen_split(photo for photo, _, _ in files)
+    turns = [
+        abs(rough_yaw(datasets.load_helen_photo(image, pts, max_side=640)[1]))
+        for photo, image, pts in files
+        if photo in test_ids
+    ][:4]
+    for half, chosen in (("tuning", turns[:2]), ("report", turns[2:])):
+        counts = [sum(low <= t < high for t in chosen) for low, high in BANDS]
+        assert results[half]["faces_by_band"] == counts

@@ -25,6 +25,7 @@ EXPERIMENTS = (
     "calibration",
     "identity_faces",
     "small_faces",
+    "turned_faces",
 )
 
 

@@ -98,17 +98,13 @@ def main(argv=None):
             "half": "tuning" if index < len(files) // 2 else "report",
             "iod": iod * factor,
         }
-        for name, detect in detectors.items():
-            start = time.perf_counter()
-            found = detect(small)
-            seconds = time.perf_counter() - start
-            boxes = [_found_box(item) for item in found]
-            hits, alarms = evaluate.hits_and_alarms(
-                boxes, centre * factor, iod * factor, np.asarray(others) * factor
-            )
-            row[name] = {"found": bool(hits), "false_alarms": len(alarms), "seconds": seconds}
+        others = np.asarray(others) * factor
+        row.update(detections(detectors, small, centre * factor, iod * factor, others))
         rows.append(row)
-    results = {half: _summary(rows, half, detectors) for half in ("tuning", "report")}
+    results = {
+        half: summary(rows, half, detectors, "iod", BANDS, "eigenvision (shipped)")
+        for half in ("tuning", "report")
+    }
     run.results.update(results)
     run.results["bands"] = [list(band) for band in BANDS]
     report = results["report"]
@@ -140,33 +136,73 @@ def main(argv=None):
     )
 
 
-def _found_box(item):
-    """A finder's Face or a peer's ``(box, score)`` as ``(box, score)``."""
-    return (item.box, item.score) if hasattr(item, "box") else item
+def detections(detectors, image, centre, iod, others):
+    """Each detector run on a photo: whether it found the annotated face, its false alarms
+    (:func:`~eigenvision.evaluate.hits_and_alarms`) and its seconds.
+
+    Parameters
+    ----------
+    detectors : dict of str to callable
+        ``detect(image)`` -> Faces or ``(box, score)`` pairs.
+    image : (H, W) ndarray
+    centre, iod, others
+        The annotated face's landmarks' centre and eye distance, and the unannotated faces.
+
+    Returns
+    -------
+    dict of str to dict
+    """
+    row = {}
+    for name, detect in detectors.items():
+        start = time.perf_counter()
+        found = detect(image)
+        seconds = time.perf_counter() - start
+        boxes = [(item.box, item.score) if hasattr(item, "box") else item for item in found]
+        hits, alarms = evaluate.hits_and_alarms(boxes, centre, iod, others)
+        row[name] = {"found": bool(hits), "false_alarms": len(alarms), "seconds": seconds}
+    return row
 
 
-def _summary(rows, half, detectors):
-    """Each detector's share of faces found, in all and by band of eye distance, its false
-    alarms per photo and its median time over the shipped finder's, on one half's photos."""
+def summary(rows, half, detectors, key, bands, reference):
+    """Each detector's share of faces found, in all and by band of ``row[key]``, its false
+    alarms per photo and its median time over ``reference``'s, on one half's photos.
+
+    Parameters
+    ----------
+    rows : list of dict
+        :func:`detections` of each photo, with its ``"half"`` and ``key``.
+    half : str
+    detectors : iterable of str
+    key : str
+    bands : sequence of (low, high)
+    reference : str
+        The detector the times are divided by.
+
+    Returns
+    -------
+    dict
+    """
     rows = [row for row in rows if row["half"] == half]
     if not rows:
         return {"photos": 0}
-    iods = np.array([row["iod"] for row in rows])
-    bands = [(iods >= low) & (iods < high) for low, high in BANDS]
-    summary = {"photos": len(rows), "faces_by_band": [int(band.sum()) for band in bands]}
+    values = np.array([row[key] for row in rows])
+    masks = [(values >= low) & (values < high) for low, high in bands]
+    result = {"photos": len(rows), "faces_by_band": [int(mask.sum()) for mask in masks]}
     for name in detectors:
         found = np.array([row[name]["found"] for row in rows])
         seconds = np.array([row[name]["seconds"] for row in rows])
-        shipped = np.array([row["eigenvision (shipped)"]["seconds"] for row in rows])
-        summary.setdefault("found", {})[name] = float(found.mean())
-        summary.setdefault("found_by_band", {})[name] = [
-            float(found[band].mean()) if band.any() else float("nan") for band in bands
+        reference_seconds = np.array([row[reference]["seconds"] for row in rows])
+        result.setdefault("found", {})[name] = float(found.mean())
+        result.setdefault("found_by_band", {})[name] = [
+            float(found[mask].mean()) if mask.any() else float("nan") for mask in masks
         ]
-        summary.setdefault("false_alarms_per_photo", {})[name] = float(
+        result.setdefault("false_alarms_per_photo", {})[name] = float(
             np.mean([row[name]["false_alarms"] for row in rows])
         )
-        summary.setdefault("time_over_shipped", {})[name] = float(np.median(seconds / shipped))
-    return summary
+        result.setdefault("time_over_shipped", {})[name] = float(
+            np.median(seconds / reference_seconds)
+        )
+    return result
 
 
 if __name__ == "__main__":
