@@ -78,9 +78,8 @@ def render_index(figures: Path) -> str:
         summary = run["summary"].replace("|", "/")
         rows.append(f"| [{name}](#{name}) | {question} | {summary} | {run['seconds']:.0f} |")
         images = "\n".join(f"![{image}](figures/{name}/{image})" for image in run["figures"])
-        sections.append(
-            f"## {name}\n\n{question}.\n\n```bash\n{_command(run)}\n```\n\n{summary}\n\n{images}\n"
-        )
+        # the question and the summary are the table's row: a section shows how to run it again
+        sections.append(f"## {name}\n\n```bash\n{_command(run)}\n```\n\n{images}\n")
     return _HEADER + "\n".join(rows) + "\n\n" + "\n".join(sections)
 
 
