@@ -54,7 +54,7 @@ def main(argv=None):
         image,
         lambda im: dffs_map(im, finder.search.face_space_, normalize="window", min_contrast=0.02),
         window,
-        pyramid_scales(image.shape, window, step=finder.step),
+        pyramid_scales(image.shape, window, step=finder.search.step),
     )
     count, overlap = finder.search.n_candidates, finder.search.overlap
     runs = {
