@@ -35,9 +35,9 @@ import eigenvision as ev
 from eigenvision import DatasetNotFoundError, datasets
 from eigenvision.experiments import _dlib
 from eigenvision.experiments.wild_detection import (
-    _cascades,
-    _haar_faces,
-    _lbp_faces,
+    cascades,
+    haar_faces,
+    lbp_faces,
     peer_min_sizes,
 )
 from eigenvision.faces import photos
@@ -70,7 +70,7 @@ def main(argv=None):
     upright = copy.copy(finder).set_params(search__rotations=(0.0,))
     # stage 1's first test at every window, not coarse to fine on its 2-pixel grid
     every_window = copy.copy(finder).set_params(search__prefilter_stride=1)
-    cv2, haar, lbp = _cascades()
+    cv2, haar, lbp = cascades()
     hog = _dlib.hog_detector()
     # the finder's smallest face, as wild_detection
     haar_size, lbp_size = (
@@ -84,10 +84,10 @@ def main(argv=None):
             "eigenvision find, first test at every window": (
                 lambda image=image: every_window.find(image)
             ),
-            "scikit-image LBP": lambda image=image: _lbp_faces(lbp, image, lbp_size),
+            "scikit-image LBP": lambda image=image: lbp_faces(lbp, image, lbp_size),
         }
         if haar is not None:
-            runs["OpenCV Haar"] = lambda image=image: _haar_faces(haar, image, haar_size)
+            runs["OpenCV Haar"] = lambda image=image: haar_faces(haar, image, haar_size)
         if hog is not None:
             runs["dlib HOG (upsample 1)"] = lambda image=image: _dlib.hog_faces(hog, image)
         finder.find(image)  # the first call of a photo size fills caches

@@ -188,24 +188,24 @@ def test_peers_search_from_the_box_they_draw_around_the_finders_smallest_face():
     pytest.importorskip("cv2", reason="OpenCV is in the bench extra")
     from eigenvision.experiments.wild_detection import (
         PEER_BOX_IN_IODS,
-        _cascades,
-        _haar_faces,
-        _lbp_faces,
+        cascades,
+        haar_faces,
+        lbp_faces,
         peer_min_sizes,
     )
     from eigenvision.faces.photos import default_finder, helen_split, sample_picture
 
     files = require_helen_files()
     train_ids, _ = helen_split(photo for photo, _, _ in files)
-    _, haar, lbp = _cascades()
+    _, haar, lbp = cascades()
     ratios = {name: [] for name in PEER_BOX_IN_IODS}
     for _, image_path, pts_path in [f for f in files if f[0] in train_ids][:30]:
         image, points = datasets.load_helen_photo(image_path, pts_path, max_side=640)
         marks = datasets.face_landmarks(points)
         iod = float(np.linalg.norm(marks["right_eye"] - marks["left_eye"]))
         for name, found in (
-            ("OpenCV Haar", _haar_faces(haar, image, 26)),
-            ("scikit-image LBP", _lbp_faces(lbp, image, 26)),
+            ("OpenCV Haar", haar_faces(haar, image, 26)),
+            ("scikit-image LBP", lbp_faces(lbp, image, 26)),
         ):
             ratios[name] += [
                 box[2] / iod
@@ -502,15 +502,17 @@ def test_lfw_verification_learns_each_halfs_mixture_from_people_outside_its_pair
     """Each half of the folds gets a Fisher-vector mixture fitted on crops of people in none
     of that half's test pairs (first or second person), and its folds read the crops described
     with that mixture; the two halves' descriptions differ only in the learnt block."""
-    import functools
     from types import SimpleNamespace
 
     from eigenvision import descriptors
     from eigenvision.experiments import lfw_verification
-    from eigenvision.identity import IdentityModel
+    from eigenvision.identity import FaceDescriber, IdentityModel
 
     monkeypatch.setattr(descriptors, "FISHER_SAMPLE", 6)
-    small = functools.partial(lfw_verification.IdentityModel, fisher_clusters=2)
+
+    def small():  # a describer of its own each, as IdentityModel() makes
+        return IdentityModel(FaceDescriber(fisher_clusters=2))
+
     monkeypatch.setattr(lfw_verification, "IdentityModel", small)
     crops = np.random.default_rng(0).random((24, 120, 104))
     crops[:, 0, 0] = np.arange(24)  # which crop the mixture saw

@@ -36,7 +36,7 @@ from ..plot import rate_curves
 from ..transform import resize
 from . import _dlib
 from ._common import Run, data_env, parser, steps
-from .wild_detection import _cascades, _haar_faces, peer_min_sizes
+from .wild_detection import cascades, haar_faces, peer_min_sizes
 
 NAME = "small_faces"
 
@@ -69,14 +69,14 @@ def main(argv=None):
         finders[f"eigenvision, min_iod {min_iod:g}"] = copy.copy(shipped).set_params(
             search__min_iod=min_iod
         )
-    _, haar, _ = _cascades()
+    _, haar, _ = cascades()
     hog = _dlib.hog_detector()
     detectors = {name: finder.find for name, finder in finders.items()}
     if haar is not None:
         for finder in finders.values():
             size = peer_min_sizes(finder)["OpenCV Haar"]
             detectors[f"OpenCV Haar from {size} px"] = lambda image, size=size: [
-                (box, 1.0) for box, _ in _haar_faces(haar, image, size)
+                (box, 1.0) for box, _ in haar_faces(haar, image, size)
             ]
     if hog is not None:
         detectors["dlib HOG (upsample 1)"] = lambda image: _dlib.hog_faces(hog, image)

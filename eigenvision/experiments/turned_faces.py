@@ -28,7 +28,7 @@ from ..plot import rate_curves
 from . import _dlib
 from ._common import Run, data_env, parser, steps
 from .small_faces import detections, summary
-from .wild_detection import _cascades, _haar_faces, peer_min_sizes
+from .wild_detection import cascades, haar_faces, peer_min_sizes
 
 NAME = "turned_faces"
 
@@ -83,11 +83,11 @@ def main(argv=None):
     run = Run(NAME, args)
     finder = default_finder()
     detectors = {SHIPPED: finder.find}
-    _, haar, _ = _cascades()
+    _, haar, _ = cascades()
     if haar is not None:
         size = peer_min_sizes(finder)["OpenCV Haar"]
         detectors["OpenCV Haar"] = lambda image: [
-            (box, 1.0) for box, _ in _haar_faces(haar, image, size)
+            (box, 1.0) for box, _ in haar_faces(haar, image, size)
         ]
     hog = _dlib.hog_detector()
     if hog is not None:

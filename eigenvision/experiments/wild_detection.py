@@ -58,8 +58,16 @@ NAME = "wild_detection"
 PEER_BOX_IN_IODS = {"OpenCV Haar": 2.69, "scikit-image LBP": 2.36}
 
 
-def _cascades():
-    """OpenCV's frontal-face Haar cascade and scikit-image's LBP cascade (None if missing)."""
+def cascades():
+    """OpenCV's frontal-face Haar cascade and scikit-image's LBP cascade, the peers.
+
+    Returns
+    -------
+    cv2 : module or None
+        OpenCV, None when it is not installed (the ``bench`` extra).
+    haar : cv2.CascadeClassifier or None
+    lbp : skimage.feature.Cascade
+    """
     try:
         import cv2
     except ImportError:
@@ -93,8 +101,22 @@ def peer_min_sizes(finder):
     return {name: int(round(ratio * smallest)) for name, ratio in PEER_BOX_IN_IODS.items()}
 
 
-def _haar_faces(haar, image, min_size):
-    """Haar detections with their level weights as scores."""
+def haar_faces(haar, image, min_size):
+    """OpenCV Haar's faces in a photo, as ``wild_detection`` runs it (scale factor 1.1, three
+    neighbours), with their level weights as scores.
+
+    Parameters
+    ----------
+    haar : cv2.CascadeClassifier
+    image : (H, W) ndarray
+        Grey, in [0, 1].
+    min_size : int
+        The smallest box searched, pixels (:func:`peer_min_sizes`).
+
+    Returns
+    -------
+    list of ((x, y, w, h), score)
+    """
     grey = np.ascontiguousarray(np.clip(image * 255, 0, 255).astype(np.uint8))
     rects, _, weights = haar.detectMultiScale3(
         grey, scaleFactor=1.1, minNeighbors=3, minSize=(min_size, min_size), outputRejectLevels=True
@@ -105,7 +127,21 @@ def _haar_faces(haar, image, min_size):
     ]
 
 
-def _lbp_faces(lbp, image, min_size):
+def lbp_faces(lbp, image, min_size):
+    """scikit-image's LBP cascade's faces in a photo (scale factor 1.2), each scored 1.
+
+    Parameters
+    ----------
+    lbp : skimage.feature.Cascade
+    image : (H, W) ndarray
+        Grey, in [0, 1].
+    min_size : int
+        The smallest box searched, pixels (:func:`peer_min_sizes`).
+
+    Returns
+    -------
+    list of ((x, y, w, h), score)
+    """
     found = lbp.detect_multi_scale(
         image,
         scale_factor=1.2,
@@ -170,7 +206,7 @@ def main(argv=None):
     files = datasets.helen_files()
     _, test_ids = helen_split(photo for photo, _, _ in files)
     files = [f for f in files if f[0] in test_ids][: args.limit]
-    cv2, haar, lbp = _cascades()
+    cv2, haar, lbp = cascades()
     hog = _dlib.hog_detector()
     eye_haar = haar_eye_cascade()
     found = {"eigenvision": [], "OpenCV Haar": [], "scikit-image LBP": [], "dlib HOG": []}
@@ -205,10 +241,10 @@ def main(argv=None):
         )
         if haar is not None:
             start = time.perf_counter()
-            found["OpenCV Haar"].append(_haar_faces(haar, image, min_size["OpenCV Haar"]))
+            found["OpenCV Haar"].append(haar_faces(haar, image, min_size["OpenCV Haar"]))
             seconds["OpenCV Haar"].append(time.perf_counter() - start)
         start = time.perf_counter()
-        found["scikit-image LBP"].append(_lbp_faces(lbp, image, min_size["scikit-image LBP"]))
+        found["scikit-image LBP"].append(lbp_faces(lbp, image, min_size["scikit-image LBP"]))
         seconds["scikit-image LBP"].append(time.perf_counter() - start)
         if hog is not None:
             start = time.perf_counter()
@@ -283,15 +319,14 @@ def main(argv=None):
     non_faces = {}
     for name, picture in steps(non_face_pictures().items(), args, "pictures without a face"):
         shown, likeliest = finder.find(picture, return_likeliest=True)
-        lbp_faces = _lbp_faces(lbp, picture, min_size["scikit-image LBP"])
+        by_lbp = lbp_faces(lbp, picture, min_size["scikit-image LBP"])
         non_faces[name] = {
             "eigenvision": len(shown),
             "eigenvision likeliest": likeliest,
-            "scikit-image LBP": len(lbp_faces),
+            "scikit-image LBP": len(by_lbp),
         }
         if haar is not None:
-            haar_faces = _haar_faces(haar, picture, min_size["OpenCV Haar"])
-            non_faces[name]["OpenCV Haar"] = len(haar_faces)
+            non_faces[name]["OpenCV Haar"] = len(haar_faces(haar, picture, min_size["OpenCV Haar"]))
         if hog is not None:
             non_faces[name]["dlib HOG"] = len(_dlib.hog_faces(hog, picture))
     median = {name: float(np.median(s)) for name, s in seconds.items() if s}
@@ -360,7 +395,7 @@ def _lfw_recall(finder, haar, hog, min_size, args, stages):
     centre, iod = lfw_face()
     detectors = {"eigenvision": lambda im: [(f.box, f.score) for f in finder.find(im)]}
     if haar is not None:
-        detectors["OpenCV Haar"] = lambda im: _haar_faces(haar, im, min_size)
+        detectors["OpenCV Haar"] = lambda im: haar_faces(haar, im, min_size)
     if hog is not None:
         detectors["dlib HOG"] = lambda im: _dlib.hog_faces(hog, im)
     found = {name: 0 for name in detectors}
