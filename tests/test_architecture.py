@@ -196,11 +196,12 @@ def test_the_photo_pipeline_composes_its_stages():
         "appearance": (appearance, appearance.AppearanceCheck),
     }
     finder = ev.FaceFinder(**{name: stage() for name, (_, stage) in stages.items()})
-    for name, (module, stage) in stages.items():
+    for module, stage in stages.values():
         assert stage.__module__ == module.__name__
         assert hasattr(stage, "_params") and hasattr(stage, "_state") and hasattr(stage, "fit")
-        first = next(iter(stage._params))
-        finder.set_params(**{f"{name}__{first}": getattr(stage(), first)})
+    finder.set_params(search__step=1.5, decision__n_clusters=3, appearance__gate=0.5)
+    settings = (finder.search.step, finder.decision.n_clusters, finder.appearance.gate)
+    assert settings == (1.5, 3, 0.5)
 
 
 TESTS = Path(__file__).parent

@@ -409,7 +409,7 @@ class FaceFinder(BaseEstimator):
         labels : (n,) ndarray of bool
             The candidates that find the annotated face.
         """
-        gate = (self.appearance or AppearanceCheck()).gate
+        gate = (AppearanceCheck() if self.appearance is None else self.appearance).gate
         decision, checked, crops, labels = [], [], [], []
         for image, centre, iod, others in show_progress(photos, desc=desc, enabled=progress):
             small, scale = reduced(image, self.max_side)
@@ -572,7 +572,7 @@ class FaceFinder(BaseEstimator):
     def _search(self, image, threshold, max_faces):
         """:meth:`find`'s faces and the likeliest candidate's probability (or None)."""
         small, scale = reduced(image, self.max_side)
-        if self.appearance is not None and self.appearance.__sklearn_is_fitted__():
+        if self._checks_appearance():
             # as many examined whatever max_faces: the fusion, not the decision, ranks them
             gate = self.appearance.gate
             candidates, scores, _ = self._examined(
@@ -637,6 +637,10 @@ class FaceFinder(BaseEstimator):
             angle=float(np.degrees(np.arctan2(dy, dx))),
         )
 
+    def _checks_appearance(self) -> bool:
+        """Whether the finder has a fitted appearance check (it scores by it then)."""
+        return self.appearance is not None and self.appearance.__sklearn_is_fitted__()
+
     def _check_relations(self):
         """Its stages are fitted to its window, its locator and placer are feature detectors
         (:func:`~eigenvision._spec.check_model`)."""
@@ -659,7 +663,7 @@ class FaceFinder(BaseEstimator):
                 f"FaceFinder: a decision of windows with eyes {self.decision.iod_} pixels apart, "
                 f"not iod {self.iod}"
             )
-        if self.appearance is not None and self.appearance.__sklearn_is_fitted__():
+        if self._checks_appearance():
             check_model(self.appearance)
         for name in ("locator_", "placer_"):
             part = getattr(self, name, None)
