@@ -291,7 +291,8 @@ def find_candidates(
         default the window's own. Below it, the levels are ``image`` enlarged.
     tilted_scale : float, default 1.0
         The rotations other than 0 are searched from this many times the
-        smallest upright face up.
+        smallest upright face up, or the window's when ``min_iod`` is below
+        it: the photo is never enlarged to turn it.
     overlap : float, default 0.5
         A candidate may overlap a better one up to this intersection over union.
     min_contrast : float, default 0.0
@@ -320,7 +321,9 @@ def find_candidates(
     upright = image if isinstance(image, HalfOctaves) else HalfOctaves(image)
     found = []
     for angle in rotations:
-        min_size = smallest * (1.0 if angle == 0 else tilted_scale)
+        # the search below the window is upright only: turning the enlarged photo cost more
+        # time and false alarms than the few small turned faces it found (CHANGELOG)
+        min_size = smallest if angle == 0 else max(smallest, window[0]) * tilted_scale
         # A photo is turned at the coarsest half-octave its smallest face allows: the
         # rotation and the pyramid cost a fraction of the full resolution's.
         octave = 0 if angle == 0 else max(0, int(np.floor(2 * np.log2(min_size / window[0]))))
@@ -422,8 +425,9 @@ class CandidateSearch(BaseEstimator):
         levels larger than the photo.
     tilted_scale : float, default 2.0
         Faces turned in the plane (the ``rotations`` other than 0) are
-        searched from this many times the smallest upright face up: the
-        turned photos' finest levels cost most and add more clutter than faces.
+        searched from this many times the smallest upright face up (or the
+        window's, when ``min_iod`` is below it): the turned photos' finest
+        levels cost most and add more clutter than faces.
     n_candidates : int, default 200
         Candidates per rotation passed on to the face/non-face decision.
     prefilter_recall : float or None, default 0.99
