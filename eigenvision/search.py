@@ -456,7 +456,7 @@ def box_iou(box, boxes) -> np.ndarray:
     return inter / (boxes[:, 2] * boxes[:, 3] + w * h - inter)
 
 
-def suppress(detections, *, max_count, overlap=None, separation=None) -> list:
+def suppress(detections, *, max_count, overlap=None, separation=None, parts_only=False) -> list:
     """Greedy non-maximum suppression: the best detection of each place, best first.
 
     Parameters
@@ -471,21 +471,30 @@ def suppress(detections, *, max_count, overlap=None, separation=None) -> list:
     separation : float, optional
         Drop a detection whose centre lies within ``separation`` times a kept
         one's width of that one's centre.
+    parts_only : bool, default False
+        With ``separation``: drop only detections no wider than the kept one
+        (a part of it); a wider one centred on it is kept.
 
     Returns
     -------
     list of Detection
     """
-    kept = kept_indices(detections, max_count=max_count, overlap=overlap, separation=separation)
+    kept = kept_indices(
+        detections,
+        max_count=max_count,
+        overlap=overlap,
+        separation=separation,
+        parts_only=parts_only,
+    )
     return [detections[i] for i in kept]
 
 
-def kept_indices(detections, *, max_count, overlap=None, separation=None) -> list:
+def kept_indices(detections, *, max_count, overlap=None, separation=None, parts_only=False) -> list:
     """The positions in ``detections`` that :func:`suppress` keeps, in its order.
 
     Parameters
     ----------
-    detections, max_count, overlap, separation
+    detections, max_count, overlap, separation, parts_only
         As :func:`suppress`.
 
     Returns
@@ -516,7 +525,8 @@ def kept_indices(detections, *, max_count, overlap=None, separation=None) -> lis
             drop |= inter > overlap * (area[a] + area[b] - inter)
         if separation is not None:
             distance = np.hypot(centre_x[a] - centre_x[b], centre_y[a] - centre_y[b])
-            drop |= distance <= separation * width[b]
+            near = distance <= separation * width[b]
+            drop |= near & (width[a] <= width[b]) if parts_only else near
         return drop
 
     # By overlap alone, boxes whose areas differ by more than 1 / overlap times never clash

@@ -137,7 +137,8 @@ def test_an_images_small_levels_are_scored_in_one_call_with_the_same_minima(rng)
 
 @pytest.mark.parametrize("overlap, separation", [(0.3, None), (None, 0.5), (0.1, 0.2)])
 @pytest.mark.parametrize("max_count", [1, 7, 1000])
-def test_suppression_equals_a_greedy_loop(overlap, separation, max_count, rng):
+@pytest.mark.parametrize("parts_only", [False, True])
+def test_suppression_equals_a_greedy_loop(overlap, separation, max_count, parts_only, rng):
     from eigenvision.search import Detection, _Minima, box_iou, kept_indices
 
     sizes = rng.uniform(5, 40, 300)
@@ -162,19 +163,16 @@ def test_suppression_equals_a_greedy_loop(overlap, separation, max_count, rng):
                 separation is not None
                 and np.hypot(*np.subtract(candidate.center, other.center))
                 <= separation * other.width
+                and (not parts_only or candidate.width <= other.width)
             ):
                 clash = True
         if not clash:
             expected.append(index)
-    assert (
-        kept_indices(found, max_count=max_count, overlap=overlap, separation=separation) == expected
-    )
+    options = {"overlap": overlap, "separation": separation, "parts_only": parts_only}
+    assert kept_indices(found, max_count=max_count, **options) == expected
     assert 1 <= len(expected) < 300  # some boxes suppressed, so the rule was exercised
     # the search's columns (the face finder's stage 1), 300 boxes: two blocks
     columns = _Minima(*np.array([(d.x, d.y, d.width, d.height, d.scale, d.score) for d in found]).T)
-    assert (
-        kept_indices(columns, max_count=max_count, overlap=overlap, separation=separation)
-        == expected
-    )
+    assert kept_indices(columns, max_count=max_count, **options) == expected
     assert kept_indices(columns.take(slice(0, 0)), max_count=5, overlap=0.3) == []
     assert kept_indices([], max_count=5, overlap=0.3) == []

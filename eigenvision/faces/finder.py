@@ -561,11 +561,11 @@ class FaceFinder(BaseEstimator):
         if best:
             kept[np.argmax(scores)] = True
         order = [i for i in np.argsort(-scores) if kept[i]]
-        chosen = [order[k] for k in distinct(candidates, scores, order, max_faces)]
+        chosen = [order[k] for k in distinct(candidates, scores, order, max_faces, parts_only=True)]
         # Placed by all three rounds, ranked by the score before them (ranked by their score,
         # clutter gains as much as faces).
         refined, _ = refine(score, photo, [candidates[i] for i in chosen], scores[chosen])
-        examined = distinct(refined, scores[chosen], range(len(chosen)), max_faces)
+        examined = distinct(refined, scores[chosen], range(len(chosen)), max_faces, parts_only=True)
         return [refined[k] for k in examined], scores[chosen][examined], scores[~kept]
 
     @single_threaded_blas()  # small products: BLAS's own threads only spin on our cores
@@ -593,11 +593,13 @@ class FaceFinder(BaseEstimator):
             return [], None
         likeliest = np.max(np.concatenate([expit(checked), expit(unexamined)]))
         # Only the faces reported are placed (one locate each): most checked candidates fail.
-        reported = [
+        passed = [
             i
             for i in np.argsort(-np.asarray(checked), kind="stable")
             if expit(checked[i]) >= threshold
         ]
+        # of a box and a larger one around it, both examined, the surer after the checks
+        reported = [passed[k] for k in distinct(candidates, np.asarray(checked), passed, max_faces)]
         faces = [self._face(small, candidates[i], checked[i], scale) for i in reported[:max_faces]]
         return faces, float(likeliest)
 

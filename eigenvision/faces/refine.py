@@ -75,7 +75,7 @@ def refine(score_windows, image, candidates, scores, *, rounds=REFINEMENT):
     return [(a, b, c[2]) for a, b, c in zip(left, right, candidates, strict=True)], best
 
 
-def distinct(candidates, scores, order, max_faces):
+def distinct(candidates, scores, order, max_faces, *, parts_only=False):
     """Positions in ``order`` of the candidates that are separate faces, surest first.
 
     A box centred inside a surer one is a part of that face (an eye region, a cheek).
@@ -88,6 +88,11 @@ def distinct(candidates, scores, order, max_faces):
     order : sequence of int
         Indices into ``candidates``, surest first.
     max_faces : int
+    parts_only : bool, default False
+        Drop only the boxes no larger than the surer one they are centred in:
+        a larger box stays, for the checks to choose between them (before
+        them, the decision often scores a close face's eyes and nostrils, a
+        small face in its middle, above the face itself).
 
     Returns
     -------
@@ -95,4 +100,6 @@ def distinct(candidates, scores, order, max_faces):
         Positions in ``order``.
     """
     boxes = [Detection(*face_box(*candidates[i][:2]), 1.0, -scores[i]) for i in order]
-    return kept_indices(boxes, max_count=max_faces, overlap=0.3, separation=0.5)
+    return kept_indices(
+        boxes, max_count=max_faces, overlap=0.3, separation=0.5, parts_only=parts_only
+    )
