@@ -288,7 +288,8 @@ def find_candidates(
         Ratio between the pyramid's window sizes.
     min_iod : float, optional
         The smallest face searched, as its eye distance in ``image``'s pixels;
-        default the window's own. Below it, the levels are ``image`` enlarged.
+        default the window's own. Below it, the pyramid's levels continue down,
+        ``image`` enlarged, to the level nearest ``min_iod``.
     tilted_scale : float, default 1.0
         The rotations other than 0 are searched from this many times the
         smallest upright face up, or the window's when ``min_iod`` is below
@@ -330,7 +331,10 @@ def find_candidates(
         turned, transform = rotated(upright[octave], angle)
         pyramid = upright if angle == 0 else HalfOctaves(turned)
         factor = np.array(upright.image.shape) / np.array(upright.shape(octave))
-        scales = pyramid_scales(turned.shape, window, step=step, min_size=min_size / factor[0])
+        if min_size < window[0]:
+            scales = _extended_down(turned.shape, window, step, min_size)
+        else:
+            scales = pyramid_scales(turned.shape, window, step=step, min_size=min_size / factor[0])
         if len(scales) == 0:
             continue
         minima = minima_table(
@@ -352,6 +356,19 @@ def find_candidates(
         eyes = (eyes + 0.5) * factor[::-1] - 0.5  # the half-octave's pixels to the image's
         found += [(eyes[i], eyes[n + i], score) for i, score in enumerate(kept.score.tolist())]
     return found
+
+
+def _extended_down(image_shape, window, step, min_size):
+    """The pyramid's scales from the window's own, continued below it (the image enlarged)
+    down to the level nearest ``min_size`` (a window side smaller than ``window[0]``): the
+    levels from the window up are those of a search from the window, whatever ``min_size``.
+    """
+    below = int(round(np.log(window[0] / min_size) / np.log(step)))
+    largest = min(image_shape[0] / window[0], image_shape[1] / window[1])
+    enlarged = step ** -np.arange(below, 0, -1.0)
+    return np.concatenate(
+        [enlarged[enlarged <= largest], pyramid_scales(image_shape, window, step=step)]
+    )
 
 
 def search_space(face_space, n_components=None):
@@ -421,8 +438,9 @@ class CandidateSearch(BaseEstimator):
         (reduced) photo's pixels; default the window's own. A larger one
         skips the pyramid's finest levels, where texture looks most like a
         small face; a smaller one (down to half the window's) searches the
-        photo enlarged for faces smaller than the window, at the cost of
-        levels larger than the photo.
+        photo enlarged for faces smaller than the window (the pyramid's levels
+        continued down to the one nearest it; those from the window up
+        unchanged), at the cost of levels larger than the photo.
     tilted_scale : float, default 2.0
         Faces turned in the plane (the ``rotations`` other than 0) are
         searched from this many times the smallest upright face up (or the

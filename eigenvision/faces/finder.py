@@ -534,7 +534,8 @@ class FaceFinder(BaseEstimator):
         and the log-odds of the candidates not examined.
 
         ``keep(scores)`` says which candidates (by the decision's log-odds) are examined;
-        ``best``: the decision's likeliest one is, whatever ``keep`` says.
+        ``best``: the decision's likeliest one is, whatever ``keep`` says (and below the
+        window, the likeliest of the window's size or more).
         """
         nothing = [], np.zeros(0), np.zeros(0)
         if small.shape[0] < self.window_[0] or small.shape[1] < self.window_[1]:
@@ -560,6 +561,15 @@ class FaceFinder(BaseEstimator):
         kept = np.asarray(keep(scores), dtype=bool)
         if best:
             kept[np.argmax(scores)] = True
+            min_iod = self.search.min_iod
+            if min_iod is not None and min_iod < self.iod:
+                # below the window a close face's eyes and nostrils, a small face in its
+                # middle, may be likelier than the face: the likeliest of the window's size
+                # or more is examined too
+                distances = np.array([np.hypot(*np.subtract(c[1], c[0])) for c in candidates])
+                large = np.flatnonzero(distances >= self.iod)
+                if len(large):
+                    kept[large[np.argmax(scores[large])]] = True
         order = [i for i in np.argsort(-scores) if kept[i]]
         chosen = [order[k] for k in distinct(candidates, scores, order, max_faces, parts_only=True)]
         # Placed by all three rounds, ranked by the score before them (ranked by their score,

@@ -459,6 +459,31 @@ def test_min_iod_skips_the_pyramids_finest_levels():
         ev.FaceFinder(iod=20, search=CandidateSearch(min_iod=9.0)).check_parameters()
 
 
+def test_the_search_below_the_window_continues_the_pyramid_down(monkeypatch):
+    """Issue 78: below the window the upright pyramid's levels continue down, the photo
+    enlarged, to the level nearest ``min_iod``; from the window up they are the levels of the
+    search from the window (a pyramid started at 8 px put them 1.8% off, between the levels
+    that found some portraits' faces)."""
+    from eigenvision.faces import candidates as stage
+
+    levels = []
+
+    def spy(image, score_map, window, scales, **options):
+        levels.append(np.asarray(scales))
+        return minima_table(image, score_map, window, scales, **options)
+
+    minima_table = stage.minima_table
+    monkeypatch.setattr(stage, "minima_table", spy)
+    search = photos.default_finder().search.set_params(rotations=(0.0,))
+    image = photos.sample_picture("astronaut")[::2, ::2]
+    search.candidates(image)
+    for min_iod, below in ((8.0, 4), (10.0, 3), (12.0, 2)):
+        search.set_params(min_iod=min_iod).candidates(image)
+        default, extended = levels[0], levels[-1]
+        np.testing.assert_array_equal(extended[below:], default)
+        np.testing.assert_allclose(extended[:below], search.step ** -np.arange(below, 0, -1.0))
+
+
 def test_turned_faces_are_searched_from_tilted_scale_times_the_smallest_face():
     """``tilted_scale``: the candidates of the turned searches have eyes at least that many
     times the smallest face's apart, the upright ones down to it (the same candidates as an
