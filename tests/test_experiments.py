@@ -601,6 +601,29 @@ def test_small_faces_reduces_each_photo_to_its_drawn_eye_distance_and_counts_by_
             rates, weights = zip(*pairs, strict=True)  # the bands with faces
             assert found == pytest.approx(np.dot(rates, weights) / sum(weights))
     assert "eigenvision, min_iod 8" in results["report"]["found"]
+    _check_operating_curves(results)
+
+
+def _check_operating_curves(results):
+    """Issue 78: each half's ROC (the finders' candidates at threshold 0) and peers' operating
+    points agree with the counts at each detector's default, and a finder's rate at a peer's
+    false alarms is its curve's best within them."""
+    for half in ("tuning", "report"):
+        operating = results[half]["operating"]
+        turned = results[half].get("operating_turned_20_or_more")
+        if turned:  # turned_faces: the peers' rates on the turned faces, counted per face
+            for peer, (_, rate) in turned["points"].items():
+                assert rate == pytest.approx(results["found_turned_20_or_more"][half][peer])
+        for peer, (alarms, rate) in operating["points"].items():
+            assert alarms == pytest.approx(results[half]["false_alarms_per_photo"][peer])
+            assert rate == pytest.approx(results[half]["found"][peer])
+        for name, curve in operating["curves"].items():
+            alarms, rates = np.array(curve["false_alarms"]), np.array(curve["detection_rate"])
+            assert np.all(np.diff(alarms) >= 0) and np.all(np.diff(rates) >= 0)
+            assert rates[-1] >= results[half]["found"][name]  # threshold 0 finds no fewer
+            for peer, (limit, _) in operating["points"].items():
+                best = max([r for a, r in zip(alarms, rates, strict=True) if a <= limit] + [0.0])
+                assert operating["at_false_alarms_of"][name][peer] == pytest.approx(best)
 
 
 def test_turned_faces_bands_each_face_by_the_turn_its_landmarks_give(tmp_path, rng):
@@ -634,3 +657,4 @@ def test_turned_faces_bands_each_face_by_the_turn_its_landmarks_give(tmp_path, r
     for half, chosen in (("tuning", turns[:2]), ("report", turns[2:])):
         counts = [sum(low <= t < high for t in chosen) for low, high in BANDS]
         assert results[half]["faces_by_band"] == counts
+    _check_operating_curves(results)

@@ -27,16 +27,17 @@ from __future__ import annotations
 
 import copy
 import time
+from functools import partial
 
 import numpy as np
 
 from .. import datasets, evaluate
 from ..faces.photos import annotated_helen_photo, default_finder, helen_split
-from ..plot import rate_curves
+from ..plot import rate_curves, roc
 from ..transform import resize
 from . import _dlib
 from ._common import Run, data_env, parser, steps
-from .wild_detection import cascades, haar_faces, peer_min_sizes
+from .wild_detection import cascades, haar_faces, peer_min_sizes, rate_at
 
 NAME = "small_faces"
 
@@ -72,6 +73,7 @@ def main(argv=None):
     _, haar, _ = cascades()
     hog = _dlib.hog_detector()
     detectors = {name: finder.find for name, finder in finders.items()}
+    every = {name: partial(finder.find, threshold=0.0) for name, finder in finders.items()}
     if haar is not None:
         for finder in finders.values():
             size = peer_min_sizes(finder)["OpenCV Haar"]
@@ -93,16 +95,22 @@ def main(argv=None):
         factor = min(1.0, target / iod)
         shape = tuple(max(1, round(side * factor)) for side in image.shape)
         small = resize(image, shape)
+        others = np.asarray(others) * factor
         row = {
             "photo": photo,
             "half": "tuning" if index < len(files) // 2 else "report",
             "iod": iod * factor,
+            "truth": (centre * factor, iod * factor),
+            "others": others,
         }
-        others = np.asarray(others) * factor
-        row.update(detections(detectors, small, centre * factor, iod * factor, others))
+        row.update(
+            detections(detectors, small, centre * factor, iod * factor, others, scored=every)
+        )
         rows.append(row)
+    peers = [name for name in detectors if name not in finders]
     results = {
         half: summary(rows, half, detectors, "iod", BANDS, "eigenvision (shipped)")
+        | {"operating": operating_curves(rows, half, finders, peers)}
         for half in ("tuning", "report")
     }
     run.results.update(results)
@@ -118,6 +126,13 @@ def main(argv=None):
             title=f"Small faces, {report['photos']} held-out HELEN photos (report half)",
         )
     )
+    run.figure(
+        roc_figure(
+            report["operating"],
+            f"Small faces (eyes {args.smallest:g}-{args.largest:g} px), report half",
+        ),
+        "roc.png",
+    )
     best = max(
         (name for name in finders if name != "eigenvision (shipped)"),
         key=lambda name: results["tuning"]["found"][name],
@@ -125,7 +140,7 @@ def main(argv=None):
     )
     haar_names = [name for name in detectors if name.startswith("OpenCV Haar")]
     haar_rate = max((report["found"][name] for name in haar_names), default=np.nan)
-    return run.finish(
+    text = (
         f"report half ({report['photos']} photos, eyes {args.smallest:g}-{args.largest:g} px): "
         f"shipped finds {100 * report['found']['eigenvision (shipped)']:.0f}%, {best} (best on "
         f"the tuning half) {100 * report['found'][best]:.0f}% at "
@@ -134,11 +149,19 @@ def main(argv=None):
         f"{100 * haar_rate:.0f}%, dlib HOG "
         f"{100 * report['found'].get('dlib HOG (upsample 1)', np.nan):.0f}%"
     )
+    haar = f"OpenCV Haar from {peer_min_sizes(finders[best])['OpenCV Haar']} px"
+    if haar in report["operating"]["points"]:
+        alarms, rate = report["operating"]["points"][haar]
+        ours = report["operating"]["at_false_alarms_of"][best][haar]
+        text += (
+            f"; at {haar}'s {alarms:.2f} false alarms/photo {100 * ours:.0f}% ({100 * rate:.0f}%)"
+        )
+    return run.finish(text)
 
 
-def detections(detectors, image, centre, iod, others):
+def detections(detectors, image, centre, iod, others, scored=None):
     """Each detector run on a photo: whether it found the annotated face, its false alarms
-    (:func:`~eigenvision.evaluate.hits_and_alarms`) and its seconds.
+    (:func:`~eigenvision.evaluate.hits_and_alarms`), its seconds and its detections.
 
     Parameters
     ----------
@@ -147,20 +170,113 @@ def detections(detectors, image, centre, iod, others):
     image : (H, W) ndarray
     centre, iod, others
         The annotated face's landmarks' centre and eye distance, and the unannotated faces.
+    scored : dict of str to callable, optional
+        For the detectors that score every candidate: ``detect(image)`` at threshold 0 (their
+        ROC, :func:`operating_curves`), untimed.
 
     Returns
     -------
     dict of str to dict
+        ``found``, ``false_alarms``, ``seconds``, ``boxes`` (``(box, score)`` pairs) and, for
+        the ``scored`` detectors, ``scored`` (the same at threshold 0).
     """
     row = {}
     for name, detect in detectors.items():
         start = time.perf_counter()
         found = detect(image)
         seconds = time.perf_counter() - start
-        boxes = [(item.box, item.score) if hasattr(item, "box") else item for item in found]
+        boxes = _boxes(found)
         hits, alarms = evaluate.hits_and_alarms(boxes, centre, iod, others)
-        row[name] = {"found": bool(hits), "false_alarms": len(alarms), "seconds": seconds}
+        row[name] = {
+            "found": bool(hits),
+            "false_alarms": len(alarms),
+            "seconds": seconds,
+            "boxes": boxes,
+        }
+        if scored and name in scored:
+            row[name]["scored"] = _boxes(scored[name](image))
     return row
+
+
+def _boxes(found):
+    """Faces or ``(box, score)`` pairs as ``(box, score)`` pairs."""
+    return [(item.box, item.score) if hasattr(item, "box") else item for item in found]
+
+
+def operating_curves(rows, half, scored, peers):
+    """On one half's photos: each scored detector's ROC (its candidates at threshold 0), each
+    peer's operating point (its detections at its default), and each scored detector's rate
+    at each peer's false alarms per photo.
+
+    Parameters
+    ----------
+    rows : list of dict
+        :func:`detections` of each photo (with ``scored``), with its ``"half"``, ``"truth"``
+        (the annotated face's centre and eye distance) and ``"others"``.
+    half : str
+    scored, peers : iterable of str
+
+    Returns
+    -------
+    dict
+        ``curves`` (``false_alarms``, ``detection_rate`` lists), ``points`` (false alarms,
+        rate) and ``at_false_alarms_of`` (``{scored: {peer: rate}}``).
+    """
+    rows = [row for row in rows if row["half"] == half]
+    if not rows:
+        return {}
+    truths = [row["truth"] for row in rows]
+    others = [row["others"] for row in rows]
+    curves, points = {}, {}
+    for name in scored:
+        alarms, rate, _ = evaluate.face_detection_roc(
+            [row[name]["scored"] for row in rows], truths, others
+        )
+        curves[name] = {"false_alarms": alarms.tolist(), "detection_rate": rate.tolist()}
+    for name in peers:
+        alarms, rate, _ = evaluate.face_detection_roc(
+            [row[name]["boxes"] for row in rows], truths, others
+        )
+        points[name] = [float(alarms[-1]), float(rate[-1])]
+    at = {
+        name: {
+            peer: rate_at(
+                np.asarray(curves[name]["false_alarms"]),
+                np.asarray(curves[name]["detection_rate"]),
+                points[peer][0],
+            )
+            for peer in peers
+        }
+        for name in scored
+    }
+    return {"curves": curves, "points": points, "at_false_alarms_of": at}
+
+
+def roc_figure(curves, title):
+    """The scored detectors' ROCs, the peers' operating points marked (:func:`operating_curves`).
+
+    Parameters
+    ----------
+    curves : dict
+        :func:`operating_curves` of one half.
+    title : str
+
+    Returns
+    -------
+    Figure
+    """
+    largest = max([2.0 * x for x, _ in curves["points"].values()] + [0.5])
+    return roc(
+        {
+            name: (curve["false_alarms"], curve["detection_rate"])
+            for name, curve in curves["curves"].items()
+        },
+        xlabel="false alarms per photo",
+        ylabel="faces found",
+        title=title,
+        marks={name: tuple(point) for name, point in curves["points"].items()},
+        xlim=(0, largest),
+    )
 
 
 def summary(rows, half, detectors, key, bands, reference):

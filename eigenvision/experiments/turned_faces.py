@@ -20,6 +20,8 @@ left out when missing).
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from .. import datasets
@@ -27,7 +29,7 @@ from ..faces.photos import annotated_helen_photo, default_finder, helen_split
 from ..plot import rate_curves
 from . import _dlib
 from ._common import Run, data_env, parser, steps
-from .small_faces import detections, summary
+from .small_faces import detections, operating_curves, roc_figure, summary
 from .wild_detection import cascades, haar_faces, peer_min_sizes
 
 NAME = "turned_faces"
@@ -83,6 +85,7 @@ def main(argv=None):
     run = Run(NAME, args)
     finder = default_finder()
     detectors = {SHIPPED: finder.find}
+    every = {SHIPPED: partial(finder.find, threshold=0.0)}
     _, haar, _ = cascades()
     if haar is not None:
         size = peer_min_sizes(finder)["OpenCV Haar"]
@@ -105,11 +108,19 @@ def main(argv=None):
             "photo": photo,
             "half": "tuning" if index < len(files) // 2 else "report",
             "turn": abs(rough_yaw(points)),
+            "truth": (centre, iod),
+            "others": others,
         }
-        row.update(detections(detectors, image, centre, iod, others))
+        row.update(detections(detectors, image, centre, iod, others, scored=every))
         rows.append(row)
+    peers = [name for name in detectors if name != SHIPPED]
+    turned_rows = [row for row in rows if row["turn"] >= 20.0]
     results = {
         half: summary(rows, half, detectors, "turn", BANDS, SHIPPED)
+        | {
+            "operating": operating_curves(rows, half, [SHIPPED], peers),
+            "operating_turned_20_or_more": operating_curves(turned_rows, half, [SHIPPED], peers),
+        }
         for half in ("tuning", "report")
     }
     run.results.update(results)
@@ -130,13 +141,25 @@ def main(argv=None):
     }
     run.results["found_turned_20_or_more"] = turned
     count = sum(row["turn"] >= 20.0 for row in rows if row["half"] == "report")
-    return run.finish(
+    operating = report["operating_turned_20_or_more"]
+    if operating:
+        title = f"Heads turned 20 degrees or more, report half ({count} photos)"
+        run.figure(roc_figure(operating, title), "roc.png")
+    text = (
         f"report half ({report['photos']} photos, {count} faces turned 20 degrees or more): "
         "found "
         + ", ".join(f"{name} {100 * rate:.0f}%" for name, rate in turned["report"].items())
         + "; all faces: "
         + ", ".join(f"{name} {100 * rate:.0f}%" for name, rate in report["found"].items())
     )
+    if operating and "OpenCV Haar" in operating["points"]:
+        alarms, rate = operating["points"]["OpenCV Haar"]
+        ours = operating["at_false_alarms_of"][SHIPPED]["OpenCV Haar"]
+        text += (
+            f"; turned, at Haar's {alarms:.2f} false alarms/photo {100 * ours:.0f}% "
+            f"({100 * rate:.0f}%)"
+        )
+    return run.finish(text)
 
 
 def _turned_rate(rows, half, name):

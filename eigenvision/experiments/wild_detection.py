@@ -503,7 +503,7 @@ def _count(found, truths, others=None):
         curves[name] = (alarms, rate)
         points[name] = (float(alarms[-1]), float(rate[-1]))
     haar_alarms = points.get("OpenCV Haar", (np.nan, np.nan))[0]
-    return curves, points, _rate_at(*curves["eigenvision"], haar_alarms)
+    return curves, points, rate_at(*curves["eigenvision"], haar_alarms)
 
 
 def _curves(curves):
@@ -515,8 +515,21 @@ def _within(errors, level):
     return {name: float(np.mean(np.asarray(e) <= level)) for name, e in errors.items() if e}
 
 
-def _rate_at(alarms, rate, limit):
-    """The best detection rate with at most ``limit`` false alarms per photo."""
+def rate_at(alarms, rate, limit):
+    """The best detection rate of an ROC with at most ``limit`` false alarms per photo.
+
+    Parameters
+    ----------
+    alarms, rate : (m,) ndarray
+        :func:`~eigenvision.evaluate.face_detection_roc`'s false alarms per photo and
+        detection rates.
+    limit : float
+
+    Returns
+    -------
+    float
+        0 where no point of the curve is within ``limit``.
+    """
     allowed = alarms <= limit + 1e-12
     return float(rate[allowed].max()) if allowed.any() else 0.0
 
