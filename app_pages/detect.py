@@ -17,7 +17,15 @@ from eigenvision.search import pyramid_scales
 def find_faces_view(image: np.ndarray, factor: float = 1.0) -> None:
     """Every face of the photo by the trained finder, with its eyes, nose and mouth; the table
     in the upload's pixels (``factor`` of them per pixel of ``image``)."""
-    found, least = faces_found(image, "detect-probability")
+    small_faces = st.sidebar.checkbox(
+        "Small faces too",
+        key="detect-small-faces",
+        help=(
+            "Also search for faces smaller than the finder's window (eyes 8 to 16 pixels "
+            "apart), the photo enlarged: slower."
+        ),
+    )
+    found, least = faces_found(image, "detect-probability", small_faces=small_faces)
     names = [f"{i + 1}: p {face.confidence:.3f}" for i, face in enumerate(found)]
     st.pyplot(
         plot.faces(

@@ -91,6 +91,31 @@ def test_detect_page_finds_the_astronauts_face_with_the_trained_finder():
     assert abs(first["right eye"][0] - 248) <= 10 and abs(first["right eye"][1] - 104) <= 10
 
 
+def test_detect_page_searches_small_faces_when_asked():
+    """Issue 78: the Detect page's "Small faces too" searches below the finder's window. The
+    astronaut with her eyes 10 pixels apart on another picture: found only with it; ticked on
+    the page's own photo, her face is still the first, where it was."""
+    import eigenvision as ev
+    from app_pages.shared.widgets import face_candidates
+    from eigenvision.faces import photos
+
+    astronaut = photos.sample_picture("astronaut")
+    face = photos.default_finder().find(astronaut)[0]
+    factor = 10.0 / face.iod
+    small = ev.normalize.resize(astronaut, (round(512 * factor),) * 2)
+    canvas = ev.normalize.resize(photos.sample_picture("coffee"), (300, 400))
+    canvas[100 : 100 + len(small), 150 : 150 + len(small)] = small
+    threshold = photos.default_finder().threshold
+    assert not [f for f in face_candidates(canvas) if f.confidence >= threshold]
+    (found,) = [f for f in face_candidates(canvas, True) if f.confidence >= threshold]
+    assert found.iod == pytest.approx(10.0, rel=0.1)
+    at = _app("Detect")
+    at.sidebar.checkbox(key="detect-small-faces").check().run()
+    assert not at.exception and not at.error
+    first = at.dataframe[0].value.iloc[0]
+    assert abs(first["left eye"][0] - 204) <= 10 and abs(first["left eye"][1] - 100) <= 10
+
+
 def test_detect_page_says_how_to_see_a_face_below_the_threshold():
     from eigenvision.faces import photos
 

@@ -104,6 +104,13 @@ def trained_finder() -> ev.FaceFinder:
 
 
 @st.cache_resource(show_spinner=False)
+def small_face_finder() -> ev.FaceFinder:
+    """The trained finder searching below its window: faces down to half its eye distance."""
+    finder = ev.faces.photos.default_finder()
+    return finder.set_params(search__min_iod=finder.iod / 2)
+
+
+@st.cache_resource(show_spinner=False)
 def identity_model(name: str) -> ev.IdentityModel:
     return ev.default_identity_model(name)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from app_pages.shared.models import trained_finder
+from app_pages.shared.models import small_face_finder, trained_finder
 from eigenvision._base import format_below
 from eigenvision.faces.crops import identity_threshold
 
@@ -32,14 +32,19 @@ def probability_text(probability: float) -> str:
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
-def face_candidates(image: np.ndarray) -> list:
-    """Every face the finder sees at any confidence (the slider filters without searching)."""
-    return trained_finder().find(image, threshold=0.0, max_faces=20)
+def face_candidates(image: np.ndarray, small_faces: bool = False) -> list:
+    """Every face the finder sees at any confidence (the slider filters without searching);
+    with ``small_faces``, searched below its window too."""
+    finder = small_face_finder() if small_faces else trained_finder()
+    return finder.find(image, threshold=0.0, max_faces=20)
 
 
-def faces_found(image: np.ndarray, key: str, *, identity: bool = False) -> tuple[list, float]:
+def faces_found(
+    image: np.ndarray, key: str, *, identity: bool = False, small_faces: bool = False
+) -> tuple[list, float]:
     """The finder's faces at the sidebar's probability (default: its calibrated threshold, or
-    for naming them its stricter identity threshold)."""
+    for naming them its stricter identity threshold); ``small_faces``: searched below its
+    window too."""
     finder = trained_finder()
     least = st.sidebar.slider(
         "Smallest face probability" + (" to name" if identity else ""),
@@ -51,7 +56,7 @@ def faces_found(image: np.ndarray, key: str, *, identity: bool = False) -> tuple
         key=key,
     )
     with st.spinner("Searching the photo for faces (a few seconds) ..."):
-        candidates = face_candidates(image)
+        candidates = face_candidates(image, small_faces)
     found = [face for face in candidates if face.confidence >= least]
     if not found:
         best = max((face.confidence for face in candidates), default=None)
