@@ -323,7 +323,7 @@ def find_candidates(
     found = []
     for angle in rotations:
         # the search below the window is upright only: turning the enlarged photo cost more
-        # time and false alarms than the few small turned faces it found (CHANGELOG)
+        # time and false alarms than the few small turned faces it found (HISTORY.md)
         min_size = smallest if angle == 0 else max(smallest, window[0]) * tilted_scale
         # A photo is turned at the coarsest half-octave its smallest face allows: the
         # rotation and the pyramid cost a fraction of the full resolution's.
