@@ -91,6 +91,8 @@ def run(args) -> int:
                     f"the threshold {threshold:.4g}: a lower --threshold may show it)"
                 )
             )
+            if not found and not args.small_faces:
+                hint += "; faces with eyes closer than the window's may need --small-faces"
             print(f"{path}: {counted(len(found), 'face')}" + (f": {cells}" if found else hint))
             if drawing is not None:
                 print(f"  drawn into {drawing}")

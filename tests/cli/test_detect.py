@@ -151,3 +151,8 @@ def test_cli_detect_small_faces_searches_below_the_window(tmp_path, capsys):
     assert found[False] == [] and len(found[True]) == 1
     left, right = found[True][0]["left_eye"], found[True][0]["right_eye"]
     assert np.hypot(*np.subtract(right, left)) == pytest.approx(10.0, rel=0.15)
+    # the text without it says what to try
+    assert main(["-q", "detect", str(path)]) == 0
+    assert "may need --small-faces" in capsys.readouterr().out
+    assert main(["-q", "detect", str(path), "--small-faces", "--threshold", "1"]) == 0
+    assert "--small-faces" not in capsys.readouterr().out
