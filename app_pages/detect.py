@@ -21,7 +21,7 @@ def find_faces_view(image: np.ndarray, factor: float = 1.0) -> None:
         "Small faces too",
         key="detect-small-faces",
         help=(
-            "Also search for faces smaller than the finder's window (eyes 8 to 16 pixels "
+            "Also search for faces smaller than the finder's window (eyes 10 to 16 pixels "
             "apart), the photo enlarged: slower."
         ),
     )

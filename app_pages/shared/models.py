@@ -105,9 +105,8 @@ def trained_finder() -> ev.FaceFinder:
 
 @st.cache_resource(show_spinner=False)
 def small_face_finder() -> ev.FaceFinder:
-    """The trained finder searching below its window: faces down to half its eye distance."""
-    finder = ev.faces.photos.default_finder()
-    return finder.set_params(search__min_iod=finder.iod / 2)
+    """The trained finder searching below its window too (``photos.small_face_finder``)."""
+    return ev.faces.photos.small_face_finder()
 
 
 @st.cache_resource(show_spinner=False)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from .._argtypes import probability
 from .._base import counted, format_below, progress
-from ..faces.photos import default_finder
+from ..faces.photos import default_finder, small_face_finder
 from ..io import load_image
 from ..plot import faces as plot_faces
 from ..plot import save_figure
@@ -30,8 +30,8 @@ def options(parser):
     parser.add_argument(
         "--small-faces",
         action="store_true",
-        help="also search faces smaller than the finder's window, down to half its eye distance "
-        "(8 pixels for the shipped finder; the photo enlarged: slower)",
+        help="also search faces smaller than the finder's window, down to eyes 10 pixels apart "
+        "for the shipped finder (0.625 of its window's eye distance; the photo enlarged: slower)",
     )
 
 
@@ -64,7 +64,7 @@ def run(args) -> int:
     drawn = drawings(args.draw, args.images) if args.draw else [None] * len(args.images)
     finder = default_finder(args.model)
     if args.small_faces:
-        finder.set_params(search__min_iod=finder.iod / 2)
+        finder = small_face_finder(finder)
     report = []
     for path, drawing in zip(
         progress(args.images, desc="finding faces", enabled=not args.quiet), drawn, strict=True

@@ -133,9 +133,13 @@ def main(argv=None):
         ),
         "roc.png",
     )
+    # the most faces on the tuning half, then the least time
     best = max(
         (name for name in finders if name != "eigenvision (shipped)"),
-        key=lambda name: results["tuning"]["found"][name],
+        key=lambda name: (
+            results["tuning"]["found"][name],
+            -results["tuning"]["time_over_shipped"][name],
+        ),
         default="eigenvision (shipped)",
     )
     haar_names = [name for name in detectors if name.startswith("OpenCV Haar")]

@@ -631,6 +631,18 @@ def test_a_copy_of_a_finder_has_stage_settings_of_its_own(finder):
     assert changed.search.face_space_ is finder.search.face_space_
 
 
+def test_small_face_finder_is_a_copy_searching_from_ten_pixels():
+    """Issue 78: ``small_face_finder`` copies the finder and searches from 0.625 of its eye
+    distance (10 px for the shipped finder's 16); the finder given and later shipped copies are
+    unchanged."""
+    shipped = photos.default_finder()
+    small = photos.small_face_finder(shipped)
+    assert small is not shipped and small.search is not shipped.search
+    assert small.search.min_iod == pytest.approx(10.0) and shipped.search.min_iod is None
+    assert photos.small_face_finder().search.min_iod == pytest.approx(10.0)
+    assert photos.default_finder().search.min_iod is None
+
+
 def test_a_search_below_the_window_finds_a_face_smaller_than_it(finder):
     """Issue 78: ``search__min_iod`` below the window's eye distance (16) searches the photo
     enlarged. The astronaut with her eyes 10 pixels apart, on another picture: the default
