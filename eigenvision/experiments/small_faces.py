@@ -12,8 +12,10 @@ and dlib's HOG detector upsampled once, as face_recognition calls it. A
 detection finds the face as ``wild_detection`` counts it
 (:func:`~eigenvision.evaluate.hits_and_alarms`: another person's
 unannotated face is neither a hit nor a false alarm). Reported: the share of
-faces found in each band of eye distances, the false alarms per photo, and
-each detector's median time over the shipped finder's. The held-out photos
+faces found in each band of eye distances, the false alarms per photo, each
+detector's median time over the shipped finder's, and each finder's ROC (its
+candidates at threshold 0) beside the peers' operating points, with its rate at
+their false alarms per photo (:func:`operating_curves`). The held-out photos
 are split in two by photo id: the first half (``tuning``) is where a value of
 ``search__min_iod`` would be chosen, the second (``report``) where it is
 reported; both halves' numbers are written.

@@ -11,7 +11,10 @@ over half the jaw's width, as the sine of the turn. A rough measure (the nose
 stands out of the face, so it reads a turn larger than the head's), enough to
 sort the faces into bands. Reported: the share of faces found in each band of
 turn, on two halves of the photos split by photo id (``tuning``, where a
-change to the finder would be chosen, and ``report``).
+change to the finder would be chosen, and ``report``); on each half, for all
+photos and for those of heads turned 20 degrees or more, the finder's ROC (its
+candidates at threshold 0) beside the peers' operating points, and its rate at
+their false alarms per photo (:func:`~eigenvision.experiments.small_faces.operating_curves`).
 
 Run: ``eigenvision experiment turned_faces`` (needs ``$EIGENVISION_DATA`` with
 ``helen_train/``; OpenCV and dlib from the ``bench`` and ``deep`` extras, each
