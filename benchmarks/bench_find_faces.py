@@ -6,7 +6,8 @@ on the same photos, interleaved (``_timing.interleaved_medians``): the
 shipped finder's ``find`` (at its default threshold, features placed), the
 same finder searching upright faces only (``search__rotations=(0.0,)``), with
 stage 1's first test read at every window (``search__prefilter_stride=1``) and
-below its window (``search__min_iod`` half its eye distance: issue 78), OpenCV's
+below its window (issue 78: ``photos.small_face_finder``, what ``--small-faces``
+searches, and ``search__min_iod`` half its eye distance), OpenCV's
 frontal-face Haar cascade (also from the smaller face the search below the window
 reaches), scikit-image's LBP cascade and dlib's HOG detector, each as
 ``wild_detection`` runs them (Haar and LBP from the same smallest face as the
@@ -14,7 +15,7 @@ finder, ``wild_detection.peer_min_sizes``; dlib upsampled once, as
 face_recognition calls it). Issue 41's measure is the
 median over photos of each photo's time over Haar's; the CPU time of every
 thread (the finder and OpenCV share a photo between the cores) and the memory a
-search allocates at its peak (``tracemalloc``, also below the window) are stated
+search allocates at its peak (``tracemalloc``, also with ``small_face_finder``) are stated
 too. The photos: held-out HELEN test photos reduced to 640 pixels
 (``$EIGENVISION_DATA``), or without the dataset scikit-image's astronaut at 640 x 480.
 

@@ -233,28 +233,19 @@ def operating_curves(rows, half, scored, peers):
         return {}
     truths = [row["truth"] for row in rows]
     others = [row["others"] for row in rows]
-    curves, points = {}, {}
-    for name in scored:
-        alarms, rate, _ = evaluate.face_detection_roc(
-            [row[name]["scored"] for row in rows], truths, others
-        )
-        curves[name] = {"false_alarms": alarms.tolist(), "detection_rate": rate.tolist()}
+    points = {}
     for name in peers:
         alarms, rate, _ = evaluate.face_detection_roc(
             [row[name]["boxes"] for row in rows], truths, others
         )
         points[name] = [float(alarms[-1]), float(rate[-1])]
-    at = {
-        name: {
-            peer: rate_at(
-                np.asarray(curves[name]["false_alarms"]),
-                np.asarray(curves[name]["detection_rate"]),
-                points[peer][0],
-            )
-            for peer in peers
-        }
-        for name in scored
-    }
+    curves, at = {}, {}
+    for name in scored:
+        alarms, rate, _ = evaluate.face_detection_roc(
+            [row[name]["scored"] for row in rows], truths, others
+        )
+        curves[name] = {"false_alarms": alarms.tolist(), "detection_rate": rate.tolist()}
+        at[name] = {peer: rate_at(alarms, rate, points[peer][0]) for peer in peers}
     return {"curves": curves, "points": points, "at_false_alarms_of": at}
 
 

@@ -40,6 +40,9 @@ NAME = "turned_faces"
 #: The bands of turn (degrees, either way) the rates are reported in.
 BANDS = ((0.0, 10.0), (10.0, 20.0), (20.0, 30.0), (30.0, 90.0))
 
+#: The turn (degrees) from which issue 78 counts a head as turned.
+TURNED = 20.0
+
 #: The detector the others' times are divided by.
 SHIPPED = "eigenvision (shipped)"
 
@@ -117,7 +120,7 @@ def main(argv=None):
         row.update(detections(detectors, image, centre, iod, others, scored=every))
         rows.append(row)
     peers = [name for name in detectors if name != SHIPPED]
-    turned_rows = [row for row in rows if row["turn"] >= 20.0]
+    turned_rows = [row for row in rows if row["turn"] >= TURNED]
     results = {
         half: summary(rows, half, detectors, "turn", BANDS, SHIPPED)
         | {
@@ -143,7 +146,7 @@ def main(argv=None):
         for half in ("tuning", "report")
     }
     run.results["found_turned_20_or_more"] = turned
-    count = sum(row["turn"] >= 20.0 for row in rows if row["half"] == "report")
+    count = len([row for row in turned_rows if row["half"] == "report"])
     operating = report["operating_turned_20_or_more"]
     if operating:
         title = f"Heads turned 20 degrees or more, report half ({count} photos)"
@@ -167,7 +170,7 @@ def main(argv=None):
 
 def _turned_rate(rows, half, name):
     """The share of one half's faces turned 20 degrees or more that ``name`` found."""
-    found = [row[name]["found"] for row in rows if row["half"] == half and row["turn"] >= 20.0]
+    found = [row[name]["found"] for row in rows if row["half"] == half and row["turn"] >= TURNED]
     return float(np.mean(found)) if found else float("nan")
 
 

@@ -133,10 +133,8 @@ def lbp_faces(lbp, image, min_size):
     Parameters
     ----------
     lbp : skimage.feature.Cascade
-    image : (H, W) ndarray
-        Grey, in [0, 1].
-    min_size : int
-        The smallest box searched, pixels (:func:`peer_min_sizes`).
+    image, min_size
+        As :func:`haar_faces`.
 
     Returns
     -------

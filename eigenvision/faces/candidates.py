@@ -364,11 +364,10 @@ def _extended_down(image_shape, window, step, min_size):
     levels from the window up are those of a search from the window, whatever ``min_size``.
     """
     below = int(round(np.log(window[0] / min_size) / np.log(step)))
-    largest = min(image_shape[0] / window[0], image_shape[1] / window[1])
-    enlarged = step ** -np.arange(below, 0, -1.0)
-    return np.concatenate(
-        [enlarged[enlarged <= largest], pyramid_scales(image_shape, window, step=step)]
-    )
+    enlarged = pyramid_scales(
+        image_shape, window, step=step, min_size=window[0] * step**-below, max_size=window[0]
+    )[:below]  # without the window's own level: the search from the window's starts there
+    return np.concatenate([enlarged, pyramid_scales(image_shape, window, step=step)])
 
 
 def search_space(face_space, n_components=None):

@@ -565,9 +565,9 @@ class FaceFinder(BaseEstimator):
             if min_iod is not None and min_iod < self.iod:
                 # below the window a close face's eyes and nostrils, a small face in its
                 # middle, may be likelier than the face: the likeliest of the window's size
-                # or more is examined too
+                # or more is examined too (nearer the window's level than the one below it)
                 distances = np.array([np.hypot(*np.subtract(c[1], c[0])) for c in candidates])
-                large = np.flatnonzero(distances >= self.iod)
+                large = np.flatnonzero(distances >= self.iod / np.sqrt(self.search.step))
                 if len(large):
                     kept[large[np.argmax(scores[large])]] = True
         order = [i for i in np.argsort(-scores) if kept[i]]
@@ -610,7 +610,7 @@ class FaceFinder(BaseEstimator):
         ]
         # of a box and a larger one around it, both examined, the surer after the checks
         reported = [passed[k] for k in distinct(candidates, np.asarray(checked), passed, max_faces)]
-        faces = [self._face(small, candidates[i], checked[i], scale) for i in reported[:max_faces]]
+        faces = [self._face(small, candidates[i], checked[i], scale) for i in reported]
         return faces, float(likeliest)
 
     def _checked(self, small, candidate, score):
