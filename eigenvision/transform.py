@@ -9,6 +9,7 @@ coordinates (scikit-image's convention).
 
 from __future__ import annotations
 
+import functools
 import os
 from numbers import Integral, Real
 
@@ -21,6 +22,7 @@ from skimage.transform import warp as _skimage_warp
 
 from ._errors import refuse_complex
 from ._linalg import check_magnitude
+from ._parallel import n_threads, run_parallel
 
 __all__ = [
     "MAX_SIDE",
@@ -30,6 +32,7 @@ __all__ = [
     "resize",
     "rescale",
     "sample",
+    "sample_grids",
     "crop",
     "eye_transform",
     "align",
@@ -212,6 +215,54 @@ def sample(image: np.ndarray, rows, cols) -> np.ndarray:
         The shape of ``rows``; float64 for a float64 image.
     """
     return map_coordinates(image, [rows, cols], order=1, mode="nearest")
+
+
+def sample_grids(image: np.ndarray, affine, shape) -> np.ndarray:
+    """:func:`sample` on many affine grids of one shape: crops cut, turned and scaled at once.
+
+    Grid ``n``'s point ``(i, j)`` lies at row ``affine[n, 0] @ (i, j, 1)`` and column
+    ``affine[n, 1] @ (i, j, 1)`` of ``image``. Bilinear, edges repeated, as :func:`sample`
+    (``scipy.ndimage.map_coordinates``, to round-off), in one compiled loop that makes no
+    coordinate arrays (:mod:`eigenvision._compiled`; ``benchmarks/bench_face_windows.py``
+    times the two), many grids shared between two threads.
+
+    Parameters
+    ----------
+    image : (H, W) ndarray
+    affine : (n, 2, 3) array-like
+    shape : (h, w)
+        Each grid's rows and columns.
+
+    Returns
+    -------
+    (n, h, w) ndarray
+        ``image``'s dtype when float (float64 otherwise); NaN where a point is not finite.
+    """
+    from ._compiled import bilinear_grids  # numba: imported on first use
+
+    image = np.asarray(image)
+    if image.ndim != 2:
+        raise ValueError(f"expected an (H, W) image, got shape {image.shape}")
+    if image.dtype not in (np.float32, np.float64):
+        image = image.astype(np.float64)
+    image = np.ascontiguousarray(image)
+    affine = np.ascontiguousarray(affine, dtype=np.float64)
+    if affine.ndim != 3 or affine.shape[1:] != (2, 3):
+        raise ValueError(f"affine must be (n, 2, 3), got shape {affine.shape}")
+    height, width = check_shape(shape)
+    out = np.empty((len(affine), height, width), image.dtype)
+    threads = min(n_threads(), 2) if out.size >= _PARALLEL_POINTS else 1
+    bounds = np.linspace(0, len(affine), threads + 1).astype(int)
+    run_parallel(
+        functools.partial(bilinear_grids, image, affine[start:stop], out[start:stop])
+        for start, stop in zip(bounds[:-1], bounds[1:], strict=True)
+    )
+    return out
+
+
+# grid points from which sample_grids shares them between two threads (the crossover
+# measured: benchmarks/bench_face_windows.py)
+_PARALLEL_POINTS = 100_000
 
 
 def crop(image: np.ndarray, box: tuple[int, int, int, int]) -> np.ndarray:
@@ -455,7 +506,6 @@ def warp_many(image: np.ndarray, transforms, shape) -> np.ndarray:
     # its last bits
     factors = np.round([max(1 / t.scale, 1.0) for t in transforms], 9)
     box = [[0, 0], [width - 1, 0], [0, height - 1], [width - 1, height - 1]]
-    rows, cols = np.mgrid[0:height, 0:width].astype(np.float64)
     for factor in np.unique(factors):
         chosen = np.flatnonzero(factors == factor)
         if factor > _BLOCKS_BEYOND:
@@ -468,13 +518,12 @@ def warp_many(image: np.ndarray, transforms, shape) -> np.ndarray:
         part = image[y0:y1, x0:x1]
         if sigma > 0:
             part = gaussian_filter(part, sigma, mode="nearest", output=np.float64)
-        # every crop's pixels back in the part, bilinear in one call (edges repeated)
+        # every crop's pixels back in the part, bilinear in one call (edges repeated): output
+        # (row, col) = (y, x) to the input's (y, x), the inverse's rows swapped and its columns
         inverse = np.stack([np.linalg.inv(transforms[i].params) for i in chosen])
-        x = inverse[:, 0, 0, None, None] * cols + inverse[:, 0, 1, None, None] * rows
-        y = inverse[:, 1, 0, None, None] * cols + inverse[:, 1, 1, None, None] * rows
-        x += inverse[:, 0, 2, None, None] - x0
-        y += inverse[:, 1, 2, None, None] - y0
-        out[chosen] = sample(part, y, x)
+        affine = inverse[:, [1, 0]][:, :, [1, 0, 2]]
+        affine[:, :, 2] -= [y0, x0]
+        out[chosen] = sample_grids(part, affine, shape)
     return out
 
 

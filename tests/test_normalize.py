@@ -105,6 +105,34 @@ def test_align_smooths_only_the_part_it_reads(eyes, rng):
     )
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_sample_grids_equals_map_coordinates(rng, dtype):
+    """The compiled grids against scipy's bilinear map_coordinates (edges repeated) at the same
+    points: turned, scaled, beyond every edge, on the last row and column exactly; two threads
+    (many grids) and one."""
+    image = rng.random((40, 55)).astype(dtype)
+    for n in (3, 400):  # 400 grids of 24 x 20 points: shared between two threads
+        affine = rng.normal(0, 1, (n, 2, 3))
+        affine[:, :, 2] = rng.uniform(-10, 60, (n, 2))
+        affine[0] = [[0, 0, 39.0], [0, 1, 35.0]]  # the last row exactly, past the last column
+        i, j = np.mgrid[0:24, 0:20]
+        rows = affine[:, 0, 0, None, None] * i + affine[:, 0, 1, None, None] * j
+        cols = affine[:, 1, 0, None, None] * i + affine[:, 1, 1, None, None] * j
+        rows += affine[:, 0, 2, None, None]
+        cols += affine[:, 1, 2, None, None]
+        expected = ndimage.map_coordinates(image, [rows, cols], order=1, mode="nearest")
+        found = tf.sample_grids(image, affine, (24, 20))
+        assert found.dtype == dtype
+        np.testing.assert_allclose(found, expected, atol=1e-12 if dtype == np.float64 else 1e-6)
+    assert tf.sample_grids(image, np.zeros((0, 2, 3)), (4, 5)).shape == (0, 4, 5)
+    nan = tf.sample_grids(image, [[[np.nan, 0, 1], [0, 1, 1]]], (2, 2))
+    assert np.isnan(nan).all()
+    with pytest.raises(ValueError, match=r"\(n, 2, 3\)"):
+        tf.sample_grids(image, np.zeros((2, 3, 3)), (4, 5))
+    with pytest.raises(ValueError, match=r"\(H, W\) image"):
+        tf.sample_grids(image[None], np.zeros((1, 2, 3)), (4, 5))
+
+
 def test_warp_many_equals_a_warp_each(rng):
     """Crops of one photo at shared scales (smoothed once), one enlarged, one shrunk beyond the
     blocks' threshold, one at the photo's edge, one alone at its scale: each is warp()'s."""

@@ -30,7 +30,7 @@ from ..eigenspace import Eigenspace
 from ..imageset import ImageSet
 from ..normalize import to_gray, unit_norm
 from ..search import multiscale_minima, suppress
-from ..transform import eye_points, resize, resize_points, sample
+from ..transform import eye_points, resize, resize_points, sample_grids
 from .decision import fit_decision, log_distance_maps, log_distances
 from .geometry import (
     FEATURES,
@@ -768,14 +768,14 @@ def _mirror(image, points):
 def _cut(image, center, shape, angle, scale):
     """Bilinear patch of ``shape`` centred at ``center``, rotated by ``angle`` degrees, scaled."""
     h, w = shape
-    v, u = np.mgrid[0:h, 0:w].astype(np.float64)
-    u -= (w - 1) / 2
-    v -= (h - 1) / 2
     theta = np.deg2rad(angle)
     cos, sin = np.cos(theta) / scale, np.sin(theta) / scale
-    xs = center[0] + cos * u - sin * v
-    ys = center[1] + sin * u + cos * v
-    return sample(image, ys, xs)
+    # patch pixel (i, j) lies (j - (w - 1) / 2, i - (h - 1) / 2) pixels from the centre, turned
+    u, v = (w - 1) / 2, (h - 1) / 2
+    affine = [
+        [[cos, sin, center[1] - sin * u - cos * v], [-sin, cos, center[0] - cos * u + sin * v]]
+    ]
+    return sample_grids(image, affine, shape)[0]
 
 
 def _template_only(space):

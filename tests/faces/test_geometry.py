@@ -9,7 +9,7 @@ import eigenvision as ev
 
 
 def test_windows_cut_at_once_equal_one_by_one(rng):
-    """face_windows_at (one map_coordinates call) against face_window (a skimage warp each),
+    """face_windows_at (one compiled sampling) against face_window (a skimage warp each),
     tilted, scaled and off the image's edge."""
     image = rng.random((90, 120))
     left = rng.uniform(-15, 130, (40, 2))

@@ -1,0 +1,48 @@
+"""The package's compiled loops (numba), imported only when first needed.
+
+Each loop here replaces numpy or scipy code that spends its time on
+temporaries or on generality a hot path does not need; each is checked
+against that code in the tests and timed against it in ``benchmarks/``.
+Compiled once per machine: numba caches the machine code beside this file
+(``cache=True``). The loops release the GIL (``nogil=True``): callers share
+large inputs between threads (:func:`~eigenvision._parallel.run_on_row_parts`).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+__all__ = ["bilinear_grids"]
+
+
+@numba.njit(cache=True, nogil=True)
+def bilinear_grids(image, affine, out):  # pragma: no cover - compiled; tested through callers
+    """Fill ``out[n, i, j]`` with ``image``'s bilinear value at ``affine[n] @ (i, j, 1)``.
+
+    ``affine`` is ``(n, 2, 3)``: row and column of grid point ``(i, j)``. Points beyond the
+    image take its nearest edge's value (``scipy.ndimage.map_coordinates(order=1,
+    mode="nearest")``); a non-finite point gives NaN.
+    """
+    height, width = image.shape
+    last_row, last_col = height - 1.0, width - 1.0
+    for n in range(out.shape[0]):
+        a = affine[n]
+        for i in range(out.shape[1]):
+            row = a[0, 0] * i + a[0, 2]
+            col = a[1, 0] * i + a[1, 2]
+            for j in range(out.shape[2]):
+                r = row + a[0, 1] * j
+                c = col + a[1, 1] * j
+                if not (np.isfinite(r) and np.isfinite(c)):
+                    out[n, i, j] = np.nan
+                    continue
+                r = min(max(r, 0.0), last_row)
+                c = min(max(c, 0.0), last_col)
+                r0, c0 = int(r), int(c)  # floor: both are >= 0
+                r1, c1 = min(r0 + 1, height - 1), min(c0 + 1, width - 1)
+                fr, fc = r - r0, c - c0
+                top = (1.0 - fc) * image[r0, c0] + fc * image[r0, c1]
+                bottom = (1.0 - fc) * image[r1, c0] + fc * image[r1, c1]
+                out[n, i, j] = (1.0 - fr) * top + fr * bottom
+    return out
