@@ -3,8 +3,8 @@
 The finder's decision histogram-equalises every stage-1 candidate window
 (Sung & Poggio 1998): each grey level becomes its mean rank in the window.
 Side by side on the same windows (the astronaut's stage-1 candidates at 640
-pixels, as cut): ``_mean_ranks`` (one sort per row, the ties' mean ranks
-worked out only in the rows that have any) and scipy's
+pixels, as cut): ``_mean_ranks`` (numpy's sort of each row, then one
+compiled pass that gives each run of tied values its mean rank) and scipy's
 ``rankdata(axis=1, method="average")`` (what the finder ran before). Also
 reported: whether ours gives scipy's ranks exactly.
 

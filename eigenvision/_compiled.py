@@ -13,7 +13,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["bilinear_grids"]
+__all__ = ["bilinear_grids", "ranks_in_order"]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -45,4 +45,24 @@ def bilinear_grids(image, affine, out):  # pragma: no cover - compiled; tested t
                 top = (1.0 - fc) * image[r0, c0] + fc * image[r0, c1]
                 bottom = (1.0 - fc) * image[r1, c0] + fc * image[r1, c1]
                 out[n, i, j] = (1.0 - fr) * top + fr * bottom
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def ranks_in_order(rows, order, out):  # pragma: no cover - compiled; tested through callers
+    """Fill ``out`` with each row's ranks from 1 (``scipy.stats.rankdata(method="average")``):
+    ``order`` sorts each row (``np.argsort(rows, axis=1)``); a run of equal values in it
+    shares the mean of its ranks."""
+    n, d = rows.shape
+    for k in range(n):
+        first = 0
+        while first < d:
+            last = first
+            value = rows[k, order[k, first]]
+            while last + 1 < d and rows[k, order[k, last + 1]] == value:
+                last += 1
+            rank = (first + last) / 2 + 1
+            for position in range(first, last + 1):
+                out[k, order[k, position]] = rank
+            first = last + 1
     return out

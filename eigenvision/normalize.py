@@ -194,9 +194,9 @@ def equalize_windows(stack: np.ndarray) -> np.ndarray:
 def _mean_ranks(rows):
     """``scipy.stats.rankdata(rows, axis=1, method="average")``, faster.
 
-    One sort per row; the ties' mean ranks are worked out only in the rows
-    that have any (a sixth of a photo's face windows); many rows are split
-    between threads (``FaceFinder.find`` equalises every candidate;
+    One sort per row, then one pass over it that gives each run of tied
+    values its mean rank; many rows are split between threads
+    (``FaceFinder.find`` equalises every candidate;
     ``benchmarks/bench_equalize.py`` compares it with scipy).
 
     Parameters
@@ -218,29 +218,12 @@ def _mean_ranks(rows):
 
 
 def _serial_mean_ranks(rows):
-    """:func:`_mean_ranks` on the calling thread."""
-    n, d = rows.shape
-    order = np.argsort(rows, axis=1)
-    ordered = np.take_along_axis(rows, order, axis=1)
-    tied = ordered[:, 1:] == ordered[:, :-1]  # [i, j]: sorted j + 1 equals sorted j
-    ranks_sorted = np.tile(np.arange(1.0, d + 1), (n, 1))
-    with_ties = np.flatnonzero(tied.any(axis=1))
-    if len(with_ties):
-        tied = tied[with_ties]
-        position = np.arange(d)
-        # a run of equal values spans sorted positions [first, last]: all get (first + last) / 2
-        first = np.where(
-            np.concatenate([np.ones((len(tied), 1), bool), ~tied], axis=1), position, 0
-        )
-        np.maximum.accumulate(first, axis=1, out=first)
-        last = np.where(
-            np.concatenate([~tied, np.ones((len(tied), 1), bool)], axis=1), position, d - 1
-        )[:, ::-1]
-        last = np.minimum.accumulate(last, axis=1)[:, ::-1]
-        ranks_sorted[with_ties] = (first + last) / 2 + 1
-    ranks = np.empty((n, d))
-    np.put_along_axis(ranks, order, ranks_sorted, axis=1)
-    return ranks
+    """:func:`_mean_ranks` on the calling thread: numpy's sort, then each run of tied values
+    given its mean rank in one compiled pass (:func:`~eigenvision._compiled.ranks_in_order`)."""
+    from ._compiled import ranks_in_order  # numba: imported on first use
+
+    rows = np.ascontiguousarray(rows)
+    return ranks_in_order(rows, np.argsort(rows, axis=1), np.empty(rows.shape))
 
 
 def mask_ellipse(image: np.ndarray, *, fill: float | None = None) -> np.ndarray:
