@@ -13,7 +13,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["bilinear_grids", "ranks_in_order"]
+__all__ = ["bilinear_grids", "ranks_in_order", "log_distance_pixels"]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -65,4 +65,45 @@ def ranks_in_order(rows, order, out):  # pragma: no cover - compiled; tested thr
             for position in range(first, last + 1):
                 out[k, order[k, position]] = rank
             first = last + 1
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def log_distance_pixels(
+    products, flat, shifts, bounds, mean_norms, inverse_variances, floor, out
+):  # pragma: no cover - compiled; tested through callers
+    """Each window's ``log`` DFFS and DIFS to ``S`` spaces from its projections
+    (:func:`~eigenvision.faces.decision.log_distance_maps`).
+
+    ``products`` ``(t, H, W)``: ``u . x`` of the standardised window ``x`` for every space's
+    components, stacked (``bounds``: space ``s`` holds rows ``bounds[s]:bounds[s + 1]``), then
+    each space's mean ``m_s``. With ``z = u . x - shifts`` (``shifts``: ``u . m_s``),
+    ``DFFS_s = 1 - 2 m_s . x + mean_norms[s] - sum z^2`` and
+    ``DIFS_s = sum z^2 inverse_variances``, floored at ``floor`` before the log; a ``flat``
+    window's DFFS is ``inf`` and its DIFS the floor. ``out`` ``(2 S, H, W)``:
+    ``[log dffs_1, log difs_1, ...]``.
+    """
+    n_spaces = len(mean_norms)
+    means_from = bounds[n_spaces]
+    height, width = flat.shape
+    energy = np.empty(width)
+    difs = np.empty(width)
+    log_floor = np.log(floor)
+    for i in range(height):  # a row at a time: the inner loops run along contiguous memory
+        for s in range(n_spaces):
+            energy[:] = 0.0
+            difs[:] = 0.0
+            for k in range(bounds[s], bounds[s + 1]):
+                for j in range(width):
+                    z = products[k, i, j] - shifts[k]
+                    energy[j] += z * z
+                    difs[j] += z * z * inverse_variances[k]
+            for j in range(width):
+                if flat[i, j]:
+                    out[2 * s, i, j] = np.inf
+                    out[2 * s + 1, i, j] = log_floor
+                else:
+                    dffs = 1.0 - 2.0 * products[means_from + s, i, j] + mean_norms[s] - energy[j]
+                    out[2 * s, i, j] = np.log(max(dffs, floor))
+                    out[2 * s + 1, i, j] = np.log(max(difs[j], floor))
     return out

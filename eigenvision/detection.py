@@ -314,7 +314,7 @@ def standardized_correlations(image, templates, *, min_contrast=1e-3):
 
     Returns
     -------
-    products : list of t (H - h + 1, W - w + 1) ndarrays of float64
+    products : (t, H - h + 1, W - w + 1) ndarray of float64
         Zero on flat windows.
     flat : (H - h + 1, W - w + 1) ndarray of bool
     """
@@ -332,12 +332,11 @@ def standardized_correlations(image, templates, *, min_contrast=1e-3):
     correlation = _correlator(
         shifted, templates - templates.mean(axis=(1, 2), keepdims=True), np.zeros(n)
     )
-    products = [None] * n
+    products = np.empty((n, *inverse.shape))
 
     def fill(indices):
         for index in indices:
-            product = correlation(index)  # a fresh array, ours to overwrite
-            products[index] = np.multiply(product, inverse, out=product)
+            np.multiply(correlation(index), inverse, out=products[index])
 
     _over_maps(image, n, fill)
     return products, flat

@@ -117,23 +117,22 @@ def log_distance_maps(image, spaces) -> list:
         [space.components_ for space in spaces] + [space.mean_[None] for space in spaces]
     ).reshape(-1, *shape)
     products, flat = standardized_correlations(image, templates)
-    towards_means = products[-len(spaces) :]
-    maps, start = [], 0
-    for s, space in enumerate(spaces):
-        components = space.components_.astype(np.float64)
-        mean = space.mean_.astype(np.float64)
-        stop = start + space.n_components_
-        codes = np.stack(products[start:stop])
-        codes -= (components @ mean)[:, None, None]  # U_s (x - m_s)
-        codes[:, flat] = 0.0
-        start = stop
-        squares = codes * codes
-        dffs = 1.0 - 2.0 * towards_means[s] + mean @ mean - squares.sum(axis=0)
-        dffs[flat] = np.inf
-        difs = np.einsum("kij,k->ij", squares, 1.0 / space.explained_variance_)
-        with np.errstate(invalid="ignore"):  # flat windows: inf energy
-            maps += [np.log(np.maximum(dffs, _FLOOR)), np.log(np.maximum(difs, _FLOOR))]
-    return maps
+    components = [space.components_.astype(np.float64) for space in spaces]
+    means = [space.mean_.astype(np.float64) for space in spaces]
+    # the maps from the products in one compiled pass over the windows
+    from .._compiled import log_distance_pixels  # numba: imported on first use
+
+    out = log_distance_pixels(
+        products,
+        flat,
+        np.concatenate([c @ m for c, m in zip(components, means, strict=True)]),
+        np.cumsum([0] + [space.n_components_ for space in spaces]),
+        np.array([m @ m for m in means]),
+        np.concatenate([1.0 / space.explained_variance_ for space in spaces]).astype(np.float64),
+        _FLOOR,
+        np.empty((2 * len(spaces), *flat.shape)),
+    )
+    return list(out)
 
 
 def fit_decision(positive, negative):
