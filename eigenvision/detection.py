@@ -571,7 +571,7 @@ def linear_score_map(image, weights, bias=0.0, *, min_contrast=1e-3, stride=1):
     the weights are split into their s^2 polyphase components (every s-th
     pixel from each offset), whose correlations, summed in the Fourier
     domain, give the grid's scores (one inverse transform of 1 / s^2 the
-    size); the windows' norms come from box sums of the components.
+    size); the windows' norms come from summed-area tables of the image.
 
     Parameters
     ----------
@@ -635,25 +635,10 @@ def _strided_correlation(image, weights, stride, min_contrast):
     spectra = _template_spectra(template, fft_shape)
     product = np.einsum("kij,kij->ij", fft.rfft2(image_phases, s=fft_shape, workers=1), spectra)
     correlation = fft.irfft2(product, s=fft_shape, workers=1)[:rows, :cols]
-    sums = _grid_box_sums(image_phases, h, w, s)[:rows, :cols]
-    squares = _grid_box_sums(np.square(image_phases), h, w, s)[:rows, :cols]
-    inverse, flat = inverse_norms(sums, squares, h * w, min_contrast)
+    from ._compiled import grid_inverse_norms  # numba: imported on first use
+
+    inverse, flat = grid_inverse_norms(shifted, h, w, s, min_contrast * np.sqrt(h * w))
     return np.multiply(correlation, inverse, out=correlation), flat
-
-
-def _grid_box_sums(phases, h, w, stride):
-    """Sums over the h x w windows on a ``stride`` grid, from the polyphase components of the
-    image (``(stride^2, ...)``, as :func:`_strided_correlation` splits it): offset ``(a, b)``
-    holds ``len(range(a, h, stride))`` of a window's rows and ``len(range(b, w, stride))`` of
-    its columns; offsets of equal counts are added, then box-summed together."""
-    groups = {}
-    for index in range(stride * stride):
-        a, b = divmod(index, stride)
-        key = (len(range(a, h, stride)), len(range(b, w, stride)))
-        groups[key] = phases[index] + groups.get(key, 0.0)
-    parts = [_box_sum(total, *key) for key, total in groups.items()]
-    rows, cols = np.min([part.shape for part in parts], axis=0)
-    return sum(part[:rows, :cols] for part in parts)
 
 
 def _difs(codes, space):
