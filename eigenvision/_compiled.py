@@ -13,7 +13,13 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["bilinear_grids", "ranks_in_order", "log_distance_pixels", "grid_inverse_norms"]
+__all__ = [
+    "bilinear_grids",
+    "ranks_in_order",
+    "log_distance_pixels",
+    "grid_inverse_norms",
+    "best_in_cells",
+]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -153,3 +159,75 @@ def grid_inverse_norms(image, h, w, stride, min_norm):  # pragma: no cover - com
             flat[r, c] = norm <= min_norm
             inverse[r, c] = 0.0 if flat[r, c] else 1.0 / norm
     return inverse, flat
+
+
+@numba.njit(cache=True, nogil=True)
+def best_in_cells(
+    image, weights, bias, stride, rows, cols, min_norm, valid
+):  # pragma: no cover - compiled; tested through callers
+    """Each grid survivor moved to the window of its ``stride x stride`` cell that the linear
+    test ``weights . x~ + bias`` scores highest (``x~``: the window zero-mean, of unit norm;
+    ``weights`` zero-mean, ``(h, w)``); flat windows (norm at most ``min_norm``) and those
+    ``valid`` rules out (when it is not empty) score ``-inf``.
+
+    ``rows, cols``: the survivors' grid cells; a cell's windows start at ``stride`` times them
+    plus ``0 .. stride - 1``, clipped to the last window of ``image``.
+
+    Returns
+    -------
+    at_rows, at_cols : (n,) int arrays
+        The best windows' top-left pixels (the first of equal scores, row-major in the cell).
+    linear : (n,) float64 array
+    standardised : (n, h, w) float64 array
+        The best windows, zero-mean and of unit norm (zero when flat).
+    """
+    h, w = weights.shape
+    last_row, last_col = image.shape[0] - h, image.shape[1] - w
+    n_pixels = h * w
+    n = len(rows)
+    at_rows = np.empty(n, dtype=np.int64)
+    at_cols = np.empty(n, dtype=np.int64)
+    linear = np.empty(n)
+    standardised = np.empty((n, h, w))
+    for index in range(n):
+        best = -np.inf
+        best_row = min(rows[index] * stride, last_row)
+        best_col = min(cols[index] * stride, last_col)
+        for a in range(stride):
+            row = min(rows[index] * stride + a, last_row)
+            for b in range(stride):
+                col = min(cols[index] * stride + b, last_col)
+                if valid.size and not valid[row, col]:
+                    continue
+                total = 0.0
+                total_squares = 0.0
+                product = 0.0
+                for i in range(h):
+                    for j in range(w):
+                        value = image[row + i, col + j]
+                        total += value
+                        total_squares += value * value
+                        product += weights[i, j] * value
+                norm = np.sqrt(max(total_squares - total * total / n_pixels, 0.0))
+                if norm <= min_norm:
+                    continue
+                score = product / norm + bias
+                if score > best:
+                    best, best_row, best_col = score, row, col
+        at_rows[index], at_cols[index], linear[index] = best_row, best_col, best
+        mean = 0.0
+        for i in range(h):
+            for j in range(w):
+                mean += image[best_row + i, best_col + j]
+        mean /= n_pixels
+        squares = 0.0
+        for i in range(h):
+            for j in range(w):
+                centred = image[best_row + i, best_col + j] - mean
+                standardised[index, i, j] = centred
+                squares += centred * centred
+        scale = 1.0 / np.sqrt(squares) if np.sqrt(squares) > 1e-12 else 0.0
+        for i in range(h):
+            for j in range(w):
+                standardised[index, i, j] *= scale
+    return at_rows, at_cols, linear, standardised

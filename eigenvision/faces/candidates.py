@@ -21,7 +21,7 @@ from sklearn.linear_model import LogisticRegression
 from .._base import check_fitted
 from .._errors import EigenvisionError
 from .._spec import Param, State, check_model, check_params
-from ..detection import dffs_map, inverse_norms, linear_score_map
+from ..detection import dffs_map, linear_score_map
 from ..eigenspace import Eigenspace
 from ..normalize import to_gray, unit_norm
 from ..search import box_iou, kept_indices, minima_table, pyramid_scales
@@ -115,7 +115,7 @@ def cascade_map(image, space, prefilter, *, min_contrast=1e-3, valid=None):
         if stride == 1:
             standardised, linear = unit_norm(windows[at]), scores[at]
         else:
-            at, standardised, linear = _best_in_cells(windows, prefilter, *at, min_contrast, valid)
+            at, standardised, linear = _best_in_cells(image, prefilter, *at, min_contrast, valid)
         # standardised windows: finite and of the space's shape, projected without the checks
         centred = standardised.reshape(len(at[0]), h * w) - space.mean_
         dffs = space._residual_energy(centred, centred @ space.components_.T)
@@ -124,30 +124,25 @@ def cascade_map(image, space, prefilter, *, min_contrast=1e-3, valid=None):
     return values
 
 
-def _best_in_cells(windows, prefilter, rows, cols, min_contrast, valid=None):
+def _best_in_cells(image, prefilter, rows, cols, min_contrast, valid=None):
     """Each grid survivor ``(rows, cols)`` (in grid cells) moved to the window of its cell the
     prefilter scores highest (of the ``valid`` ones): ``(rows, cols)`` in pixels, the windows
-    standardised, their scores."""
-    stride = int(prefilter.stride)
-    (h, w), last = prefilter.weights.shape, np.array(windows.shape[:2]) - 1
-    offsets = np.arange(stride)
-    cell_rows = np.minimum(rows[:, None, None] * stride + offsets[:, None], last[0])
-    cell_cols = np.minimum(cols[:, None, None] * stride + offsets[None, :], last[1])
-    cell_rows, cell_cols = (
-        v.reshape(len(rows), stride * stride) for v in np.broadcast_arrays(cell_rows, cell_cols)
+    standardised, their scores (:func:`~eigenvision._compiled.best_in_cells`, one pass over
+    each cell's windows)."""
+    from .._compiled import best_in_cells  # numba: imported on first use
+
+    (h, w), weights = prefilter.weights.shape, np.asarray(prefilter.weights, dtype=np.float64)
+    at_rows, at_cols, linear, standardised = best_in_cells(
+        np.ascontiguousarray(image, dtype=np.float64),
+        weights - weights.mean(),  # w . x~ = w . x / ||x - mean(x)|| for zero-mean weights
+        float(prefilter.bias),
+        int(prefilter.stride),
+        rows.astype(np.int64),
+        cols.astype(np.int64),
+        min_contrast * np.sqrt(h * w),
+        np.zeros((0, 0), dtype=bool) if valid is None else np.ascontiguousarray(valid),
     )
-    cells = windows[cell_rows, cell_cols].reshape(len(rows), stride * stride, h * w)
-    # w . x~ = w . x / ||x - mean(x)|| for zero-mean weights: three sums of each window
-    weights = (prefilter.weights - prefilter.weights.mean()).ravel()
-    sums, squares = cells.sum(axis=2), np.einsum("nkp,nkp->nk", cells, cells)
-    inverse, flat = inverse_norms(sums, squares, h * w, min_contrast)
-    linear = (cells @ weights) * inverse + prefilter.bias
-    linear[flat] = -np.inf
-    if valid is not None:
-        linear[~valid[cell_rows, cell_cols]] = -np.inf
-    best, survivors = np.argmax(linear, axis=1), np.arange(len(rows))
-    at = cell_rows[survivors, best], cell_cols[survivors, best]
-    return at, unit_norm(cells[survivors, best].reshape(-1, h, w)), linear[survivors, best]
+    return (at_rows, at_cols), standardised, linear
 
 
 def _best_of_neighbours(scores, rows, cols):
