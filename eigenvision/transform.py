@@ -1,8 +1,10 @@
 """Every geometric step: resize, crop, warp, rotate, align on the eyes, move landmarks.
 
 One resampler for each kind of step: Pillow's antialiased bilinear filter for
-resizing (:func:`resize`), scikit-image's bilinear similarity warp, smoothed
-first where it shrinks, for everything turned or aligned (:func:`warp`).
+resizing (:func:`resize`), a bilinear similarity warp (scikit-image's
+``warp(order=1, mode="edge")`` to round-off, in a compiled loop:
+:func:`sample_grids`), smoothed first where it shrinks, for everything turned
+or aligned (:func:`warp`).
 Points are ``(x, y)`` pixels, origin top-left, pixel centres at integer
 coordinates (scikit-image's convention).
 """
@@ -18,7 +20,6 @@ from PIL import Image
 from scipy.ndimage import gaussian_filter, map_coordinates
 from skimage.transform import SimilarityTransform
 from skimage.transform import rescale as _skimage_rescale
-from skimage.transform import warp as _skimage_warp
 
 from ._errors import refuse_complex
 from ._linalg import check_magnitude
@@ -464,14 +465,23 @@ def warp(image: np.ndarray, transform, shape, *, antialias: bool = True) -> np.n
     Returns
     -------
     (H, W) ndarray
-        Bilinear; pixels from outside the input repeat its edge; the input's dtype.
+        Bilinear (:func:`sample_grids`); pixels from outside the input repeat its edge; the
+        input's dtype.
     """
     shape = check_shape(shape)
     dtype = image.dtype
     if antialias:
         image, transform = _prefiltered(image, transform, shape)
-    out = _skimage_warp(image, transform.inverse, output_shape=shape, order=1, mode="edge")
+    out = sample_grids(image, _grid_affines([transform]), shape)[0]
     return out.astype(dtype, copy=False)
+
+
+def _grid_affines(transforms) -> np.ndarray:
+    """``(n, 2, 3)``: each output pixel ``(row, col)``'s place in the input, as
+    :func:`sample_grids` reads it, from similarity transforms of input to output ``(x, y)``."""
+    inverse = np.stack([np.linalg.inv(transform.params) for transform in transforms])
+    # the inverse maps output (x, y) = (col, row) to input (x, y): rows and columns swapped
+    return inverse[:, [1, 0]][:, :, [1, 0, 2]]
 
 
 def warp_many(image: np.ndarray, transforms, shape) -> np.ndarray:
@@ -518,10 +528,8 @@ def warp_many(image: np.ndarray, transforms, shape) -> np.ndarray:
         part = image[y0:y1, x0:x1]
         if sigma > 0:
             part = gaussian_filter(part, sigma, mode="nearest", output=np.float64)
-        # every crop's pixels back in the part, bilinear in one call (edges repeated): output
-        # (row, col) = (y, x) to the input's (y, x), the inverse's rows swapped and its columns
-        inverse = np.stack([np.linalg.inv(transforms[i].params) for i in chosen])
-        affine = inverse[:, [1, 0]][:, :, [1, 0, 2]]
+        # every crop's pixels back in the part, bilinear in one call (edges repeated)
+        affine = _grid_affines([transforms[i] for i in chosen])
         affine[:, :, 2] -= [y0, x0]
         out[chosen] = sample_grids(part, affine, shape)
     return out

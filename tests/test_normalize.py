@@ -133,6 +133,19 @@ def test_sample_grids_equals_map_coordinates(rng, dtype):
         tf.sample_grids(image[None], np.zeros((1, 2, 3)), (4, 5))
 
 
+@pytest.mark.parametrize("angle", [-20.0, 7.5, 90.0])
+def test_rotated_is_scikit_images_warp(rng, angle):
+    """The finder's turned photos: scikit-image's bilinear warp with the edge repeated."""
+    from skimage.transform import warp as skimage_warp
+
+    image = rng.random((31, 47))
+    turned, transform = tf.rotated(image, angle)
+    expected = skimage_warp(
+        image, transform.inverse, output_shape=turned.shape, order=1, mode="edge"
+    )
+    np.testing.assert_allclose(turned, expected, atol=1e-12)
+
+
 def test_warp_many_equals_a_warp_each(rng):
     """Crops of one photo at shared scales (smoothed once), one enlarged, one shrunk beyond the
     blocks' threshold, one at the photo's edge, one alone at its scale: each is warp()'s."""
