@@ -55,22 +55,33 @@ def bilinear_grids(image, affine, out):  # pragma: no cover - compiled; tested t
 
 
 @numba.njit(cache=True, nogil=True)
-def ranks_in_order(rows, order, out):  # pragma: no cover - compiled; tested through callers
+def ranks_in_order(rows, order, out, standardise):  # pragma: no cover - compiled
     """Fill ``out`` with each row's ranks from 1 (``scipy.stats.rankdata(method="average")``):
     ``order`` sorts each row (``np.argsort(rows, axis=1)``); a run of equal values in it
-    shares the mean of its ranks."""
+    shares the mean of its ranks. With ``standardise``, each row of ranks made zero-mean
+    (their mean is ``(d + 1) / 2``, ties or not) and of unit norm (all zero when every value
+    ties)."""
     n, d = rows.shape
+    middle = (d + 1) / 2
     for k in range(n):
         first = 0
+        squares = 0.0
         while first < d:
             last = first
             value = rows[k, order[k, first]]
             while last + 1 < d and rows[k, order[k, last + 1]] == value:
                 last += 1
             rank = (first + last) / 2 + 1
+            if standardise:
+                rank -= middle
+                squares += rank * rank * (last - first + 1)
             for position in range(first, last + 1):
                 out[k, order[k, position]] = rank
             first = last + 1
+        if standardise:
+            scale = 1.0 / np.sqrt(squares) if squares > 0.0 else 0.0
+            for j in range(d):
+                out[k, j] *= scale
     return out
 
 
