@@ -19,7 +19,19 @@ __all__ = [
     "log_distance_pixels",
     "grid_inverse_norms",
     "best_in_cells",
+    "smoothed_bilinear_grids",
 ]
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _corner(image, r, c):  # pragma: no cover - compiled
+    """The top-left pixel ``(r0, c0)`` of a point's bilinear read (clamped to ``image``, so
+    beyond it the edge repeats), the bottom-right one and the point's fractions past them."""
+    height, width = image.shape
+    r = min(max(r, 0.0), height - 1.0)
+    c = min(max(c, 0.0), width - 1.0)
+    r0, c0 = int(r), int(c)  # floor: both are >= 0
+    return r0, c0, min(r0 + 1, height - 1), min(c0 + 1, width - 1), r - r0, c - c0
 
 
 @numba.njit(cache=True, nogil=True)
@@ -30,8 +42,6 @@ def bilinear_grids(image, affine, out):  # pragma: no cover - compiled; tested t
     image take its nearest edge's value (``scipy.ndimage.map_coordinates(order=1,
     mode="nearest")``); a non-finite point gives NaN.
     """
-    height, width = image.shape
-    last_row, last_col = height - 1.0, width - 1.0
     for n in range(out.shape[0]):
         a = affine[n]
         for i in range(out.shape[1]):
@@ -43,13 +53,85 @@ def bilinear_grids(image, affine, out):  # pragma: no cover - compiled; tested t
                 if not (np.isfinite(r) and np.isfinite(c)):
                     out[n, i, j] = np.nan
                     continue
-                r = min(max(r, 0.0), last_row)
-                c = min(max(c, 0.0), last_col)
-                r0, c0 = int(r), int(c)  # floor: both are >= 0
-                r1, c1 = min(r0 + 1, height - 1), min(c0 + 1, width - 1)
-                fr, fc = r - r0, c - c0
+                r0, c0, r1, c1, fr, fc = _corner(image, r, c)
                 top = (1.0 - fc) * image[r0, c0] + fc * image[r0, c1]
                 bottom = (1.0 - fc) * image[r1, c0] + fc * image[r1, c1]
+                out[n, i, j] = (1.0 - fr) * top + fr * bottom
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def smoothed_bilinear_grids(image, weights, affine, out):  # pragma: no cover - compiled
+    """:func:`bilinear_grids` of ``image`` smoothed by a symmetric kernel along each axis,
+    the smoothing computed only where the grids read.
+
+    ``weights[j]`` weighs the pixels ``j`` away (``j = 0 .. R``). The smoothing is
+    ``scipy.ndimage.correlate1d``'s of such a kernel with ``mode="nearest"``, down the
+    columns and then along the rows, in its order of sums (the centre, then each pair
+    from the farthest in): ``gaussian_filter(image, sigma, mode="nearest")`` bit for bit
+    where read. Grids reading a few pixels of a large image (a face shrunk many times)
+    cost those pixels' smoothing, not the image's.
+    """
+    height, width = image.shape
+    reach = len(weights) - 1
+    needed = np.zeros((height, width), dtype=np.bool_)
+    low = np.full(height, width)  # each row's first and last pixel read
+    high = np.full(height, -1)
+    for n in range(out.shape[0]):
+        a = affine[n]
+        for i in range(out.shape[1]):
+            row = a[0, 0] * i + a[0, 2]  # bilinear_grids' arithmetic: the same points
+            col = a[1, 0] * i + a[1, 2]
+            for j in range(out.shape[2]):
+                r = row + a[0, 1] * j
+                c = col + a[1, 1] * j
+                if not (np.isfinite(r) and np.isfinite(c)):
+                    continue  # NaN, reading nothing
+                r0, c0, r1, c1, fr, fc = _corner(image, r, c)
+                needed[r0, c0] = needed[r0, c1] = needed[r1, c0] = needed[r1, c1] = True
+                for read in (r0, r1):
+                    low[read] = min(low[read], c0)
+                    high[read] = max(high[read], c1)
+    index = np.full(height, -1)  # the rows read, numbered: only they are smoothed and kept
+    count = 0
+    for r in range(height):
+        if high[r] >= 0:
+            index[r] = count
+            count += 1
+    down = np.empty((count, width))  # smoothed down the columns
+    smoothed = np.empty((count, width))  # and then along the rows, where read
+    for r in range(height):
+        if high[r] < 0:
+            continue
+        kept = index[r]
+        start, stop = max(low[r] - reach, 0), min(high[r] + reach, width - 1) + 1
+        for c in range(start, stop):
+            down[kept, c] = image[r, c] * weights[0]
+        for k in range(reach, 0, -1):  # a row at a time: the inner loop reads along memory
+            above, below = max(r - k, 0), min(r + k, height - 1)
+            for c in range(start, stop):
+                down[kept, c] += (image[above, c] + image[below, c]) * weights[k]
+        for c in range(low[r], high[r] + 1):
+            if needed[r, c]:
+                total = down[kept, c] * weights[0]
+                for k in range(reach, 0, -1):
+                    left, right = max(c - k, 0), min(c + k, width - 1)
+                    total += (down[kept, left] + down[kept, right]) * weights[k]
+                smoothed[kept, c] = total
+    for n in range(out.shape[0]):  # bilinear_grids' reads, of the kept rows
+        a = affine[n]
+        for i in range(out.shape[1]):
+            row = a[0, 0] * i + a[0, 2]  # bilinear_grids' arithmetic: the same points
+            col = a[1, 0] * i + a[1, 2]
+            for j in range(out.shape[2]):
+                r = row + a[0, 1] * j
+                c = col + a[1, 1] * j
+                if not (np.isfinite(r) and np.isfinite(c)):
+                    out[n, i, j] = np.nan
+                    continue
+                r0, c0, r1, c1, fr, fc = _corner(image, r, c)
+                top = (1.0 - fc) * smoothed[index[r0], c0] + fc * smoothed[index[r0], c1]
+                bottom = (1.0 - fc) * smoothed[index[r1], c0] + fc * smoothed[index[r1], c1]
                 out[n, i, j] = (1.0 - fr) * top + fr * bottom
     return out
 

@@ -17,7 +17,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from PIL import Image
-from scipy.ndimage import gaussian_filter, map_coordinates
+from scipy.ndimage import map_coordinates
 from skimage.transform import SimilarityTransform
 from skimage.transform import rescale as _skimage_rescale
 
@@ -470,10 +470,34 @@ def warp(image: np.ndarray, transform, shape, *, antialias: bool = True) -> np.n
     """
     shape = check_shape(shape)
     dtype = image.dtype
+    sigma = 0.0
     if antialias:
-        image, transform = _prefiltered(image, transform, shape)
-    out = sample_grids(image, _grid_affines([transform]), shape)[0]
+        image, transform, sigma = _prefiltered(image, transform, shape)
+    out = _smoothed_samples(image, sigma, _grid_affines([transform]), shape)[0]
     return out.astype(dtype, copy=False)
+
+
+def _smoothed_samples(image, sigma, affine, shape):
+    """:func:`sample_grids` of ``image`` smoothed by a Gaussian of ``sigma`` pixels (0: none),
+    ``gaussian_filter(image, sigma, mode="nearest")``'s smoothing computed only where the grids
+    read (:func:`~eigenvision._compiled.smoothed_bilinear_grids`), as float64."""
+    if sigma == 0:
+        return sample_grids(image, affine, shape)
+    from ._compiled import smoothed_bilinear_grids  # numba: imported on first use
+
+    # scipy's Gaussian kernel (gaussian_filter1d: truncated at 4 sigma), from its centre out
+    radius = int(4.0 * float(sigma) + 0.5)
+    x = np.arange(-radius, radius + 1)
+    kernel = np.exp(-0.5 / (sigma * sigma) * x**2)
+    kernel = kernel / kernel.sum()
+    affine = np.ascontiguousarray(affine, dtype=np.float64)
+    height, width = check_shape(shape)
+    return smoothed_bilinear_grids(
+        np.ascontiguousarray(image),
+        kernel[radius:],
+        affine,
+        np.empty((len(affine), height, width)),
+    )
 
 
 def _grid_affines(transforms) -> np.ndarray:
@@ -525,13 +549,10 @@ def warp_many(image: np.ndarray, transforms, shape) -> np.ndarray:
         sigma = (factor - 1) / 2
         corners = np.concatenate([transforms[i].inverse(box) for i in chosen])
         (x0, x1), (y0, y1) = _read_bounds(corners, int(np.ceil(4 * sigma)) + 2, image.shape)
-        part = image[y0:y1, x0:x1]
-        if sigma > 0:
-            part = gaussian_filter(part, sigma, mode="nearest", output=np.float64)
-        # every crop's pixels back in the part, bilinear in one call (edges repeated)
+        # every crop's pixels back in the part, smoothed and read in one call (edges repeated)
         affine = _grid_affines([transforms[i] for i in chosen])
         affine[:, :, 2] -= [y0, x0]
-        out[chosen] = sample_grids(part, affine, shape)
+        out[chosen] = _smoothed_samples(image[y0:y1, x0:x1], sigma, affine, shape)
     return out
 
 
@@ -544,14 +565,15 @@ _BLOCKS_BEYOND = 8
 def _prefiltered(image, transform, shape):
     """The part of ``image`` a similarity warp to ``shape`` reads, smoothed for its shrinking.
 
-    Returns the smoothed part and the transform from its pixels. Shrinking by
+    Returns the part, the transform from its pixels and the standard deviation of the
+    Gaussian that smooths it (:func:`_smoothed_samples`; 0: none). Shrinking by
     ``s <= 8``, it equals smoothing the whole image (``mode="nearest"``) where
     the warp reads; beyond, blocks of ``b = floor(s / 4)`` pixels are averaged
     first and the Gaussian of ``(s / b - 1) / 2`` blocks smooths those.
     """
     factor = 1 / transform.scale
     if factor <= 1:
-        return image, transform
+        return image, transform, 0.0
     block = min(int(factor // 4), *image.shape) if factor > _BLOCKS_BEYOND else 1
     sigma = (factor / block - 1) / 2
     height, width = shape
@@ -560,11 +582,10 @@ def _prefiltered(image, transform, shape):
     part = image[y0:y1, x0:x1]
     if block > 1:
         part = _block_means(_block_means(part, block, axis=0), block, axis=1)
-    part = gaussian_filter(part, sigma, mode="nearest", output=np.float64)
     # a block's mean sits at its centre: (block - 1) / 2 past its first pixel
     start = np.array([x0, y0]) + (block - 1) / 2
     from_part = np.array([[block, 0.0, start[0]], [0.0, block, start[1]], [0.0, 0.0, 1.0]])
-    return part, SimilarityTransform(matrix=transform.params @ from_part)
+    return part, SimilarityTransform(matrix=transform.params @ from_part), sigma
 
 
 def _read_bounds(corners, reach, shape):

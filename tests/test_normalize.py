@@ -146,6 +146,31 @@ def test_rotated_is_scikit_images_warp(rng, angle):
     np.testing.assert_allclose(turned, expected, atol=1e-12)
 
 
+def test_smoothed_sampling_is_scipys_gaussian_then_bilinear_bit_for_bit(rng):
+    """warp's antialiased sampling smooths only the pixels the crop reads: the values are
+    scipy's gaussian_filter (mode "nearest") read by sample_grids, bit for bit (and so
+    map_coordinates' to round-off); grids turned, shrunk many times and reaching past every
+    edge, a NaN point NaN."""
+    from eigenvision.transform import _smoothed_samples
+
+    for _ in range(40):
+        part = rng.random(tuple(rng.integers(5, 120, 2)))
+        sigma = rng.uniform(0.05, 4.0)
+        n = rng.integers(1, 4)
+        scale, angle = rng.uniform(0.5, 6.0, n), rng.uniform(-0.5, 0.5, n)
+        affine = np.zeros((n, 2, 3))
+        affine[:, 0, 0] = affine[:, 1, 1] = scale * np.cos(angle)
+        affine[:, 0, 1], affine[:, 1, 0] = scale * np.sin(angle), -scale * np.sin(angle)
+        affine[:, :, 2] = rng.uniform(-10, 130, (n, 2))
+        smoothed = ndimage.gaussian_filter(part, sigma, mode="nearest", output=np.float64)
+        np.testing.assert_array_equal(
+            _smoothed_samples(part, sigma, affine, (13, 11)),
+            tf.sample_grids(smoothed, affine, (13, 11)),
+        )
+    nan = _smoothed_samples(part, 1.0, [[[np.nan, 0, 1], [0, 1, 1]]], (2, 2))
+    assert np.isnan(nan).all()
+
+
 def test_warp_many_equals_a_warp_each(rng):
     """Crops of one photo at shared scales (smoothed once), one enlarged, one shrunk beyond the
     blocks' threshold, one at the photo's edge, one alone at its scale: each is warp()'s."""
