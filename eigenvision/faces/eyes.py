@@ -23,8 +23,7 @@ from .._base import check_fitted, progress
 from .._spec import Param, State, check_params
 from ..descriptors import hog_descriptor
 from ..normalize import to_gray
-from ..transform import eye_transform
-from .crops import align_face
+from ..transform import as_float_image, eye_transform, unit_light, warp
 
 __all__ = ["EyeRegressor"]
 
@@ -56,9 +55,19 @@ def eye_features(image, eyes) -> np.ndarray:
         Nine orientations in 6 x 6-pixel cells, blocks of 2 x 2 cells,
         of the frame standardised to zero mean and unit variance.
     """
-    frame = align_face(
-        image, (tuple(eyes[0]), tuple(eyes[1])), shape=FRAME_SHAPE, eye_positions=FRAME_EYES
-    )
+    return _frame_features(_grey_light(image), eyes)
+
+
+def _grey_light(image):
+    """``image`` as :func:`~eigenvision.faces.crops.align_face` reads it: float, light in
+    [0, 1], grey; checked once (a regression's steps cut the same photo)."""
+    image = unit_light(as_float_image(image, allow_colour=True))
+    return to_gray(image[..., :3]) if image.ndim == 3 else image
+
+
+def _frame_features(grey, eyes):
+    """:func:`eye_features` of a :func:`_grey_light` image."""
+    frame = warp(grey, _frame_transform(np.asarray(eyes, dtype=np.float64)), FRAME_SHAPE)
     frame = (frame - frame.mean()) / (frame.std() + 1e-6)
     return hog_descriptor(frame, cell=6).astype(np.float32)
 
@@ -222,10 +231,11 @@ class EyeRegressor(BaseEstimator):
         if where.shape != (2, 2) or not np.all(np.isfinite(where)):
             raise ValueError(f"eyes must be two finite (x, y) points, got {eyes!r}")
         image = np.asarray(image)
-        if image.ndim == 3:  # grey once, not in every stage's cut
+        if image.ndim == 3:
             image = to_gray(image[..., :3])
+        image = _grey_light(image)  # checked once, not in every stage's cut
         for weights, intercept in zip(self.coefficients_, self.intercepts_, strict=True):
-            move = weights @ eye_features(image, where) + intercept
+            move = weights @ _frame_features(image, where) + intercept
             where = _moved(where, move)
         return where
 
