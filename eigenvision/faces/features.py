@@ -503,7 +503,8 @@ class FeatureDetector(BaseEstimator):
         refuse_complex(image, "the face image")
         if image.ndim == 3:
             image = to_gray(image)
-        image = image.astype(np.float64) if image.dtype != np.float32 else image
+        if image.dtype != np.float32:
+            image = image.astype(np.float64, copy=False)  # read, never written: no copy
         if image.ndim != 2 or image.size == 0:
             raise ValueError(f"expected a face image (H, W) or (H, W, 3), got shape {image.shape}")
         if not np.all(np.isfinite(image)):
