@@ -24,14 +24,28 @@ __all__ = [
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _corner(image, r, c):  # pragma: no cover - compiled
-    """The top-left pixel ``(r0, c0)`` of a point's bilinear read (clamped to ``image``, so
-    beyond it the edge repeats), the bottom-right one and the point's fractions past them."""
-    height, width = image.shape
+def _corner(height, width, r, c):  # pragma: no cover - compiled
+    """The top-left pixel ``(r0, c0)`` of a point's bilinear read in a ``height x width``
+    image (clamped to it, so beyond it the edge repeats), the bottom-right one and the
+    point's fractions past them."""
     r = min(max(r, 0.0), height - 1.0)
     c = min(max(c, 0.0), width - 1.0)
     r0, c0 = int(r), int(c)  # floor: both are >= 0
     return r0, c0, min(r0 + 1, height - 1), min(c0 + 1, width - 1), r - r0, c - c0
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _point(a, i, j):  # pragma: no cover - compiled
+    """Grid point ``(i, j)``'s row and column under the ``(2, 3)`` affine ``a``."""
+    return a[0, 0] * i + a[0, 2] + a[0, 1] * j, a[1, 0] * i + a[1, 2] + a[1, 1] * j
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _blend(top_left, top_right, bottom_left, bottom_right, fr, fc):  # pragma: no cover
+    """The bilinear value between four pixels at fractions ``fr`` down and ``fc`` across."""
+    top = (1.0 - fc) * top_left + fc * top_right
+    bottom = (1.0 - fc) * bottom_left + fc * bottom_right
+    return (1.0 - fr) * top + fr * bottom
 
 
 @numba.njit(cache=True, nogil=True)
@@ -42,21 +56,24 @@ def bilinear_grids(image, affine, out):  # pragma: no cover - compiled; tested t
     image take its nearest edge's value (``scipy.ndimage.map_coordinates(order=1,
     mode="nearest")``); a non-finite point gives NaN.
     """
+    height, width = image.shape
+    return _read_grids(image, np.arange(height), height, width, affine, out)
+
+
+@numba.njit(cache=True, nogil=True)
+def _read_grids(rows, index, height, width, affine, out):  # pragma: no cover - compiled
+    """:func:`bilinear_grids` of a ``height x width`` image of which ``rows[index[r]]`` holds
+    row ``r`` (the rows read, at least)."""
     for n in range(out.shape[0]):
-        a = affine[n]
         for i in range(out.shape[1]):
-            row = a[0, 0] * i + a[0, 2]
-            col = a[1, 0] * i + a[1, 2]
             for j in range(out.shape[2]):
-                r = row + a[0, 1] * j
-                c = col + a[1, 1] * j
+                r, c = _point(affine[n], i, j)
                 if not (np.isfinite(r) and np.isfinite(c)):
                     out[n, i, j] = np.nan
                     continue
-                r0, c0, r1, c1, fr, fc = _corner(image, r, c)
-                top = (1.0 - fc) * image[r0, c0] + fc * image[r0, c1]
-                bottom = (1.0 - fc) * image[r1, c0] + fc * image[r1, c1]
-                out[n, i, j] = (1.0 - fr) * top + fr * bottom
+                r0, c0, r1, c1, fr, fc = _corner(height, width, r, c)
+                top, bottom = rows[index[r0]], rows[index[r1]]
+                out[n, i, j] = _blend(top[c0], top[c1], bottom[c0], bottom[c1], fr, fc)
     return out
 
 
@@ -78,16 +95,12 @@ def smoothed_bilinear_grids(image, weights, affine, out):  # pragma: no cover - 
     low = np.full(height, width)  # each row's first and last pixel read
     high = np.full(height, -1)
     for n in range(out.shape[0]):
-        a = affine[n]
         for i in range(out.shape[1]):
-            row = a[0, 0] * i + a[0, 2]  # bilinear_grids' arithmetic: the same points
-            col = a[1, 0] * i + a[1, 2]
             for j in range(out.shape[2]):
-                r = row + a[0, 1] * j
-                c = col + a[1, 1] * j
+                r, c = _point(affine[n], i, j)
                 if not (np.isfinite(r) and np.isfinite(c)):
                     continue  # NaN, reading nothing
-                r0, c0, r1, c1, fr, fc = _corner(image, r, c)
+                r0, c0, r1, c1, fr, fc = _corner(height, width, r, c)
                 needed[r0, c0] = needed[r0, c1] = needed[r1, c0] = needed[r1, c1] = True
                 for read in (r0, r1):
                     low[read] = min(low[read], c0)
@@ -118,22 +131,7 @@ def smoothed_bilinear_grids(image, weights, affine, out):  # pragma: no cover - 
                     left, right = max(c - k, 0), min(c + k, width - 1)
                     total += (down[kept, left] + down[kept, right]) * weights[k]
                 smoothed[kept, c] = total
-    for n in range(out.shape[0]):  # bilinear_grids' reads, of the kept rows
-        a = affine[n]
-        for i in range(out.shape[1]):
-            row = a[0, 0] * i + a[0, 2]  # bilinear_grids' arithmetic: the same points
-            col = a[1, 0] * i + a[1, 2]
-            for j in range(out.shape[2]):
-                r = row + a[0, 1] * j
-                c = col + a[1, 1] * j
-                if not (np.isfinite(r) and np.isfinite(c)):
-                    out[n, i, j] = np.nan
-                    continue
-                r0, c0, r1, c1, fr, fc = _corner(image, r, c)
-                top = (1.0 - fc) * smoothed[index[r0], c0] + fc * smoothed[index[r0], c1]
-                bottom = (1.0 - fc) * smoothed[index[r1], c0] + fc * smoothed[index[r1], c1]
-                out[n, i, j] = (1.0 - fr) * top + fr * bottom
-    return out
+    return _read_grids(smoothed, index, height, width, affine, out)
 
 
 @numba.njit(cache=True, nogil=True)
