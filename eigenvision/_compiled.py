@@ -3,14 +3,19 @@
 Each loop here replaces numpy or scipy code that spends its time on
 temporaries or on generality a hot path does not need; each is checked
 against that code in the tests and timed against it in ``benchmarks/``.
-Compiled once per machine: numba caches the machine code beside this file
-(``cache=True``). The loops release the GIL (``nogil=True``): callers share
-large inputs between threads (:func:`~eigenvision._parallel.run_on_row_parts`).
+Importing this module imports no numba: the loops are written here as
+Python, and the first call of any of them imports numba and makes them
+numba functions (:func:`_compile`), compiled at their first call. Compiled
+once per machine: numba caches the machine code beside this file
+(``cache=True``). The loops release the GIL (``nogil=True``): callers may
+share large inputs between threads (:func:`~eigenvision._parallel.run_parallel`).
 """
 
 from __future__ import annotations
 
-import numba
+import functools
+import threading
+
 import numpy as np
 
 __all__ = [
@@ -22,8 +27,46 @@ __all__ = [
     "smoothed_bilinear_grids",
 ]
 
+#: The loops' Python (their names here) and the helpers they call, made numba functions by
+#: :func:`_compile`: the helpers in place (the loops find them by name when they compile), the
+#: loops in ``_NUMBA`` (their names here call them through :func:`_loop`'s wrapper).
+_HELPERS, _LOOPS, _NUMBA = {}, {}, {}
+_lock = threading.Lock()
 
-@numba.njit(cache=True, nogil=True, inline="always")
+
+def _helper(function):
+    """A function the loops call: a numba function (inlined) once :func:`_compile` ran."""
+    _HELPERS[function.__name__] = function
+    return function
+
+
+def _loop(function):
+    """A loop callable from Python: compiled by numba at its first call."""
+    _LOOPS[function.__name__] = function
+
+    @functools.wraps(function)
+    def call(*args):
+        if not _NUMBA:
+            _compile()
+        return _NUMBA[function.__name__](*args)
+
+    return call
+
+
+def _compile():
+    """numba imported and every loop and helper here made a numba function (once)."""
+    import numba  # the one place numba is imported: at the first call of a loop
+
+    with _lock:
+        if _NUMBA:
+            return
+        for name, function in _HELPERS.items():
+            inline = "never" if name == "_read_grids" else "always"
+            globals()[name] = numba.njit(cache=True, nogil=True, inline=inline)(function)
+        _NUMBA.update({name: numba.njit(cache=True, nogil=True)(f) for name, f in _LOOPS.items()})
+
+
+@_helper
 def _corner(height, width, r, c):  # pragma: no cover - compiled
     """The top-left pixel ``(r0, c0)`` of a point's bilinear read in a ``height x width``
     image (clamped to it, so beyond it the edge repeats), the bottom-right one and the
@@ -34,13 +77,13 @@ def _corner(height, width, r, c):  # pragma: no cover - compiled
     return r0, c0, min(r0 + 1, height - 1), min(c0 + 1, width - 1), r - r0, c - c0
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@_helper
 def _point(a, i, j):  # pragma: no cover - compiled
     """Grid point ``(i, j)``'s row and column under the ``(2, 3)`` affine ``a``."""
     return a[0, 0] * i + a[0, 2] + a[0, 1] * j, a[1, 0] * i + a[1, 2] + a[1, 1] * j
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@_helper
 def _blend(top_left, top_right, bottom_left, bottom_right, fr, fc):  # pragma: no cover
     """The bilinear value between four pixels at fractions ``fr`` down and ``fc`` across."""
     top = (1.0 - fc) * top_left + fc * top_right
@@ -48,19 +91,30 @@ def _blend(top_left, top_right, bottom_left, bottom_right, fr, fc):  # pragma: n
     return (1.0 - fr) * top + fr * bottom
 
 
-@numba.njit(cache=True, nogil=True)
+@_loop
 def bilinear_grids(image, affine, out):  # pragma: no cover - compiled; tested through callers
     """Fill ``out[n, i, j]`` with ``image``'s bilinear value at ``affine[n] @ (i, j, 1)``.
 
-    ``affine`` is ``(n, 2, 3)``: row and column of grid point ``(i, j)``. Points beyond the
-    image take its nearest edge's value (``scipy.ndimage.map_coordinates(order=1,
-    mode="nearest")``); a non-finite point gives NaN.
+    Points beyond the image take its nearest edge's value (SciPy's order-1 interpolation
+    with the mode "nearest", :func:`eigenvision.transform.sample`).
+
+    Parameters
+    ----------
+    image : (H, W) float ndarray
+    affine : (n, 2, 3) float64 ndarray
+        Row and column of grid point ``(i, j)``.
+    out : (n, h, w) ndarray
+
+    Returns
+    -------
+    (n, h, w) ndarray
+        ``out``; NaN where a point is not finite.
     """
     height, width = image.shape
     return _read_grids(image, np.arange(height), height, width, affine, out)
 
 
-@numba.njit(cache=True, nogil=True)
+@_helper
 def _read_grids(rows, index, height, width, affine, out):  # pragma: no cover - compiled
     """:func:`bilinear_grids` of a ``height x width`` image of which ``rows[index[r]]`` holds
     row ``r`` (the rows read, at least)."""
@@ -77,17 +131,29 @@ def _read_grids(rows, index, height, width, affine, out):  # pragma: no cover - 
     return out
 
 
-@numba.njit(cache=True, nogil=True)
+@_loop
 def smoothed_bilinear_grids(image, weights, affine, out):  # pragma: no cover - compiled
     """:func:`bilinear_grids` of ``image`` smoothed by a symmetric kernel along each axis,
     the smoothing computed only where the grids read.
 
-    ``weights[j]`` weighs the pixels ``j`` away (``j = 0 .. R``). The smoothing is
-    ``scipy.ndimage.correlate1d``'s of such a kernel with ``mode="nearest"``, down the
-    columns and then along the rows, in its order of sums (the centre, then each pair
-    from the farthest in): ``gaussian_filter(image, sigma, mode="nearest")`` bit for bit
-    where read. Grids reading a few pixels of a large image (a face shrunk many times)
-    cost those pixels' smoothing, not the image's.
+    The smoothing is ``scipy.ndimage.correlate1d``'s of such a kernel with
+    ``mode="nearest"``, down the columns and then along the rows, in its order of sums (the
+    centre, then each pair from the farthest in): ``gaussian_filter(image, sigma,
+    mode="nearest")`` bit for bit where read. Grids reading a few pixels of a large image (a
+    face shrunk many times) cost those pixels' smoothing, not the image's.
+
+    Parameters
+    ----------
+    image : (H, W) float ndarray
+    weights : (R + 1,) float64 ndarray
+        ``weights[j]`` weighs the pixels ``j`` away.
+    affine : (n, 2, 3) float64 ndarray
+    out : (n, h, w) float64 ndarray
+
+    Returns
+    -------
+    (n, h, w) ndarray
+        ``out``.
     """
     height, width = image.shape
     reach = len(weights) - 1
@@ -134,13 +200,26 @@ def smoothed_bilinear_grids(image, weights, affine, out):  # pragma: no cover - 
     return _read_grids(smoothed, index, height, width, affine, out)
 
 
-@numba.njit(cache=True, nogil=True)
+@_loop
 def ranks_in_order(rows, order, out, standardise):  # pragma: no cover - compiled
-    """Fill ``out`` with each row's ranks from 1 (``scipy.stats.rankdata(method="average")``):
-    ``order`` sorts each row (``np.argsort(rows, axis=1)``); a run of equal values in it
-    shares the mean of its ranks. With ``standardise``, each row of ranks made zero-mean
-    (their mean is ``(d + 1) / 2``, ties or not) and of unit norm (all zero when every value
-    ties)."""
+    """Each row's ranks from 1 (``scipy.stats.rankdata(method="average")``): a run of equal
+    values shares the mean of its ranks.
+
+    Parameters
+    ----------
+    rows : (n, d) ndarray
+    order : (n, d) int ndarray
+        ``np.argsort(rows, axis=1)``.
+    out : (n, d) float64 ndarray
+    standardise : bool
+        Each row of ranks made zero-mean (their mean is ``(d + 1) / 2``, ties or not) and of
+        unit norm (all zero when every value ties).
+
+    Returns
+    -------
+    (n, d) ndarray
+        ``out``.
+    """
     n, d = rows.shape
     middle = (d + 1) / 2
     for k in range(n):
@@ -165,20 +244,38 @@ def ranks_in_order(rows, order, out, standardise):  # pragma: no cover - compile
     return out
 
 
-@numba.njit(cache=True, nogil=True)
+@_loop
 def log_distance_pixels(
     products, flat, shifts, bounds, mean_norms, inverse_variances, floor, out
 ):  # pragma: no cover - compiled; tested through callers
     """Each window's ``log`` DFFS and DIFS to ``S`` spaces from its projections
     (:func:`~eigenvision.faces.decision.log_distance_maps`).
 
-    ``products`` ``(t, H, W)``: ``u . x`` of the standardised window ``x`` for every space's
-    components, stacked (``bounds``: space ``s`` holds rows ``bounds[s]:bounds[s + 1]``), then
-    each space's mean ``m_s``. With ``z = u . x - shifts`` (``shifts``: ``u . m_s``),
-    ``DFFS_s = 1 - 2 m_s . x + mean_norms[s] - sum z^2`` and
-    ``DIFS_s = sum z^2 inverse_variances``, floored at ``floor`` before the log; a ``flat``
-    window's DFFS is ``inf`` and its DIFS the floor. ``out`` ``(2 S, H, W)``:
-    ``[log dffs_1, log difs_1, ...]``.
+    With ``z = u . x - shifts`` for each component ``u``, ``DFFS_s = 1 - 2 m_s . x +
+    mean_norms[s] - sum z^2`` and ``DIFS_s = sum z^2 inverse_variances``, floored at
+    ``floor`` before the log.
+
+    Parameters
+    ----------
+    products : (t, H, W) float64 ndarray
+        ``u . x`` of the standardised window ``x`` for every space's components, stacked,
+        then each space's mean ``m_s``.
+    flat : (H, W) bool ndarray
+        Windows without contrast: DFFS ``inf``, DIFS the floor.
+    shifts : (t - S,) float64 ndarray
+        ``u . m_s`` of each component and its space's mean.
+    bounds : (S + 1,) int ndarray
+        Space ``s`` holds the components ``bounds[s]:bounds[s + 1]``.
+    mean_norms : (S,) float64 ndarray
+        ``m_s . m_s``.
+    inverse_variances : (t - S,) float64 ndarray
+    floor : float
+    out : (2 S, H, W) float64 ndarray
+
+    Returns
+    -------
+    (2 S, H, W) ndarray
+        ``out``: ``[log dffs_1, log difs_1, ...]``.
     """
     n_spaces = len(mean_norms)
     means_from = bounds[n_spaces]
@@ -206,13 +303,21 @@ def log_distance_pixels(
     return out
 
 
-@numba.njit(cache=True, nogil=True)
+@_loop
 def grid_inverse_norms(image, h, w, stride, min_norm):  # pragma: no cover - compiled
     """``1 / ||x - mean(x)||`` of the ``h x w`` windows ``x`` of ``image`` whose top-left
-    pixels lie on a ``stride`` grid, and which are flat (norm at most ``min_norm``: inverse 0).
+    pixels lie on a ``stride`` grid, and which are flat.
 
     From integral images of the pixels and their squares (summed-area tables, Crow 1984):
     four reads per window for each sum, whatever its size.
+
+    Parameters
+    ----------
+    image : (H, W) float64 ndarray
+    h, w : int
+    stride : int
+    min_norm : float
+        Windows of norm at most this are flat (inverse 0).
 
     Returns
     -------
@@ -252,17 +357,27 @@ def grid_inverse_norms(image, h, w, stride, min_norm):  # pragma: no cover - com
     return inverse, flat
 
 
-@numba.njit(cache=True, nogil=True)
+@_loop
 def best_in_cells(
     image, weights, bias, stride, rows, cols, min_norm, valid
 ):  # pragma: no cover - compiled; tested through callers
     """Each grid survivor moved to the window of its ``stride x stride`` cell that the linear
-    test ``weights . x~ + bias`` scores highest (``x~``: the window zero-mean, of unit norm;
-    ``weights`` zero-mean, ``(h, w)``); flat windows (norm at most ``min_norm``) and those
-    ``valid`` rules out (when it is not empty) score ``-inf``.
+    test ``weights . x~ + bias`` scores highest (``x~``: the window zero-mean, of unit norm).
 
-    ``rows, cols``: the survivors' grid cells; a cell's windows start at ``stride`` times them
-    plus ``0 .. stride - 1``, clipped to the last window of ``image``.
+    Parameters
+    ----------
+    image : (H, W) float64 ndarray
+    weights : (h, w) float64 ndarray
+        Zero-mean.
+    bias : float
+    stride : int
+    rows, cols : (n,) int ndarray
+        The survivors' grid cells: a cell's windows start at ``stride`` times them plus
+        ``0 .. stride - 1``, clipped to the last window of ``image``.
+    min_norm : float
+        Windows of norm at most this are flat: score ``-inf``.
+    valid : (H - h + 1, W - w + 1) bool ndarray
+        The windows allowed (others ``-inf``); empty: all.
 
     Returns
     -------

@@ -24,6 +24,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy import fft, ndimage
 
+from . import _compiled  # numba's loops: numba imported at their first call
 from ._base import BoundedCache, check_fitted
 from ._errors import refuse_complex
 from ._linalg import check_magnitude
@@ -635,9 +636,7 @@ def _strided_correlation(image, weights, stride, min_contrast):
     spectra = _template_spectra(template, fft_shape)
     product = np.einsum("kij,kij->ij", fft.rfft2(image_phases, s=fft_shape, workers=1), spectra)
     correlation = fft.irfft2(product, s=fft_shape, workers=1)[:rows, :cols]
-    from ._compiled import grid_inverse_norms  # numba: imported on first use
-
-    inverse, flat = grid_inverse_norms(shifted, h, w, s, min_contrast * np.sqrt(h * w))
+    inverse, flat = _compiled.grid_inverse_norms(shifted, h, w, s, min_contrast * np.sqrt(h * w))
     return np.multiply(correlation, inverse, out=correlation), flat
 
 

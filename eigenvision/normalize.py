@@ -16,6 +16,7 @@ from skimage import exposure
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import validate_data
 
+from . import _compiled  # numba's loops: numba imported at their first call
 from ._base import NotFittedError, flatten_images
 from ._parallel import n_threads, run_on_row_parts
 from ._spec import INPUT_STATE, Param, State, check_params
@@ -223,10 +224,10 @@ def _mean_ranks(rows, *, standardise=False):
 def _serial_mean_ranks(rows, standardise=False):
     """:func:`_mean_ranks` on the calling thread: numpy's sort, then each run of tied values
     given its mean rank in one compiled pass (:func:`~eigenvision._compiled.ranks_in_order`)."""
-    from ._compiled import ranks_in_order  # numba: imported on first use
-
     rows = np.ascontiguousarray(rows)
-    return ranks_in_order(rows, np.argsort(rows, axis=1), np.empty(rows.shape), standardise)
+    return _compiled.ranks_in_order(
+        rows, np.argsort(rows, axis=1), np.empty(rows.shape), standardise
+    )
 
 
 def mask_ellipse(image: np.ndarray, *, fill: float | None = None) -> np.ndarray:

@@ -21,6 +21,7 @@ from scipy.ndimage import map_coordinates
 from skimage.transform import SimilarityTransform
 from skimage.transform import rescale as _skimage_rescale
 
+from . import _compiled  # numba's loops: numba imported at their first call
 from ._errors import refuse_complex
 from ._linalg import check_magnitude
 from ._parallel import n_threads, run_parallel
@@ -239,8 +240,6 @@ def sample_grids(image: np.ndarray, affine, shape) -> np.ndarray:
     (n, h, w) ndarray
         ``image``'s dtype when float (float64 otherwise); NaN where a point is not finite.
     """
-    from ._compiled import bilinear_grids  # numba: imported on first use
-
     image = np.asarray(image)
     if image.ndim != 2:
         raise ValueError(f"expected an (H, W) image, got shape {image.shape}")
@@ -255,7 +254,7 @@ def sample_grids(image: np.ndarray, affine, shape) -> np.ndarray:
     threads = min(n_threads(), 2) if out.size >= _PARALLEL_POINTS else 1
     bounds = np.linspace(0, len(affine), threads + 1).astype(int)
     run_parallel(
-        functools.partial(bilinear_grids, image, affine[start:stop], out[start:stop])
+        functools.partial(_compiled.bilinear_grids, image, affine[start:stop], out[start:stop])
         for start, stop in zip(bounds[:-1], bounds[1:], strict=True)
     )
     return out
@@ -483,8 +482,6 @@ def _smoothed_samples(image, sigma, affine, shape):
     read (:func:`~eigenvision._compiled.smoothed_bilinear_grids`), as float64."""
     if sigma == 0:
         return sample_grids(image, affine, shape)
-    from ._compiled import smoothed_bilinear_grids  # numba: imported on first use
-
     # scipy's Gaussian kernel (gaussian_filter1d: truncated at 4 sigma), from its centre out
     radius = int(4.0 * float(sigma) + 0.5)
     x = np.arange(-radius, radius + 1)
@@ -492,7 +489,7 @@ def _smoothed_samples(image, sigma, affine, shape):
     kernel = kernel / kernel.sum()
     affine = np.ascontiguousarray(affine, dtype=np.float64)
     height, width = check_shape(shape)
-    return smoothed_bilinear_grids(
+    return _compiled.smoothed_bilinear_grids(
         np.ascontiguousarray(image),
         kernel[radius:],
         affine,

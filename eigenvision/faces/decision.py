@@ -22,6 +22,7 @@ from sklearn.cluster import KMeans
 from sklearn.linear_model import LogisticRegression
 from sklearn.neural_network import MLPClassifier
 
+from .. import _compiled  # numba's loops: numba imported at their first call
 from .._base import check_fitted
 from .._base import progress as show_progress
 from .._errors import EigenvisionError
@@ -120,9 +121,7 @@ def log_distance_maps(image, spaces) -> list:
     components = [space.components_.astype(np.float64) for space in spaces]
     means = [space.mean_.astype(np.float64) for space in spaces]
     # the maps from the products in one compiled pass over the windows
-    from .._compiled import log_distance_pixels  # numba: imported on first use
-
-    out = log_distance_pixels(
+    out = _compiled.log_distance_pixels(
         products,
         flat,
         np.concatenate([c @ m for c, m in zip(components, means, strict=True)]),
