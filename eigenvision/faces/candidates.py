@@ -18,6 +18,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from sklearn.base import BaseEstimator
 from sklearn.linear_model import LogisticRegression
 
+from .. import _compiled  # numba's loops: numba imported at their first call
 from .._base import check_fitted
 from .._errors import EigenvisionError
 from .._spec import Param, State, check_model, check_params
@@ -129,10 +130,8 @@ def _best_in_cells(image, prefilter, rows, cols, min_contrast, valid=None):
     prefilter scores highest (of the ``valid`` ones): ``(rows, cols)`` in pixels, the windows
     standardised, their scores (:func:`~eigenvision._compiled.best_in_cells`, one pass over
     each cell's windows)."""
-    from .._compiled import best_in_cells  # numba: imported on first use
-
     (h, w), weights = prefilter.weights.shape, np.asarray(prefilter.weights, dtype=np.float64)
-    at_rows, at_cols, linear, standardised = best_in_cells(
+    at_rows, at_cols, linear, standardised = _compiled.best_in_cells(
         np.ascontiguousarray(image, dtype=np.float64),
         weights - weights.mean(),  # w . x~ = w . x / ||x - mean(x)|| for zero-mean weights
         float(prefilter.bias),
