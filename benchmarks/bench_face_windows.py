@@ -10,7 +10,7 @@ that) and OpenCV ``warpAffine`` (bilinear, edges replicated), side by
 side on the same eye pairs of a 640 x 480 photo. Also reported: the largest
 difference from the scikit-image windows (OpenCV quantises its bilinear
 weights to 1/32 pixel). Last, where two threads start to pay in ``sample_grids``
-(``transform._PARALLEL_POINTS``): one thread against two on 20 to 800 windows.
+(``transform._PARALLEL_POINTS``): one thread against two on 20 to 3,000 windows.
 
 Run:  python benchmarks/bench_face_windows.py --out benchmarks/out/face_windows
 """
@@ -61,7 +61,7 @@ def thread_crossover(image, eyes, iod, repeats):
     numbers of windows."""
     rows, saved = [], transform._PARALLEL_POINTS
     try:
-        for count in (20, 50, 100, 200, 400, 800):
+        for count in (20, 50, 100, 200, 400, 800, 1600, 3000):
             timed = {}
             for label, points in (("one_thread", np.inf), ("two_threads", 0)):
                 transform._PARALLEL_POINTS = points

@@ -262,7 +262,7 @@ def sample_grids(image: np.ndarray, affine, shape) -> np.ndarray:
 
 # grid points from which sample_grids shares them between two threads (the crossover
 # measured: benchmarks/bench_face_windows.py)
-_PARALLEL_POINTS = 100_000
+_PARALLEL_POINTS = 1_000_000
 
 
 def crop(image: np.ndarray, box: tuple[int, int, int, int]) -> np.ndarray:

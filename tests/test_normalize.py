@@ -111,7 +111,7 @@ def test_sample_grids_equals_map_coordinates(rng, dtype):
     points: turned, scaled, beyond every edge, on the last row and column exactly; two threads
     (many grids) and one."""
     image = rng.random((40, 55)).astype(dtype)
-    for n in (3, 400):  # 400 grids of 24 x 20 points: shared between two threads
+    for n in (3, 2100):  # 2,100 grids of 24 x 20 points: shared between two threads
         affine = rng.normal(0, 1, (n, 2, 3))
         affine[:, :, 2] = rng.uniform(-10, 60, (n, 2))
         affine[0] = [[0, 0, 39.0], [0, 1, 35.0]]  # the last row exactly, past the last column
