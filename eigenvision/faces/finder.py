@@ -31,7 +31,7 @@ from sklearn.base import BaseEstimator
 
 from .._base import check_fitted, copied_with_parts
 from .._base import progress as show_progress
-from .._parallel import single_threaded_blas
+from .._parallel import run_parallel, single_threaded_blas
 from .._spec import Param, State, check_model, check_params
 from ..evaluate import face_found, finds_a_face_of
 from ..imageset import ImageSet
@@ -582,6 +582,7 @@ class FaceFinder(BaseEstimator):
     def _search(self, image, threshold, max_faces):
         """:meth:`find`'s faces and the likeliest candidate's probability (or None)."""
         small, scale = reduced(image, self.max_side)
+        placed = {}  # the candidates placed while they were checked, by their index
         if self._checks_appearance():
             # as many examined whatever max_faces: the fusion, not the decision, ranks them
             gate = self.appearance.gate
@@ -589,7 +590,7 @@ class FaceFinder(BaseEstimator):
                 small, lambda s: s >= gate, max(max_faces, EXAMINED), best=True
             )
             checked = self.appearance.fused(
-                small, candidates, scores, threshold, partial(self._checked, small)
+                small, candidates, scores, threshold, partial(self._checked_placed, small, placed)
             )
             unexamined = np.zeros(0)
         else:
@@ -610,7 +611,10 @@ class FaceFinder(BaseEstimator):
         ]
         # of a box and a larger one around it, both examined, the surer after the checks
         reported = [passed[k] for k in distinct(candidates, np.asarray(checked), passed, max_faces)]
-        faces = [self._face(small, candidates[i], checked[i], scale) for i in reported]
+        faces = [
+            self._face(small, candidates[i], checked[i], scale, placed.get(id(candidates[i])))
+            for i in reported
+        ]
         return faces, float(likeliest)
 
     def _checked(self, small, candidate, score):
@@ -625,11 +629,26 @@ class FaceFinder(BaseEstimator):
             feature_weight=self.feature_weight,
         )
 
-    def _face(self, small, candidate, score, scale):
-        """A Face of checked ``score`` from a candidate: its features placed in its box
-        (:meth:`place`), all back in input pixels."""
+    def _checked_placed(self, small, placed, candidate, score):
+        """:meth:`_checked`, the candidate placed meanwhile on the other core (into
+        ``placed``, by its ``id``): the appearance check checks few candidates, most of them
+        faces then reported, and a check and a placement are two locates that release the
+        GIL for much of their time."""
+        check = partial(self._checked, small, candidate, score)
+        place = partial(self._placed, small, candidate)
+        checked, placed[id(candidate)] = run_parallel([check, place])
+        return checked
+
+    def _placed(self, small, candidate):
+        """A candidate's features as :meth:`find` reports them (:meth:`place` in its box)."""
         left, right, _ = candidate
-        reported = self.place(small, face_box(left, right), relocate=False)
+        return self.place(small, face_box(left, right), relocate=False)
+
+    def _face(self, small, candidate, score, scale, placed=None):
+        """A Face of checked ``score`` from a candidate: its features placed in its box
+        (:meth:`_placed`, or ``placed`` when it was), all back in input pixels."""
+        left, right, _ = candidate
+        reported = self._placed(small, candidate) if placed is None else placed
         points = {name: np.asarray(p, dtype=float) for name, p in reported.positions.items()}
         if reported.eye_confidence < 0.02:
             points["left_eye"], points["right_eye"] = left, right  # the window's own eyes

@@ -666,3 +666,28 @@ def test_a_search_below_the_window_finds_a_face_smaller_than_it(finder):
         for eye, true in zip((found.left_eye, found.right_eye), truth, strict=True)
     ]
     assert max(errors) < 1.0 and found.iod == pytest.approx(10.0, rel=0.1)
+
+
+def test_the_candidates_placed_while_checked_are_the_faces_placed_after(finder, monkeypatch):
+    """find places each checked candidate on the other core while checking it: the faces
+    reported are those of placing them afterwards, one by one, field for field."""
+    from eigenvision.faces.finder import FaceFinder
+
+    image = photos.sample_picture("astronaut")
+    placed_while_checked = finder.find(image, threshold=0.0)
+    calls = []
+    original = FaceFinder._placed
+
+    def spied(self, small, candidate):
+        calls.append(candidate)
+        return original(self, small, candidate)
+
+    monkeypatch.setattr(FaceFinder, "_placed", spied)
+    monkeypatch.setattr(
+        FaceFinder,
+        "_checked_placed",
+        lambda self, small, placed, candidate, score: self._checked(small, candidate, score),
+    )
+    placed_after = finder.find(image, threshold=0.0)
+    assert placed_while_checked == placed_after and len(placed_after) > 1
+    assert len(calls) == len(placed_after)  # placed after: the reported faces only
