@@ -506,16 +506,16 @@ def _grid_affines(transforms) -> np.ndarray:
 
 
 def warp_many(image: np.ndarray, transforms, shape) -> np.ndarray:
-    """:func:`warp` (antialiased) of one image through many similarity transforms, the image
-    smoothed once for all that shrink it alike.
+    """:func:`warp` (antialiased) of one image through many similarity transforms, the crops
+    that shrink it alike cut together.
 
-    Crops of one face at nearby places and scales read the same part of the photo: the part
-    the crops of one shrinking read is smoothed once, over the bounds of them all (the crops
-    that enlarge the image read it unsmoothed), where :func:`warp` smooths a part for each
-    crop. The pixels a crop reads lie as far inside the part as :func:`warp` keeps them, and
-    one bilinear resampling (:func:`scipy.ndimage.map_coordinates`) cuts them all: the crops
-    are :func:`warp`'s to round-off. Shrinking beyond :data:`_BLOCKS_BEYOND`, where the blocks
-    averaged depend on the part's corner, each crop is warped alone.
+    Crops of one face at nearby places and scales read the same part of the photo: the crops
+    of one shrinking are cut from one part, over the bounds of them all (the crops that
+    enlarge the image read it unsmoothed), in one compiled pass that smooths the pixels any
+    of them reads (:func:`_smoothed_samples`). The pixels a crop reads lie as far inside the
+    part as :func:`warp` keeps them: the crops are :func:`warp`'s to round-off. Shrinking
+    beyond :data:`_BLOCKS_BEYOND`, where the blocks averaged depend on the part's corner,
+    each crop is warped alone.
 
     Parameters
     ----------

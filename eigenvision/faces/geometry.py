@@ -312,8 +312,8 @@ def face_windows_at(image, eyes, *, iod=20, antialias=False) -> np.ndarray:
 
     One bilinear resampling of all windows (:func:`~eigenvision.transform.sample_grids`,
     edges repeated): without ``antialias``, equal to stacking :func:`face_window`
-    calls to round-off (1e-13), 20x faster for the 3,000 candidates of a photo
-    (``benchmarks/bench_face_windows.py``).
+    calls to round-off, and faster for the thousands of candidates of a photo
+    (``benchmarks/bench_face_windows.py`` times the two).
 
     Parameters
     ----------
