@@ -139,8 +139,9 @@ def smoothed_bilinear_grids(image, weights, affine, out):  # pragma: no cover - 
     The smoothing is ``scipy.ndimage.correlate1d``'s of such a kernel with
     ``mode="nearest"``, down the columns and then along the rows, in its order of sums (the
     centre, then each pair from the farthest in): ``gaussian_filter(image, sigma,
-    mode="nearest")`` bit for bit where read. Grids reading a few pixels of a large image (a
-    face shrunk many times) cost those pixels' smoothing, not the image's.
+    mode="nearest")`` where read (bit for bit where neither compiler fuses a multiply-add).
+    Grids reading a few pixels of a large image (a face shrunk many times) cost those pixels'
+    smoothing, not the image's.
 
     Parameters
     ----------

@@ -213,7 +213,8 @@ def _mean_ranks(rows, *, standardise=False):
     (n, d) ndarray of float64
         Ranks from 1 to ``d`` in each row; tied values share their mean rank.
     """
-    # argsort and the rest release the GIL: 1.7x on two cores (5,000 rows of 572)
+    # argsort and the ranks' pass release the GIL: rows split between threads pay
+    # (benchmarks/bench_equalize.py)
     return run_on_row_parts(
         lambda part: _serial_mean_ranks(rows[part], standardise),
         len(rows),

@@ -146,11 +146,11 @@ def test_rotated_is_scikit_images_warp(rng, angle):
     np.testing.assert_allclose(turned, expected, atol=1e-12)
 
 
-def test_smoothed_sampling_is_scipys_gaussian_then_bilinear_bit_for_bit(rng):
+def test_smoothed_sampling_is_scipys_gaussian_then_bilinear(rng):
     """warp's antialiased sampling smooths only the pixels the crop reads: the values are
-    scipy's gaussian_filter (mode "nearest") read by sample_grids, bit for bit (and so
-    map_coordinates' to round-off); grids turned, shrunk many times and reaching past every
-    edge, a NaN point NaN."""
+    scipy's gaussian_filter (mode "nearest") read by sample_grids, to round-off (the same sums
+    in the same order: bit for bit where neither compiler fuses a multiply-add); grids turned,
+    shrunk many times and reaching past every edge, a NaN point NaN."""
     from eigenvision.transform import _smoothed_samples
 
     for _ in range(40):
@@ -163,9 +163,11 @@ def test_smoothed_sampling_is_scipys_gaussian_then_bilinear_bit_for_bit(rng):
         affine[:, 0, 1], affine[:, 1, 0] = scale * np.sin(angle), -scale * np.sin(angle)
         affine[:, :, 2] = rng.uniform(-10, 130, (n, 2))
         smoothed = ndimage.gaussian_filter(part, sigma, mode="nearest", output=np.float64)
-        np.testing.assert_array_equal(
+        np.testing.assert_allclose(
             _smoothed_samples(part, sigma, affine, (13, 11)),
             tf.sample_grids(smoothed, affine, (13, 11)),
+            rtol=0,
+            atol=1e-13,
         )
     nan = _smoothed_samples(part, 1.0, [[[np.nan, 0, 1], [0, 1, 1]]], (2, 2))
     assert np.isnan(nan).all()

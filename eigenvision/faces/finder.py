@@ -582,7 +582,7 @@ class FaceFinder(BaseEstimator):
     def _search(self, image, threshold, max_faces):
         """:meth:`find`'s faces and the likeliest candidate's probability (or None)."""
         small, scale = reduced(image, self.max_side)
-        placed = {}  # the candidates placed while they were checked, by their index
+        placed = {}  # the candidates placed while they were checked, by their id
         if self._checks_appearance():
             # as many examined whatever max_faces: the fusion, not the decision, ranks them
             gate = self.appearance.gate

@@ -674,20 +674,27 @@ def test_the_candidates_placed_while_checked_are_the_faces_placed_after(finder, 
     from eigenvision.faces.finder import FaceFinder
 
     image = photos.sample_picture("astronaut")
+    calls = {"placed": 0, "checked": 0}
+    placed, checked = FaceFinder._placed, FaceFinder._checked
+
+    def counted(name, method):
+        def call(*args):
+            calls[name] += 1
+            return method(*args)
+
+        return call
+
+    monkeypatch.setattr(FaceFinder, "_placed", counted("placed", placed))
+    monkeypatch.setattr(FaceFinder, "_checked", counted("checked", checked))
     placed_while_checked = finder.find(image, threshold=0.0)
-    calls = []
-    original = FaceFinder._placed
-
-    def spied(self, small, candidate):
-        calls.append(candidate)
-        return original(self, small, candidate)
-
-    monkeypatch.setattr(FaceFinder, "_placed", spied)
+    # each checked candidate placed once, beside its check; none placed again to be reported
+    assert calls["placed"] == calls["checked"] >= len(placed_while_checked) > 1
     monkeypatch.setattr(
         FaceFinder,
         "_checked_placed",
         lambda self, small, placed, candidate, score: self._checked(small, candidate, score),
     )
+    calls.update(placed=0, checked=0)
     placed_after = finder.find(image, threshold=0.0)
-    assert placed_while_checked == placed_after and len(placed_after) > 1
-    assert len(calls) == len(placed_after)  # placed after: the reported faces only
+    assert placed_while_checked == placed_after
+    assert calls["placed"] == len(placed_after)  # placed after: the reported faces only
