@@ -48,6 +48,7 @@ __all__ = [  # FeatureLocations is documented as eigenvision.FeatureLocations
     "placement_locator",
     "place_features",
     "feature_check",
+    "FITTED_BOX_SCALES",
 ]
 
 
@@ -463,8 +464,11 @@ class FeatureDetector(BaseEstimator):
 
     # ---------------------------------------------------------------- helpers
 
-    def _search(self, image, feature, center, half, base_factor, *, map_function=None, n=5):
-        """Up to ``n`` best local minima of ``feature``'s map near ``center``, over scales.
+    def _search(
+        self, image, feature, center, half, base_factor, *, map_function=None, n=5, scales=None
+    ):
+        """Up to ``n`` best local minima of ``feature``'s map near ``center``, over ``scales``
+        (default ``search_scales``) around ``base_factor``.
 
         Returns a list of :class:`~eigenvision.Detection`, best first, in
         ``image`` pixels; a detection's ``scale`` is the inverse of the
@@ -475,12 +479,12 @@ class FeatureDetector(BaseEstimator):
         local_windows = map_function is None
         if map_function is None:
             map_function = self.feature_map
-        scales = [1.0 / (base_factor * multiplier) for multiplier in self.search_scales]
+        multipliers = self.search_scales if scales is None else scales
         found = multiscale_minima(
             image,
             lambda scaled: map_function(scaled, feature),
             window,
-            scales,
+            [1.0 / (base_factor * multiplier) for multiplier in multipliers],
             region=(center, half),
             local_windows=local_windows,
         )
@@ -599,7 +603,7 @@ class FeatureDetector(BaseEstimator):
         spread = (3 * self.offsets_std_[index] + self.search_margin) * iod
         return tuple(center), tuple(spread)
 
-    def locate(self, face_image, *, box=None) -> FeatureLocations:
+    def locate(self, face_image, *, box=None, scales=None) -> FeatureLocations:
         """Find the features in a face.
 
         The eyes are searched over scales around where the face box puts
@@ -616,6 +620,10 @@ class FeatureDetector(BaseEstimator):
             a larger image with ``box``.
         box : (x, y, w, h), optional
             The face in ``face_image``; default the whole image.
+        scales : sequence of float, optional
+            The scales tried around the size the box predicts, for every
+            feature; default ``search_scales``. Fewer for a box already
+            fitted to the face (:func:`place_features`' ``relocate=False``).
 
         Returns
         -------
@@ -623,11 +631,15 @@ class FeatureDetector(BaseEstimator):
             Positions in ``face_image`` pixels, scores and confidences.
         """
         image, box, iod = self._prepare(face_image, box)
+        if scales is not None:
+            scales = _checked_scales(scales)
         base = self.iod / iod
         eyes = {}
         for f in ("left_eye", "right_eye"):
             center, half = self.search_region(f, box)
-            eyes[f] = self._search(image, f, center, half, base, n=6) if f in self.features_ else []
+            eyes[f] = []
+            if f in self.features_:
+                eyes[f] = self._search(image, f, center, half, base, n=6, scales=scales)
         positions, scores = {}, {}
         pair = self._best_eye_pair(eyes)
         prior = self._eye_prior(box)
@@ -645,7 +657,7 @@ class FeatureDetector(BaseEstimator):
             offset, spread = self.offsets_mean_[index], self.offsets_std_[index]
             center = origin + found_iod * (offset[0] * ex + offset[1] * ey)
             half = tuple((3 * spread + 0.15) * found_iod)
-            found = self._search(image, f, center, half, self.iod / found_iod, n=6)
+            found = self._search(image, f, center, half, self.iod / found_iod, n=6, scales=scales)
             if found:
                 best = min(
                     found,
@@ -779,6 +791,20 @@ def _cut(image, center, shape, angle, scale):
     return sample_grids(image, affine, shape)[0]
 
 
+def _checked_scales(scales):
+    """``scales`` as a tuple of positive finite floats, or ``ValueError`` naming the fix."""
+    try:
+        checked = tuple(float(scale) for scale in scales)
+    except (TypeError, ValueError):
+        checked = ()
+    if not checked or not all(np.isfinite(checked)) or min(checked) <= 0:
+        raise ValueError(
+            f"scales must be a non-empty sequence of positive finite numbers (multiples of the "
+            f"size the box predicts, e.g. (0.92, 1.0, 1.08)), got {scales!r}"
+        )
+    return checked
+
+
 def _template_only(space):
     """An eigenspace with no components: DFFS is the squared distance to the mean."""
     space.components_ = space.components_[:0]
@@ -804,13 +830,21 @@ def placement_locator():
     return FeatureDetector(score="decision", patch=eyes)
 
 
+#: The scales a placer tries in a box already fitted to the face (:func:`place_features`'
+#: ``relocate=False``: :class:`~eigenvision.FaceFinder`'s windows, moved onto the face by the
+#: refinement), around the size the box predicts; a box of unknown scale gets the
+#: placer's ``search_scales``.
+FITTED_BOX_SCALES = (0.92, 1.0, 1.08)
+
+
 def place_features(placer, image, box, *, relocate=True):
     """Eyes, nose and mouth of the face in ``box``: located there, then in its eyes' box.
 
     A box's scale is often off by more than the detector searches around it,
     so the features are located again in the box of the eyes found first;
     when the first pass finds no eye pair (eye confidence under 0.02) its
-    locations are returned.
+    locations are returned. A box already fitted to the face is searched
+    once, at :data:`FITTED_BOX_SCALES`.
 
     Parameters
     ----------
@@ -820,15 +854,18 @@ def place_features(placer, image, box, *, relocate=True):
     relocate : bool, default True
         Locate again in the box of the eyes found first. False for a box
         already fitted to the face (the finder's own, its window moved onto
-        the face): one search instead of two.
+        the face): one search instead of two, at :data:`FITTED_BOX_SCALES`
+        instead of the placer's ``search_scales``.
 
     Returns
     -------
     FeatureLocations
         In ``image``'s pixels.
     """
+    if not relocate:
+        return placer.locate(image, box=box, scales=FITTED_BOX_SCALES)
     located = placer.locate(image, box=box)
-    if not relocate or located.eye_confidence < 0.02:
+    if located.eye_confidence < 0.02:
         return located
     eyes = (np.asarray(located[name], dtype=float) for name in ("left_eye", "right_eye"))
     return placer.locate(image, box=face_box(*eyes))

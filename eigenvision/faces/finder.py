@@ -453,8 +453,9 @@ class FaceFinder(BaseEstimator):
         relocate : bool, default True
             Locate again in the box of the eyes found first (a box of
             uncertain scale). :meth:`find` passes False: its boxes are its
-            windows moved onto the face, and one search there places the eyes
-            as well as two.
+            windows moved onto the face, and one search there, at the few
+            scales of :data:`~eigenvision.faces.features.FITTED_BOX_SCALES`,
+            places the eyes as well as two.
 
         Returns
         -------

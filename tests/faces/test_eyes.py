@@ -12,7 +12,7 @@ import eigenvision as ev
 from eigenvision import evaluate
 from eigenvision.faces import photos
 from eigenvision.faces.eyes import EyeRegressor, _moved
-from eigenvision.faces.features import place_features
+from eigenvision.faces.features import FITTED_BOX_SCALES, place_features
 from eigenvision.normalize import to_gray
 
 
@@ -97,24 +97,26 @@ def test_place_without_relocating_searches_the_box_given_once(finder, monkeypatc
     not again in the box of the eyes it found; by default, twice (a box of uncertain scale)."""
     image = photos.sample_picture("astronaut")
     box = finder.find(image)[0].box
-    boxes = []
+    boxes, scales = [], []
     locate = finder.placer_.locate
 
     def spy(*args, box, **kwargs):
         boxes.append(box)
+        scales.append(kwargs.get("scales"))
         return locate(*args, box=box, **kwargs)
 
     monkeypatch.setattr(finder.placer_, "locate", spy)
     once = finder.place(image, box, relocate=False)
-    assert boxes == [box]
-    first = locate(image, box=box)
+    assert boxes == [box] and scales == [FITTED_BOX_SCALES]  # a fitted box: the few scales
+    first = locate(image, box=box, scales=FITTED_BOX_SCALES)
     eyes = np.array([first["left_eye"], first["right_eye"]])
     expected = (eyes + finder.eye_regressor_.predict(image, eyes)) / 2
     np.testing.assert_allclose([once["left_eye"], once["right_eye"]], expected)
     assert once["mouth"] == first["mouth"]
     boxes.clear()
+    scales.clear()
     finder.place(image, box)
-    assert len(boxes) == 2 and boxes[0] == box
+    assert len(boxes) == 2 and boxes[0] == box and scales == [None, None]
 
 
 def test_a_finder_file_without_an_eye_regressor_places_the_eyes_as_its_placer_does(

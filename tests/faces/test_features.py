@@ -1,5 +1,7 @@
 """Eigenfeatures: the FeatureDetector on the IMM faces, its geometry, scores and model files."""
 
+import copy
+
 import numpy as np
 import pytest
 from numpy.lib.stride_tricks import sliding_window_view
@@ -103,6 +105,21 @@ def test_positions_are_in_the_input_image_pixels(detector, folds):
     cropped = detector.locate(crop, box=(x - x0, y - y0, w, h))
     for feature in detector.features_:
         np.testing.assert_allclose(np.add(cropped[feature], (x0, y0)), whole[feature], atol=1e-9)
+
+
+def test_scales_given_to_locate_are_a_detector_of_those_search_scales(detector, folds):
+    """``locate(scales=...)`` searches every feature as a detector with those ``search_scales``
+    would (find's fitted boxes pass fewer), and refuses scales that are no sizes."""
+    face = folds[1].images[1]
+    box = ev.face_box(folds[1].landmarks["left_eye"][1], folds[1].landmarks["right_eye"][1])
+    scales = (0.92, 1.0, 1.08)
+    narrowed = copy.copy(detector).set_params(search_scales=scales)
+    given = detector.locate(face, box=box, scales=scales)
+    assert given == narrowed.locate(face, box=box)
+    assert detector.search_scales != scales  # the detector's own settings left alone
+    for bad in ((), (1.0, 0.0), (1.0, -2.0), (np.nan,), "wide", 5):
+        with pytest.raises(ValueError, match="scales must be"):
+            detector.locate(face, box=box, scales=bad)
 
 
 def test_non_face_gets_low_confidence(detector, folds, rng):
