@@ -23,6 +23,7 @@ __all__ = [
     "n_threads",
     "run_parallel",
     "run_on_row_parts",
+    "run_queued",
     "as_one_part",
     "single_threaded_blas",
     "MAP_PARALLEL_PIXELS",
@@ -129,6 +130,45 @@ def run_on_row_parts(function, n_rows, parts) -> np.ndarray:
     """
     shares = np.array_split(np.arange(n_rows), max(1, parts))
     return np.concatenate(run_parallel(functools.partial(function, share) for share in shares))
+
+
+def run_queued(calls, workers) -> list:
+    """Results of the no-argument ``calls``, in order, run by ``workers`` threads that each
+    take the next call none has taken: a work queue, so calls of unequal cost balance
+    themselves (give the dearest first) where fixed shares wait on the slowest.
+
+    Parameters
+    ----------
+    calls : iterable of callables
+        Thread-safe.
+    workers : int
+        At least 1 (1: in turn on the calling thread); at most one per call is used.
+
+    Returns
+    -------
+    list
+        ``[call() for call in calls]``; an exception stops the thread that met it, the
+        others finish the queue, then the first is re-raised (:func:`run_parallel`).
+
+    Examples
+    --------
+    >>> run_queued([lambda: 1, lambda: 2, lambda: 3], 2)
+    [1, 2, 3]
+    """
+    calls = list(calls)
+    results = [None] * len(calls)
+    taken, lock = iter(range(len(calls))), threading.Lock()
+
+    def worker():
+        while True:
+            with lock:
+                index = next(taken, None)
+            if index is None:
+                return
+            results[index] = calls[index]()
+
+    run_parallel([worker] * max(1, min(int(workers), len(calls))))
+    return results
 
 
 _inside = threading.local()  # depth: run_parallel calls this thread is running

@@ -18,7 +18,7 @@ import numpy as np
 from scipy import ndimage
 from scipy.spatial import cKDTree
 
-from ._parallel import MAP_PARALLEL_PIXELS, n_threads, run_parallel
+from ._parallel import MAP_PARALLEL_PIXELS, n_threads, run_queued
 from .transform import resize
 
 #: A whole image's pyramid levels of fewer pixels are scored on one canvas when the map allows it
@@ -298,13 +298,11 @@ def minima_table(
     if not work:
         return _Minima(*(np.zeros(0) for _ in _Minima._fields))
     threads = min(n_threads(), len(work)) if sum(pixels) >= MAP_PARALLEL_PIXELS else 1
+    # the largest levels first, each thread taking the next level left: balanced as they run
+    order = np.argsort(pixels, kind="stable")[::-1]
     columns = [None] * len(work)
-
-    def share(indices):
-        for index in indices:
-            columns[index] = work[index]()
-
-    run_parallel(functools.partial(share, part) for part in _balanced(pixels, threads))
+    for index, column in zip(order, run_queued([work[i] for i in order], threads), strict=True):
+        columns[index] = column
     table = _Minima(*(np.concatenate(parts) for parts in zip(*columns, strict=True)))
     return table.take(np.argsort(table.score, kind="stable"))
 
@@ -418,17 +416,6 @@ def _sparse_minima(values, rows, cols, radius):
         beaten[a[values[b] < values[a]]] = True
         beaten[b[values[a] < values[b]]] = True
     return rows[~beaten], cols[~beaten]
-
-
-def _balanced(costs, parts):
-    """``range(len(costs))`` in ``parts`` shares of nearly equal total cost (largest first, each
-    to the least loaded share)."""
-    shares, loads = [[] for _ in range(max(1, parts))], [0] * max(1, parts)
-    for index in sorted(range(len(costs)), key=lambda i: -costs[i]):
-        lightest = loads.index(min(loads))
-        shares[lightest].append(index)
-        loads[lightest] += costs[index]
-    return [part for part in shares if part]
 
 
 def box_iou(box, boxes) -> np.ndarray:

@@ -64,6 +64,35 @@ def test_run_parallel_returns_in_order_and_raises():
         run_parallel([lambda: 1, fail])
 
 
+def test_queued_work_is_taken_as_threads_come_free():
+    """run_queued: each thread takes the next call left, so a long first call does not hold
+    back the calls behind it (in fixed shares, call 0 would have waited here for a call of its
+    own share after it: the test would time out); results in order, exceptions re-raised."""
+    import threading
+
+    from eigenvision._parallel import run_queued
+
+    released = threading.Event()
+
+    def first():
+        return released.wait(timeout=30)  # True only if another thread ran the last call
+
+    def last():
+        released.set()
+        return "set"
+
+    calls = [first, *[lambda i=i: i for i in range(1, 7)], last]
+    assert run_queued(calls, 2) == [True, 1, 2, 3, 4, 5, 6, "set"]
+    assert run_queued([lambda: 1, lambda: 2], 1) == [1, 2]
+    assert run_queued([], 2) == []
+
+    def fail():
+        raise RuntimeError("in a queued call")
+
+    with pytest.raises(RuntimeError, match="in a queued call"):
+        run_queued([lambda: 1, fail, lambda: 3], 2)
+
+
 def _put_result(queue, target, args):
     queue.put(target(*args))
 

@@ -383,3 +383,14 @@ def test_the_fusion_learns_from_the_best_appearance_of_each_candidate(finder):
     candidates, _, _ = finder._examined(small, lambda s: s >= finder.appearance.gate, EXAMINED)
     expected = [_best_linear_score(finder, small, candidate) for candidate in candidates]
     np.testing.assert_allclose(seen, expected, rtol=1e-3, atol=1e-3)  # float32 sums, as above
+
+
+def test_the_best_appearance_on_two_threads_is_the_one_threads(finder, monkeypatch):
+    """best() cuts and describes its crops in two parts on two threads: the same scores as in
+    one part (each part smooths the photo around its own crops: round-off apart)."""
+    small, _ = reduced(photos.sample_picture("astronaut"), finder.max_side)
+    candidates, _, _ = finder._examined(small, lambda s: s >= finder.appearance.gate, 10)
+    assert len(candidates) * len(finder.appearance.offsets_) >= appearance._PARALLEL_CROPS
+    parts = finder.appearance.best(small, candidates)
+    monkeypatch.setattr(appearance, "_PARALLEL_CROPS", 10**9)
+    np.testing.assert_allclose(parts, finder.appearance.best(small, candidates), atol=1e-9)
