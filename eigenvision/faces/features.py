@@ -24,7 +24,7 @@ from sklearn.base import BaseEstimator
 
 from .._base import check_fitted
 from .._errors import refuse_complex
-from .._spec import Param, State, check_model, check_params
+from .._spec import Param, State, check_arguments, check_model, check_params
 from ..detection import window_maps
 from ..eigenspace import Eigenspace
 from ..imageset import ImageSet
@@ -631,8 +631,10 @@ class FeatureDetector(BaseEstimator):
             Positions in ``face_image`` pixels, scores and confidences.
         """
         image, box, iod = self._prepare(face_image, box)
-        if scales is not None:
-            scales = _checked_scales(scales)
+        check_arguments(
+            "FeatureDetector.locate",
+            scales=(scales, replace(self._params["search_scales"], optional=True)),
+        )
         base = self.iod / iod
         eyes = {}
         for f in ("left_eye", "right_eye"):
@@ -791,20 +793,6 @@ def _cut(image, center, shape, angle, scale):
     return sample_grids(image, affine, shape)[0]
 
 
-def _checked_scales(scales):
-    """``scales`` as a tuple of positive finite floats, or ``ValueError`` naming the fix."""
-    try:
-        checked = tuple(float(scale) for scale in scales)
-    except (TypeError, ValueError):
-        checked = ()
-    if not checked or not all(np.isfinite(checked)) or min(checked) <= 0:
-        raise ValueError(
-            f"scales must be a non-empty sequence of positive finite numbers (multiples of the "
-            f"size the box predicts, e.g. (0.92, 1.0, 1.08)), got {scales!r}"
-        )
-    return checked
-
-
 def _template_only(space):
     """An eigenspace with no components: DFFS is the squared distance to the mean."""
     space.components_ = space.components_[:0]
@@ -830,9 +818,9 @@ def placement_locator():
     return FeatureDetector(score="decision", patch=eyes)
 
 
-#: The scales a placer tries in a box already fitted to the face (:func:`place_features`'
-#: ``relocate=False``: :class:`~eigenvision.FaceFinder`'s windows, moved onto the face by the
-#: refinement), around the size the box predicts; a box of unknown scale gets the
+#: The scales a placer tries in a box already fitted to the face (``relocate=False`` in
+#: :func:`place_features`: :class:`~eigenvision.FaceFinder`'s windows, moved onto the face by
+#: the refinement), around the size the box predicts; a box of unknown scale gets the
 #: placer's ``search_scales``.
 FITTED_BOX_SCALES = (0.92, 1.0, 1.08)
 

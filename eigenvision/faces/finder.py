@@ -633,8 +633,8 @@ class FaceFinder(BaseEstimator):
     def _checked_placed(self, small, placed, candidate, score):
         """:meth:`_checked`, the candidate placed meanwhile on the other core (into
         ``placed``, by its ``id``): the appearance check checks few candidates, most of them
-        faces then reported, and a check and a placement are two locates that release the
-        GIL for much of their time."""
+        faces then reported. The two locates overlap where they release the GIL (their FFTs
+        and compiled loops); much of their Python and small-array work does not."""
         check = partial(self._checked, small, candidate, score)
         place = partial(self._placed, small, candidate)
         checked, placed[id(candidate)] = run_parallel([check, place])

@@ -391,6 +391,16 @@ def test_the_best_appearance_on_two_threads_is_the_one_threads(finder, monkeypat
     small, _ = reduced(photos.sample_picture("astronaut"), finder.max_side)
     candidates, _, _ = finder._examined(small, lambda s: s >= finder.appearance.gate, 10)
     assert len(candidates) * len(finder.appearance.offsets_) >= appearance._PARALLEL_CROPS
+    monkeypatch.setattr(appearance, "n_threads", lambda: 2)  # two parts on any machine
+    split = appearance.run_on_row_parts
+    seen = []
+
+    def spy(function, n_rows, parts):
+        seen.append(parts)
+        return split(function, n_rows, parts)
+
+    monkeypatch.setattr(appearance, "run_on_row_parts", spy)
     parts = finder.appearance.best(small, candidates)
+    assert seen == [2]
     monkeypatch.setattr(appearance, "_PARALLEL_CROPS", 10**9)
     np.testing.assert_allclose(parts, finder.appearance.best(small, candidates), atol=1e-9)

@@ -117,8 +117,12 @@ def test_scales_given_to_locate_are_a_detector_of_those_search_scales(detector, 
     given = detector.locate(face, box=box, scales=scales)
     assert given == narrowed.locate(face, box=box)
     assert detector.search_scales != scales  # the detector's own settings left alone
+    # the scales are used: one far from the face's size places elsewhere than the default
+    far = detector.locate(face, box=box, scales=(0.6,))
+    assert far == copy.copy(detector).set_params(search_scales=(0.6,)).locate(face, box=box)
+    assert far.scores != detector.locate(face, box=box).scores
     for bad in ((), (1.0, 0.0), (1.0, -2.0), (np.nan,), "wide", 5):
-        with pytest.raises(ValueError, match="scales must be"):
+        with pytest.raises(ValueError, match="locate: scales must be"):
             detector.locate(face, box=box, scales=bad)
 
 
