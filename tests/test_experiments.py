@@ -233,7 +233,7 @@ def test_peers_search_from_the_box_they_draw_around_the_finders_smallest_face():
 
 def test_wild_detection_without_a_miss_draws_no_eye_confidence_roc(tmp_path):
     """One photo, its eyes found: no ROC to draw (no NaN curve, no undefined-rate warning).
-    Six LFW photos, not the default 500 (3 of the suite's 18 minutes)."""
+    The tally reads the HELEN photo alone: a few LFW photos, not the default 500."""
     require_helen_files()
     out = tmp_path / "wild_detection"
     command = ["experiment", "wild_detection", "--out", str(out), "--limit", "1", "--lfw", "6"]
