@@ -338,7 +338,9 @@ class FaceFinder(BaseEstimator):
         self.eye_regressor_ = None
         return self
 
-    def fit_appearance(self, photos, fusion_photos, *, offsets=APPEARANCE_OFFSETS, progress=False):
+    def fit_appearance(
+        self, photos, fusion_photos=None, *, offsets=APPEARANCE_OFFSETS, progress=False
+    ):
         """Fit the appearance check on annotated photos (the rest of the finder fitted).
 
         The linear score is trained on the candidates of ``photos``
@@ -352,8 +354,14 @@ class FaceFinder(BaseEstimator):
 
         Parameters
         ----------
-        photos, fusion_photos : iterable of (image, centre, iod, others)
+        photos : iterable of (image, centre, iod, others)
             As :meth:`labelled_candidates` reads them.
+        fusion_photos : iterable of (image, centre, iod, others), optional
+            The same. None: the linear score alone, the fusion left to fit
+            (:meth:`~eigenvision.faces.appearance.AppearanceCheck.fit_fusion` on
+            :meth:`labelled_candidates` with ``scored=True``, as
+            :func:`~eigenvision.faces.recipes.fit_appearance_check` does fold by
+            fold); until then the finder scores by the decision.
         offsets : (k, 3) array-like, default APPEARANCE_OFFSETS
             ``(scale, along, across)`` rows; ``[(1, 0, 0)]``: the candidate alone.
         progress : bool, default False
@@ -370,10 +378,11 @@ class FaceFinder(BaseEstimator):
             photos, check=False, progress=progress, desc="appearance"
         )
         self.appearance.fit(crops, faces, offsets=offsets)
-        _, checked, seen, faces = self.labelled_candidates(
-            fusion_photos, scored=True, progress=progress, desc="fusion"
-        )
-        self.appearance.fit_fusion(checked, seen, faces)
+        if fusion_photos is not None:
+            _, checked, seen, faces = self.labelled_candidates(
+                fusion_photos, scored=True, progress=progress, desc="fusion"
+            )
+            self.appearance.fit_fusion(checked, seen, faces)
         return self
 
     def labelled_candidates(

@@ -14,6 +14,7 @@ learned one (:data:`DEEP_RECIPE`: dlib's embedding of a colour chip), each kept 
 
 from __future__ import annotations
 
+import copy
 from collections import Counter
 from collections.abc import Sequence
 from functools import partial
@@ -53,6 +54,7 @@ __all__ = [
     "calibrate_threshold",
     "lfw_faces",
     "SHIPPED_FALSE_ALARMS",
+    "CALIBRATION_FOLDS",
     "IDENTITY_THRESHOLD",
     "BACKGROUNDS",
     "build_identity_model",
@@ -230,9 +232,14 @@ def tempered_on_att(model, *, finder=None, progress=False):
     return tempered(model, scores, att.labels[rows] == att.labels[cols])
 
 
-#: False alarms per photo the shipped finder's threshold allows on the held-out HELEN
-#: calibration photos (:func:`calibrate_threshold`; the user guide gives what each choice found).
+#: False alarms per photo the shipped finder's threshold allows on the HELEN photos of its
+#: appearance check's fusion (:func:`fit_appearance_check`; the user guide gives what each
+#: choice found).
 SHIPPED_FALSE_ALARMS = 0.05
+
+#: Folds of the appearance check's fusion photos: each fold's HELEN photos calibrate the
+#: threshold with the fusion fitted on the others (:func:`fit_appearance_check`).
+CALIBRATION_FOLDS = 5
 
 #: The smallest probability of a face that identity work takes from the shipped finder
 #: (:func:`~eigenvision.faces.crops.identity_threshold`): even odds, a face likelier than not.
@@ -358,14 +365,20 @@ def _appearance_photos(root, train_ids):
     training photos with one annotated face and the backgrounds without a face
     (:data:`BACKGROUNDS`); for the fusion, 600 other LFW photos and the other HELEN photos.
 
-    Each photo is ``(image, centre, iod, others)``, loaded as it is reached."""
+    Each photo is ``(image, centre, iod, others)``, loaded as it is reached. The fusion's
+    HELEN photos, the last of the fusion's, are also given as their files ``(photo id, image
+    path, points path)``: they calibrate the threshold (:func:`fit_appearance_check`)."""
     people, _ = lfw_split(person for person, _ in datasets.lfw_files(root))
     lfw = [path for person, path in datasets.lfw_files(root) if person in people]
     counts = Counter(photo for photo, _, _ in datasets.helen_files(root))
-    helen = [
-        partial(annotated_helen_photo, image_path, pts_path)
+    helen_files = [
+        (photo, image_path, pts_path)
         for photo, image_path, pts_path in datasets.helen_files(root)
         if photo in train_ids and counts[photo] == 1
+    ]
+    helen = [
+        partial(annotated_helen_photo, image_path, pts_path)
+        for _, image_path, pts_path in helen_files
     ]
 
     def lfw_photo(path):  # people behind the one named are not annotated: None
@@ -376,7 +389,8 @@ def _appearance_photos(root, train_ids):
 
     linear = [partial(lfw_photo, path) for path in lfw[::5][:700]] + helen[:250]
     fusion = [partial(lfw_photo, path) for path in lfw[2::5][:600]] + helen[250:]
-    return _Photos(linear + [partial(background, name) for name in BACKGROUNDS]), _Photos(fusion)
+    linear += [partial(background, name) for name in BACKGROUNDS]
+    return _Photos(linear), _Photos(fusion), helen_files[250:]
 
 
 def build_finder(root=None, *, n_backgrounds=250, n_lfw=3000, progress=False) -> FaceFinder:
@@ -392,8 +406,8 @@ def build_finder(root=None, *, n_backgrounds=250, n_lfw=3000, progress=False) ->
     training faces; the placer also places the eyes of the LFW faces added
     (``n_lfw``). Then the appearance check and the threshold
     (:func:`fit_appearance_check`): :data:`SHIPPED_FALSE_ALARMS` false alarms per photo on the
-    last 60 held-out HELEN photos, the faces they hold unannotated not
-    counted (:func:`calibrate_threshold`). The user guide's page on faces
+    fusion's HELEN photos, cross-fitted, the faces they hold unannotated not
+    counted. The user guide's page on faces
     in photographs gives what each choice measured.
 
     Parameters
@@ -454,15 +468,20 @@ def build_finder(root=None, *, n_backgrounds=250, n_lfw=3000, progress=False) ->
     return fit_appearance_check(finder, root, progress=progress)
 
 
-def fit_appearance_check(finder, root=None, *, progress=False):
+def fit_appearance_check(finder, root=None, *, n_folds=CALIBRATION_FOLDS, progress=False):
     """The shipped finder's appearance check and thresholds, on a finder fitted up to its eyes.
 
     :meth:`~eigenvision.FaceFinder.fit_appearance` on annotated photos of the
-    training people (:func:`helen_split`, :func:`lfw_split`), then the
-    threshold that gives :data:`SHIPPED_FALSE_ALARMS` false alarms per photo
-    on the last 60 held-out HELEN photos (:func:`calibrate_threshold`), and
-    the identity threshold, :data:`IDENTITY_THRESHOLD` (or the detection
-    threshold where that is higher).
+    training people (:func:`helen_split`, :func:`lfw_split`), its fusion on
+    other photos of them in ``n_folds`` folds; then the threshold that gives
+    :data:`SHIPPED_FALSE_ALARMS` false alarms per photo on the fusion's HELEN
+    photos, each fold's found with the fusion fitted on the other folds
+    (cross-fitting: a photo's candidates never scored by a fusion that saw
+    them), the faces they hold unannotated not counted
+    (:data:`~eigenvision.datasets.HELEN_OTHER_FACES`); and the identity
+    threshold, :data:`IDENTITY_THRESHOLD` (or the detection threshold where
+    that is higher). No held-out photo is used: they are all left to report
+    on.
 
     Parameters
     ----------
@@ -471,6 +490,7 @@ def fit_appearance_check(finder, root=None, *, progress=False):
     root : path, optional
         The folder holding ``helen_train/`` and ``lfw_train/`` (default
         ``$EIGENVISION_DATA``).
+    n_folds : int, default CALIBRATION_FOLDS
     progress : bool, default False
 
     Returns
@@ -478,17 +498,33 @@ def fit_appearance_check(finder, root=None, *, progress=False):
     FaceFinder
         ``finder``.
     """
-    files = datasets.helen_files(root)
-    train_ids, test_ids = helen_split(photo for photo, _, _ in files)
-    finder.fit_appearance(*_appearance_photos(root, train_ids), progress=progress)
-    finder.threshold = calibrate_threshold(
-        finder,
-        [f for f in files if f[0] in test_ids][-60:],
-        false_alarms=SHIPPED_FALSE_ALARMS,
-        progress=progress,
-    )
+    train_ids, _ = helen_split(photo for photo, _, _ in datasets.helen_files(root))
+    linear, fusion, calibration = _appearance_photos(root, train_ids)
+    finder.fit_appearance(linear, progress=progress)
+    candidates = [
+        finder.labelled_candidates(
+            fusion[k::n_folds], scored=True, progress=progress, desc=f"fusion {k + 1}/{n_folds}"
+        )[1:]
+        for k in range(n_folds)
+    ]
+    finder.appearance.fit_fusion(*_pooled(candidates))
+    # the calibration photos close the fusion's photos: the j-th is its (n_lfw + j)-th
+    n_lfw = len(fusion) - len(calibration)
+    alarms = []
+    for k in range(n_folds):
+        unseen = copy.copy(finder)  # its appearance check a copy of its own
+        unseen.appearance.fit_fusion(*_pooled(candidates[:k] + candidates[k + 1 :]))
+        alarms += _false_alarms(
+            unseen, calibration[(k - n_lfw) % n_folds :: n_folds], progress=progress
+        )
+    finder.threshold = _threshold_allowing(alarms, int(SHIPPED_FALSE_ALARMS * len(calibration)))
     finder.identity_threshold = max(finder.threshold, IDENTITY_THRESHOLD)
     return finder
+
+
+def _pooled(candidates):
+    """The ``(checked, appearance, faces)`` arrays of several folds' candidates, pooled."""
+    return [np.concatenate(columns) for columns in zip(*candidates, strict=True)]
 
 
 def fit_eye_regressor(root=None, *, helen=None, progress=False) -> EyeRegressor:
@@ -539,13 +575,25 @@ def calibrate_threshold(finder, files, *, false_alarms=0.5, max_side=640, progre
         A probability in [0, 1]: the shortest decimal between the
         probabilities of the last false alarm allowed and the first one not.
     """
+    alarms = _false_alarms(finder, files, max_side=max_side, progress=progress)
+    return _threshold_allowing(alarms, int(false_alarms * len(files)))
+
+
+def _false_alarms(finder, files, *, max_side=640, progress=False):
+    """The log-odds of ``finder``'s detections (at threshold 0) that find no face in annotated
+    photos (:func:`calibrate_threshold`'s ``files``)."""
     alarms = []
     for _, image_path, pts_path in show_progress(files, desc="calibrating", enabled=progress):
         image, centre, iod, others = annotated_helen_photo(image_path, pts_path, max_side=max_side)
         found = [(face.box, face.score) for face in finder.find(image, threshold=0.0)]
         alarms += hits_and_alarms(found, centre, iod, others)[1]
+    return alarms
+
+
+def _threshold_allowing(alarms, allowed):
+    """The probability threshold that lets through ``allowed`` of the false alarms' log-odds
+    (:func:`calibrate_threshold`'s return)."""
     alarms = np.sort(alarms)[::-1]
-    allowed = int(false_alarms * len(files))
     if allowed >= len(alarms):
         return 0.0
     # above the first alarm not allowed (find keeps confidence >= threshold), and not above

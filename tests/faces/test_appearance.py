@@ -307,10 +307,14 @@ def test_the_appearance_check_learns_from_training_people_alone():
     files = ev.datasets.helen_files()
     train_ids, _ = photos.helen_split(photo for photo, _, _ in files)
     people, _ = photos.lfw_split(person for person, _ in ev.datasets.lfw_files())
-    linear, fusion = recipes._appearance_photos(None, train_ids)
+    linear, fusion, calibration = recipes._appearance_photos(None, train_ids)
     per_photo = Counter(photo for photo, _, _ in files)
     single = sum(per_photo[photo] == 1 for photo, _, _ in files if photo in train_ids)
     assert (len(linear), len(fusion)) == (700 + 250 + len(recipes.BACKGROUNDS), 600 + single - 250)
+    # the calibration photos are the fusion's HELEN photos, in its order, closing it
+    assert len(calibration) == single - 250
+    for load, (photo, image, pts) in zip(fusion.loads[600:], calibration, strict=True):
+        assert load.args == (image, pts) and photo in train_ids
     seen = set()
     for part in (linear, fusion):
         items = set()

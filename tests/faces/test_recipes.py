@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections import Counter
 
 import numpy as np
@@ -54,6 +55,62 @@ def test_the_calibrated_threshold_lets_through_the_false_alarms_allowed(monkeypa
     assert sum(c >= threshold for c in confidences) == 2
     assert all(found[0].confidence >= threshold for found in faces.values())
     assert recipes.calibrate_threshold(KnownFaces(faces), files, false_alarms=1.0) == 0.0
+
+
+@pytest.mark.parametrize("n_lfw", [7, 10])
+def test_each_calibration_photo_is_found_with_a_fusion_that_never_saw_it(monkeypatch, n_lfw):
+    """``fit_appearance_check`` calibrates the threshold on the fusion's HELEN photos, each
+    fold's with the fusion fitted on the other folds (cross-fitting), every photo once; the
+    finder keeps the fusion of all. With 7 LFW photos before them, a photo's fold is not its
+    index among the HELEN photos modulo 5."""
+    from scipy.special import logit
+
+    helen = [(f"h{j}", f"h{j}.jpg", f"h{j}.pts") for j in range(13)]
+    fusion = [f"l{j}" for j in range(n_lfw)] + [photo for photo, _, _ in helen]
+    folds = [set(fusion[k::5]) for k in range(5)]
+
+    class Appearance:
+        seen = frozenset()
+
+        def fit_fusion(self, checked, appearance, faces):
+            self.seen = frozenset(checked)  # each candidate carries its photo's name
+            return self
+
+    class Finder:
+        appearance = Appearance()
+
+        def fit_appearance(self, photos, progress=False):
+            assert photos == ["linear"]
+
+        def labelled_candidates(self, photos, *, scored, progress=False, desc=""):
+            assert scored
+            names = np.array(photos, dtype=object)
+            return names, names, np.zeros(len(photos)), np.ones(len(photos), bool)
+
+        def __copy__(self):
+            copied = Finder()
+            copied.appearance = copy.copy(self.appearance)
+            return copied
+
+    calibrated, alarms = [], []
+
+    def false_alarms(finder, files, progress=False):
+        unseen = set(fusion) - finder.appearance.seen
+        assert unseen in folds and {photo for photo, _, _ in files} <= unseen
+        calibrated.extend(files)
+        alarms.append(logit(0.9 - 0.1 * len(alarms)))  # one alarm a fold
+        return alarms[-1:]
+
+    monkeypatch.setattr(
+        recipes, "_appearance_photos", lambda root, ids: (["linear"], fusion, helen)
+    )
+    monkeypatch.setattr(recipes, "helen_split", lambda ids: (set(), set()))
+    monkeypatch.setattr(recipes, "_false_alarms", false_alarms)
+    monkeypatch.setattr(recipes, "SHIPPED_FALSE_ALARMS", 2.5 / len(helen))  # 2 alarms allowed
+    finder = recipes.fit_appearance_check(Finder(), n_folds=5)
+    assert sorted(calibrated) == sorted(helen) and len(alarms) == 5
+    assert finder.appearance.seen == frozenset(fusion)
+    assert 0.7 < finder.threshold <= 0.8 and finder.identity_threshold == finder.threshold
 
 
 def test_backgrounds_skip_photos_with_two_annotated_faces(monkeypatch):
