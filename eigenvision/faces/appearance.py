@@ -78,10 +78,12 @@ APPEARANCE_OFFSETS = tuple(
     for across in (-0.1, 0.0, 0.1)
 )
 
-#: A search reads a candidate's offsets only where its own crop's fused log-odds come this close
-#: to the threshold (chosen on the fusion's training candidates; the user guide gives the
-#: measurement).
-OFFSET_MARGIN = 3.0
+#: A search reads a candidate's offsets only where its own crop's fused log-odds come within
+#: this many units of the linear score (the fusion's appearance weight times it, in log-odds)
+#: of the threshold: in the linear score's units, so that a refitted fusion weighing the
+#: appearance more widens it as it widens the offsets' rise (chosen on the fusion's training
+#: candidates; the user guide gives the measurement).
+OFFSET_MARGIN = 2.5
 
 
 def appearance_crops(image, candidates) -> np.ndarray:
@@ -351,8 +353,9 @@ class AppearanceCheck(BaseEstimator):
         """The candidates' face log-odds: the fusion of the checked decision and the appearance.
 
         Each candidate is first read on its own crop; the offsets' crops are read only where
-        that fusion comes within :data:`OFFSET_MARGIN` of ``threshold``, the others keep that
-        lower bound: far under the threshold, they stay under it. The eye-pair check (a
+        that fusion comes within ``b`` :data:`OFFSET_MARGIN` log-odds of ``threshold`` (``b``
+        the fusion's appearance weight), the others keep that lower bound: far under the
+        threshold, they stay under it. The eye-pair check (a
         locate, the dearest step) runs only where the fusion without it, an upper bound,
         reaches ``threshold``.
 
@@ -377,7 +380,7 @@ class AppearanceCheck(BaseEstimator):
         a, b, c = self.fusion_
         scores = np.asarray(scores, dtype=float)
         seen = b * self.linear(appearance_crops(image, candidates)) + c
-        near = np.flatnonzero(a * scores + seen >= logit(threshold) - OFFSET_MARGIN)
+        near = np.flatnonzero(a * scores + seen >= logit(threshold) - b * OFFSET_MARGIN)
         if len(near):
             seen[near] = b * self.best(image, [candidates[i] for i in near]) + c
         fused = a * scores + seen

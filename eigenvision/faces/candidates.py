@@ -439,7 +439,7 @@ class CandidateSearch(BaseEstimator):
         searched from this many times the smallest upright face up (or the
         window's, when ``min_iod`` is below it): the turned photos' finest
         levels cost most and add more clutter than faces.
-    n_candidates : int, default 200
+    n_candidates : int, default 150
         Candidates per rotation passed on to the face/non-face decision.
     prefilter_recall : float or None, default 0.99
         The cascade's first test (:func:`fit_prefilter`): a linear
@@ -512,7 +512,7 @@ class CandidateSearch(BaseEstimator):
         step=2**0.25,
         min_iod=None,
         tilted_scale=2.0,
-        n_candidates=200,
+        n_candidates=150,
         prefilter_recall=0.99,
         dffs_weight=1.0,
         prefilter_stride=2,

@@ -149,7 +149,7 @@ class FaceFinder(BaseEstimator):
     max_side : int, default 800
         Photos are searched with their longer side at most this (larger
         ones are reduced first): bounded time and memory whatever the upload.
-    n_refined : int, default 30
+    n_refined : int, default 20
         The candidates the decision likes best, moved to the best window
         around them (one coarse round of :func:`~eigenvision.faces.refine.refine`)
         and ranked by the mean of the decision there and where they were
@@ -231,7 +231,7 @@ class FaceFinder(BaseEstimator):
         threshold=0.5,
         identity_threshold=None,
         max_side=800,
-        n_refined=30,
+        n_refined=20,
         eye_weight=16.0,
         feature_weight=16.0,
         augment=(-8.0, 0.0, 8.0),

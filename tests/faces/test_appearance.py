@@ -182,7 +182,7 @@ def test_the_face_score_fuses_the_checked_decision_and_the_appearance(
     for candidate, score in zip(candidates, scores, strict=True):
         # its offsets are read only where its own crop comes within the margin of the threshold
         seen_score = b * _best_linear_score(alone, small, candidate) + c
-        if a * score + seen_score >= logit(threshold) - appearance.OFFSET_MARGIN:
+        if a * score + seen_score >= logit(threshold) - b * appearance.OFFSET_MARGIN:
             seen_score = b * _best_linear_score(finder, small, candidate) + c
         bound = a * score + seen_score
         bounds.append(bound)
@@ -408,3 +408,26 @@ def test_the_best_appearance_on_two_threads_is_the_one_threads(finder, monkeypat
     assert seen == [2]
     monkeypatch.setattr(appearance, "_PARALLEL_CROPS", 10**9)
     np.testing.assert_allclose(parts, finder.appearance.best(small, candidates), atol=1e-9)
+
+
+def test_a_face_the_offsets_raise_is_found_at_every_threshold_under_its_probability(finder):
+    """Regression (issue 78, the refitted check): LFW's Thomas_Manger_0001, found at p 0.65
+    when searched at threshold 0.1 but not at 0.2, the shipped one: its own crop's fused
+    log-odds lay more than 3 under the threshold, the margin then, and the offsets, left
+    unread, would have raised them by 5.7 (the refit weighs the appearance 3.5, not 2.5).
+    The margin is now in the linear score's units, widened with the appearance's weight."""
+    require_dataset_folder("lfw_train")
+    paths = {path.stem: path for _, path in ev.datasets.lfw_files()}
+    centre, iod = photos.lfw_face()
+    image = ev.io.load_image(paths["Thomas_Manger_0001"])
+    (face,) = [
+        face
+        for face in finder.find(image, threshold=0.0)
+        if evaluate.face_found(face.box, centre, iod)
+    ]
+    for threshold in (0.05, 0.1, 0.2, 0.3, 0.5, 0.6, 0.7):
+        found = [
+            evaluate.face_found(other.box, centre, iod)
+            for other in finder.find(image, threshold=threshold)
+        ]
+        assert any(found) == (face.confidence >= threshold), threshold

@@ -305,7 +305,7 @@ def test_candidates_moved_before_ranking_find_a_large_face_stage_1_misplaced(fin
     marks = ev.datasets.face_landmarks(points)
     iod = float(np.hypot(*np.subtract(marks["right_eye"], marks["left_eye"])))
     found = {}
-    for n_refined in (0, 30):
+    for n_refined in (0, 20):
         faces = (
             copy.copy(finder)
             .set_params(n_refined=n_refined)
@@ -314,8 +314,8 @@ def test_candidates_moved_before_ranking_find_a_large_face_stage_1_misplaced(fin
         found[n_refined] = [
             evaluate.face_found(face.box, points.mean(axis=0), iod) for face in faces
         ]
-    assert finder.n_refined == 30
-    assert found[0][0] and found[30][0]
+    assert finder.n_refined == 20
+    assert found[0][0] and found[20][0]
     with pytest.raises(ValueError, match="n_refined must be an int"):
         ev.FaceFinder(n_refined=-1).check_parameters()
 
@@ -378,17 +378,24 @@ def test_the_feature_checks_add_the_located_features_log_probabilities(finder, m
     eyes_only = (
         copy.copy(finder).set_params(feature_weight=0.0).find(image, threshold=0.0, max_faces=8)
     )
-    # as many faces (at threshold 0, every distinct candidate up to 8) whatever the weights
-    assert len(alone) == len(checked) == len(eyes_only) == len(confidences) >= 6
+    # at threshold 0, every distinct candidate up to 8: the same candidates whatever the
+    # weights, of which a box and a larger one around it give the surer (so the weights may
+    # leave fewer)
+    assert len(alone) == len(confidences) >= 6
+    boxes = {face.box for face in alone}
     by_box = {face.box: face for face in checked}
     eyes_by_box = {face.box: face for face in eyes_only}
+    assert set(by_box) <= boxes and set(eyes_by_box) <= boxes
+    assert len(by_box) >= 6 and len(eyes_by_box) >= 6
     for face, found in zip(alone, confidences, strict=True):
         # confidences are floored at 1e-12 (a log of 0 would end every comparison)
         logs = {name: np.log(max(found[name], 1e-12)) for name in FEATURES}
         eyes = 16.0 * (logs["left_eye"] + logs["right_eye"])
         rest = 16.0 * (logs["nose"] + logs["mouth"])
-        assert eyes_by_box[face.box].score == pytest.approx(face.score + eyes, abs=1e-9)
-        assert by_box[face.box].score == pytest.approx(face.score + eyes + rest, abs=1e-9)
+        if face.box in eyes_by_box:
+            assert eyes_by_box[face.box].score == pytest.approx(face.score + eyes, abs=1e-9)
+        if face.box in by_box:
+            assert by_box[face.box].score == pytest.approx(face.score + eyes + rest, abs=1e-9)
     assert [face.score for face in checked] == sorted((f.score for f in checked), reverse=True)
     assert checked[0].box == alone[0].box  # her face keeps its features: still first
     # the likeliest: the best checked face, or the decision's best when none was checked
@@ -415,7 +422,7 @@ def test_the_feature_checks_add_the_located_features_log_probabilities(finder, m
     [
         ("feature_weight", "feature_weight", 16.0, 0.0),
         ("antialias", "decision__antialias", True, False),
-        ("n_refined", "n_refined", 30, 0),
+        ("n_refined", "n_refined", 20, 0),
         ("tilted_scale", "search__tilted_scale", 2.0, 1.0),
     ],
 )
