@@ -123,9 +123,9 @@ def test_detect_page_says_how_to_see_a_face_below_the_threshold():
     _, likeliest = photos.default_finder().find(
         photos.sample_picture("astronaut"), return_likeliest=True
     )
-    assert likeliest < 0.9999
+    assert likeliest < 1.0
     at = _app("Detect")
-    above = round(float(np.ceil(likeliest * 1e4)) / 1e4 + 1e-4, 4)
+    above = min(1.0, round(float(np.ceil(likeliest * 1e4)) / 1e4 + 1e-4, 4))
     at.sidebar.slider(key="detect-probability").set_value(above).run()
     assert not at.exception and not at.error
     assert any("lower the slider" in i.value for i in at.info)
@@ -554,9 +554,10 @@ def photo_model(tmp_path_factory):
     astronaut = data.astronaut()
     mirrored, top = astronaut[:, ::-1], slice(0, 384)
     photos = [astronaut, mirrored, astronaut[top], mirrored[top]]
-    model = ev.Recognizer(2, finder=ev.faces.photos.default_finder()).fit(
-        photos, ["a", "b", "a", "b"]
-    )
+    # her badge, half her face's width, passes the identity bar in the mirrored photo: a
+    # stricter bar enrols her face alone (what the enrolment's error tells a user to do)
+    finder = ev.faces.photos.default_finder().set_params(identity_threshold=0.9)
+    model = ev.Recognizer(2, finder=finder).fit(photos, ["a", "b", "a", "b"])
     path = tmp_path_factory.mktemp("model") / "photos.npz"
     ev.save(model, path)
     return path
