@@ -411,11 +411,11 @@ def test_the_best_appearance_on_two_threads_is_the_one_threads(finder, monkeypat
 
 
 def test_a_face_the_offsets_raise_is_found_at_every_threshold_under_its_probability(finder):
-    """Regression (issue 78, the refitted check): LFW's Thomas_Manger_0001, found at p 0.65
-    when searched at threshold 0.1 but not at 0.2, the shipped one: its own crop's fused
-    log-odds lay more than 3 under the threshold, the margin then, and the offsets, left
-    unread, would have raised them by 5.7 (the refit weighs the appearance 3.5, not 2.5).
-    The margin is now in the linear score's units, widened with the appearance's weight."""
+    """Regression (issue 78, the refitted check): LFW's Thomas_Manger_0001 was found when
+    searched at threshold 0.1 but not at the shipped one: its own crop's fused log-odds lay
+    further under the threshold than the margin, then fixed in log-odds, and its offsets, left
+    unread, would have raised it over. The margin is now in the linear score's units, widened
+    with the fusion's appearance weight."""
     require_dataset_folder("lfw_train")
     paths = {path.stem: path for _, path in ev.datasets.lfw_files()}
     centre, iod = photos.lfw_face()
