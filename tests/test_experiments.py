@@ -311,6 +311,7 @@ def test_open_set_plda_row_against_the_identity_models_own_ratio(tmp_path, att, 
     against ``model_crop`` on those eyes)."""
     from eigenvision.experiments import open_set
     from eigenvision.faces.compare import default_identity_model, model_crop
+    from eigenvision.identity import IdentityModel
 
     eyes = np.array([[(30.0, 47.0), (62.0, 47.0)]] * len(att))
     cut = open_set.identity_crops(att, eyes)
@@ -319,12 +320,25 @@ def test_open_set_plda_row_against_the_identity_models_own_ratio(tmp_path, att, 
         cut.images[7], model_crop(att.images[7], eyes[7], model).astype(np.float32)
     )
     monkeypatch.setattr(open_set, "identity_crops", lambda faces, eyes=None: cut)
+    codes = model.encode(cut.images)
+    # The experiment encodes its open-set subsets and then its closed-set halves: each crop
+    # twice. Those crops' codes are the ones just computed (other crops are encoded).
+    known = {crop.tobytes(): code for crop, code in zip(cut.images, codes, strict=True)}
+    encode = IdentityModel.encode
+
+    def encoded_once(self, crops):
+        crops = np.asarray(crops)
+        rows = [known.get(crop.tobytes()) for crop in crops] if self.plda_ is model.plda_ else []
+        if not rows or any(row is None for row in rows):
+            return encode(self, crops)
+        return np.array(rows)
+
+    monkeypatch.setattr(IdentityModel, "encode", encoded_once)
     results = _run("open_set", tmp_path, "--methods", "plda", "--no-imm")
     row = results["att"]["plda"]
     person = np.array([int(label[1:]) for label in att.labels])
     image = np.array([int(n.split("/")[1].split(".")[0]) for n in att.names])
     enrolled = (person <= 20) & (image <= 5)
-    codes = model.encode(cut.images)
     ratio = model.pairwise_log_odds(codes, codes[enrolled])
     best = ratio.max(axis=1)
     named = att.labels[enrolled][ratio.argmax(axis=1)]
