@@ -25,6 +25,8 @@ __all__ = [
     "grid_inverse_norms",
     "best_in_cells",
     "smoothed_bilinear_grids",
+    "hog_cells",
+    "hog_blocks",
 ]
 
 #: The loops' Python (their names here) and the helpers they call, made numba functions by
@@ -438,3 +440,135 @@ def best_in_cells(
             for j in range(w):
                 standardised[index, i, j] *= scale
     return at_rows, at_cols, linear, standardised
+
+
+@_loop
+def hog_cells(images, cell, cosines, sines, root, out):  # pragma: no cover - compiled
+    """Sums of the gradient magnitudes of each cell of each image by unsigned orientation: the
+    cells of histograms of oriented gradients (Dalal & Triggs 2005) before their mean.
+
+    Central differences (zero on the border rows and columns); each pixel counted in the bin
+    ``b`` with ``edge_b <= angle < edge_(b+1)``, the angle in ``[0, 180)`` degrees. The
+    angle is compared with each edge by the sign of a cross product, with no arctangent:
+    the pixels whose angle lies within 1e-9 radians of an edge (other than 0 and 90
+    degrees, which are exact) are left out and returned, to be binned by the caller as its
+    arctangent bins them. The pixels past the last whole cell are left out.
+
+    Parameters
+    ----------
+    images : (n, H, W) float ndarray
+    cell : int
+        Cell side, pixels.
+    cosines, sines : (bins,) float64 ndarray
+        Of the bins' lower edges, from 0 degrees.
+    root : bool
+        Square roots of the grey levels first (scikit-image's ``transform_sqrt``).
+    out : (n, H // cell, W // cell, bins) float64 ndarray
+        Zeroed here.
+
+    Returns
+    -------
+    out : ndarray
+    doubtful : (m, 5) float64 ndarray
+        The pixels left out: image, row, column, gradient down and across.
+    """
+    n, height, width = images.shape
+    rows, cols, bins = out.shape[1], out.shape[2], out.shape[3]
+    levels = np.empty((height, width))
+    doubtful = np.empty((64, 5))
+    count = 0
+    for k in range(n):
+        for i in range(height):
+            for j in range(width):
+                value = np.float64(images[k, i, j])
+                levels[i, j] = np.sqrt(value) if root else value
+        out[k] = 0.0
+        for i in range(rows * cell):
+            for j in range(cols * cell):
+                g_row = 0.0
+                g_col = 0.0
+                if 0 < i < height - 1:
+                    g_row = levels[i + 1, j] - levels[i - 1, j]
+                if 0 < j < width - 1:
+                    g_col = levels[i, j + 1] - levels[i, j - 1]
+                magnitude = np.sqrt(g_row * g_row + g_col * g_col)
+                if magnitude == 0.0:
+                    continue
+                if g_row == 0.0 or g_col == 0.0:  # 0, 90 or 180 degrees: exact
+                    which = _bin_of(abs(g_row), 0.0 if g_row != 0.0 else abs(g_col), cosines, sines)
+                else:
+                    down, across = (g_row, g_col) if g_row > 0 else (-g_row, -g_col)
+                    # branch-free (a pixel's bin is unpredictable): the edges its angle reaches,
+                    # and how near the nearest edge is (the first: 0 and 180 degrees)
+                    which = 0
+                    nearest = down
+                    for b in range(1, bins):
+                        cross = down * cosines[b] - across * sines[b]
+                        which += cross >= 0.0
+                        nearest = min(nearest, abs(cross))
+                    near = nearest <= 1e-9 * magnitude
+                    if near:
+                        if count == len(doubtful):
+                            grown = np.empty((2 * count, 5))
+                            grown[:count] = doubtful
+                            doubtful = grown
+                        doubtful[count, 0] = k
+                        doubtful[count, 1] = i
+                        doubtful[count, 2] = j
+                        doubtful[count, 3] = g_row
+                        doubtful[count, 4] = g_col
+                        count += 1
+                        continue
+                out[k, i // cell, j // cell, which] += magnitude
+    return out, doubtful[:count]
+
+
+@_helper
+def _bin_of(down, across, cosines, sines):  # pragma: no cover - compiled
+    """The bins' edges the direction ``(across, down)`` (``down >= 0``) reaches, but the
+    first: its bin (``angle >= edge`` where ``sin(angle - edge) >= 0``)."""
+    which = 0
+    for b in range(1, len(cosines)):
+        which += down * cosines[b] - across * sines[b] >= 0.0
+    return which
+
+
+@_loop
+def hog_blocks(cells, out):  # pragma: no cover - compiled
+    """Blocks of 2 x 2 cells normalised by L2-Hys (Dalal & Triggs 2005), as scikit-image's
+    ``hog`` orders and normalises them (``eps`` 1e-5, clipped at 0.2, normalised again).
+
+    Parameters
+    ----------
+    cells : (n, rows, cols, bins) float64 ndarray
+        The cells' histograms (:func:`hog_cells`, each divided by its pixels).
+    out : (n, (rows - 1) * (cols - 1) * 4 * bins) float64 ndarray
+
+    Returns
+    -------
+    ndarray
+        ``out``.
+    """
+    n, rows, cols, bins = cells.shape
+    eps_squared = 1e-5 * 1e-5
+    block = np.empty(4 * bins)
+    for k in range(n):
+        at = 0
+        for r in range(rows - 1):
+            for c in range(cols - 1):
+                for d in range(4):
+                    for b in range(bins):
+                        block[d * bins + b] = cells[k, r + d // 2, c + d % 2, b]
+                total = 0.0
+                for v in range(4 * bins):
+                    total += block[v] * block[v]
+                scale = 1.0 / np.sqrt(total + eps_squared)
+                total = 0.0
+                for v in range(4 * bins):
+                    block[v] = min(block[v] * scale, 0.2)
+                    total += block[v] * block[v]
+                scale = 1.0 / np.sqrt(total + eps_squared)
+                for v in range(4 * bins):
+                    out[k, at + v] = block[v] * scale
+                at += 4 * bins
+    return out

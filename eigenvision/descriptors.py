@@ -24,6 +24,7 @@ from sklearn.decomposition import PCA
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.mixture import GaussianMixture
 
+from . import _compiled
 from ._base import check_fitted
 from ._parallel import n_threads, run_on_row_parts
 from ._spec import Param, State, check_params
@@ -55,11 +56,6 @@ _CELLS = Param("int", 2, 64)
 #: :meth:`~eigenvision.identity.FaceDescriber.describe` runs on the calling thread (describing
 #: a crop costs far more than handing it to a thread).
 _CROPS_PER_THREAD = 8
-
-#: Pixels of the stack :func:`hog_descriptors` describes at a time: its temporaries, a few
-#: arrays of this many values, stay bounded whatever the number of images (a model's fit
-#: describes thousands of crops in one call).
-_HOG_BLOCK_PIXELS = 1 << 21
 
 
 def lbp_histograms(image, *, cells=(8, 8), radii=(1, 2), points=8):
@@ -139,11 +135,15 @@ def hog_descriptors(images, *, cell=8, orientations=9, transform_sqrt=False):
 
     scikit-image describes one image a call and normalises its blocks one by
     one in Python; the finder describes hundreds of crops a photo. The same
-    steps on the whole stack: central differences (zero on the border rows
-    and columns), each pixel's gradient magnitude counted in the bin of its
-    unsigned orientation, the cells' means (the pixels past the last whole
-    cell left out), blocks of 2 x 2 cells normalised by L2-Hys (Dalal &
-    Triggs 2005).
+    steps on the whole stack, in two compiled passes over it
+    (:func:`~eigenvision._compiled.hog_cells`,
+    :func:`~eigenvision._compiled.hog_blocks`; no temporary the size of the
+    stack): central differences (zero on the border rows and columns), each
+    pixel's gradient magnitude counted in the bin of its unsigned orientation
+    (compared with the bins' edges by cross products; the few pixels on an
+    edge binned by numpy's arctangent, as scikit-image bins them), the
+    cells' means (the pixels past the last whole cell left out), blocks of 2
+    x 2 cells normalised by L2-Hys (Dalal & Triggs 2005).
 
     Parameters
     ----------
@@ -182,41 +182,31 @@ def hog_descriptors(images, *, cell=8, orientations=9, transform_sqrt=False):
             f"images of {height} x {width} pixels hold under 2 x 2 cells of {cell} pixels: "
             f"pass larger images or a smaller cell"
         )
-    out = np.empty((n, (rows - 1) * (cols - 1) * 4 * bins))
-    step = max(1, _HOG_BLOCK_PIXELS // (height * width))
-    for start in range(0, n, step):
-        block = images[start : start + step].astype(np.float64)
-        out[start : start + step] = _hog_rows(
-            np.sqrt(block) if transform_sqrt else block, cell, bins
-        )
-    return out
+    return _hog_rows(images, cell, bins, bool(transform_sqrt))
 
 
-def _hog_rows(images, cell, bins):
-    """:func:`hog_descriptors` of a checked float64 stack, in one pass."""
+def _hog_rows(images, cell, bins, root):
+    """:func:`hog_descriptors` of a checked stack."""
     n, height, width = images.shape
     rows, cols = height // cell, width // cell
-    g_row, g_col = np.zeros_like(images), np.zeros_like(images)
-    g_row[:, 1:-1, :] = images[:, 2:, :] - images[:, :-2, :]
-    g_col[:, :, 1:-1] = images[:, :, 2:] - images[:, :, :-2]
-    magnitude = np.hypot(g_col, g_row)[:, : rows * cell, : cols * cell]
-    orientation = (np.rad2deg(np.arctan2(g_row, g_col)) % 180)[:, : rows * cell, : cols * cell]
-    # bin i holds 180 i / bins <= orientation < 180 (i + 1) / bins, as scikit-image compares them
-    which = np.searchsorted((180.0 / bins) * np.arange(bins), orientation, side="right") - 1
-    row_cell = np.arange(rows * cell)[:, None] // cell
-    col_cell = np.arange(cols * cell)[None, :] // cell
-    where = ((np.arange(n)[:, None, None] * rows + row_cell) * cols + col_cell) * bins
-    cells = np.bincount(
-        (where + which).ravel(), magnitude.ravel(), minlength=n * rows * cols * bins
-    ).reshape(n, rows, cols, bins) / (cell * cell)
-    blocks = np.stack(
-        [cells[:, :-1, :-1], cells[:, :-1, 1:], cells[:, 1:, :-1], cells[:, 1:, 1:]], axis=3
-    ).reshape(n, rows - 1, cols - 1, 2, 2, bins)
-    eps = 1e-5  # scikit-image's
-    blocks = blocks / np.sqrt(np.sum(blocks**2, axis=(3, 4, 5), keepdims=True) + eps**2)
-    blocks = np.minimum(blocks, 0.2)
-    blocks = blocks / np.sqrt(np.sum(blocks**2, axis=(3, 4, 5), keepdims=True) + eps**2)
-    return blocks.reshape(n, (rows - 1) * (cols - 1) * 4 * bins)
+    edges = (180.0 / bins) * np.arange(bins)  # scikit-image's
+    radians = np.deg2rad(edges)
+    cells, doubtful = _compiled.hog_cells(
+        np.ascontiguousarray(images),
+        cell,
+        np.cos(radians),
+        np.sin(radians),
+        root,
+        np.empty((n, rows, cols, bins)),
+    )
+    if len(doubtful):
+        image, row, col = doubtful[:, :3].astype(np.intp).T
+        g_row, g_col = doubtful[:, 3], doubtful[:, 4]
+        angle = np.rad2deg(np.arctan2(g_row, g_col)) % 180
+        which = np.searchsorted(edges, angle, side="right") - 1
+        np.add.at(cells, (image, row // cell, col // cell, which), np.hypot(g_col, g_row))
+    cells /= cell * cell
+    return _compiled.hog_blocks(cells, np.empty((n, (rows - 1) * (cols - 1) * 4 * bins)))
 
 
 def daisy_descriptor(image, *, step=8, radius=15):
