@@ -37,6 +37,7 @@ __all__ = [
     "sample_grids",
     "crop",
     "eye_transform",
+    "eye_matrices",
     "align",
     "warp",
     "warp_many",
@@ -379,25 +380,64 @@ def eye_transform(
     skimage.transform.SimilarityTransform
         Maps input ``(x, y)`` to output ``(x, y)``.
     """
+    eyes = eye_points(left_eye, right_eye)[None]
+    return SimilarityTransform(
+        matrix=eye_matrices(eyes, shape=shape, eye_positions=eye_positions)[0]
+    )
+
+
+def eye_matrices(eyes, *, shape: tuple[int, int], eye_positions=DEFAULT_EYE_POSITIONS):
+    """:func:`eye_transform`'s matrices of many eye pairs, checked at once.
+
+    Parameters
+    ----------
+    eyes : (n, 2, 2) array-like
+        ``[left, right]`` eye centres ``(x, y)`` of each face.
+    shape : (H, W)
+        The output's shape.
+    eye_positions : ((x, y), (x, y)), default ((0.3, 0.4), (0.7, 0.4))
+        Where the eyes go, as fractions of the output's ``(W - 1, H - 1)``.
+
+    Returns
+    -------
+    (n, 3, 3) ndarray
+        Each maps input ``(x, y, 1)`` to output ``(x, y, 1)``: the ``params`` of
+        :func:`eye_transform`'s transform, bit for bit.
+    """
     height, width = check_shape(shape)
-    src = eye_points(left_eye, right_eye)
-    apart = float(np.hypot(*(src[1] - src[0])))
-    if apart > 4 * MAX_SIDE:
+    try:
+        src = np.array(eyes, dtype=np.float64)
+    except (TypeError, ValueError):
+        src = None
+    if src is not None and src.size == 0:
+        src = src.reshape(0, 2, 2)
+    if src is None or src.ndim != 3 or src.shape[1:] != (2, 2):
+        got = "pairs of other lengths or not numbers" if src is None else f"shape {src.shape}"
+        raise ValueError(f"eyes must be (n, 2, 2) eye pairs [(x, y), (x, y)], got {got}")
+    bad = ~np.isfinite(src).all(axis=(1, 2)) | np.isclose(src[:, 0], src[:, 1]).all(axis=1)
+    if bad.any():
+        eye_points(*src[np.argmax(bad)])  # its error: not finite, or the eyes coincide
+    apart = np.hypot(*(src[:, 1] - src[:, 0]).T)
+    if (apart > 4 * MAX_SIDE).any():
         raise ValueError(
-            f"the eyes are {apart:.3g} pixels apart, beyond any image eigenvision reads (sides up "
-            f"to {MAX_SIDE}); give them in the image's pixels"
+            f"the eyes are {apart.max():.3g} pixels apart, beyond any image eigenvision reads "
+            f"(sides up to {MAX_SIDE}); give them in the image's pixels"
         )
     relative = np.array(eye_positions, dtype=np.float64)
     if relative.shape != (2, 2):
         raise ValueError(f"eye_positions must be ((x, y), (x, y)), got {eye_positions!r}")
     dst = relative * [width - 1, height - 1]
-    # Two point pairs fix a similarity exactly: in complex numbers z' = a z + b.
-    s0, s1 = complex(*src[0]), complex(*src[1])
     d0, d1 = complex(*dst[0]), complex(*dst[1])
-    a = (d1 - d0) / (s1 - s0)
-    b = d0 - a * s0
-    matrix = np.array([[a.real, -a.imag, b.real], [a.imag, a.real, b.imag], [0.0, 0.0, 1.0]])
-    return SimilarityTransform(matrix=matrix)
+    matrices = np.zeros((len(src), 3, 3))
+    matrices[:, 2, 2] = 1.0
+    # Two point pairs fix a similarity exactly: in complex numbers z' = a z + b (Python's
+    # complex arithmetic, one pair at a time: numpy's complex division differs in the last bit).
+    for matrix, ((x0, y0), (x1, y1)) in zip(matrices, src.tolist(), strict=True):
+        s0 = complex(x0, y0)
+        a = (d1 - d0) / (complex(x1, y1) - s0)
+        b = d0 - a * s0
+        matrix[:2] = [[a.real, -a.imag, b.real], [a.imag, a.real, b.imag]]
+    return matrices
 
 
 def align(
@@ -500,8 +540,12 @@ def _smoothed_samples(image, sigma, affine, shape):
 def _grid_affines(transforms) -> np.ndarray:
     """``(n, 2, 3)``: each output pixel ``(row, col)``'s place in the input, as
     :func:`sample_grids` reads it, from similarity transforms of input to output ``(x, y)``."""
-    inverse = np.stack([np.linalg.inv(transform.params) for transform in transforms])
-    # the inverse maps output (x, y) = (col, row) to input (x, y): rows and columns swapped
+    return _read_affines(np.linalg.inv(np.stack([transform.params for transform in transforms])))
+
+
+def _read_affines(inverse) -> np.ndarray:
+    """:func:`_grid_affines` from the ``(n, 3, 3)`` inverse matrices (output to input
+    ``(x, y)``): rows and columns swapped."""
     return inverse[:, [1, 0]][:, :, [1, 0, 2]]
 
 
@@ -521,8 +565,8 @@ def warp_many(image: np.ndarray, transforms, shape) -> np.ndarray:
     ----------
     image : (H, W) ndarray
         Float.
-    transforms : sequence of skimage.transform.SimilarityTransform
-        Each from input to output ``(x, y)``.
+    transforms : sequence of skimage.transform.SimilarityTransform, or (n, 3, 3) ndarray
+        Each from input to output ``(x, y)`` (or its matrix, as :func:`eye_matrices` gives).
     shape : (H, W)
 
     Returns
@@ -531,23 +575,30 @@ def warp_many(image: np.ndarray, transforms, shape) -> np.ndarray:
         ``image``'s dtype.
     """
     height, width = shape = check_shape(shape)
-    transforms = list(transforms)
-    out = np.empty((len(transforms), *shape), dtype=image.dtype)
+    if isinstance(transforms, np.ndarray):
+        matrices = transforms.reshape(-1, 3, 3).astype(np.float64, copy=False)
+    else:
+        matrices = np.array([transform.params for transform in transforms]).reshape(-1, 3, 3)
+    out = np.empty((len(matrices), *shape), dtype=image.dtype)
+    if not len(matrices):
+        return out
+    inverse = np.linalg.inv(matrices)
     # one shrinking to 9 places: the same eye distance computed at other places differs in
-    # its last bits
-    factors = np.round([max(1 / t.scale, 1.0) for t in transforms], 9)
-    box = [[0, 0], [width - 1, 0], [0, height - 1], [width - 1, height - 1]]
+    # its last bits (the scale as SimilarityTransform.scale computes it)
+    factors = np.round(np.maximum(1 / np.sqrt(np.linalg.det(matrices)), 1.0), 9)
+    box = np.array([[0, 0, 1], [width - 1, 0, 1], [0, height - 1, 1], [width - 1, height - 1, 1]])
     for factor in np.unique(factors):
         chosen = np.flatnonzero(factors == factor)
         if factor > _BLOCKS_BEYOND:
             for i in chosen:
-                out[i] = warp(image, transforms[i], shape)
+                out[i] = warp(image, SimilarityTransform(matrix=matrices[i]), shape)
             continue
         sigma = (factor - 1) / 2
-        corners = np.concatenate([transforms[i].inverse(box) for i in chosen])
+        corners = box @ inverse[chosen].transpose(0, 2, 1)  # as SimilarityTransform.inverse
+        corners = (corners[..., :2] / corners[..., 2:]).reshape(-1, 2)
         (x0, x1), (y0, y1) = _read_bounds(corners, int(np.ceil(4 * sigma)) + 2, image.shape)
         # every crop's pixels back in the part, smoothed and read in one call (edges repeated)
-        affine = _grid_affines([transforms[i] for i in chosen])
+        affine = _read_affines(inverse[chosen])
         affine[:, :, 2] -= [y0, x0]
         out[chosen] = _smoothed_samples(image[y0:y1, x0:x1], sigma, affine, shape)
     return out

@@ -193,6 +193,40 @@ def test_warp_many_equals_a_warp_each(rng):
     expected = np.stack([tf.warp(image, transform, shape) for transform in transforms])
     np.testing.assert_allclose(tf.warp_many(image, transforms, shape), expected, atol=1e-12)
     assert tf.warp_many(image, [], shape).shape == (0, *shape)
+    # the transforms' matrices, as eye_matrices gives them, cut the same crops bit for bit
+    matrices = tf.eye_matrices(eyes, shape=shape, eye_positions=((0.3, 0.35), (0.7, 0.35)))
+    np.testing.assert_array_equal(
+        tf.warp_many(image, matrices, shape), tf.warp_many(image, transforms, shape)
+    )
+    assert tf.warp_many(image, matrices[:0], shape).shape == (0, *shape)
+
+
+def test_eye_matrices_are_eye_transforms_params_and_refuse_what_it_refuses(rng):
+    """Many eye pairs at once, each matrix eye_transform's own bit for bit (its Python complex
+    arithmetic: numpy's complex division differs in the last bit); every pair checked as
+    eye_transform checks one."""
+    eyes = rng.uniform(0, 640, (200, 2, 2))
+    shape, positions = (56, 48), ((0.3, 0.35), (0.7, 0.35))
+    expected = [
+        tf.eye_transform(*pair, shape=shape, eye_positions=positions).params for pair in eyes
+    ]
+    np.testing.assert_array_equal(
+        tf.eye_matrices(eyes, shape=shape, eye_positions=positions), expected
+    )
+    assert tf.eye_matrices(eyes[:0], shape=shape).shape == (0, 3, 3)
+    for bad, message in (
+        (np.nan, "finite"),
+        (eyes[3, 0], "coincide"),
+        (1e6, "pixels apart"),
+    ):
+        broken = eyes.copy()
+        broken[3, 1] = bad
+        with pytest.raises(ValueError, match=message):
+            tf.eye_matrices(broken, shape=shape)
+    with pytest.raises(ValueError, match=r"\(n, 2, 2\)"):
+        tf.eye_matrices(np.zeros((4, 3)), shape=shape)
+    with pytest.raises(ValueError, match="eye_positions"):
+        tf.eye_matrices(eyes, shape=shape, eye_positions=(0.3, 0.7))
 
 
 def test_align_averages_blocks_of_a_much_larger_face(rng):

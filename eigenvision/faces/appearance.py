@@ -36,7 +36,7 @@ from .._base import check_fitted
 from .._parallel import n_threads, run_on_row_parts
 from .._spec import Param, State, check_params
 from ..descriptors import hog_descriptors
-from ..transform import as_float_image, eye_transform, warp_many
+from ..transform import as_float_image, eye_matrices, warp_many
 
 __all__ = [
     "APPEARANCE_SHAPE",
@@ -102,11 +102,9 @@ def appearance_crops(image, candidates) -> np.ndarray:
     (n, 56, 48) ndarray of float32
     """
     image = as_float_image(image)  # once: align_face checks the whole photo at every call
-    transforms = [
-        eye_transform(*candidate[:2], shape=APPEARANCE_SHAPE, eye_positions=APPEARANCE_EYES)
-        for candidate in candidates
-    ]
-    crops = warp_many(image, transforms, APPEARANCE_SHAPE).astype(np.float32, copy=False)
+    eyes = [candidate[:2] for candidate in candidates]
+    matrices = eye_matrices(eyes, shape=APPEARANCE_SHAPE, eye_positions=APPEARANCE_EYES)
+    crops = warp_many(image, matrices, APPEARANCE_SHAPE).astype(np.float32, copy=False)
     return crops.reshape(len(candidates), *APPEARANCE_SHAPE)
 
 
