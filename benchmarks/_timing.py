@@ -1,8 +1,10 @@
 """Timing shared by the benchmark scripts (run them as ``python benchmarks/<script>.py``)."""
 
+import json
 import os
 import platform
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -56,3 +58,26 @@ def run_meta(args, **versions):
         **versions,
         "args": vars(args),
     }
+
+
+def rows_against(timed, ours, **measures):
+    """A benchmark's table from :func:`interleaved_medians`' ``timed``: each contender's median
+    seconds, how many times ``ours``'s they are, and each of ``measures`` (``key=function``
+    of the contender's result)."""
+    ours_seconds = timed[ours][0]
+    return [
+        {
+            "contender": name,
+            "seconds": seconds,
+            "ours_faster": seconds / ours_seconds,
+            **{key: measure(result) for key, measure in measures.items()},
+        }
+        for name, (seconds, result) in timed.items()
+    ]
+
+
+def write_results(out, **results):
+    """``results`` as ``out/results.json`` (the folder made if need be)."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.json").write_text(json.dumps(results, indent=2))

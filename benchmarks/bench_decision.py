@@ -16,11 +16,9 @@ Run:  python benchmarks/bench_decision.py --out benchmarks/out/decision
 from __future__ import annotations
 
 import argparse
-import json
-from pathlib import Path
 
 import numpy as np
-from _timing import interleaved_medians
+from _timing import interleaved_medians, rows_against, write_results
 from sklearn.decomposition import PCA
 
 import eigenvision as ev
@@ -74,16 +72,12 @@ def main(argv=None):
         "scikit-learn PCA per space": lambda: sklearn_pcas(X, pcas),
     }
     timed = interleaved_medians(runs, args.repeats)
-    ours_seconds, ours = timed["eigenvision log_distances"]
-    rows = [
-        {
-            "contender": name,
-            "seconds": seconds,
-            "ours_faster": seconds / ours_seconds,
-            "max_log_difference": float(np.abs(result - ours).max()),
-        }
-        for name, (seconds, result) in timed.items()
-    ]
+    ours = timed["eigenvision log_distances"][1]
+    rows = rows_against(
+        timed,
+        "eigenvision log_distances",
+        max_log_difference=lambda result: float(np.abs(result - ours).max()),
+    )
     print(f"{len(X)} windows of {windows.shape[1:]}, {len(spaces)} spaces")
     for row in rows:
         print(
@@ -91,11 +85,7 @@ def main(argv=None):
             f"{row['ours_faster']:5.1f}x faster   max |log difference| "
             f"{row['max_log_difference']:.1e}"
         )
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "results.json").write_text(
-        json.dumps({"windows": len(X), "spaces": len(spaces), "rows": rows}, indent=2)
-    )
+    write_results(args.out, windows=len(X), spaces=len(spaces), rows=rows)
 
 
 if __name__ == "__main__":

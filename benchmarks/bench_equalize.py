@@ -14,11 +14,9 @@ Run:  python benchmarks/bench_equalize.py --out benchmarks/out/equalize
 from __future__ import annotations
 
 import argparse
-import json
-from pathlib import Path
 
 import numpy as np
-from _timing import interleaved_medians
+from _timing import interleaved_medians, rows_against, write_results
 from scipy.stats import rankdata
 
 import eigenvision as ev
@@ -40,16 +38,11 @@ def main(argv=None):
     }
     timed = interleaved_medians(runs, args.repeats)
     reference = timed["scipy rankdata(axis=1)"][1]
-    ours_seconds = timed["eigenvision _mean_ranks"][0]
-    results = [
-        {
-            "contender": name,
-            "seconds": seconds,
-            "ours_faster": seconds / ours_seconds,
-            "same_as_scipy": bool(np.array_equal(result, reference)),
-        }
-        for name, (seconds, result) in timed.items()
-    ]
+    results = rows_against(
+        timed,
+        "eigenvision _mean_ranks",
+        same_as_scipy=lambda result: bool(np.array_equal(result, reference)),
+    )
     tied = float(np.mean([len(np.unique(row)) < len(row) for row in rows]))
     print(f"{len(rows)} windows of {windows.shape[1:]}, {100 * tied:.0f}% with tied grey levels")
     for row in results:
@@ -57,11 +50,7 @@ def main(argv=None):
             f"{row['contender']:26s} {1e3 * row['seconds']:8.1f} ms   ours "
             f"{row['ours_faster']:5.1f}x faster   same as scipy {row['same_as_scipy']}"
         )
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "results.json").write_text(
-        json.dumps({"windows": len(rows), "tied": tied, "rows": results}, indent=2)
-    )
+    write_results(args.out, windows=len(rows), tied=tied, rows=results)
 
 
 if __name__ == "__main__":

@@ -18,11 +18,9 @@ Run:  python benchmarks/bench_hog.py --out benchmarks/out/hog
 from __future__ import annotations
 
 import argparse
-import json
-from pathlib import Path
 
 import numpy as np
-from _timing import interleaved_medians
+from _timing import interleaved_medians, rows_against, write_results
 from skimage.feature import hog
 
 import eigenvision as ev
@@ -97,16 +95,11 @@ def main(argv=None):
     }
     timed = interleaved_medians(runs, args.repeats)
     reference = timed["scikit-image hog, crop by crop"][1]
-    ours = timed["eigenvision hog_descriptors"][0]
-    results = [
-        {
-            "contender": name,
-            "seconds": seconds,
-            "ours_faster": seconds / ours,
-            "largest_difference_from_scikit_image": float(np.abs(result - reference).max()),
-        }
-        for name, (seconds, result) in timed.items()
-    ]
+    results = rows_against(
+        timed,
+        "eigenvision hog_descriptors",
+        largest_difference_from_scikit_image=lambda result: float(np.abs(result - reference).max()),
+    )
     print(f"{len(crops)} crops of {crops.shape[1:]}")
     for row in results:
         print(
@@ -114,11 +107,7 @@ def main(argv=None):
             f"{row['ours_faster']:5.1f}x faster   from scikit-image "
             f"{row['largest_difference_from_scikit_image']:.1e}"
         )
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "results.json").write_text(
-        json.dumps({"crops": len(crops), "shape": list(crops.shape[1:]), "rows": results}, indent=2)
-    )
+    write_results(args.out, crops=len(crops), shape=list(crops.shape[1:]), rows=results)
 
 
 if __name__ == "__main__":

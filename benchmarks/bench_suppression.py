@@ -16,11 +16,9 @@ Run:  python benchmarks/bench_suppression.py --out benchmarks/out/suppression
 from __future__ import annotations
 
 import argparse
-import json
-from pathlib import Path
 
 import numpy as np
-from _timing import interleaved_medians
+from _timing import interleaved_medians, rows_against, write_results
 
 import eigenvision as ev
 from eigenvision.detection import dffs_map
@@ -77,27 +75,18 @@ def main(argv=None):
         pass
     timed = interleaved_medians(runs, args.repeats)
     reference = timed["greedy loop (box_iou each)"][1]
-    ours = timed["eigenvision kept_indices"][0]
-    rows = [
-        {
-            "contender": name,
-            "seconds": seconds,
-            "ours_faster": seconds / ours,
-            "same_as_loop": list(result) == reference,
-            "kept": len(result),
-        }
-        for name, (seconds, result) in timed.items()
-    ]
+    rows = rows_against(
+        timed,
+        "eigenvision kept_indices",
+        same_as_loop=lambda result: list(result) == reference,
+        kept=len,
+    )
     for row in rows:
         print(
             f"{row['contender']:28s} {1e3 * row['seconds']:8.1f} ms   ours "
             f"{row['ours_faster']:5.1f}x faster   kept {row['kept']}  same {row['same_as_loop']}"
         )
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "results.json").write_text(
-        json.dumps({"detections": len(found), "rows": rows}, indent=2)
-    )
+    write_results(args.out, detections=len(found), rows=rows)
 
 
 if __name__ == "__main__":
