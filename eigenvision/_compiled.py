@@ -474,6 +474,9 @@ def hog_cells(images, cell, cosines, sines, root, out):  # pragma: no cover - co
     """
     n, height, width = images.shape
     rows, cols, bins = out.shape[1], out.shape[2], out.shape[3]
+    right_angle = 0  # the bin of 90 degrees: the edges at most 90 degrees, but the first
+    for b in range(1, bins):
+        right_angle += cosines[b] >= 0.0
     levels = np.empty((height, width))
     doubtful = np.empty((64, 5))
     count = 0
@@ -494,20 +497,23 @@ def hog_cells(images, cell, cosines, sines, root, out):  # pragma: no cover - co
                 magnitude = np.sqrt(g_row * g_row + g_col * g_col)
                 if magnitude == 0.0:
                     continue
-                if g_row == 0.0 or g_col == 0.0:  # 0, 90 or 180 degrees: exact
-                    which = _bin_of(abs(g_row), 0.0 if g_row != 0.0 else abs(g_col), cosines, sines)
+                if g_row == 0.0:  # 0 or 180 degrees
+                    which = 0
+                elif g_col == 0.0:  # 90 degrees
+                    which = right_angle
                 else:
+                    # the direction turned into [0, 180) degrees; branch-free (a pixel's bin
+                    # is unpredictable): the edges its angle reaches (angle >= edge where
+                    # sin(angle - edge) >= 0), and how near the nearest edge is (the first
+                    # edge, 0 and 180 degrees, is as near as the gradient is down)
                     down, across = (g_row, g_col) if g_row > 0 else (-g_row, -g_col)
-                    # branch-free (a pixel's bin is unpredictable): the edges its angle reaches,
-                    # and how near the nearest edge is (the first: 0 and 180 degrees)
                     which = 0
                     nearest = down
                     for b in range(1, bins):
                         cross = down * cosines[b] - across * sines[b]
                         which += cross >= 0.0
                         nearest = min(nearest, abs(cross))
-                    near = nearest <= 1e-9 * magnitude
-                    if near:
+                    if nearest <= 1e-9 * magnitude:
                         if count == len(doubtful):
                             grown = np.empty((2 * count, 5))
                             grown[:count] = doubtful
@@ -521,16 +527,6 @@ def hog_cells(images, cell, cosines, sines, root, out):  # pragma: no cover - co
                         continue
                 out[k, i // cell, j // cell, which] += magnitude
     return out, doubtful[:count]
-
-
-@_helper
-def _bin_of(down, across, cosines, sines):  # pragma: no cover - compiled
-    """The bins' edges the direction ``(across, down)`` (``down >= 0``) reaches, but the
-    first: its bin (``angle >= edge`` where ``sin(angle - edge) >= 0``)."""
-    which = 0
-    for b in range(1, len(cosines)):
-        which += down * cosines[b] - across * sines[b] >= 0.0
-    return which
 
 
 @_loop

@@ -161,7 +161,7 @@ def hog_descriptors(images, *, cell=8, orientations=9, transform_sqrt=False):
     -------
     (n, m) ndarray of float64
         scikit-image's ``hog(image, orientations, (cell, cell), (2, 2),
-        "L2-Hys")`` rows, to 1e-7: it keeps its cells' sums in single
+        "L2-Hys")`` rows, to about 1e-7: it keeps its cells' sums in single
         precision, these are double.
 
     References
@@ -182,13 +182,6 @@ def hog_descriptors(images, *, cell=8, orientations=9, transform_sqrt=False):
             f"images of {height} x {width} pixels hold under 2 x 2 cells of {cell} pixels: "
             f"pass larger images or a smaller cell"
         )
-    return _hog_rows(images, cell, bins, bool(transform_sqrt))
-
-
-def _hog_rows(images, cell, bins, root):
-    """:func:`hog_descriptors` of a checked stack."""
-    n, height, width = images.shape
-    rows, cols = height // cell, width // cell
     edges = (180.0 / bins) * np.arange(bins)  # scikit-image's
     radians = np.deg2rad(edges)
     cells, doubtful = _compiled.hog_cells(
@@ -196,7 +189,7 @@ def _hog_rows(images, cell, bins, root):
         cell,
         np.cos(radians),
         np.sin(radians),
-        root,
+        bool(transform_sqrt),
         np.empty((n, rows, cols, bins)),
     )
     if len(doubtful):

@@ -401,8 +401,8 @@ def eye_matrices(eyes, *, shape: tuple[int, int], eye_positions=DEFAULT_EYE_POSI
     Returns
     -------
     (n, 3, 3) ndarray
-        Each maps input ``(x, y, 1)`` to output ``(x, y, 1)``: the ``params`` of
-        :func:`eye_transform`'s transform, bit for bit.
+        Each maps input ``(x, y, 1)`` to output ``(x, y, 1)``: the matrix
+        :func:`eye_transform` wraps.
     """
     height, width = check_shape(shape)
     try:

@@ -122,7 +122,7 @@ def test_hog_of_a_large_stack_makes_no_temporary_the_size_of_the_stack(rng):
     np.testing.assert_array_equal(
         rows[7:14], descriptors.hog_descriptors(images[7:14], transform_sqrt=True)
     )
-    # the rows returned (4.4 MB) and the cells' sums (1.4 MB), not the 400 images' temporaries
+    # the rows returned (4.0 MB) and the cells' sums (1.4 MB), not the 400 images' temporaries
     # (each 9.8 MB)
     assert peak - rows.nbytes < 4 * 2**20, peak / 2**20
 

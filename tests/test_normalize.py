@@ -201,17 +201,24 @@ def test_warp_many_equals_a_warp_each(rng):
     assert tf.warp_many(image, matrices[:0], shape).shape == (0, *shape)
 
 
-def test_eye_matrices_are_eye_transforms_params_and_refuse_what_it_refuses(rng):
-    """Many eye pairs at once, each matrix eye_transform's own bit for bit (its Python complex
-    arithmetic: numpy's complex division differs in the last bit); every pair checked as
-    eye_transform checks one."""
+def test_eye_matrices_are_the_similarities_to_the_eye_positions_and_refuse_what_eye_transform_does(
+    rng,
+):
+    """Many eye pairs at once: each matrix a similarity (rotation and scale ``[[a, -b], [b,
+    a]]``, then a shift) that takes the pair to its place in the crop, the one similarity that
+    does; the one eye_transform wraps (its one pair through the same path); every pair checked
+    as eye_transform checks one."""
     eyes = rng.uniform(0, 640, (200, 2, 2))
     shape, positions = (56, 48), ((0.3, 0.35), (0.7, 0.35))
-    expected = [
-        tf.eye_transform(*pair, shape=shape, eye_positions=positions).params for pair in eyes
-    ]
+    matrices = tf.eye_matrices(eyes, shape=shape, eye_positions=positions)
+    destination = np.array(positions) * [shape[1] - 1, shape[0] - 1]
+    moved = np.einsum("nij,nkj->nki", matrices, np.concatenate([eyes, np.ones((200, 2, 1))], 2))
+    np.testing.assert_allclose(moved[..., :2], np.broadcast_to(destination, (200, 2, 2)), atol=1e-9)
+    np.testing.assert_array_equal(moved[..., 2], 1.0)
+    np.testing.assert_allclose(matrices[:, 0, 0], matrices[:, 1, 1], rtol=1e-15)
+    np.testing.assert_allclose(matrices[:, 0, 1], -matrices[:, 1, 0], rtol=1e-15)
     np.testing.assert_array_equal(
-        tf.eye_matrices(eyes, shape=shape, eye_positions=positions), expected
+        matrices[17], tf.eye_transform(*eyes[17], shape=shape, eye_positions=positions).params
     )
     assert tf.eye_matrices(eyes[:0], shape=shape).shape == (0, 3, 3)
     for bad, message in (

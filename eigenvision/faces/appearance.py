@@ -155,7 +155,7 @@ def appearance_features(crops) -> np.ndarray:
     Returns
     -------
     (n, d) ndarray
-        scikit-image's rows to 1e-7.
+        scikit-image's rows to about 1e-7 (its cells' sums are single precision).
     """
     crops = np.asarray(crops, dtype=float).reshape(-1, *APPEARANCE_SHAPE)
     return hog_descriptors(crops, cell=APPEARANCE_CELL, transform_sqrt=True)
